@@ -1,0 +1,256 @@
+/* base.c — status messages, logging, environment settings, futexes, back-off. */
+#define _GNU_SOURCE
+#include "base/base.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- status ---- */
+
+static const char *const base_messages[FMPL_ERR_LAST] = {
+    [FMPL_SUCCESS] = "success",
+    [FMPL_ERR_ARG] = "invalid argument",
+    [FMPL_ERR_RANK] = "invalid rank",
+    [FMPL_ERR_COMM] = "invalid communicator",
+    [FMPL_ERR_MAI] = "matching-area index out of range",
+    [FMPL_ERR_BUSY] = "matching area busy: an operation with this index is still in flight",
+    [FMPL_ERR_TRUNCATE] = "message truncated: longer than the receive buffer",
+    [FMPL_ERR_SPOOL] = "send spool full: the buffer given to fmpl_sendbuf_set has no room",
+    [FMPL_ERR_TIMEOUT] = "operation timed out",
+    [FMPL_ERR_NOMEM] = "out of memory",
+    [FMPL_ERR_NOT_INIT] = "library not initialised (call fmpl_init first)",
+    [FMPL_ERR_INIT] = "initialisation failed or repeated",
+    [FMPL_ERR_TYPE] = "invalid datatype",
+    [FMPL_ERR_OP] = "invalid reduction operation",
+    [FMPL_ERR_ROOT] = "invalid root",
+    [FMPL_ERR_BUFFER] = "invalid buffer",
+    [FMPL_ERR_KEY] = "remote access denied: wrong key or outside the registered region",
+    [FMPL_ERR_PEER] = "a peer process died or stopped answering",
+    [FMPL_ERR_SYS] = "system call failed",
+    [FMPL_ERR_UNSUPPORTED] = "operation not supported by the active transport",
+    [FMPL_ERR_NO_PENDING] = "no pending operation matches this wait",
+    [FMPL_ERR_INTERNAL] = "internal error (a bug in FMPL: please report it)",
+};
+
+const char *base_strerror(int code)
+{
+    if (code < 0 || code >= FMPL_ERR_LAST || !base_messages[code])
+        return "unknown error code";
+    return base_messages[code];
+}
+
+/* ---- logging ---- */
+
+int base_debug_enabled;
+static int base_log_rank = -1;
+
+void base_log_set_rank(int rank) { base_log_rank = rank; }
+
+static void base_vlog(const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = base_log_rank >= 0 ? snprintf(line, sizeof line, "fmpl[%d]: ", base_log_rank)
+                               : snprintf(line, sizeof line, "fmpl: ");
+    if (n < 0)
+        return;
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    size_t len = strlen(line);
+    if (len + 1 < sizeof line) {
+        line[len++] = '\n';
+        line[len] = 0;
+    }
+    ssize_t w = write(STDERR_FILENO, line, len); /* one write: lines of ranks do not mix */
+    (void)w;
+}
+
+void base_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    base_vlog(fmt, ap);
+    va_end(ap);
+}
+
+_Noreturn void base_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    base_vlog(fmt, ap);
+    va_end(ap);
+    abort();
+}
+
+/* ---- environment settings ---- */
+
+#define BASE_MAX_SETTINGS 128
+static base_setting_t base_settings[BASE_MAX_SETTINGS];
+static int base_nsettings;
+static pthread_mutex_t base_settings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void base_record(const char *name, const char *what, const char *value, int from_env)
+{
+    pthread_mutex_lock(&base_settings_lock);
+    for (int i = 0; i < base_nsettings; i++)
+        if (strcmp(base_settings[i].name, name) == 0)
+            goto out;
+    if (base_nsettings < BASE_MAX_SETTINGS) {
+        base_setting_t *s = &base_settings[base_nsettings++];
+        s->name = name;
+        s->what = what;
+        snprintf(s->value, sizeof s->value, "%s", value);
+        s->from_env = from_env;
+    }
+out:
+    pthread_mutex_unlock(&base_settings_lock);
+}
+
+void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg)
+{
+    pthread_mutex_lock(&base_settings_lock);
+    int n = base_nsettings;
+    pthread_mutex_unlock(&base_settings_lock);
+    for (int i = 0; i < n; i++)
+        fn(&base_settings[i], arg);
+}
+
+long long base_env_int(const char *name, long long def, long long min, long long max,
+                       const char *what)
+{
+    const char *s = getenv(name);
+    long long v = def;
+    if (s && *s) {
+        char *end;
+        errno = 0;
+        v = strtoll(s, &end, 0);
+        if (errno || end == s)
+            base_fatal("%s=%s is not a number (%s)", name, s, what);
+        switch (*end) {
+        case 'k': case 'K': v <<= 10; end++; break;
+        case 'm': case 'M': v <<= 20; end++; break;
+        case 'g': case 'G': v <<= 30; end++; break;
+        default: break;
+        }
+        if (*end)
+            base_fatal("%s=%s: unexpected '%s' (%s)", name, s, end, what);
+        if (v < min || v > max)
+            base_fatal("%s=%s is out of range [%lld, %lld] (%s)", name, s, min, max, what);
+    }
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    base_record(name, what, buf, s && *s);
+    return v;
+}
+
+int base_env_bool(const char *name, int def, const char *what)
+{
+    const char *s = getenv(name);
+    int v = def;
+    if (s && *s) {
+        if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
+            !strcasecmp(s, "true"))
+            v = 1;
+        else if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
+                 !strcasecmp(s, "false"))
+            v = 0;
+        else
+            base_fatal("%s=%s is not a boolean (use 1/0, yes/no, on/off) (%s)", name, s, what);
+    }
+    base_record(name, what, v ? "1" : "0", s && *s);
+    return v;
+}
+
+const char *base_env_str(const char *name, const char *def, const char *what)
+{
+    const char *s = getenv(name);
+    const char *v = (s && *s) ? s : def;
+    base_record(name, what, v ? v : "(unset)", s && *s);
+    return v;
+}
+
+/* ---- CPU ---- */
+
+int base_ncpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* ---- futex ---- */
+
+int base_futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns)
+{
+    struct timespec ts, *tp = NULL;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000);
+        tp = &ts;
+    }
+    long r = syscall(SYS_futex, addr, FUTEX_WAIT, val, tp, NULL, 0);
+    if (r == -1 && errno == ETIMEDOUT)
+        return FMPL_ERR_TIMEOUT;
+    return FMPL_SUCCESS;
+}
+
+void base_futex_wake(uint32_t *addr, int n) { syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0); }
+
+/* ---- back-off ---- */
+
+static struct {
+    int configured, oversubscribed;
+    uint64_t spin_ns, yield_ns;
+    int64_t sleep_ns;
+} base_bo;
+
+void base_backoff_configure(int oversubscribed)
+{
+    base_bo.oversubscribed = oversubscribed;
+    base_bo.spin_ns = (uint64_t)base_env_int("FMPL_SPIN_US", 50, 0, 10000000,
+                                             "microseconds a waiting rank spins before yielding "
+                                             "(0 when ranks outnumber cores)") * 1000;
+    base_bo.yield_ns = (uint64_t)base_env_int("FMPL_YIELD_US", 2000, 0, 100000000,
+                                              "microseconds a waiting rank yields the core before "
+                                              "it sleeps") * 1000;
+    base_bo.sleep_ns = base_env_int("FMPL_SLEEP_US", 2000, 10, 1000000,
+                                    "longest single sleep of a waiting rank, microseconds (a "
+                                    "wake-up normally ends it sooner)") * 1000;
+    base_bo.configured = 1;
+}
+
+void base_backoff_init(base_backoff_t *b)
+{
+    b->start_ns = 0;
+    b->polls = 0;
+    b->oversubscribed = base_bo.oversubscribed;
+}
+
+base_backoff_action_t base_backoff_next(base_backoff_t *b)
+{
+    if (BASE_UNLIKELY(!base_bo.configured))
+        base_backoff_configure(0);
+    b->polls++;
+    /* Read the clock only every 64 polls while spinning: it costs ~20 ns. */
+    if (!b->oversubscribed && (b->polls & 63) != 0 && b->start_ns)
+        return BASE_BACKOFF_SPIN;
+    uint64_t now = base_time_ns();
+    if (!b->start_ns)
+        b->start_ns = now;
+    uint64_t idle = now - b->start_ns;
+    if (!b->oversubscribed && idle < base_bo.spin_ns)
+        return BASE_BACKOFF_SPIN;
+    if (idle < base_bo.spin_ns + base_bo.yield_ns)
+        return BASE_BACKOFF_YIELD;
+    return BASE_BACKOFF_SLEEP;
+}
+
+int64_t base_backoff_sleep_ns(void) { return base_bo.sleep_ns ? base_bo.sleep_ns : 2000000; }

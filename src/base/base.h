@@ -1,0 +1,110 @@
+/* base.h — the bottom layer: status codes and messages, logging, environment
+ * settings, clocks, CPU hints, futexes and the wait back-off policy.
+ * Depends on nothing but libc and the public error list. Thread-safe unless a
+ * function says otherwise. */
+#ifndef FMPL_BASE_H
+#define FMPL_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fmpl_errors.h"
+
+#define BASE_CACHE_LINE 64
+#define BASE_ALIGNED __attribute__((aligned(BASE_CACHE_LINE)))
+#define BASE_LIKELY(x) __builtin_expect(!!(x), 1)
+#define BASE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define BASE_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BASE_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define BASE_ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((size_t)(a)-1))
+
+/* ---- status ---- */
+
+/* The message for an FMPL_* status code; never NULL, for any int. */
+const char *base_strerror(int code);
+
+/* ---- logging ---- */
+
+/* Prints "fmpl[rank]: message" to stderr. Never blocks on anything but stderr. */
+void base_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints like base_log, then calls abort(). Never returns. */
+_Noreturn void base_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Sets the rank shown in log lines (-1: none). */
+void base_log_set_rank(int rank);
+/* Debug output, enabled by FMPL_DEBUG=1. */
+extern int base_debug_enabled;
+#define BASE_DEBUG(...)                                                                            \
+    do {                                                                                           \
+        if (BASE_UNLIKELY(base_debug_enabled))                                                     \
+            base_log(__VA_ARGS__);                                                                 \
+    } while (0)
+
+/* ---- environment settings ----
+ * Every setting read through these functions is recorded (name, value, default,
+ * description) so fmpl-info can list them. A malformed or out-of-range value is a
+ * fatal configuration error with a clear message: silently ignoring it would hide
+ * a user's mistake. */
+
+/* Integer setting; accepts decimal with an optional K/M/G suffix (powers of 1024). */
+long long base_env_int(const char *name, long long def, long long min, long long max,
+                       const char *what);
+/* Boolean setting: 1/0, yes/no, on/off, true/false. */
+int base_env_bool(const char *name, int def, const char *what);
+/* String setting; returns def when unset. The result stays valid for the process. */
+const char *base_env_str(const char *name, const char *def, const char *what);
+
+typedef struct base_setting {
+    const char *name, *what;
+    char value[64];  /* the value in force, as text */
+    int from_env;    /* 1 when the environment set it */
+} base_setting_t;
+/* Calls fn for every setting read so far, in the order first read. */
+void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg);
+
+/* ---- clocks ---- */
+static inline uint64_t base_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- CPU ---- */
+static inline void base_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+/* Number of CPUs this process may run on (sched_getaffinity). */
+int base_ncpus(void);
+
+/* ---- futex (process-shared) ---- */
+/* Sleeps while *addr == val, at most timeout_ns (<0: no limit). Returns 0 when woken or
+ * the value differed, FMPL_ERR_TIMEOUT on timeout. May block. */
+int base_futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns);
+/* Wakes up to n sleepers on addr. Never blocks. */
+void base_futex_wake(uint32_t *addr, int n);
+
+/* ---- wait back-off ----
+ * The policy of every wait loop: spin briefly, then yield, then sleep. With more
+ * ranks than cores on the host (oversubscribed), yield at once. A loop calls
+ * base_backoff_next() after each unsuccessful poll and acts on the answer. */
+typedef enum { BASE_BACKOFF_SPIN, BASE_BACKOFF_YIELD, BASE_BACKOFF_SLEEP } base_backoff_action_t;
+typedef struct base_backoff {
+    uint64_t start_ns; /* when the wait began (0: not yet) */
+    uint32_t polls;
+    int oversubscribed;
+} base_backoff_t;
+/* Process-wide knobs, set once at init by the vnic (FMPL_SPIN_US, FMPL_YIELD_US). */
+void base_backoff_configure(int oversubscribed);
+void base_backoff_init(base_backoff_t *b);
+base_backoff_action_t base_backoff_next(base_backoff_t *b);
+/* Sleep period once sleeping (ns): short so a missed wake-up costs little. */
+int64_t base_backoff_sleep_ns(void);
+
+#endif

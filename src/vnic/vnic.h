@@ -1,0 +1,228 @@
+/* vnic.h — the software NIC: the one interface every upper layer talks to.
+ *
+ * A vnic gives each process registered memory regions that peers reach by
+ * (peer, key, offset); one-sided put/get with contiguous or iovec descriptors on
+ * both sides; 64-bit remote atomics; local completion counters; target-side
+ * counters and notifications; and progress. Transports (shm now, udp later)
+ * implement it behind one ops table (vnic_impl.h); callers never see which one
+ * serves a peer.
+ *
+ * Threading: one thread at a time per vnic (the caller serialises). Handlers run
+ * inside vnic_progress() on the calling thread; they must not block or post
+ * blocking work, but may post operations.
+ *
+ * Ordering: operations from one initiator to one target that carry
+ * VNIC_F_NOTIFY or VNIC_F_RCNTR are delivered (their notification runs, their
+ * counter moves) in posting order, each after its own data is visible at the
+ * target. Plain puts have no ordering guarantee against each other.
+ *
+ * Extension points kept open for later issues without changing callers:
+ *   - a third descriptor kind, VNIC_DESC_STRIDED, on both sides (seed 004);
+ *   - vnic_post_triggered(vnic, op, cntr, threshold): the same vnic_op_t, fired
+ *     when a local counter reaches a threshold (seed 003). */
+#ifndef FMPL_VNIC_H
+#define FMPL_VNIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "base/base.h"
+#include "boot/boot.h"
+
+typedef struct vnic vnic_t;
+
+/* ---------------------------------------------------------------- lifetime */
+
+/* Opens the vnic of this process: sets up the transports, exchanges addresses
+ * through boot (collective over the job), registers the shared heap as
+ * VNIC_KEY_HEAP. Blocks until every rank has done the same. */
+int vnic_open(boot_t *boot, vnic_t **out);
+/* Collective over the job: waits for in-flight operations, tears down. */
+int vnic_close(vnic_t *v);
+
+int vnic_rank(const vnic_t *v);
+int vnic_size(const vnic_t *v);
+/* Ranks grouped by host, as boot_nodes() gives them. */
+const boot_nodes_t *vnic_nodes(const vnic_t *v);
+
+typedef struct vnic_info {
+    const char *transports; /* e.g. "shm" or "shm,udp" */
+    int cma;                /* 1 when process_vm_readv/writev works and is enabled */
+    size_t inline_max;      /* largest payload carried inline in a cell */
+    size_t heap_size;       /* bytes of shared heap per rank */
+    int oversubscribed;     /* more ranks on this host than CPUs */
+} vnic_info_t;
+const vnic_info_t *vnic_info(const vnic_t *v);
+
+/* ----------------------------------------------------------------- memory */
+
+/* Shared heap: memory that peers on the same host reach with plain memcpy.
+ * Returns NULL when the heap is exhausted. Alignment: 64 bytes. */
+void *vnic_mem_alloc(vnic_t *v, size_t size);
+/* FMPL_ERR_BUFFER when p did not come from vnic_mem_alloc. NULL is accepted. */
+int vnic_mem_free(vnic_t *v, void *p);
+/* 1 when [p, p+len) lies inside this process's shared heap. */
+int vnic_mem_in_heap(const vnic_t *v, const void *p, size_t len);
+/* Offset of p inside this process's heap (valid only when vnic_mem_in_heap). */
+uint64_t vnic_mem_heap_offset(const vnic_t *v, const void *p);
+
+/* Registered memory regions. A key names one region of one process; peers address
+ * it as (peer, key, offset) and every access is checked against the region's
+ * bounds and access rights by the transport. */
+typedef uint32_t vnic_key_t;
+#define VNIC_KEY_INVALID 0u
+#define VNIC_KEY_HEAP 1u          /* the shared heap of every rank, offset 0 = heap start */
+#define VNIC_KEY_WELL_KNOWN_MAX 16u /* keys 1..15: same meaning on every rank */
+
+enum {
+    VNIC_ACC_REMOTE_READ = 1,
+    VNIC_ACC_REMOTE_WRITE = 2,
+    VNIC_ACC_REMOTE_ATOMIC = 4,
+    VNIC_ACC_ALL = 7
+};
+
+/* Registers [base, base+len) with a fresh key. Cheap (no system call): meant to be
+ * done per receive buffer. FMPL_ERR_NOMEM when the key table is full. */
+int vnic_mr_reg(vnic_t *v, void *base, size_t len, unsigned access, vnic_key_t *key);
+/* Registers with a well-known key (2..15) that every rank uses for the same
+ * purpose, so peers need no key exchange. FMPL_ERR_BUSY when taken. */
+int vnic_mr_reg_key(vnic_t *v, vnic_key_t key, void *base, size_t len, unsigned access);
+/* Removes a registration; later remote accesses with the key fail with FMPL_ERR_KEY. */
+int vnic_mr_dereg(vnic_t *v, vnic_key_t key);
+
+/* ---------------------------------------------------------------- counters
+ * A counter is a 64-bit value owned by one process. It counts completions: local
+ * ones (op.lcntr) and, at a target, arrivals (op.rcntr). Counters live in memory
+ * the transport can update without the owner's CPU where it can (shm), so an
+ * arrival moves the counter even while the owner computes. */
+typedef struct vnic_cntr vnic_cntr_t;
+#define VNIC_CNTR_ANY UINT32_MAX
+/* Opens a counter at 0. id: VNIC_CNTR_ANY for a fresh one, or a well-known id
+ * (< 16) that every rank opens for the same purpose. */
+int vnic_cntr_open(vnic_t *v, uint32_t id, vnic_cntr_t **out);
+int vnic_cntr_close(vnic_t *v, vnic_cntr_t *c);
+uint32_t vnic_cntr_id(const vnic_cntr_t *c);
+uint64_t vnic_cntr_read(const vnic_cntr_t *c);   /* acquire load; never blocks */
+void vnic_cntr_add(vnic_cntr_t *c, uint64_t n);   /* local increment */
+/* Errors seen by operations that named this counter as lcntr (e.g. FMPL_ERR_KEY). */
+uint64_t vnic_cntr_errors(const vnic_cntr_t *c);
+
+/* ------------------------------------------------------------- operations */
+
+typedef enum {
+    VNIC_OP_PUT,   /* local -> remote */
+    VNIC_OP_GET,   /* remote -> local */
+    VNIC_OP_FADD,  /* *result = remote; remote += operand */
+    VNIC_OP_CSWAP, /* *result = remote; if remote == compare: remote = operand */
+    VNIC_OP_SWAP,  /* *result = remote; remote = operand */
+} vnic_opcode_t;
+
+typedef enum {
+    VNIC_DESC_CONTIG, /* one buffer */
+    VNIC_DESC_IOV,    /* a list of buffers, gathered/scattered in order */
+    /* VNIC_DESC_STRIDED reserved (seed 004) */
+} vnic_desc_kind_t;
+
+/* Local side of a transfer. */
+typedef struct vnic_ldesc {
+    vnic_desc_kind_t kind;
+    union {
+        struct {
+            void *addr;
+            size_t len;
+        } contig;
+        struct {
+            const struct iovec *iov;
+            int cnt;
+        } iov;
+    } u;
+} vnic_ldesc_t;
+
+typedef struct vnic_rseg {
+    uint64_t off;
+    size_t len;
+} vnic_rseg_t;
+
+/* Remote side of a transfer: offsets inside the peer's region `key`. */
+typedef struct vnic_rdesc {
+    vnic_key_t key;
+    vnic_desc_kind_t kind;
+    union {
+        uint64_t off; /* CONTIG: length is the local descriptor's total length */
+        struct {
+            const vnic_rseg_t *seg;
+            int cnt;
+        } iov;
+    } u;
+} vnic_rdesc_t;
+
+enum {
+    VNIC_F_NOTIFY = 1, /* run the target's notify handler for `chan` once data is visible */
+    VNIC_F_RCNTR = 2,  /* add 1 to the target's counter `rcntr` once data is visible */
+    VNIC_F_TAIL_FLAG = 4, /* PUT, CONTIG both sides, len >= 8, remote end 8-byte aligned: the
+                           * last 8 bytes become visible (release order) only after all the
+                           * others, so the target may poll them as a ready flag */
+};
+
+/* One operation. The struct is read during vnic_post only; descriptors' arrays
+ * (iov, seg) likewise. The local buffers must stay untouched until lcntr moves
+ * (or, with lcntr NULL, until vnic_post returns FMPL_SUCCESS: then the operation
+ * is locally complete at return). */
+typedef struct vnic_op {
+    vnic_opcode_t opcode;
+    int peer;               /* world rank of the target */
+    uint32_t flags;         /* VNIC_F_* */
+    vnic_ldesc_t local;     /* PUT/GET payload; for atomics unused */
+    vnic_rdesc_t remote;    /* where at the target; atomics: CONTIG, 8-byte aligned */
+    uint64_t operand, compare; /* atomics */
+    uint64_t *result;       /* atomics: old value, written before lcntr moves */
+    vnic_cntr_t *lcntr;     /* local completion counter, +1 when done (may be NULL) */
+    uint32_t rcntr;         /* VNIC_F_RCNTR: target counter id */
+    uint8_t chan;           /* VNIC_F_NOTIFY: handler channel at the target */
+    uint64_t imm;           /* VNIC_F_NOTIFY: immediate data handed to the handler */
+} vnic_op_t;
+
+/* Starts an operation. Returns FMPL_SUCCESS when started (with lcntr NULL: when
+ * already complete locally), or an error with nothing performed (bad peer, bad
+ * descriptor, remote key or bounds refused -> FMPL_ERR_KEY). Does not block except
+ * for transport back-pressure, which it resolves by progressing. */
+int vnic_post(vnic_t *v, const vnic_op_t *op);
+
+/* Convenience: a blocking contiguous put/get/atomic (post + wait for lcntr). */
+int vnic_put(vnic_t *v, int peer, const void *buf, size_t len, vnic_key_t key, uint64_t off);
+int vnic_get(vnic_t *v, int peer, void *buf, size_t len, vnic_key_t key, uint64_t off);
+int vnic_atomic(vnic_t *v, vnic_opcode_t opcode, int peer, vnic_key_t key, uint64_t off,
+                uint64_t operand, uint64_t compare, uint64_t *result);
+
+/* Notification received at a target for an op with VNIC_F_NOTIFY. */
+typedef struct vnic_notify {
+    int src;         /* initiator's world rank */
+    uint8_t chan;
+    uint64_t imm;
+    vnic_key_t key;  /* where the data landed */
+    uint64_t off;
+    size_t len;
+} vnic_notify_t;
+typedef void (*vnic_notify_fn)(void *arg, const vnic_notify_t *n);
+/* Installs the handler of channel chan (0..VNIC_NCHAN-1); NULL removes it. */
+#define VNIC_NCHAN 8
+int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *arg);
+
+/* ---------------------------------------------------------------- progress */
+
+/* Advances the transports: executes arrived operations, runs handlers, continues
+ * pipelined transfers. Never blocks. Returns the number of events handled. */
+int vnic_progress(vnic_t *v);
+
+/* Waits until ready(arg) returns nonzero, progressing meanwhile, with the back-off
+ * policy of base (spin, yield, sleep; yield at once when oversubscribed). A sleeping
+ * process is woken by any arrival for it. timeout_ns < 0: no limit; on expiry
+ * returns FMPL_ERR_TIMEOUT. ready() must be cheap and must not block. */
+typedef int (*vnic_ready_fn)(void *arg);
+int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns);
+
+/* Waits until c reaches at least value (vnic_wait on the counter). */
+int vnic_cntr_wait(vnic_t *v, vnic_cntr_t *c, uint64_t value, int64_t timeout_ns);
+
+#endif
