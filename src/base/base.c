@@ -1,5 +1,4 @@
 /* base.c — status messages, logging, environment settings, futexes, back-off. */
-#define _GNU_SOURCE
 #include "base/base.h"
 
 #include <errno.h>
@@ -232,6 +231,7 @@ void base_backoff_init(base_backoff_t *b)
     b->start_ns = 0;
     b->polls = 0;
     b->oversubscribed = base_bo.oversubscribed;
+    b->last = BASE_BACKOFF_SPIN;
 }
 
 base_backoff_action_t base_backoff_next(base_backoff_t *b)
@@ -239,18 +239,21 @@ base_backoff_action_t base_backoff_next(base_backoff_t *b)
     if (BASE_UNLIKELY(!base_bo.configured))
         base_backoff_configure(0);
     b->polls++;
-    /* Read the clock only every 64 polls while spinning: it costs ~20 ns. */
-    if (!b->oversubscribed && (b->polls & 63) != 0 && b->start_ns)
+    /* While spinning, read the clock only every 64 polls: it costs ~20 ns. */
+    if (b->last == BASE_BACKOFF_SPIN && (b->polls & 63) != 0 && b->start_ns)
         return BASE_BACKOFF_SPIN;
     uint64_t now = base_time_ns();
     if (!b->start_ns)
         b->start_ns = now;
     uint64_t idle = now - b->start_ns;
-    if (!b->oversubscribed && idle < base_bo.spin_ns)
-        return BASE_BACKOFF_SPIN;
-    if (idle < base_bo.spin_ns + base_bo.yield_ns)
-        return BASE_BACKOFF_YIELD;
-    return BASE_BACKOFF_SLEEP;
+    uint64_t spin = b->oversubscribed ? 0 : base_bo.spin_ns;
+    if (idle < spin)
+        b->last = BASE_BACKOFF_SPIN;
+    else if (idle < spin + base_bo.yield_ns)
+        b->last = BASE_BACKOFF_YIELD;
+    else
+        b->last = BASE_BACKOFF_SLEEP;
+    return b->last;
 }
 
 int64_t base_backoff_sleep_ns(void) { return base_bo.sleep_ns ? base_bo.sleep_ns : 2000000; }

@@ -99,6 +99,7 @@ typedef struct base_backoff {
     uint64_t start_ns; /* when the wait began (0: not yet) */
     uint32_t polls;
     int oversubscribed;
+    base_backoff_action_t last; /* the previous answer */
 } base_backoff_t;
 /* Process-wide knobs, set once at init by the vnic (FMPL_SPIN_US, FMPL_YIELD_US). */
 void base_backoff_configure(int oversubscribed);
