@@ -19,27 +19,53 @@
 typedef struct boot boot_t;
 
 /* Connects to the launcher (or becomes a singleton). On success *out is the
- * handle; on failure an FMPL_ERR_* with a message already logged. */
+ * handle; on failure an FMPL_ERR_* with a message already logged.
+ * With PMI_FD set: PMI-1 over that socket (PMI_RANK/PMI_SIZE, or the older PMI_ID
+ * handshake); without it: singleton. Errors: FMPL_ERR_ARG (out NULL),
+ * FMPL_ERR_INIT (bad PMI environment or handshake), FMPL_ERR_UNSUPPORTED (only
+ * PMI_PORT given), FMPL_ERR_NOMEM. Blocks for a few round trips. */
 int boot_init(boot_t **out);
-/* Tells the launcher this rank finalised cleanly, then disconnects and frees. */
+/* Tells the launcher this rank finalised cleanly, then disconnects and frees b
+ * (also on error). Blocks for one round trip. Errors: FMPL_ERR_ARG (NULL),
+ * FMPL_ERR_PEER (the launcher did not acknowledge). */
 int boot_finalize(boot_t *b);
 
+/* This process's rank and the job's size; -1 for b == NULL. Never block. */
 int boot_rank(const boot_t *b);
 int boot_size(const boot_t *b);
 /* Job identifier, unique on this host while the job runs (the PMI kvsname);
- * safe for use in file names ([A-Za-z0-9_-] only). */
+ * safe for use in file names ([A-Za-z0-9_-] only).
+ * Naming convention for shared memory: every /dev/shm entry of a job is named
+ * "/fmpl-" + boot_job_id() + "-..." (or exactly "/fmpl-" + boot_job_id()), and
+ * fmplrun unlinks all such entries when the job ends, however it ends. Under
+ * fmplrun the id is "fmpl-<launcher pid>-<8 hex>"; a singleton's is
+ * "s<pid>-<8 hex>"; under another launcher, its kvsname with other characters
+ * replaced by '_'. Never NULL for a valid b (NULL for b == NULL). */
 const char *boot_job_id(const boot_t *b);
 /* Name of the backend in use: "fmplrun", "pmi", "singleton". */
 const char *boot_backend(const boot_t *b);
 
 /* Publishes key=value for every rank of the job (visible to others after the next
  * boot_fence). The key is private to this rank: the library stores it as
- * "<key>.<rank>", so ranks may use the same key names. */
+ * "<key>.<rank>", so ranks may use the same key names.
+ * Keys and values must cross any PMI-1 server as single wire tokens: non-empty,
+ * printable ASCII without space, '=' or backslash (use hex or base64url for
+ * binary data); "<key>.<rank>" must fit in BOOT_KEY_MAX and the value in
+ * BOOT_VALUE_MAX (both counting the NUL). A put replaces the rank's earlier value
+ * of the key. Blocks for one round trip to the launcher.
+ * Errors: FMPL_ERR_ARG (NULL, bad or too long key or value), FMPL_ERR_PEER (the
+ * launcher is gone or refused), FMPL_ERR_NOMEM (singleton). */
 int boot_put(boot_t *b, const char *key, const char *value);
 /* Reads the value rank `rank` published under `key` before a boot_fence that both
- * have passed. FMPL_ERR_ARG when absent. value has room for BOOT_VALUE_MAX bytes. */
+ * have passed. FMPL_ERR_ARG when absent. value has room for BOOT_VALUE_MAX bytes.
+ * Errors: FMPL_ERR_RANK (rank outside [0, size)), FMPL_ERR_ARG (NULL argument,
+ * invalid key, or no such value), FMPL_ERR_PEER (launcher gone). Blocks for one
+ * round trip. */
 int boot_get(boot_t *b, int rank, const char *key, char *value);
-/* Collective over the job: commits puts and waits for every rank (PMI barrier). */
+/* Collective over the job: commits puts and waits for every rank (PMI barrier).
+ * Blocks until all ranks arrive; no time limit of its own (the launcher ends the
+ * job if a rank dies). FMPL_ERR_ARG for NULL, FMPL_ERR_PEER when the launcher is
+ * gone. */
 int boot_fence(boot_t *b);
 
 /* Node topology, known after boot_init + boot_nodes(): ranks are grouped by host
@@ -52,9 +78,15 @@ typedef struct boot_nodes {
     int local_rank;      /* my index among them, in rank order */
     const int *local_ranks; /* world ranks on my host, ascending, [nlocal] */
 } boot_nodes_t;
+/* *out stays owned by b, valid until boot_finalize. Every rank must call it (one
+ * put and one fence inside, then size gets). Errors: FMPL_ERR_ARG (NULL),
+ * FMPL_ERR_PEER, FMPL_ERR_NOMEM. */
 int boot_nodes(boot_t *b, const boot_nodes_t **out);
 
-/* Ends the whole job: asks the launcher to kill every rank, prints msg. Never returns. */
+/* Ends the whole job: asks the launcher to kill every rank, prints msg. Never returns.
+ * Sends cmd=abort exitcode=<exit_code> message=<msg> and _exits with exit_code at
+ * once; fmplrun prints "rank R (pid P) aborted the job with exit code C: msg" and
+ * ends the job with that code. b may be NULL (then it only prints and exits). */
 _Noreturn void boot_abort(boot_t *b, int exit_code, const char *msg);
 
 #endif

@@ -1,0 +1,28 @@
+# Boot layer and launcher tests.
+
+# The boot layer alone (boot.h, no fmpl_init): through fmplrun with several rank
+# counts, and as a singleton (RANKS 0).
+fmpl_test(boot_basic boot_basic.c RANKS 0 1 2 3 4 7 TIMEOUT 30)
+# The PMI-1 client against a scripted fake launcher: exact wire lines (MPICH/Hydra
+# format), the PMI_ID handshake, a vanishing launcher, bad environments.
+fmpl_test(boot_pmi_wire boot_pmi_wire.c RANKS 0 TIMEOUT 30)
+
+# fmplrun's behaviour when ranks fail, hang, abort or print: tests/launcher_test.sh
+# runs boot_launcher_helper under fmplrun, one case per test.
+add_executable(boot_launcher_helper boot_launcher_helper.c)
+target_link_libraries(boot_launcher_helper PRIVATE fmpl_static rt)
+target_include_directories(boot_launcher_helper PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+foreach(case kill early status timeout abort tag signal sigkill exec usage startup)
+  add_test(NAME launcher.${case}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher_test.sh $<TARGET_FILE:fmplrun>
+                   $<TARGET_FILE:boot_launcher_helper> ${case})
+  set_tests_properties(launcher.${case} PROPERTIES TIMEOUT 60)
+endforeach()
+
+# Interoperability: the same boot client under MPICH's Hydra launcher, when the
+# machine has it (Debian: package mpich). Skipped silently otherwise.
+find_program(FMPL_MPIEXEC_HYDRA NAMES mpiexec.hydra)
+if(FMPL_MPIEXEC_HYDRA)
+  add_test(NAME boot_basic.hydra.np3 COMMAND ${FMPL_MPIEXEC_HYDRA} -n 3 $<TARGET_FILE:boot_basic>)
+  set_tests_properties(boot_basic.hydra.np3 PROPERTIES TIMEOUT 60)
+endif()

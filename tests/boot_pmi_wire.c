@@ -1,0 +1,276 @@
+/* boot_pmi_wire — the PMI-1 client against a scripted fake launcher, without
+ * fmplrun: the exact request lines boot sends (the format MPICH's simple PMI and
+ * Hydra use), Hydra's reply lines, the old PMI_ID handshake, escaped values, a
+ * launcher that vanishes (FMPL_ERR_PEER, no hang), bad environments, and the
+ * wire helpers themselves. Runs without a launcher (RANKS 0). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "boot/pmi_wire.h"
+#include "test_util.h"
+
+typedef struct step {
+    const char *expect; /* the request line, without '\n' */
+    const char *reply;  /* the reply (may be several lines), or NULL to close */
+} step_t;
+
+/* The fake launcher: a child process that plays `script` on its socket end. */
+static pid_t fake_launcher(int fd, const step_t *script)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid)
+        return pid;
+    char buf[PMI_WIRE_LINE_MAX];
+    size_t len = 0;
+    for (const step_t *s = script; s->expect; s++) {
+        char *nl;
+        while (!(nl = memchr(buf, '\n', len))) {
+            ssize_t n = read(fd, buf + len, sizeof buf - len);
+            if (n <= 0) {
+                fprintf(stderr, "fake launcher: connection closed, expected '%s'\n", s->expect);
+                _exit(1);
+            }
+            len += (size_t)n;
+        }
+        *nl = 0;
+        if (strcmp(buf, s->expect) != 0) {
+            fprintf(stderr, "fake launcher: got '%s'\n              expected '%s'\n", buf,
+                    s->expect);
+            _exit(1);
+        }
+        len -= (size_t)(nl + 1 - buf);
+        memmove(buf, nl + 1, len);
+        if (!s->reply)
+            _exit(0); /* vanish */
+        if (write(fd, s->reply, strlen(s->reply)) != (ssize_t)strlen(s->reply))
+            _exit(1);
+    }
+    _exit(0);
+}
+
+static int fake_init(const step_t *script, const char *rank, const char *size, const char *id,
+                     boot_t **b, pid_t *pid)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    *pid = fake_launcher(sv[1], script);
+    close(sv[1]);
+    char num[16];
+    snprintf(num, sizeof num, "%d", sv[0]);
+    setenv("PMI_FD", num, 1);
+    unsetenv("FMPL_LAUNCHER");
+    if (rank)
+        setenv("PMI_RANK", rank, 1);
+    else
+        unsetenv("PMI_RANK");
+    if (size)
+        setenv("PMI_SIZE", size, 1);
+    else
+        unsetenv("PMI_SIZE");
+    if (id)
+        setenv("PMI_ID", id, 1);
+    else
+        unsetenv("PMI_ID");
+    int rc = boot_init(b);
+    if (rc != FMPL_SUCCESS)
+        close(sv[0]);
+    return rc;
+}
+
+static void fake_done(pid_t pid)
+{
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+#define INIT_REQ "cmd=init pmi_version=1 pmi_subversion=1"
+#define INIT_REPLY "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n"
+#define MAXES "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024\n"
+
+/* A whole job as rank 1 of 2 under a Hydra-like launcher. */
+static void test_hydra_session(void)
+{
+    static const step_t script[] = {
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=get_maxes", MAXES},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=kvs_4242.0:x\n"},
+        {"cmd=put kvsname=kvs_4242.0:x key=addr.1 value=00ff-Aa_z",
+         "cmd=put_result rc=0 msg=success\n"},
+        {"cmd=barrier_in", "cmd=barrier_out\n"},
+        {"cmd=get kvsname=kvs_4242.0:x key=addr.0", "cmd=get_result rc=0 msg=success value=cafe\n"},
+        {"cmd=get kvsname=kvs_4242.0:x key=addr.0",
+         "cmd=get_result rc=0 msg=success value=with\\ escaped\\ space\\\\\n"},
+        {"cmd=get kvsname=kvs_4242.0:x key=missing.0",
+         "cmd=get_result rc=-1 msg=key_missing.0_not_found value=unknown\n"},
+        {"cmd=finalize", "cmd=finalize_ack\n"},
+        {NULL, NULL}};
+    boot_t *b;
+    pid_t pid;
+    CHECK_RC(fake_init(script, "1", "2", NULL, &b, &pid), FMPL_SUCCESS);
+    CHECK(boot_rank(b) == 1 && boot_size(b) == 2);
+    CHECK(strcmp(boot_backend(b), "pmi") == 0);
+    CHECK(strcmp(boot_job_id(b), "kvs_4242_0_x") == 0);
+    CHECK_RC(boot_put(b, "addr", "00ff-Aa_z"), FMPL_SUCCESS);
+    CHECK_RC(boot_fence(b), FMPL_SUCCESS);
+    char value[BOOT_VALUE_MAX];
+    CHECK_RC(boot_get(b, 0, "addr", value), FMPL_SUCCESS);
+    CHECK(strcmp(value, "cafe") == 0);
+    CHECK_RC(boot_get(b, 0, "addr", value), FMPL_SUCCESS);
+    CHECK(strcmp(value, "with escaped space\\") == 0);
+    CHECK_RC(boot_get(b, 0, "missing", value), FMPL_ERR_ARG);
+    CHECK_RC(boot_get(b, 2, "addr", value), FMPL_ERR_RANK); /* no round trip */
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+    fake_done(pid);
+}
+
+/* The older handshake: PMI_ID instead of PMI_RANK/PMI_SIZE. */
+static void test_initack(void)
+{
+    static const step_t script[] = {
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=initack pmiid=3", "cmd=initack\ncmd=set size=5\ncmd=set rank=3\ncmd=set debug=0\n"},
+        {"cmd=get_maxes", MAXES},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=k1\n"},
+        {"cmd=finalize", "cmd=finalize_ack\n"},
+        {NULL, NULL}};
+    boot_t *b;
+    pid_t pid;
+    CHECK_RC(fake_init(script, NULL, NULL, "3", &b, &pid), FMPL_SUCCESS);
+    CHECK(boot_rank(b) == 3 && boot_size(b) == 5);
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+    fake_done(pid);
+}
+
+/* The launcher vanishes in the middle of a fence: FMPL_ERR_PEER, then every
+ * further call fails at once. */
+static void test_launcher_vanishes(void)
+{
+    static const step_t script[] = {{INIT_REQ, INIT_REPLY},
+                                    {"cmd=get_maxes", MAXES},
+                                    {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=k2\n"},
+                                    {"cmd=barrier_in", NULL},
+                                    {NULL, NULL}};
+    boot_t *b;
+    pid_t pid;
+    CHECK_RC(fake_init(script, "0", "2", NULL, &b, &pid), FMPL_SUCCESS);
+    CHECK_RC(boot_fence(b), FMPL_ERR_PEER);
+    fake_done(pid);
+    CHECK_RC(boot_put(b, "k", "v"), FMPL_ERR_PEER);
+    char value[BOOT_VALUE_MAX];
+    CHECK_RC(boot_get(b, 1, "k", value), FMPL_ERR_PEER);
+    CHECK_RC(boot_fence(b), FMPL_ERR_PEER);
+    CHECK_RC(boot_finalize(b), FMPL_ERR_PEER);
+}
+
+/* The launcher refuses PMI 1.1, or answers nonsense. */
+static void test_refusals(void)
+{
+    static const step_t refuse[] = {
+        {INIT_REQ, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n"}, {NULL, NULL}};
+    boot_t *b;
+    pid_t pid;
+    CHECK_RC(fake_init(refuse, "0", "1", NULL, &b, &pid), FMPL_ERR_INIT);
+    fake_done(pid);
+    static const step_t nonsense[] = {{INIT_REQ, "hello there\n"}, {NULL, NULL}};
+    CHECK_RC(fake_init(nonsense, "0", "1", NULL, &b, &pid), FMPL_ERR_INIT);
+    fake_done(pid);
+    static const step_t put_refused[] = {
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=get_maxes", MAXES},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=k3\n"},
+        {"cmd=put kvsname=k3 key=a.0 value=b", "cmd=put_result rc=-1 msg=duplicate\n"},
+        {"cmd=finalize", "cmd=finalize_ack\n"},
+        {NULL, NULL}};
+    CHECK_RC(fake_init(put_refused, "0", "1", NULL, &b, &pid), FMPL_SUCCESS);
+    CHECK_RC(boot_put(b, "a", "b"), FMPL_ERR_PEER);
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+    fake_done(pid);
+}
+
+static void test_bad_environment(void)
+{
+    boot_t *b = NULL;
+    unsetenv("PMI_ID");
+    setenv("PMI_RANK", "0", 1);
+    setenv("PMI_SIZE", "1", 1);
+    setenv("PMI_FD", "not-a-number", 1);
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    setenv("PMI_FD", "987", 1); /* not open */
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    setenv("PMI_FD", "2", 1);
+    setenv("PMI_RANK", "1", 1); /* rank >= size */
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    setenv("PMI_RANK", "-1", 1);
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    unsetenv("PMI_RANK");
+    unsetenv("PMI_SIZE");
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT); /* neither rank/size nor PMI_ID */
+    CHECK(b == NULL);
+    unsetenv("PMI_FD");
+    setenv("PMI_PORT", "localhost:1234", 1);
+    CHECK_RC(boot_init(&b), FMPL_ERR_UNSUPPORTED);
+    unsetenv("PMI_PORT");
+    CHECK_RC(boot_init(&b), FMPL_SUCCESS); /* singleton */
+    CHECK(strcmp(boot_backend(b), "singleton") == 0);
+    CHECK(boot_job_id(b)[0] == 's');
+    char value[BOOT_VALUE_MAX];
+    CHECK_RC(boot_get(b, 0, "k", value), FMPL_ERR_ARG);
+    CHECK_RC(boot_put(b, "k", "v1"), FMPL_SUCCESS);
+    CHECK_RC(boot_put(b, "k", "v2"), FMPL_SUCCESS);
+    CHECK_RC(boot_fence(b), FMPL_SUCCESS);
+    CHECK_RC(boot_get(b, 0, "k", value), FMPL_SUCCESS);
+    CHECK(strcmp(value, "v2") == 0);
+    CHECK_RC(boot_get(b, 1, "k", value), FMPL_ERR_RANK);
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+}
+
+static void test_wire_helpers(void)
+{
+    char line[] = "cmd=get_result rc=0  msg=success value=a\\ b\\\\c bare";
+    pmi_msg_t msg;
+    CHECK(pmi_wire_parse(line, &msg) == 0);
+    CHECK(strcmp(msg.cmd, "get_result") == 0);
+    CHECK(strcmp(pmi_wire_find(&msg, "rc"), "0") == 0);
+    CHECK(strcmp(pmi_wire_find(&msg, "value"), "a b\\c") == 0);
+    CHECK(pmi_wire_find(&msg, "bare") == NULL && pmi_wire_find(&msg, "nope") == NULL);
+    char bad[] = "put key=x";
+    CHECK(pmi_wire_parse(bad, &msg) == -1);
+
+    char buf[64];
+    size_t len = 0;
+    CHECK(pmi_wire_append(buf, sizeof buf, &len, "cmd", "abort") == 0);
+    CHECK(pmi_wire_append(buf, sizeof buf, &len, "message", "a b\\c\nd") == 0);
+    CHECK(pmi_wire_end(buf, sizeof buf, &len) == 0);
+    CHECK(strcmp(buf, "cmd=abort message=a\\ b\\\\c\\ d\n") == 0 && len == strlen(buf));
+    /* round trip */
+    buf[len - 1] = 0;
+    CHECK(pmi_wire_parse(buf, &msg) == 0);
+    CHECK(strcmp(pmi_wire_find(&msg, "message"), "a b\\c d") == 0);
+    /* no room: -1 and the buffer keeps its old contents */
+    char small[16];
+    len = 0;
+    CHECK(pmi_wire_append(small, sizeof small, &len, "cmd", "put") == 0);
+    CHECK(pmi_wire_append(small, sizeof small, &len, "value", "0123456789") == -1);
+    CHECK(len == 7 && strcmp(small, "cmd=put") == 0);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    test_wire_helpers();
+    test_hydra_session();
+    test_initack();
+    test_launcher_vanishes();
+    test_refusals();
+    test_bad_environment();
+    printf("boot_pmi_wire: OK\n");
+    return 0;
+}

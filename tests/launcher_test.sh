@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# launcher_test.sh — behaviour of fmplrun when ranks fail, hang, abort or print.
+#
+#     launcher_test.sh FMPLRUN HELPER CASE
+#
+# HELPER is tests/boot_launcher_helper.c. Every case checks fmplrun's exit status
+# and message, that no process of the job survives (pgrep on a tag unique to this
+# run, passed as an argument to every rank) and that no /dev/shm entry of the job
+# is left (each rank creates /dev/shm/fmpl-<job id>-test<rank>; the job id is
+# "fmpl-<fmplrun pid>-<hex>"). Time limits are generous upper bounds so the tests
+# do not depend on the machine's load; fmplrun's own grace period is 0.5 s.
+set -u
+FMPLRUN=$1
+HELPER=$2
+CASE=$3
+TAG="fmpltest-$CASE-$$-$RANDOM"
+TMP=$(mktemp -d)
+trap 'pkill -KILL -f "$TAG" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+fail() {
+    echo "FAIL [$CASE]: $*" >&2
+    echo "--- stdout:" >&2
+    head -c 4000 "$TMP/out" >&2 2>/dev/null
+    echo "--- stderr:" >&2
+    head -c 4000 "$TMP/err" >&2 2>/dev/null
+    exit 1
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# run ARGS...: runs fmplrun in the background; sets RC, PID, ELAPSED_MS.
+run() {
+    local t0
+    t0=$(now_ms)
+    "$FMPLRUN" "$@" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait "$PID"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+}
+
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+expect_err() { grep -qE -- "$1" "$TMP/err" || fail "stderr lacks /$1/"; }
+expect_fast() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took ${ELAPSED_MS} ms (limit $1 ms)"; }
+
+shm_left() { ls /dev/shm 2>/dev/null | grep -c "^fmpl-fmpl-$1-" ; }
+
+expect_clean() {
+    local left
+    left=$(pgrep -f "$TAG" | tr '\n' ' ')
+    [ -z "$left" ] || fail "processes survived the job: $left"
+    [ "$(shm_left "$PID")" -eq 0 ] || fail "/dev/shm entries left: $(ls /dev/shm | grep "^fmpl-fmpl-$PID-")"
+}
+
+# wait_for COUNT CMD...: polls CMD's output (a number) until it reaches COUNT, at most 10 s.
+wait_for() {
+    local want=$1 i
+    shift
+    for i in $(seq 1 200); do
+        [ "$("$@")" -ge "$want" ] && return 0
+        sleep 0.05
+    done
+    fail "timed out waiting for $* to reach $want"
+}
+
+case "$CASE" in
+kill)
+    run -n 4 "$HELPER" kill 2 9 "$TAG"
+    expect_rc 137
+    expect_err "^fmplrun: rank 2 \(pid [0-9]+\) was killed by signal 9 \(Killed\)$"
+    expect_fast 5000
+    expect_clean
+    run -n 3 "$HELPER" kill 0 11 "$TAG"
+    expect_rc 139
+    expect_err "^fmplrun: rank 0 \(pid [0-9]+\) was killed by signal 11 "
+    expect_fast 5000
+    expect_clean
+    ;;
+early)
+    run -n 3 "$HELPER" early 1 0 "$TAG"
+    [ "$RC" -ne 0 ] || fail "exit status 0 for a rank that exited before finalize"
+    expect_err "^fmplrun: rank 1 \(pid [0-9]+\) exited with status 0 before calling fmpl_finalize$"
+    expect_fast 5000
+    expect_clean
+    run -n 2 "$HELPER" early 1 5 "$TAG"
+    expect_rc 5
+    expect_err "^fmplrun: rank 1 \(pid [0-9]+\) exited with status 5 before calling fmpl_finalize$"
+    expect_clean
+    ;;
+status)
+    run -n 3 "$HELPER" status 2 3 "$TAG"
+    expect_rc 3
+    grep -q "^fmplrun:" "$TMP/err" && fail "a clean exit with status 3 after finalize was reported as a failure"
+    expect_clean
+    run -n 3 "$HELPER" ok 0 0 "$TAG"
+    expect_rc 0
+    [ -s "$TMP/err" ] && fail "unexpected stderr output from a clean job"
+    expect_clean
+    ;;
+timeout)
+    run -n 2 --timeout 1 "$HELPER" hang 0 0 "$TAG"
+    expect_rc 124
+    expect_err "^fmplrun: job timed out after 1 seconds, killing 2 ranks$"
+    expect_fast 6000
+    expect_clean
+    ;;
+abort)
+    run -n 3 "$HELPER" abort 1 7 "$TAG"
+    expect_rc 7
+    expect_err "^fmplrun: rank 1 \(pid [0-9]+\) aborted the job with exit code 7: helper abort from rank 1$"
+    expect_fast 5000
+    expect_clean
+    ;;
+tag)
+    run -n 3 --tag-output "$HELPER" print 0 0 "$TAG"
+    expect_rc 0
+    for r in 0 1 2; do
+        n=$(grep -cE "^\[$r\] rank $r line [0-9]+ x+$" "$TMP/out")
+        [ "$n" -eq 200 ] || fail "rank $r: $n well-formed stdout lines, expected 200"
+        n=$(grep -cE "^\[$r\] rank $r error [0-9]+$" "$TMP/err")
+        [ "$n" -eq 50 ] || fail "rank $r: $n well-formed stderr lines, expected 50"
+    done
+    [ "$(wc -l <"$TMP/out")" -eq 600 ] || fail "stdout has $(wc -l <"$TMP/out") lines, expected 600"
+    # every line of rank r in order 0..199
+    for r in 0 1 2; do
+        grep "^\[$r\] " "$TMP/out" | awk -v r="$r" '{ if ($5 != NR - 1) { exit 1 } }' ||
+            fail "rank $r: lines out of order"
+    done
+    expect_clean
+    # Without --tag-output the ranks write straight to the inherited stdout (their
+    # stdio buffers may split lines): all bytes arrive, unprefixed. One rank's
+    # output is what the helper prints alone, as a singleton.
+    "$HELPER" print 0 0 "$TAG" >"$TMP/single" 2>/dev/null &
+    single_pid=$!
+    wait "$single_pid" || fail "the helper fails as a singleton"
+    rm -f /dev/shm/fmpl-s"$single_pid"-*
+    run -n 2 "$HELPER" print 0 0 "$TAG"
+    expect_rc 0
+    [ "$(wc -c <"$TMP/out")" -eq $((2 * $(wc -c <"$TMP/single"))) ] ||
+        fail "without --tag-output: $(wc -c <"$TMP/out") bytes, expected 2 x $(wc -c <"$TMP/single")"
+    grep -q "^\[" "$TMP/out" && fail "without --tag-output, lines are prefixed"
+    expect_clean
+    ;;
+signal)
+    "$FMPLRUN" -n 3 "$HELPER" hang 0 0 "$TAG" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait_for 3 shm_left "$PID"
+    t0=$(now_ms)
+    kill -TERM "$PID"
+    wait "$PID"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    expect_rc 143
+    expect_err "^fmplrun: received signal 15 \(Terminated\), ending the job$"
+    expect_fast 5000
+    expect_clean
+    ;;
+sigkill)
+    # fmplrun itself killed: the ranks die with it (PR_SET_PDEATHSIG); nobody is left
+    # to clean /dev/shm, so this test removes the entries itself.
+    "$FMPLRUN" -n 3 "$HELPER" hang 0 0 "$TAG" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait_for 3 shm_left "$PID"
+    kill -KILL "$PID"
+    wait "$PID" 2>/dev/null
+    gone=0
+    for i in $(seq 1 100); do
+        if [ -z "$(pgrep -f "$TAG")" ]; then
+            gone=1
+            break
+        fi
+        sleep 0.05
+    done
+    rm -f /dev/shm/fmpl-fmpl-"$PID"-*
+    [ "$gone" -eq 1 ] || fail "ranks survived a SIGKILLed fmplrun: $(pgrep -f "$TAG" | tr '\n' ' ')"
+    ;;
+exec)
+    run -n 2 /nonexistent/fmpl-program "$TAG"
+    expect_rc 127
+    expect_err "^fmplrun: cannot run '/nonexistent/fmpl-program': No such file or directory$"
+    expect_clean
+    ;;
+usage)
+    run --help
+    expect_rc 0
+    grep -q "^Usage: fmplrun -n N" "$TMP/out" || fail "--help prints no usage"
+    run --version
+    expect_rc 0
+    grep -qE "^fmplrun \(FMPL\) [0-9]+\.[0-9]+\.[0-9]+$" "$TMP/out" || fail "--version"
+    run -n 0 "$HELPER" ok 0 0 "$TAG"
+    expect_rc 2
+    expect_err "rank count"
+    run -n 2
+    expect_rc 2
+    expect_err "no program"
+    run --bogus-option -n 2 true
+    expect_rc 2
+    expect_err "unknown option"
+    run -np 2 "$HELPER" ok 0 0 "$TAG"
+    expect_rc 0
+    expect_clean
+    run -n 3 true # a program that never speaks PMI
+    expect_rc 0
+    run -n 2 false
+    expect_rc 1
+    expect_err "exited with status 1"
+    ;;
+startup)
+    run -n 16 "$HELPER" ok 0 0 "$TAG"
+    expect_rc 0
+    echo "16 ranks: init, 2 fences, finalize in ${ELAPSED_MS} ms"
+    expect_fast 5000
+    expect_clean
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$CASE]"
