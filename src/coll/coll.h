@@ -15,20 +15,65 @@
 
 #include "vnic/vnic.h"
 
+/* Resources of the vnic the collectives claim on every rank:
+ *   COLL_KEY         well-known region key of each rank's collective area;
+ *   COLL_ORDER_CNTR  well-known counter id that large-segment puts name with
+ *                    VNIC_F_RCNTR (only for the vnic's delivery order; never read).
+ *
+ * Settings (environment, read once by coll_init; every rank must see the same values,
+ * as they fix the layout of the collective area):
+ *   FMPL_COLL_SMALL   payload bytes of a small mailbox (default 2048): messages up to
+ *                     this size use the log2(p)-round algorithms below;
+ *   FMPL_COLL_SEG     pipeline segment bytes (default 65536) for larger messages;
+ *   FMPL_COLL_GROUPS  group slots per process (default 16): live groups that share a
+ *                     member must have distinct ctx % FMPL_COLL_GROUPS;
+ *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX, FMPL_COLL_ALLGATHER_BRUCK_MAX
+ *                     (bytes, at most FMPL_COLL_SMALL, default FMPL_COLL_SMALL): the
+ *                     largest message that takes the tree/recursive algorithm.
+ * Algorithms: barrier = dissemination (ceil(log2 p) rounds of one flag put);
+ * bcast = binomial tree (small) or a pipelined chain of segments (large);
+ * reduce = binomial tree (small, commutative), recursive doubling (small,
+ * non-commutative), or two pipelined chains meeting at the root, from rank 0 up and
+ * from rank p-1 down, which keeps rank order (large); allreduce = recursive doubling
+ * with the fix-up for non-powers of two (small) or chain reduce + chain bcast (large);
+ * allgather = Bruck (small) or a pipelined ring (large). Non-commutative reductions
+ * always combine in group-rank order. Memory: each rank's area is
+ * FMPL_COLL_GROUPS * (about 4*SEG + (6*log2(world)+4)*SMALL) bytes of shared heap
+ * (about 300 KiB per slot at the defaults), of which only the pages of the flags and
+ * of the message sizes actually used are ever touched. */
+#define COLL_KEY 4u
+#define COLL_ORDER_CNTR 4u
+
 typedef struct coll_group coll_group_t;
 
-/* Sets up collective state of this process (registers its areas). Called once
- * after vnic_open, on every rank, before any group exists. Collective over the job. */
+/* Sets up the collective state of this process: allocates and registers its area
+ * (COLL_KEY), opens COLL_ORDER_CNTR, and waits until every rank of the job has done
+ * the same (so peers may write to it as soon as a group exists). Called once after
+ * vnic_open, on every rank, before any group exists. Collective over the job; blocks.
+ * FMPL_ERR_ARG (v NULL), FMPL_ERR_INIT (already initialised), FMPL_ERR_NOMEM (no
+ * room in the shared heap), or the vnic's error. */
 int coll_init(vnic_t *v);
+/* Releases the area. Call after every group has been freed and before vnic_close;
+ * not collective (coll_group_free already synchronised the members). */
 void coll_finalize(vnic_t *v);
+/* Number of group slots (FMPL_COLL_GROUPS); 0 before coll_init. */
+int coll_max_groups(void);
 
 /* Creates this rank's handle on a group: `size` members given by their world ranks
  * in group-rank order (members[rank] is this process). `ctx` identifies the group:
  * every member passes the same value, and two live groups that share a member never
- * share a ctx. Collective over the members. */
+ * share a ctx, nor ctx % coll_max_groups() (the group's slot in the area). Collective
+ * over the members but exchanges no message (it never blocks): a member may start
+ * its first collective before the others have created their handles. Copies
+ * members. FMPL_ERR_NOT_INIT (no coll_init), FMPL_ERR_ARG (NULL pointer, size < 1,
+ * member out of the job or repeated), FMPL_ERR_RANK (rank out of range or
+ * members[rank] not this process), FMPL_ERR_BUSY (slot taken on this rank),
+ * FMPL_ERR_NOMEM. */
 int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_t ctx,
                       coll_group_t **out);
-/* Collective over the members; frees the handle. */
+/* Collective over the members; blocks until every member has finished with the
+ * group (all acknowledgements in, one barrier), then frees the handle and leaves
+ * the slot clean for the next group. FMPL_ERR_COMM when g is NULL or not a group. */
 int coll_group_free(coll_group_t *g);
 
 /* A reduction: combine count elements, inout[i] = inout[i] (op) in[i]. */
@@ -40,12 +85,25 @@ typedef struct coll_reduce_op {
     int commutative;   /* 0: combine strictly in rank order */
 } coll_reduce_op_t;
 
+/* Common errors of the calls below: FMPL_ERR_COMM (g NULL or not a live group),
+ * FMPL_ERR_BUFFER (NULL buffer with a nonzero size), FMPL_ERR_ROOT (root outside
+ * [0, size)), FMPL_ERR_OP (op NULL, fn NULL or elem_size 0), FMPL_ERR_ARG (count *
+ * elem_size overflows), FMPL_ERR_UNSUPPORTED (a reduction element larger than
+ * FMPL_COLL_SEG), or the vnic's error (FMPL_ERR_PEER, ...). Every member must pass
+ * the same root, size/count and op. None allocates memory; all block until this
+ * rank's part is done, waiting with vnic_wait (spin, yield, sleep). */
+
+/* Returns once every member has entered the barrier. */
 int coll_barrier(coll_group_t *g);
+/* Copies root's size bytes of buf into every member's buf. */
 int coll_bcast(coll_group_t *g, void *buf, size_t size, int root);
 /* Result in buf at root only (other ranks' buf unchanged). work: scratch of
- * count*elem_size bytes or NULL (then the library allocates). */
+ * count*elem_size bytes or NULL; this implementation needs none (it stages through
+ * its own preallocated buffers), so it is never written. */
 int coll_reduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op, int root,
                 void *work);
+/* Result in every member's buf; all members get bit-identical results. work as for
+ * coll_reduce. */
 int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op,
                    void *work);
 /* recv gets size bytes from each member, in group-rank order; send may be NULL when

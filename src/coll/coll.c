@@ -1,0 +1,362 @@
+/* coll.c — set-up of the collectives (the area, its settings, groups) and the
+ * argument checks of the public calls; the algorithms live in coll_<op>.c. */
+#include <stdlib.h>
+
+#include "coll/coll_impl.h"
+
+static coll_state_t *coll_st; /* this process's state, made by coll_init */
+
+int coll_max_groups(void)
+{
+    return coll_st ? coll_st->ngroups : 0;
+}
+
+static int ceil_log2(int n)
+{
+    int k = 0;
+    while ((1LL << k) < (long long)n)
+        k++;
+    return k;
+}
+
+static void read_settings(coll_state_t *st)
+{
+    st->small = (size_t)base_env_int("FMPL_COLL_SMALL", 2048, 64, 1 << 20,
+                                     "payload bytes of a collective mailbox: largest message "
+                                     "of the log2(p)-round collective algorithms");
+    st->small = BASE_ALIGN_UP(st->small, 8);
+    st->seg = (size_t)base_env_int("FMPL_COLL_SEG", 65536, 4096, 64 << 20,
+                                   "segment bytes of the pipelined collective algorithms");
+    st->seg = BASE_ALIGN_UP(BASE_MAX(st->seg, st->small), 8);
+    st->ngroups = (int)base_env_int("FMPL_COLL_GROUPS", 16, 1, 4096,
+                                    "group slots of the collective area per process");
+    long long small = (long long)st->small;
+    st->bcast_tree_max = (size_t)base_env_int(
+        "FMPL_COLL_BCAST_TREE_MAX", small, 0, small,
+        "largest broadcast (bytes) sent down a binomial tree rather than a pipelined chain");
+    st->reduce_tree_max = (size_t)base_env_int(
+        "FMPL_COLL_REDUCE_TREE_MAX", small, 0, small,
+        "largest reduce/allreduce (bytes) done by tree/recursive doubling, not by chains");
+    st->allgather_bruck_max = (size_t)base_env_int(
+        "FMPL_COLL_ALLGATHER_BRUCK_MAX", small, 0, small,
+        "largest message (bytes) of a Bruck allgather round; larger allgathers use a ring");
+}
+
+/* Zeroes every word a peer polls or a reader waits on: the start-up lines, and in each
+ * slot the ack lines and every cell's flag. Payload room is left untouched, so pages
+ * of the area are only faulted in when a message of that size is used (RSS). */
+static void clear_flags(coll_state_t *st)
+{
+    for (int k = 0; k < st->rounds; k++)
+        memset(st->area + st->init_off + (size_t)k * BASE_CACHE_LINE, 0, BASE_CACHE_LINE);
+    for (int s = 0; s < st->ngroups; s++) {
+        char *slot = st->area + st->slots_off + (size_t)s * st->slot_size;
+        memset(slot, 0, 2 * (size_t)st->rounds * BASE_CACHE_LINE); /* ack lines */
+        for (int par = 0; par < 2; par++) {
+            for (int idx = 0; idx < st->rounds + 2; idx++)
+                memset(slot + coll_a_off(st, idx, par) + st->small_stride - 8, 0, 8);
+            for (int dir = 0; dir < COLL_NDIR; dir++)
+                for (int k = 0; k < st->rounds; k++)
+                    memset(slot + coll_edge_off(st, dir, k, par) +
+                               (k == 0 ? st->seg_stride : st->small_stride) - 8,
+                           0, 8);
+        }
+    }
+}
+
+/* ---------------------------------------------------- job-wide start-up barrier
+ * Dissemination over the start-up lines of the areas. A peer that has not yet
+ * registered its area refuses the put with FMPL_ERR_KEY: the put is retried until it
+ * has (it registers before it enters this barrier, and waits in it). */
+typedef struct init_put {
+    vnic_t *v;
+    vnic_op_t op;
+    int rc;
+} init_put_t;
+
+static int init_put_try(void *arg)
+{
+    init_put_t *p = arg;
+    p->rc = vnic_post(p->v, &p->op);
+    return p->rc != FMPL_ERR_KEY;
+}
+
+typedef struct init_flag {
+    const uint64_t *flag;
+} init_flag_t;
+
+static int init_flag_set(void *arg)
+{
+    return __atomic_load_n(((init_flag_t *)arg)->flag, __ATOMIC_ACQUIRE) != 0;
+}
+
+static int init_barrier(coll_state_t *st)
+{
+    int p = st->world_size, r = st->world_rank;
+    static const uint64_t one = 1;
+    for (int k = 0; (1 << k) < p; k++) {
+        init_put_t put;
+        memset(&put, 0, sizeof put);
+        put.v = st->v;
+        put.op.opcode = VNIC_OP_PUT;
+        put.op.peer = (r + (1 << k)) % p;
+        put.op.flags = VNIC_F_TAIL_FLAG;
+        put.op.local.kind = VNIC_DESC_CONTIG;
+        put.op.local.u.contig.addr = (void *)&one;
+        put.op.local.u.contig.len = 8;
+        put.op.remote.key = COLL_KEY;
+        put.op.remote.kind = VNIC_DESC_CONTIG;
+        put.op.remote.u.off = st->init_off + (uint64_t)k * BASE_CACHE_LINE;
+        int rc = vnic_wait(st->v, init_put_try, &put, -1);
+        if (rc == FMPL_SUCCESS)
+            rc = put.rc;
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        init_flag_t f = {(const uint64_t *)(st->area + st->init_off + (size_t)k * BASE_CACHE_LINE)};
+        rc = vnic_wait(st->v, init_flag_set, &f, -1);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return FMPL_SUCCESS;
+}
+
+int coll_init(vnic_t *v)
+{
+    if (!v)
+        return FMPL_ERR_ARG;
+    if (coll_st)
+        return FMPL_ERR_INIT;
+    coll_state_t *st = calloc(1, sizeof *st);
+    if (!st)
+        return FMPL_ERR_NOMEM;
+    st->v = v;
+    st->world_rank = vnic_rank(v);
+    st->world_size = vnic_size(v);
+    st->rounds = BASE_MAX(1, ceil_log2(st->world_size));
+    read_settings(st);
+    st->small_stride = BASE_ALIGN_UP(st->small + 8, BASE_CACHE_LINE);
+    st->seg_stride = BASE_ALIGN_UP(st->seg + 8, BASE_CACHE_LINE);
+    st->slot_size = BASE_ALIGN_UP(coll_slot_size(st), 4096);
+    st->init_off = 0;
+    st->slots_off = BASE_ALIGN_UP((size_t)st->rounds * BASE_CACHE_LINE, 4096);
+    st->area_size = st->slots_off + (size_t)st->ngroups * st->slot_size;
+
+    int rc = FMPL_ERR_NOMEM;
+    st->slot_used = calloc((size_t)st->ngroups, 1);
+    st->outbox = aligned_alloc(BASE_CACHE_LINE, st->small_stride);
+    st->scratch = aligned_alloc(BASE_CACHE_LINE, st->seg_stride);
+    st->area = vnic_mem_alloc(v, st->area_size);
+    if (!st->slot_used || !st->outbox || !st->scratch || !st->area) {
+        if (!st->area)
+            base_log("coll: no room for the collective area (%zu bytes) in the shared heap; "
+                     "lower FMPL_COLL_GROUPS or FMPL_COLL_SEG",
+                     st->area_size);
+        goto fail;
+    }
+    clear_flags(st);
+    rc = vnic_cntr_open(v, COLL_ORDER_CNTR, &st->order_cntr);
+    if (rc != FMPL_SUCCESS)
+        goto fail;
+    rc = vnic_mr_reg_key(v, COLL_KEY, st->area, st->area_size,
+                         VNIC_ACC_REMOTE_READ | VNIC_ACC_REMOTE_WRITE);
+    if (rc != FMPL_SUCCESS)
+        goto fail_cntr;
+    rc = init_barrier(st);
+    if (rc != FMPL_SUCCESS) {
+        vnic_mr_dereg(v, COLL_KEY);
+        goto fail_cntr;
+    }
+    coll_st = st;
+    return FMPL_SUCCESS;
+
+fail_cntr:
+    vnic_cntr_close(v, st->order_cntr);
+fail:
+    if (st->area)
+        vnic_mem_free(v, st->area);
+    free(st->scratch);
+    free(st->outbox);
+    free(st->slot_used);
+    free(st);
+    return rc;
+}
+
+void coll_finalize(vnic_t *v)
+{
+    coll_state_t *st = coll_st;
+    if (!st || st->v != v)
+        return;
+    vnic_mr_dereg(v, COLL_KEY);
+    vnic_cntr_close(v, st->order_cntr);
+    vnic_mem_free(v, st->area);
+    free(st->scratch);
+    free(st->outbox);
+    free(st->slot_used);
+    free(st);
+    coll_st = NULL;
+}
+
+/* ----------------------------------------------------------------- groups */
+
+int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_t ctx,
+                      coll_group_t **out)
+{
+    coll_state_t *st = coll_st;
+    if (!v || !members || !out || size < 1)
+        return FMPL_ERR_ARG;
+    if (!st || st->v != v)
+        return FMPL_ERR_NOT_INIT;
+    if (rank < 0 || rank >= size || members[rank] != st->world_rank)
+        return FMPL_ERR_RANK;
+    if (size > st->world_size)
+        return FMPL_ERR_ARG;
+    unsigned char *seen = calloc((size_t)st->world_size, 1);
+    if (!seen)
+        return FMPL_ERR_NOMEM;
+    for (int i = 0; i < size; i++) {
+        int m = members[i];
+        if (m < 0 || m >= st->world_size || seen[m]) {
+            free(seen);
+            return FMPL_ERR_ARG;
+        }
+        seen[m] = 1;
+    }
+    free(seen);
+    int slot = (int)(ctx % (uint32_t)st->ngroups);
+    if (st->slot_used[slot])
+        return FMPL_ERR_BUSY;
+    coll_group_t *g = calloc(1, sizeof *g);
+    int *mem = malloc((size_t)size * sizeof *mem);
+    if (!g || !mem) {
+        free(g);
+        free(mem);
+        return FMPL_ERR_NOMEM;
+    }
+    memcpy(mem, members, (size_t)size * sizeof *mem);
+    g->magic = COLL_GROUP_MAGIC;
+    g->st = st;
+    g->v = v;
+    g->size = size;
+    g->rank = rank;
+    g->rounds = ceil_log2(size);
+    g->ctx = ctx;
+    g->slot = slot;
+    g->members = mem;
+    g->area_off = st->slots_off + (uint64_t)slot * st->slot_size;
+    g->area = st->area + g->area_off;
+    st->slot_used[slot] = 1;
+    *out = g;
+    return FMPL_SUCCESS;
+}
+
+static int group_ok(const coll_group_t *g)
+{
+    return g && g->magic == COLL_GROUP_MAGIC;
+}
+
+/* Freeing leaves the slot all zeros without a handshake with the next group that takes
+ * it, even though that group's members may write to this rank before it has finished
+ * here. Before the final barrier every edge message has been consumed (cleared) and
+ * acknowledged (drain), and the ack lines are cleared; the final barrier runs on
+ * A parity 0 and clears its flags as it consumes them. A new group's member writes to
+ * this rank early only (a) its first A call, on parity 1, which the final barrier does
+ * not use, and (b) the first two uses of an edge, whose cells are already clean. Any
+ * later write needs this rank to have entered the new group. */
+int coll_group_free(coll_group_t *g)
+{
+    if (!group_ok(g))
+        return FMPL_ERR_COMM;
+    int rc = FMPL_SUCCESS;
+    if (g->size > 1) {
+        rc = coll_edges_drain(g);
+        if (rc == FMPL_SUCCESS && ((g->seq_a + 1) & 1))
+            rc = coll_barrier_impl(g); /* so that the final barrier uses parity 0 */
+        if (rc == FMPL_SUCCESS)
+            rc = coll_barrier_impl(g);
+    }
+    g->st->slot_used[g->slot] = 0;
+    g->magic = 0;
+    free(g->members);
+    free(g);
+    return rc;
+}
+
+/* ------------------------------------------------------------ public calls */
+
+int coll_barrier(coll_group_t *g)
+{
+    if (BASE_UNLIKELY(!group_ok(g)))
+        return FMPL_ERR_COMM;
+    if (g->size == 1)
+        return FMPL_SUCCESS;
+    return coll_barrier_impl(g);
+}
+
+int coll_bcast(coll_group_t *g, void *buf, size_t size, int root)
+{
+    if (BASE_UNLIKELY(!group_ok(g)))
+        return FMPL_ERR_COMM;
+    if (BASE_UNLIKELY(root < 0 || root >= g->size))
+        return FMPL_ERR_ROOT;
+    if (BASE_UNLIKELY(!buf && size))
+        return FMPL_ERR_BUFFER;
+    if (size == 0 || g->size == 1)
+        return FMPL_SUCCESS;
+    return coll_bcast_impl(g, buf, size, root);
+}
+
+static int check_reduce(coll_group_t *g, const void *buf, size_t count, const coll_reduce_op_t *op)
+{
+    if (BASE_UNLIKELY(!group_ok(g)))
+        return FMPL_ERR_COMM;
+    if (BASE_UNLIKELY(!op || !op->fn || op->elem_size == 0))
+        return FMPL_ERR_OP;
+    if (BASE_UNLIKELY(!buf && count))
+        return FMPL_ERR_BUFFER;
+    if (BASE_UNLIKELY(count > SIZE_MAX / op->elem_size))
+        return FMPL_ERR_ARG;
+    return FMPL_SUCCESS;
+}
+
+int coll_reduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op, int root,
+                void *work)
+{
+    (void)work; /* never needed: see coll.h */
+    int rc = check_reduce(g, buf, count, op);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (BASE_UNLIKELY(root < 0 || root >= g->size))
+        return FMPL_ERR_ROOT;
+    if (count == 0 || g->size == 1)
+        return FMPL_SUCCESS;
+    return coll_reduce_impl(g, buf, count, op, root);
+}
+
+int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op, void *work)
+{
+    (void)work;
+    int rc = check_reduce(g, buf, count, op);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (count == 0 || g->size == 1)
+        return FMPL_SUCCESS;
+    return coll_allreduce_impl(g, buf, count, op);
+}
+
+int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
+{
+    if (BASE_UNLIKELY(!group_ok(g)))
+        return FMPL_ERR_COMM;
+    if (BASE_UNLIKELY(!recv && size))
+        return FMPL_ERR_BUFFER;
+    if (BASE_UNLIKELY(size && (size_t)g->size > SIZE_MAX / size))
+        return FMPL_ERR_ARG;
+    if (size == 0)
+        return FMPL_SUCCESS;
+    char *mine = (char *)recv + (size_t)g->rank * size;
+    if (send && send != mine)
+        memmove(mine, send, size);
+    if (g->size == 1)
+        return FMPL_SUCCESS;
+    return coll_allgather_impl(g, recv, size);
+}

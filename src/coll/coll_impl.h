@@ -1,0 +1,222 @@
+/* coll_impl.h — private to src/coll: the collective area, the group handle, and the
+ * mailbox ("cell") primitives every algorithm is written with.
+ *
+ * The collective area. coll_init allocates, on every rank, one block of shared heap
+ * with the same layout everywhere and registers it under the well-known key
+ * COLL_KEY, so a peer addresses any part of it by offset alone. It holds a job-wide
+ * start-up line block and COLL_GROUPS group slots; a group uses slot ctx % groups.
+ *
+ * A slot holds mailboxes ("cells") in three families:
+ *   A    (all-dependent): used by barrier, small allreduce, small allgather: calls in
+ *        which no rank can finish before every rank has entered. Double buffered by
+ *        the parity of the group's A sequence number: when a writer is in A-call n, it
+ *        finished A-call n-1, so every rank entered n-1 and consumed all of A-call
+ *        n-2's cells, which is the previous use of this parity. No acknowledgements.
+ *        Cells A[k] for rounds k < K, plus A[K] and A[K+1] for the fix-up steps of
+ *        recursive doubling when the group size is not a power of two.
+ *   DOWN (fixed writer): cell k of rank r is written only by group rank r - 2^k
+ *        (mod size); UP: cell k of rank r only by r + 2^k. Binomial trees, chains and
+ *        rings are written so that every transfer follows one of these edges, so each
+ *        cell has exactly one writer and one reader in the group whatever the root.
+ *        Double buffered by the count of uses of that edge; the reader acknowledges
+ *        each use in the writer's ack line (dir, k), and the writer waits for use n-2
+ *        to be acknowledged before use n. Rooted calls (bcast, reduce), in which a
+ *        writer may run ahead of its reader, use these. Cell 0 of each direction has
+ *        room for a pipeline segment (COLL_SEG bytes); the others hold COLL_SMALL.
+ *
+ * A cell is [payload room][8-byte flag]; a message of len bytes lands right-aligned
+ * against the flag, so payload and flag form one contiguous put (VNIC_F_TAIL_FLAG
+ * makes the flag visible last). A flag carries the sequence number of its use (never
+ * 0); the reader sets it back to 0 once it has consumed the message (before it
+ * acknowledges an edge), and a writer acknowledges its ack lines back to 0 when the
+ * group is freed. So a slot is all zeros between groups, and a new group can take it
+ * without any handshake (coll_group_free explains why early writers are safe).
+ * A large segment is sent as two puts that carry VNIC_F_RCNTR (payload, then flag):
+ * the vnic delivers them in order.
+ *
+ * Every line written by a peer (each cell's last line, each ack line) is written by
+ * one process only and sits on its own cache line. */
+#ifndef FMPL_COLL_IMPL_H
+#define FMPL_COLL_IMPL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "coll/coll.h"
+
+#define COLL_MAX_ROUNDS 32 /* rounds of a log2 algorithm: any int group size */
+#define COLL_GROUP_MAGIC 0x636f6c6cu
+
+enum { COLL_DIR_DOWN = 0, COLL_DIR_UP = 1, COLL_NDIR = 2 };
+
+/* Process-wide collective state (one per process, made by coll_init). */
+typedef struct coll_state {
+    vnic_t *v;
+    int world_rank, world_size;
+    int rounds;          /* K = ceil(log2(world size)), at least 1 */
+    size_t small;        /* payload room of a small cell (COLL_SMALL) */
+    size_t seg;          /* payload room of a segment cell (COLL_SEG) */
+    size_t small_stride; /* bytes of a small cell, flag included, line aligned */
+    size_t seg_stride;   /* bytes of a segment cell */
+    int ngroups;         /* group slots */
+    size_t slot_size;    /* bytes of one slot */
+    size_t init_off;     /* offset of the start-up lines in the area */
+    size_t slots_off;    /* offset of slot 0 */
+    size_t area_size;
+    char *area;               /* this process's area (shared heap), registered as COLL_KEY */
+    vnic_cntr_t *order_cntr;  /* target of VNIC_F_RCNTR (ordering of segment puts) */
+    unsigned char *slot_used; /* [ngroups] */
+    char *outbox;             /* private staging of one small message plus its flag */
+    char *scratch;            /* private scratch of one segment (reductions) */
+    /* Algorithm thresholds (bytes), see coll.h. */
+    size_t bcast_tree_max;
+    size_t reduce_tree_max;
+    size_t allgather_bruck_max;
+} coll_state_t;
+
+struct coll_group {
+    uint32_t magic;
+    coll_state_t *st;
+    vnic_t *v;
+    int size, rank;
+    int rounds; /* ceil(log2(size)) */
+    uint32_t ctx;
+    int slot;
+    int *members;                              /* world rank of each group rank */
+    char *area;                                /* this rank's slot */
+    uint64_t area_off;                         /* offset of the slot in every rank's area */
+    uint64_t seq_a;                            /* A-calls made */
+    uint64_t sent[COLL_NDIR][COLL_MAX_ROUNDS]; /* uses of my outgoing edge (dir, k) */
+    uint64_t rcvd[COLL_NDIR][COLL_MAX_ROUNDS]; /* uses of my incoming edge (dir, k) */
+};
+
+/* ----------------------------------------------------------------- layout */
+
+/* Offset, inside a slot, of ack line (dir, k) (written by the reader of my edge). */
+static inline size_t coll_ack_off(const coll_state_t *st, int dir, int k)
+{
+    return ((size_t)dir * (size_t)st->rounds + (size_t)k) * BASE_CACHE_LINE;
+}
+
+/* Offset inside a slot of A cell `idx` (0..K+1), parity par. */
+static inline size_t coll_a_off(const coll_state_t *st, int idx, int par)
+{
+    size_t base = 2 * (size_t)st->rounds * BASE_CACHE_LINE;
+    return base + ((size_t)idx * 2 + (size_t)par) * st->small_stride;
+}
+
+/* Offset inside a slot of cell (dir, k), parity par, and its stride. */
+static inline size_t coll_edge_off(const coll_state_t *st, int dir, int k, int par)
+{
+    size_t base =
+        2 * (size_t)st->rounds * BASE_CACHE_LINE + 2 * ((size_t)st->rounds + 2) * st->small_stride;
+    size_t per_dir = 2 * st->seg_stride + 2 * ((size_t)st->rounds - 1) * st->small_stride;
+    base += (size_t)dir * per_dir;
+    if (k == 0)
+        return base + (size_t)par * st->seg_stride;
+    return base + 2 * st->seg_stride + ((size_t)(k - 1) * 2 + (size_t)par) * st->small_stride;
+}
+
+static inline size_t coll_edge_room(const coll_state_t *st, int k)
+{
+    return k == 0 ? st->seg : st->small;
+}
+
+static inline size_t coll_slot_size(const coll_state_t *st)
+{
+    return coll_edge_off(st, COLL_NDIR, 0, 0);
+}
+
+/* ------------------------------------------------------------ group ranks */
+
+static inline int coll_mod(int a, int p)
+{
+    a %= p;
+    return a < 0 ? a + p : a;
+}
+
+/* Writer of my incoming edge (dir, k) and reader of my outgoing edge (dir, k). */
+static inline int coll_edge_writer(const coll_group_t *g, int dir, int k)
+{
+    int d = 1 << k;
+    return coll_mod(dir == COLL_DIR_DOWN ? g->rank - d : g->rank + d, g->size);
+}
+static inline int coll_edge_reader(const coll_group_t *g, int dir, int k)
+{
+    int d = 1 << k;
+    return coll_mod(dir == COLL_DIR_DOWN ? g->rank + d : g->rank - d, g->size);
+}
+
+/* ------------------------------------------------------------- primitives
+ * (coll_xfer.c). All return FMPL_SUCCESS or the vnic's error. */
+
+/* Waits until the 8-byte flag at `flag` (in this rank's area) reaches value. */
+int coll_wait_flag(coll_group_t *g, const uint64_t *flag, uint64_t value);
+
+/* Puts len bytes (<= the target cell's room) plus the flag value into the cell that
+ * ends at flag offset `flag_off` (slot-relative) of group rank `peer`. Small messages
+ * are staged with their flag in the outbox and travel as one tail-flag put; larger
+ * ones as two ordered puts straight from data. data may be NULL when len is 0. */
+int coll_put_cell(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
+                  uint64_t flag);
+
+/* Like coll_put_cell for an A cell: payload gathered from two pieces (either may be
+ * empty), always through the outbox (len1 + len2 <= COLL_SMALL). */
+int coll_put_cell2(coll_group_t *g, int peer, uint64_t flag_off, const void *d1, size_t l1,
+                   const void *d2, size_t l2, uint64_t flag);
+
+/* Puts the 8-byte value into line `line_off` (slot-relative) of group rank peer. */
+int coll_put_word(coll_group_t *g, int peer, uint64_t line_off, uint64_t value);
+
+/* ---- A cells ---- */
+static inline uint64_t *coll_a_flag(coll_group_t *g, int idx, int par)
+{
+    return (uint64_t *)(g->area + coll_a_off(g->st, idx, par) + g->st->small_stride - 8);
+}
+static inline uint64_t coll_a_flag_off(const coll_group_t *g, int idx, int par)
+{
+    return coll_a_off(g->st, idx, par) + g->st->small_stride - 8;
+}
+/* Start of a len-byte message in my cell whose flag is `flag`. */
+static inline char *coll_cell_data(uint64_t *flag, size_t len)
+{
+    return (char *)flag - len;
+}
+/* Marks a consumed cell free (the reader's last access to it). */
+static inline void coll_cell_clear(uint64_t *flag)
+{
+    __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
+}
+/* Waits for A cell (idx, parity of seq) to carry seq; returns its flag. */
+int coll_a_recv(coll_group_t *g, int idx, uint64_t seq, uint64_t **flag);
+
+/* ---- edges ---- */
+/* Writes len bytes (<= coll_edge_room) on my outgoing edge (dir, k): waits until the
+ * reader acknowledged the use two before this one, then puts. */
+int coll_edge_send(coll_group_t *g, int dir, int k, const void *data, size_t len);
+/* Waits for the next message on my incoming edge (dir, k); returns its payload
+ * (len bytes, as both sides know) inside my cell. The cell stays mine until
+ * coll_edge_release. */
+int coll_edge_recv(coll_group_t *g, int dir, int k, size_t len, char **data);
+/* Frees my cell of the message last received on (dir, k) and acknowledges it to
+ * its writer. */
+int coll_edge_release(coll_group_t *g, int dir, int k);
+/* Waits until every use of my outgoing edges has been acknowledged, then clears my
+ * ack lines (no more acknowledgements can come). */
+int coll_edges_drain(coll_group_t *g);
+
+/* ---- algorithms (one file each) ---- */
+int coll_barrier_impl(coll_group_t *g);
+int coll_allgather_impl(coll_group_t *g, void *recv, size_t size);
+int coll_bcast_impl(coll_group_t *g, void *buf, size_t size, int root);
+int coll_reduce_impl(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op,
+                     int root);
+int coll_allreduce_impl(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op);
+
+/* Pipelined chain broadcast (large messages), used by bcast and allreduce. */
+int coll_bcast_chain(coll_group_t *g, char *buf, size_t size, int root);
+/* Pipelined two-chain reduction to root (large messages), used by reduce and allreduce. */
+int coll_reduce_chain(coll_group_t *g, char *buf, size_t count, const coll_reduce_op_t *op,
+                      int root);
+
+#endif

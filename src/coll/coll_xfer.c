@@ -1,0 +1,141 @@
+/* coll_xfer.c — the mailbox primitives of the collectives: flag waits, cell puts,
+ * and the acknowledged edges (see coll_impl.h for the area layout). */
+#include "coll/coll_impl.h"
+
+typedef struct flag_wait {
+    const uint64_t *flag;
+    uint64_t value;
+} flag_wait_t;
+
+static int flag_reached(void *arg)
+{
+    const flag_wait_t *w = arg;
+    return __atomic_load_n(w->flag, __ATOMIC_ACQUIRE) >= w->value;
+}
+
+int coll_wait_flag(coll_group_t *g, const uint64_t *flag, uint64_t value)
+{
+    if (BASE_LIKELY(__atomic_load_n(flag, __ATOMIC_ACQUIRE) >= value))
+        return FMPL_SUCCESS;
+    flag_wait_t w = {flag, value};
+    return vnic_wait(g->v, flag_reached, &w, -1);
+}
+
+static int put_contig(coll_group_t *g, int peer, void *local, size_t len, uint64_t remote_off,
+                      uint32_t flags)
+{
+    vnic_op_t op;
+    memset(&op, 0, sizeof op);
+    op.opcode = VNIC_OP_PUT;
+    op.peer = g->members[peer];
+    op.flags = flags;
+    op.local.kind = VNIC_DESC_CONTIG;
+    op.local.u.contig.addr = local;
+    op.local.u.contig.len = len;
+    op.remote.key = COLL_KEY;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    op.remote.u.off = g->area_off + remote_off;
+    if (flags & VNIC_F_RCNTR)
+        op.rcntr = COLL_ORDER_CNTR;
+    return vnic_post(g->v, &op);
+}
+
+int coll_put_cell2(coll_group_t *g, int peer, uint64_t flag_off, const void *d1, size_t l1,
+                   const void *d2, size_t l2, uint64_t flag)
+{
+    coll_state_t *st = g->st;
+    size_t len = l1 + l2;
+    char *end = st->outbox + st->small; /* the flag's place in the outbox */
+    if (l1)
+        memcpy(end - len, d1, l1);
+    if (l2)
+        memcpy(end - l2, d2, l2);
+    memcpy(end, &flag, sizeof flag);
+    return put_contig(g, peer, end - len, len + 8, flag_off - len, VNIC_F_TAIL_FLAG);
+}
+
+int coll_put_cell(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
+                  uint64_t flag)
+{
+    if (len <= g->st->small)
+        return coll_put_cell2(g, peer, flag_off, data, len, NULL, 0, flag);
+    /* Large: payload, then flag, both ordered by VNIC_F_RCNTR. */
+    int rc = put_contig(g, peer, (void *)data, len, flag_off - len, VNIC_F_RCNTR);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    return put_contig(g, peer, &flag, 8, flag_off, VNIC_F_RCNTR | VNIC_F_TAIL_FLAG);
+}
+
+int coll_put_word(coll_group_t *g, int peer, uint64_t line_off, uint64_t value)
+{
+    return put_contig(g, peer, &value, 8, line_off, VNIC_F_TAIL_FLAG);
+}
+
+/* ------------------------------------------------------------------ edges */
+
+static uint64_t edge_flag_off(const coll_state_t *st, int dir, int k, uint64_t use)
+{
+    int par = (int)((use - 1) & 1);
+    size_t stride = k == 0 ? st->seg_stride : st->small_stride;
+    return coll_edge_off(st, dir, k, par) + stride - 8;
+}
+
+int coll_edge_send(coll_group_t *g, int dir, int k, const void *data, size_t len)
+{
+    uint64_t n = g->sent[dir][k] + 1;
+    if (n > 2) {
+        const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, k));
+        int rc = coll_wait_flag(g, ack, n - 2);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    int rc = coll_put_cell(g, coll_edge_reader(g, dir, k), edge_flag_off(g->st, dir, k, n), data,
+                           len, n);
+    if (rc == FMPL_SUCCESS)
+        g->sent[dir][k] = n;
+    return rc;
+}
+
+int coll_edge_recv(coll_group_t *g, int dir, int k, size_t len, char **data)
+{
+    uint64_t n = g->rcvd[dir][k] + 1;
+    uint64_t *flag = (uint64_t *)(g->area + edge_flag_off(g->st, dir, k, n));
+    int rc = coll_wait_flag(g, flag, n);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    g->rcvd[dir][k] = n;
+    *data = (char *)flag - len;
+    return FMPL_SUCCESS;
+}
+
+int coll_edge_release(coll_group_t *g, int dir, int k)
+{
+    coll_cell_clear((uint64_t *)(g->area + edge_flag_off(g->st, dir, k, g->rcvd[dir][k])));
+    return coll_put_word(g, coll_edge_writer(g, dir, k), coll_ack_off(g->st, dir, k),
+                         g->rcvd[dir][k]);
+}
+
+int coll_edges_drain(coll_group_t *g)
+{
+    for (int dir = 0; dir < COLL_NDIR; dir++) {
+        for (int k = 0; k < g->st->rounds; k++) {
+            if (!g->sent[dir][k])
+                continue;
+            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, k));
+            int rc = coll_wait_flag(g, ack, g->sent[dir][k]);
+            if (rc != FMPL_SUCCESS)
+                return rc;
+        }
+    }
+    for (int dir = 0; dir < COLL_NDIR; dir++)
+        for (int k = 0; k < g->st->rounds; k++)
+            __atomic_store_n((uint64_t *)(g->area + coll_ack_off(g->st, dir, k)), 0,
+                             __ATOMIC_RELAXED);
+    return FMPL_SUCCESS;
+}
+
+int coll_a_recv(coll_group_t *g, int idx, uint64_t seq, uint64_t **flag)
+{
+    *flag = coll_a_flag(g, idx, (int)(seq & 1));
+    return coll_wait_flag(g, *flag, seq);
+}
