@@ -74,6 +74,12 @@ typedef uint32_t vnic_key_t;
 #define VNIC_KEY_INVALID 0u
 #define VNIC_KEY_HEAP 1u          /* the shared heap of every rank, offset 0 = heap start */
 #define VNIC_KEY_WELL_KNOWN_MAX 16u /* keys 1..15: same meaning on every rank */
+/* Well-known keys taken by upper layers (add yours here, one line each):
+ *   4   coll: each rank's collective area (coll.h COLL_KEY; counter id 4 too)
+ *   12  fmpl: the COMM_WORLD matching area (sender-side matching slots)
+ *   13  fmpl: the any-source receive queue (RecvQueue[N], SendCNT, RecvCNT) */
+#define VNIC_KEY_FMPL_MATCH_WORLD 12u
+#define VNIC_KEY_FMPL_ANY 13u
 
 enum {
     VNIC_ACC_REMOTE_READ = 1,
@@ -207,6 +213,13 @@ typedef struct vnic_notify {
 typedef void (*vnic_notify_fn)(void *arg, const vnic_notify_t *n);
 /* Installs the handler of channel chan (0..VNIC_NCHAN-1); NULL removes it. */
 #define VNIC_NCHAN 8
+/* Channels taken by upper layers (add yours here):
+ *   5  fmpl: payload of a matched send arrived (receiver completes its receive)
+ *   6  fmpl: a receive header arrived in the sender's matching area
+ *   7  fmpl: any-source domain (message arrival, rendezvous acknowledgement) */
+#define VNIC_CHAN_FMPL_DATA 5
+#define VNIC_CHAN_FMPL_HDR 6
+#define VNIC_CHAN_FMPL_ANY 7
 int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *arg);
 
 /* ---------------------------------------------------------------- progress */

@@ -1,0 +1,502 @@
+/* p2p.c — sender-side-matched point-to-point (seed 000, section 2.2):
+ * fmpl_send/recv/isend/irecv and their waits, the notification handlers, and the
+ * progress of pending sends.
+ *
+ * Receive: post a header into the sender's slot (one put), then wait for the payload's
+ * notification. Send: take the header (the k-th header of the slot has seq k), put the
+ * payload straight into the receive buffer with a notification. No queue, no search and
+ * no allocation on either path once the peer state exists. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl/fmpl_impl.h"
+
+static inline uint32_t fmpli_token(const fmpli_peer_t *p, uint32_t slot)
+{
+    return p->pid << fmpli.slot_bits | slot;
+}
+
+static inline uint32_t fmpli_any_slot(void)
+{
+    return fmpli.nslots - 1;
+}
+
+/* ---------------------------------------------------------------- handlers */
+
+/* The payload of one of my receives arrived: complete it (O(1) via the token). */
+static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
+{
+    (void)arg;
+    uint32_t token = (uint32_t)n->imm;
+    uint32_t pid = token >> fmpli.slot_bits;
+    uint32_t slot = token & ((1u << fmpli.slot_bits) - 1u);
+    fmpli_peer_t *p = pid < fmpli.npid ? fmpli.pid_table[pid] : NULL;
+    if (BASE_UNLIKELY(!p || slot >= fmpli.nslots || p->world != n->src)) {
+        BASE_DEBUG("fmpl: stray payload notification from rank %d (token %u)", n->src, token);
+        return;
+    }
+    fmpli_recvent_t *r = &p->recv[slot];
+    if (BASE_UNLIKELY(r->state != FMPLI_RECV_POSTED ||
+                      (uint8_t)r->seq != (uint8_t)(n->imm >> 48))) {
+        BASE_DEBUG("fmpl: payload notification from rank %d for no posted receive", n->src);
+        return;
+    }
+    r->got = n->len;
+    r->smai = (uint32_t)(n->imm >> 32) & 0xffffu;
+    r->err = (n->imm >> 56) & 1u ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    r->state = FMPLI_RECV_DONE;
+}
+
+/* A receive header landed in my matching area: pending sends may now go. */
+static void fmpli_hdr_arrived(void *arg, const vnic_notify_t *n)
+{
+    (void)arg;
+    (void)n;
+    if (fmpli.npending || fmpli.spool.npending)
+        fmpli_progress_sends();
+}
+
+int fmpli_p2p_init(void)
+{
+    int rc = vnic_set_notify_handler(fmpli.vnic, FMPLI_CHAN_DATA, fmpli_data_arrived, NULL);
+    if (rc == FMPL_SUCCESS)
+        rc = vnic_set_notify_handler(fmpli.vnic, FMPLI_CHAN_HDR, fmpli_hdr_arrived, NULL);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- matching */
+
+static inline int fmpli_slot_ready(const fmpli_peer_t *p, uint32_t slot)
+{
+    return __atomic_load_n(&p->row[slot].seq, __ATOMIC_ACQUIRE) == p->send[slot].seq + 1;
+}
+
+int fmpli_match_peek(const fmpli_peer_t *p, uint32_t mai)
+{
+    return fmpli_slot_ready(p, mai) || fmpli_slot_ready(p, fmpli_any_slot());
+}
+
+int fmpli_match_take(fmpli_peer_t *p, uint32_t mai, fmpli_hdr_t *out)
+{
+    uint32_t slot = mai;
+    if (!fmpli_slot_ready(p, slot)) {
+        slot = fmpli_any_slot();
+        if (!fmpli_slot_ready(p, slot))
+            return 0;
+    }
+    /* The receiver rewrites this slot only after our payload completed its receive. */
+    *out = p->row[slot];
+    p->send[slot].seq++;
+    return 1;
+}
+
+int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf, size_t size)
+{
+    int trunc = size > h->size;
+    vnic_op_t op = {.opcode = VNIC_OP_PUT,
+                    .peer = p->world,
+                    .flags = VNIC_F_NOTIFY,
+                    .chan = FMPLI_CHAN_DATA,
+                    .imm = FMPLI_IMM(h->token, mai, h->seq, trunc)};
+    op.local.kind = VNIC_DESC_CONTIG;
+    op.local.u.contig.addr = (void *)(uintptr_t)buf;
+    op.local.u.contig.len = trunc ? (size_t)h->size : size;
+    op.remote.key = h->key;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    op.remote.u.off = h->off;
+    int rc = vnic_post(fmpli.vnic, &op);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    return trunc ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- pending isends */
+
+static int fmpli_pending_add(fmpli_peer_t *p, uint32_t mai)
+{
+    if (fmpli.npending == fmpli.pending_cap) {
+        uint32_t cap = fmpli.pending_cap ? fmpli.pending_cap * 2 : 64;
+        fmpli_pending_t *t = realloc(fmpli.pending, cap * sizeof *t);
+        if (!t)
+            return FMPL_ERR_NOMEM;
+        fmpli.pending = t;
+        fmpli.pending_cap = cap;
+    }
+    fmpli.pending[fmpli.npending] = (fmpli_pending_t){p, mai};
+    p->send[mai].pend_idx = fmpli.npending++;
+    return FMPL_SUCCESS;
+}
+
+static void fmpli_pending_remove(uint32_t i)
+{
+    fmpli_pending_t last = fmpli.pending[--fmpli.npending];
+    if (i != fmpli.npending) {
+        fmpli.pending[i] = last;
+        last.peer->send[last.mai].pend_idx = i;
+    }
+}
+
+int fmpli_progress_sends(void)
+{
+    if (fmpli.in_progress)
+        return 0;
+    fmpli.in_progress = 1;
+    int done = fmpli.spool.npending ? fmpli_spool_push() : 0;
+    for (uint32_t i = 0; i < fmpli.npending;) {
+        fmpli_peer_t *p = fmpli.pending[i].peer;
+        uint32_t mai = fmpli.pending[i].mai;
+        fmpli_sendent_t *s = &p->send[mai];
+        fmpli_hdr_t h;
+        if (s->spooled == 0 && fmpli_match_take(p, mai, &h)) {
+            fmpli_pending_remove(i);
+            s->result = fmpli_deliver(p, mai, &h, s->buf, s->size);
+            s->state = FMPLI_SEND_DONE;
+            done++;
+        } else {
+            i++;
+        }
+    }
+    fmpli.in_progress = 0;
+    return done;
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+typedef struct fmpli_waitctx {
+    vnic_ready_fn ready;
+    void *arg;
+} fmpli_waitctx_t;
+
+static int fmpli_wait_ready(void *a)
+{
+    fmpli_waitctx_t *w = a;
+    if (fmpli.npending || fmpli.spool.npending)
+        fmpli_progress_sends();
+    return w->ready(w->arg);
+}
+
+int fmpli_wait(vnic_ready_fn ready, void *arg, int64_t timeout_ns)
+{
+    if (ready(arg))
+        return FMPL_SUCCESS;
+    if (timeout_ns == 0) { /* one look, no waiting */
+        vnic_progress(fmpli.vnic);
+        if (fmpli.npending || fmpli.spool.npending)
+            fmpli_progress_sends();
+        return ready(arg) ? FMPL_SUCCESS : FMPL_ERR_TIMEOUT;
+    }
+    fmpli_waitctx_t w = {ready, arg};
+    return vnic_wait(fmpli.vnic, fmpli_wait_ready, &w, timeout_ns);
+}
+
+static int fmpli_flush_ready(void *arg)
+{
+    const fmpli_comm_t *c = arg;
+    if (!c)
+        return fmpli.npending == 0 && fmpli.spool.npending == 0;
+    for (uint32_t i = 0; i < fmpli.npending; i++)
+        if (fmpli.pending[i].peer->comm == c)
+            return 0;
+    for (const fmpli_spool_blk_t *b = fmpli.spool.head; b; b = b->next)
+        if (b->peer->comm == c)
+            return 0;
+    return 1;
+}
+
+int fmpli_flush_sends(const fmpli_comm_t *c)
+{
+    return fmpli_wait(fmpli_flush_ready, (void *)(uintptr_t)c, -1);
+}
+
+void fmpli_peer_release(fmpli_peer_t *p)
+{
+    for (uint32_t slot = 0; slot < fmpli.nslots; slot++) {
+        fmpli_recvent_t *r = &p->recv[slot];
+        if (r->state != FMPLI_RECV_IDLE && r->key != VNIC_KEY_INVALID)
+            vnic_mr_dereg(fmpli.vnic, r->key);
+    }
+    for (uint32_t i = 0; i < fmpli.npending;) {
+        if (fmpli.pending[i].peer == p)
+            fmpli_pending_remove(i);
+        else
+            i++;
+    }
+    fmpli_spool_forget_peer(p);
+}
+
+/* ---------------------------------------------------------------- argument checks */
+
+/* Validates the arguments common to the p2p calls; on success *cp is the communicator.
+ * any_ok: FMPL_TAG_ANY is a valid mai. */
+static inline int fmpli_p2p_check(fmpl_comm comm, const void *buf, size_t size, int rank, int mai,
+                                  int any_ok, fmpli_comm_t **cp)
+{
+    if (BASE_UNLIKELY(fmpli.status != FMPLI_ACTIVE))
+        return FMPL_ERR_NOT_INIT;
+    fmpli_comm_t *c = fmpli_comm_get(comm);
+    if (BASE_UNLIKELY(!c))
+        return FMPL_ERR_COMM;
+    if (BASE_UNLIKELY(!buf && size))
+        return FMPL_ERR_BUFFER;
+    if (BASE_UNLIKELY((unsigned)rank >= (unsigned)c->size))
+        return FMPL_ERR_RANK;
+    if (BASE_UNLIKELY((unsigned)mai >= (unsigned)fmpli.mai_max && !(any_ok && mai == FMPL_TAG_ANY)))
+        return FMPL_ERR_MAI;
+    *cp = c;
+    return FMPL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- sends */
+
+/* How long a send waits for its header before spooling; -1: forever (synchronous). */
+static int64_t fmpli_send_timeout_ns(void)
+{
+    if (!fmpli.spool.base || fmpli.spool.timeout_ms == FMPL_TIMEOUT_INFINITE)
+        return -1;
+    return (int64_t)fmpli.spool.timeout_ms * 1000000;
+}
+
+typedef struct fmpli_sendwait {
+    fmpli_peer_t *p;
+    uint32_t mai;
+} fmpli_sendwait_t;
+
+static int fmpli_send_ready(void *arg)
+{
+    const fmpli_sendwait_t *w = arg;
+    return w->p->send[w->mai].spooled == 0 && fmpli_match_peek(w->p, w->mai);
+}
+
+/* A blocking send whose header is not there yet: wait for it, or spool on timeout. */
+static int fmpli_send_slow(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size)
+{
+    fmpli_sendent_t *s = &p->send[mai];
+    fmpli_sendwait_t w = {p, mai};
+    s->state = FMPLI_SEND_ACTIVE; /* progress leaves it alone; re-entry sees BUSY */
+    int rc;
+    for (;;) {
+        rc = fmpli_wait(fmpli_send_ready, &w, fmpli_send_timeout_ns());
+        if (rc == FMPL_ERR_TIMEOUT) {
+            rc = fmpli_spool_add(p, mai, buf, size);
+            break;
+        }
+        if (rc != FMPL_SUCCESS)
+            break;
+        fmpli_hdr_t h;
+        if (s->spooled == 0 && fmpli_match_take(p, mai, &h)) {
+            rc = fmpli_deliver(p, mai, &h, buf, size);
+            break;
+        }
+    }
+    s->state = FMPLI_SEND_IDLE;
+    return rc;
+}
+
+int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+{
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, buf, size, dst, mai, 0, &c);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    fmpli_peer_t *p = fmpli_peer_get(c, dst);
+    if (BASE_UNLIKELY(!p))
+        return FMPL_ERR_NOMEM;
+    fmpli_sendent_t *s = &p->send[mai];
+    if (BASE_UNLIKELY(s->state != FMPLI_SEND_IDLE))
+        return FMPL_ERR_BUSY;
+    fmpli_hdr_t h;
+    if (BASE_LIKELY(s->spooled == 0) && fmpli_match_take(p, (uint32_t)mai, &h))
+        return fmpli_deliver(p, (uint32_t)mai, &h, buf, size);
+    return fmpli_send_slow(p, (uint32_t)mai, buf, size);
+}
+
+int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+{
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, buf, size, dst, mai, 0, &c);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    fmpli_peer_t *p = fmpli_peer_get(c, dst);
+    if (BASE_UNLIKELY(!p))
+        return FMPL_ERR_NOMEM;
+    fmpli_sendent_t *s = &p->send[mai];
+    if (BASE_UNLIKELY(s->state != FMPLI_SEND_IDLE))
+        return FMPL_ERR_BUSY;
+    s->buf = buf;
+    s->size = size;
+    fmpli_hdr_t h;
+    if (BASE_LIKELY(s->spooled == 0) && fmpli_match_take(p, (uint32_t)mai, &h)) {
+        s->result = fmpli_deliver(p, (uint32_t)mai, &h, buf, size);
+        s->state = FMPLI_SEND_DONE;
+        return FMPL_SUCCESS;
+    }
+    rc = fmpli_pending_add(p, (uint32_t)mai);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    s->state = FMPLI_SEND_PENDING;
+    return FMPL_SUCCESS;
+}
+
+static int fmpli_isend_done(void *arg)
+{
+    return ((const fmpli_sendent_t *)arg)->state == FMPLI_SEND_DONE;
+}
+
+int fmpl_isend_wait(int dst, int mai, fmpl_comm comm)
+{
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, NULL, 0, dst, mai, 0, &c);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpli_peer_t *p = c->peers[dst];
+    if (!p)
+        return FMPL_ERR_NO_PENDING;
+    fmpli_sendent_t *s = &p->send[mai];
+    if (s->state == FMPLI_SEND_PENDING) {
+        rc = fmpli_wait(fmpli_isend_done, s, fmpli_send_timeout_ns());
+        if (rc == FMPL_ERR_TIMEOUT && s->state == FMPLI_SEND_PENDING) {
+            /* Buffered mode: copy into the spool and complete. Without room the isend
+             * stays pending and the caller may wait again. */
+            fmpli_pending_remove(s->pend_idx);
+            s->state = FMPLI_SEND_ACTIVE;
+            rc = fmpli_spool_add(p, (uint32_t)mai, s->buf, s->size);
+            if (rc != FMPL_SUCCESS) {
+                int arc = fmpli_pending_add(p, (uint32_t)mai);
+                s->state = FMPLI_SEND_PENDING;
+                return arc != FMPL_SUCCESS ? arc : rc;
+            }
+            s->state = FMPLI_SEND_IDLE;
+            return FMPL_SUCCESS;
+        }
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    if (s->state != FMPLI_SEND_DONE)
+        return FMPL_ERR_NO_PENDING;
+    s->state = FMPLI_SEND_IDLE;
+    return s->result;
+}
+
+/* ---------------------------------------------------------------- receives */
+
+/* Posts the header of a receive into the sender's slot. */
+static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int mai,
+                           fmpli_peer_t **pp, fmpli_recvent_t **rp)
+{
+    fmpli_peer_t *p = fmpli_peer_get(c, src);
+    if (BASE_UNLIKELY(!p))
+        return FMPL_ERR_NOMEM;
+    uint32_t slot = mai == FMPL_TAG_ANY ? fmpli_any_slot() : (uint32_t)mai;
+    fmpli_recvent_t *r = &p->recv[slot];
+    if (BASE_UNLIKELY(r->state != FMPLI_RECV_IDLE))
+        return FMPL_ERR_BUSY;
+    vnic_t *v = fmpli.vnic;
+    vnic_key_t key = VNIC_KEY_HEAP;
+    uint64_t off = 0;
+    r->key = VNIC_KEY_INVALID;
+    if (size) {
+        if (vnic_mem_in_heap(v, buf, size)) {
+            off = vnic_mem_heap_offset(v, buf); /* zero-copy: the sender memcpys into it */
+        } else {
+            int rc = vnic_mr_reg(v, buf, size, VNIC_ACC_REMOTE_WRITE, &key);
+            if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+                return rc;
+            r->key = key;
+        }
+    }
+    fmpli_hdr_t h = {
+        .off = off, .size = size, .key = key, .token = fmpli_token(p, slot), .seq = r->seq + 1};
+    r->seq++;
+    r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
+    vnic_op_t op = {.opcode = VNIC_OP_PUT,
+                    .peer = p->world,
+                    .flags = VNIC_F_TAIL_FLAG | VNIC_F_NOTIFY,
+                    .chan = FMPLI_CHAN_HDR};
+    op.local.kind = VNIC_DESC_CONTIG;
+    op.local.u.contig.addr = &h;
+    op.local.u.contig.len = sizeof h;
+    op.remote.key = p->remote_key;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    op.remote.u.off = p->remote_off + (uint64_t)slot * sizeof(fmpli_hdr_t);
+    int rc = vnic_post(v, &op);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS)) {
+        r->seq--;
+        r->state = FMPLI_RECV_IDLE;
+        if (r->key != VNIC_KEY_INVALID)
+            vnic_mr_dereg(v, r->key);
+        r->key = VNIC_KEY_INVALID;
+        return rc;
+    }
+    *pp = p;
+    *rp = r;
+    return FMPL_SUCCESS;
+}
+
+/* Finishes a completed receive: status, registration, slot state. Returns its error. */
+static int fmpli_recv_reap(const fmpli_peer_t *p, fmpli_recvent_t *r, fmpl_status *status)
+{
+    int err = r->err;
+    if (status) {
+        status->source = p->rank;
+        status->mai = (int)r->smai;
+        status->size = (size_t)r->got;
+        status->error = err;
+    }
+    if (r->key != VNIC_KEY_INVALID) {
+        vnic_mr_dereg(fmpli.vnic, r->key);
+        r->key = VNIC_KEY_INVALID;
+    }
+    r->state = FMPLI_RECV_IDLE;
+    return err;
+}
+
+static int fmpli_recv_done(void *arg)
+{
+    return ((const fmpli_recvent_t *)arg)->state == FMPLI_RECV_DONE;
+}
+
+int fmpl_recv(void *buf, size_t size, int src, int mai, fmpl_comm comm, fmpl_status *status)
+{
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, buf, size, src, mai, 1, &c);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    fmpli_peer_t *p;
+    fmpli_recvent_t *r;
+    rc = fmpli_recv_post(c, buf, size, src, mai, &p, &r);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    rc = fmpli_wait(fmpli_recv_done, r, -1);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc; /* the receive stays posted; fmpl_irecv_wait may finish it */
+    return fmpli_recv_reap(p, r, status);
+}
+
+int fmpl_irecv(void *buf, size_t size, int src, int mai, fmpl_comm comm)
+{
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, buf, size, src, mai, 1, &c);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    fmpli_peer_t *p;
+    fmpli_recvent_t *r;
+    return fmpli_recv_post(c, buf, size, src, mai, &p, &r);
+}
+
+int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status)
+{
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, NULL, 0, src, mai, 1, &c);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpli_peer_t *p = c->peers[src];
+    if (!p)
+        return FMPL_ERR_NO_PENDING;
+    fmpli_recvent_t *r = &p->recv[mai == FMPL_TAG_ANY ? fmpli_any_slot() : (uint32_t)mai];
+    if (r->state == FMPLI_RECV_IDLE)
+        return FMPL_ERR_NO_PENDING;
+    rc = fmpli_wait(fmpli_recv_done, r, -1);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    return fmpli_recv_reap(p, r, status);
+}

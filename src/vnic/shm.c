@@ -1,0 +1,1368 @@
+/* shm.c — the shared-memory transport of the vnic (ranks on the same host).
+ *
+ * SEGMENT. One per host and vnic_open, created by the lowest local rank as
+ * /dev/shm/fmpl-<job id>-<node> (O_EXCL, mode 0600), announced through boot, mapped
+ * by every local rank, then unlinked after the second boot fence, so a crash leaves
+ * nothing behind. Before creating it, statvfs("/dev/shm") must show room for the
+ * fixed part of every rank, which is fallocate()d at once (FMPL_ERR_NOMEM, never a
+ * later SIGBUS). The per-rank heap is reserved in the file but sparse: heap.c
+ * fallocate()s its pages when a block first covers them.
+ *
+ *   [header page][area of local rank 0][area 1]...
+ *   area = ctrl | wake | SendCNT | RecvCNT | cells[K] | reply[R] | bounce state[B] |
+ *          bounce data[B][chunk] | counters[C] | region table | heap
+ * Each hot field sits on its own cache line; a line is written by one process at a
+ * time (cells and bounce chunks change hands, they are never written by two at once).
+ *
+ * INBOX (seed 002, receive-buffer acquisition). The receiver owns cells[K] (64-byte
+ * lines), SendCNT and RecvCNT. A sender takes tickets with one atomic fetch-add on
+ * SendCNT (n tickets for an n-cell message), may write while ticket+n <= RecvCNT+K
+ * (RecvCNT cached per peer, re-read only when the inbox looks full; while waiting the
+ * sender progresses its own inbox, so two ranks flooding each other cannot deadlock),
+ * writes payload and header, and publishes the message by storing ticket+1 into the
+ * first cell's seq word. The receiver consumes in ticket order, so each initiator's
+ * messages stay in order; it resets the seq word of continuation cells (payload could
+ * otherwise alias a future ticket) and publishes RecvCNT after applying each message's
+ * effects. Memory: K cells per rank whatever the number of senders.
+ * Cell: seq, type, ncells, flags, chan, src, key, off, len, rcntr, imm: 40 bytes, then
+ * 24 payload bytes (8-byte put with notification = one cell); continuation cells carry
+ * 64 payload bytes each.
+ *
+ * PATHS for an op towards local rank p and its region r (validated by the initiator
+ * against p's region table, which lives in the segment: key, generation, bounds,
+ * access; refused ops return FMPL_ERR_KEY and touch nothing):
+ *   - p is self, or r lies inside the segment (the shared heap): the initiator does the
+ *     work itself (memcpy, __atomic ops on the mapping): one-sided, no target CPU;
+ *   - PUT to private memory, <= inline_max: payload inline in cells; the target's
+ *     progress re-validates, copies, applies TAIL_FLAG, RCNTR, NOTIFY;
+ *   - PUT/GET to private memory beyond that: one copy with process_vm_writev/readv
+ *     (CMA, probed at start-up; FMPL_SHM_CMA=0 disables it), or, when CMA is denied,
+ *     through the initiator's bounce chunks: PUT copies each chunk into a free chunk and
+ *     sends a cell, the target copies out and frees it (post returns once every chunk
+ *     is staged); GET requests chunks that the target fills, completed asynchronously
+ *     by the initiator's progress (lcntr);
+ *   - atomics on private memory: a cell executed by the target, the old value returned
+ *     into one of the initiator's reply lines (completion through lcntr).
+ * ORDERING per initiator and target: cells are handled in ticket order. An effect
+ * (RCNTR) of a direct op is applied directly (an atomic add on the target's counter,
+ * no target CPU) only when none of this initiator's earlier cells to that target is
+ * still unconsumed; otherwise it follows them as an EFFECT cell. Notifications always
+ * travel in cells. So an op with RCNTR/NOTIFY takes effect after the data of every
+ * earlier put from the same initiator to the same target is visible (plain puts
+ * included): "put data, then put-with-notify" needs no fence.
+ *
+ * WAKE-UPS. A waiting rank stores 1 in its wake word, re-checks, and futex-waits on
+ * it. Whoever delivers something (a cell, a direct put, an atomic, a counter
+ * increment, a reply, a freed chunk) does a full fence and, only when the word is set,
+ * clears it and calls futex_wake: no system call while the target is awake. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "vnic/vnic_impl.h"
+
+#define SHM_MAGIC 0x314d48534c504d46ull /* "FMPLSHM1" */
+#define SHM_LINE 64
+#define SHM_CELL_DATA 24
+#define SHM_NREPLY 64
+#define SHM_HEADER_SIZE 4096
+#define SHM_PAGE 4096
+
+enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET };
+
+typedef struct shm_cell {
+    uint32_t seq; /* ticket + 1 of the message's first cell, stored last (release) */
+    uint8_t type, ncells, flags, chan;
+    uint32_t src; /* initiator's world rank */
+    uint32_t key;
+    uint64_t off;
+    uint32_t len;
+    uint32_t rcntr;
+    uint64_t imm;
+    union {
+        uint8_t data[SHM_CELL_DATA];
+        struct {
+            uint64_t operand, compare;
+            uint32_t slot, slotseq;
+        } amo;
+        struct {
+            uint32_t slot, slotseq;
+        } bounce;
+    } u;
+} shm_cell_t;
+_Static_assert(sizeof(shm_cell_t) == SHM_LINE, "a cell is one cache line");
+
+typedef struct shm_ctrl {
+    int32_t pid;
+    int32_t cma_ok;
+    uint64_t probe_addr, probe_value;
+} BASE_ALIGNED shm_ctrl_t;
+
+typedef struct shm_line32 {
+    uint32_t word;
+} BASE_ALIGNED shm_line32_t;
+
+typedef struct shm_line64 {
+    uint64_t value;
+} BASE_ALIGNED shm_line64_t;
+
+/* A completion line written by a target for one of this rank's requests. */
+typedef struct shm_reply {
+    uint32_t seq;
+    int32_t status;
+    uint64_t value;
+} BASE_ALIGNED shm_reply_t;
+
+/* Offsets inside an area; the same on every rank (the creator's choice, read from
+ * the header by the others). */
+typedef struct shm_layout {
+    uint32_t cells, nbounce, ncntr, nregions;
+    uint64_t chunk, inline_max, heap_size;
+    uint64_t off_ctrl, off_wake, off_sendcnt, off_recvcnt, off_cells, off_reply, off_bstate,
+        off_bdata, off_cntr, off_regions, off_heap, area_size, seg_size;
+} shm_layout_t;
+
+typedef struct shm_header {
+    uint64_t magic;
+    uint32_t nlocal, pad;
+    shm_layout_t lay;
+    BASE_ALIGNED uint64_t closing; /* ranks that entered vnic_close */
+} shm_header_t;
+
+typedef struct shm_peer {
+    char *area;
+    uint64_t recvcnt_cache; /* last RecvCNT seen at this peer */
+    uint64_t sent_end;      /* ticket after my last cell to it */
+    int pid;
+    int world;
+} shm_peer_t;
+
+typedef struct shm_bget shm_bget_t;
+
+/* Private state of one of my reply lines / bounce chunks while a request uses it. */
+typedef struct shm_slot {
+    int busy;
+    uint32_t seq;
+    /* reply lines (atomics) */
+    uint64_t *result;
+    vnic_cntr_t *lcntr;
+    int *done, *status;
+    /* bounce chunks: PUT (target copies out) or GET (target fills) */
+    shm_bget_t *get;
+    size_t pos, len;
+} shm_slot_t;
+
+/* A GET through bounce chunks (no CMA), advanced by progress. */
+struct shm_bget {
+    shm_bget_t *next;
+    shm_peer_t *peer;
+    vnic_key_t key;
+    struct iovec *iov;
+    int iovcnt;
+    vnic_rseg_t *seg;
+    int segcnt, seg_idx;
+    uint64_t seg_pos;
+    size_t total, issued, done;
+    int status, finished, waited; /* waited: post blocks on it and frees it */
+    vnic_cntr_t *lcntr;
+};
+
+typedef struct shm {
+    vnic_transport_t base;
+    vnic_t *v;
+    int rank, me, nlocal;
+    int fd;
+    char *seg;
+    size_t seg_size;
+    shm_header_t *hdr;
+    shm_layout_t lay;
+    uint32_t K, kmask;
+    size_t inline_max;
+    int cma;
+    int32_t *local_of; /* world rank -> local index, -1 elsewhere */
+    shm_peer_t *peers;
+    shm_peer_t *self;
+    char *area; /* mine */
+    shm_cell_t *cells;
+    uint32_t *wake;
+    uint64_t *recvcnt;
+    uint64_t head; /* next ticket to consume */
+    shm_slot_t reply[SHM_NREPLY];
+    uint32_t reply_seq, reply_next;
+    int reply_busy;
+    shm_slot_t *bounce;
+    uint32_t bounce_seq, bounce_next;
+    int bounce_busy;
+    shm_bget_t *bget_head, *bget_tail;
+    char name[128];
+} shm_t;
+
+/* ------------------------------------------------------------ addressing */
+
+static inline shm_cell_t *shm_cells_of(const shm_t *s, char *area)
+{
+    return (shm_cell_t *)(area + s->lay.off_cells);
+}
+static inline uint64_t *shm_sendcnt_of(const shm_t *s, char *area)
+{
+    return &((shm_line64_t *)(area + s->lay.off_sendcnt))->value;
+}
+static inline uint64_t *shm_recvcnt_of(const shm_t *s, char *area)
+{
+    return &((shm_line64_t *)(area + s->lay.off_recvcnt))->value;
+}
+static inline uint32_t *shm_wake_of(const shm_t *s, char *area)
+{
+    return &((shm_line32_t *)(area + s->lay.off_wake))->word;
+}
+static inline uint64_t *shm_cntr_of(const shm_t *s, char *area, uint32_t id)
+{
+    return &((shm_line64_t *)(area + s->lay.off_cntr))[id].value;
+}
+static inline shm_reply_t *shm_reply_of(const shm_t *s, char *area, uint32_t i)
+{
+    return &((shm_reply_t *)(area + s->lay.off_reply))[i];
+}
+static inline shm_reply_t *shm_bstate_of(const shm_t *s, char *area, uint32_t i)
+{
+    return &((shm_reply_t *)(area + s->lay.off_bstate))[i];
+}
+static inline char *shm_bdata_of(const shm_t *s, char *area, uint32_t i)
+{
+    return area + s->lay.off_bdata + (size_t)i * s->lay.chunk;
+}
+static inline const vnic_region_t *shm_regions_of(const shm_t *s, char *area)
+{
+    return (const vnic_region_t *)(area + s->lay.off_regions);
+}
+static inline shm_ctrl_t *shm_ctrl_of(const shm_t *s, char *area)
+{
+    return (shm_ctrl_t *)(area + s->lay.off_ctrl);
+}
+
+/* Wakes the owner of area if it sleeps. The caller has made its delivery visible and
+ * executed a full fence (a seq_cst store or read-modify-write, or the fence below). */
+static inline void shm_wake_area(const shm_t *s, char *area)
+{
+    uint32_t *w = shm_wake_of(s, area);
+    if (BASE_UNLIKELY(__atomic_load_n(w, __ATOMIC_SEQ_CST))) {
+        __atomic_store_n(w, 0, __ATOMIC_RELAXED);
+        base_futex_wake(w, INT_MAX);
+    }
+}
+
+static inline void shm_fence_wake(const shm_t *s, shm_peer_t *p)
+{
+    if (p == s->self)
+        return;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    shm_wake_area(s, p->area);
+}
+
+/* ------------------------------------------------------------ cell ring */
+
+/* Address and length of the contiguous ring piece holding payload bytes
+ * [pos, pos+n) of the message whose first cell has ticket t. */
+static inline size_t shm_ring_piece(shm_cell_t *cells, uint32_t K, uint64_t t, size_t pos, size_t n,
+                                    char **ptr)
+{
+    if (pos < SHM_CELL_DATA) {
+        *ptr = (char *)cells[t & (K - 1)].u.data + pos;
+        return BASE_MIN(n, SHM_CELL_DATA - pos);
+    }
+    size_t q = pos - SHM_CELL_DATA;
+    uint32_t idx = (uint32_t)((t + 1 + q / SHM_LINE) & (K - 1));
+    size_t within = q % SHM_LINE;
+    *ptr = (char *)&cells[idx] + within;
+    return BASE_MIN(n, (size_t)(K - idx) * SHM_LINE - within);
+}
+
+static void shm_ring_fill(shm_cell_t *cells, uint32_t K, uint64_t t, vnic_lcur_t *lc, size_t len)
+{
+    for (size_t pos = 0; pos < len;) {
+        char *p;
+        size_t k = shm_ring_piece(cells, K, t, pos, len - pos, &p);
+        vnic_lcur_gather(lc, p, k);
+        pos += k;
+    }
+}
+
+static void shm_ring_read(shm_cell_t *cells, uint32_t K, uint64_t t, size_t pos, char *dst,
+                          size_t len)
+{
+    size_t end = pos + len;
+    while (pos < end) {
+        char *p;
+        size_t k = shm_ring_piece(cells, K, t, pos, end - pos, &p);
+        memcpy(dst, p, k);
+        dst += k;
+        pos += k;
+    }
+}
+
+typedef struct shm_room {
+    shm_t *s;
+    shm_peer_t *p;
+    uint64_t need;
+} shm_room_t;
+
+static int shm_room_ready(void *arg)
+{
+    shm_room_t *r = arg;
+    r->p->recvcnt_cache = __atomic_load_n(shm_recvcnt_of(r->s, r->p->area), __ATOMIC_ACQUIRE);
+    return r->need <= r->p->recvcnt_cache + r->s->K;
+}
+
+/* Sends one message: hdr's fields from type on (the caller sets len; seq and ncells
+ * are set here). With lc, hdr->len payload bytes are gathered from lc; without, the
+ * message has no payload and hdr->u carries parameters. */
+static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
+{
+    size_t len = lc ? hdr->len : 0;
+    uint32_t n =
+        len <= SHM_CELL_DATA ? 1 : 1 + (uint32_t)((len - SHM_CELL_DATA + SHM_LINE - 1) / SHM_LINE);
+    shm_cell_t *cells = shm_cells_of(s, p->area);
+    uint64_t t = __atomic_fetch_add(shm_sendcnt_of(s, p->area), n, __ATOMIC_RELAXED);
+    if (BASE_UNLIKELY(t + n > p->recvcnt_cache + s->K)) {
+        shm_room_t r = {s, p, t + n};
+        vnic_wait(s->v, shm_room_ready, &r, -1);
+    }
+    if (len)
+        shm_ring_fill(cells, s->K, t, lc, len);
+    shm_cell_t *c = &cells[t & s->kmask];
+    hdr->ncells = (uint8_t)n;
+    memcpy((char *)c + 4, (char *)hdr + 4, lc ? 36 : SHM_LINE - 4);
+    __atomic_store_n(&c->seq, (uint32_t)(t + 1), __ATOMIC_SEQ_CST);
+    p->sent_end = t + n;
+    if (p != s->self)
+        shm_wake_area(s, p->area);
+}
+
+/* 1 when one of my cells to p may still be unconsumed (its data not yet written or
+ * its effects not yet applied). */
+static inline int shm_ordered_pending(shm_t *s, shm_peer_t *p)
+{
+    if (BASE_LIKELY(p->sent_end <= p->recvcnt_cache))
+        return 0;
+    p->recvcnt_cache = __atomic_load_n(shm_recvcnt_of(s, p->area), __ATOMIC_ACQUIRE);
+    return p->sent_end > p->recvcnt_cache;
+}
+
+/* Effects of a PUT whose data the initiator wrote itself (direct or CMA). */
+static void shm_direct_effects(shm_t *s, shm_peer_t *p, const vnic_op_t *op, uint64_t off,
+                               size_t len)
+{
+    uint32_t fl = op->flags & (VNIC_F_NOTIFY | VNIC_F_RCNTR);
+    if (!fl) {
+        shm_fence_wake(s, p);
+        return;
+    }
+    if ((fl & VNIC_F_NOTIFY) || shm_ordered_pending(s, p)) {
+        shm_cell_t h;
+        memset(&h, 0, sizeof h);
+        h.type = SHM_EFFECT;
+        h.flags = (uint8_t)fl;
+        h.chan = op->chan;
+        h.src = (uint32_t)s->rank;
+        h.key = op->remote.key;
+        h.off = off;
+        h.rcntr = op->rcntr;
+        h.imm = op->imm;
+        uint64_t l = len; /* reported to the handler (64 bits: in the parameter area) */
+        memcpy(h.u.data, &l, 8);
+        shm_send(s, p, &h, NULL);
+        return;
+    }
+    __atomic_fetch_add(shm_cntr_of(s, p->area, op->rcntr), 1, __ATOMIC_SEQ_CST);
+    if (p != s->self)
+        shm_wake_area(s, p->area);
+}
+
+/* ------------------------------------------------------------ CMA */
+
+/* Moves len bytes between the local cursor and raddr in peer's address space. */
+static int shm_cma(shm_peer_t *p, int write, vnic_lcur_t *lc, uint64_t raddr, size_t len)
+{
+    while (len) {
+        struct iovec liov[64];
+        size_t got;
+        int n = vnic_lcur_slice(lc, liov, 64, len, &got);
+        struct iovec riov = {(void *)(uintptr_t)raddr, got};
+        int i = 0;
+        size_t left = got;
+        while (left) {
+            ssize_t r =
+                write ? process_vm_writev(p->pid, liov + i, (unsigned long)(n - i), &riov, 1, 0)
+                      : process_vm_readv(p->pid, liov + i, (unsigned long)(n - i), &riov, 1, 0);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                base_log("vnic/shm: process_vm_%sv to rank %d failed: %s", write ? "write" : "read",
+                         p->world, r < 0 ? strerror(errno) : "no progress");
+                return FMPL_ERR_SYS;
+            }
+            size_t k = (size_t)r;
+            left -= k;
+            riov.iov_base = (char *)riov.iov_base + k;
+            riov.iov_len -= k;
+            while (k && i < n) {
+                size_t m = BASE_MIN(k, liov[i].iov_len);
+                liov[i].iov_base = (char *)liov[i].iov_base + m;
+                liov[i].iov_len -= m;
+                k -= m;
+                if (!liov[i].iov_len)
+                    i++;
+            }
+        }
+        raddr += got;
+        len -= got;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ slots */
+
+typedef struct shm_flag {
+    int *flag;
+} shm_flag_t;
+
+static int shm_flag_ready(void *arg)
+{
+    return __atomic_load_n(((shm_flag_t *)arg)->flag, __ATOMIC_ACQUIRE);
+}
+
+static int shm_reply_free_ready(void *arg)
+{
+    return ((shm_t *)arg)->reply_busy < SHM_NREPLY;
+}
+
+static int shm_bounce_free_ready(void *arg)
+{
+    shm_t *s = arg;
+    return s->bounce_busy < (int)s->lay.nbounce;
+}
+
+static uint32_t shm_reply_acquire(shm_t *s)
+{
+    if (BASE_UNLIKELY(s->reply_busy == SHM_NREPLY))
+        vnic_wait(s->v, shm_reply_free_ready, s, -1);
+    for (;;) {
+        uint32_t i = s->reply_next++ % SHM_NREPLY;
+        if (!s->reply[i].busy) {
+            s->reply[i].busy = 1;
+            s->reply[i].seq = ++s->reply_seq;
+            s->reply_busy++;
+            return i;
+        }
+    }
+}
+
+static uint32_t shm_bounce_acquire(shm_t *s)
+{
+    if (s->bounce_busy == (int)s->lay.nbounce)
+        vnic_wait(s->v, shm_bounce_free_ready, s, -1);
+    for (;;) {
+        uint32_t i = s->bounce_next++ % s->lay.nbounce;
+        if (!s->bounce[i].busy) {
+            s->bounce[i].busy = 1;
+            s->bounce[i].seq = ++s->bounce_seq;
+            s->bounce[i].get = NULL;
+            s->bounce_busy++;
+            return i;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ bounce GET */
+
+static void shm_bget_issue(shm_t *s)
+{
+    for (shm_bget_t *g = s->bget_head; g; g = g->next) {
+        while (g->issued < g->total && s->bounce_busy < (int)s->lay.nbounce) {
+            while (g->seg[g->seg_idx].len == g->seg_pos) {
+                g->seg_idx++;
+                g->seg_pos = 0;
+            }
+            size_t k = BASE_MIN(s->lay.chunk, g->seg[g->seg_idx].len - g->seg_pos);
+            uint32_t slot = shm_bounce_acquire(s);
+            shm_slot_t *sl = &s->bounce[slot];
+            sl->get = g;
+            sl->pos = g->issued;
+            sl->len = k;
+            shm_cell_t h;
+            memset(&h, 0, sizeof h);
+            h.type = SHM_BGET;
+            h.src = (uint32_t)s->rank;
+            h.key = g->key;
+            h.off = g->seg[g->seg_idx].off + g->seg_pos;
+            h.u.bounce.slot = slot;
+            h.u.bounce.slotseq = sl->seq;
+            h.len = (uint32_t)k;
+            shm_send(s, g->peer, &h, NULL);
+            g->issued += k;
+            g->seg_pos += k;
+        }
+    }
+}
+
+static void shm_bget_unlink(shm_t *s, shm_bget_t *g)
+{
+    shm_bget_t **pp = &s->bget_head, *prev = NULL;
+    while (*pp && *pp != g) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (*pp) {
+        *pp = g->next;
+        if (s->bget_tail == g)
+            s->bget_tail = prev;
+    }
+}
+
+/* Completes my reply lines and bounce chunks the targets have answered. */
+static int shm_poll_slots(shm_t *s)
+{
+    int n = 0;
+    for (uint32_t i = 0; s->reply_busy && i < SHM_NREPLY; i++) {
+        shm_slot_t *sl = &s->reply[i];
+        shm_reply_t *r = shm_reply_of(s, s->area, i);
+        if (!sl->busy || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != sl->seq)
+            continue;
+        int status = r->status;
+        if (sl->result && status == FMPL_SUCCESS)
+            *sl->result = r->value;
+        sl->busy = 0;
+        s->reply_busy--;
+        vnic_cntr_complete(sl->lcntr, status);
+        if (sl->done) {
+            *sl->status = status;
+            __atomic_store_n(sl->done, 1, __ATOMIC_RELEASE);
+        }
+        n++;
+    }
+    int freed = 0;
+    for (uint32_t i = 0; s->bounce_busy && i < s->lay.nbounce; i++) {
+        shm_slot_t *sl = &s->bounce[i];
+        shm_reply_t *r = shm_bstate_of(s, s->area, i);
+        if (!sl->busy || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != sl->seq)
+            continue;
+        shm_bget_t *g = sl->get;
+        if (g) {
+            if (r->status != FMPL_SUCCESS) {
+                g->status = r->status;
+            } else {
+                vnic_lcur_t lc = {.iov = g->iov, .cnt = g->iovcnt};
+                vnic_lcur_seek(&lc, sl->pos);
+                vnic_lcur_scatter(&lc, shm_bdata_of(s, s->area, i), sl->len);
+            }
+            g->done += sl->len;
+        }
+        sl->busy = 0;
+        s->bounce_busy--;
+        freed++;
+        n++;
+        if (g && g->done == g->total) {
+            shm_bget_unlink(s, g);
+            vnic_cntr_complete(g->lcntr, g->status);
+            if (g->waited)
+                __atomic_store_n(&g->finished, 1, __ATOMIC_RELEASE);
+            else
+                free(g);
+        }
+    }
+    if (freed && s->bget_head)
+        shm_bget_issue(s);
+    return n;
+}
+
+/* ------------------------------------------------------------ target side */
+
+static inline int shm_check_region(shm_t *s, vnic_key_t key, uint64_t off, uint64_t len,
+                                   unsigned access, vnic_region_t *r)
+{
+    return vnic_region_read(shm_regions_of(s, s->area), s->lay.nregions, key, r) &&
+           (r->access & access) && vnic_region_bounds_ok(r->len, off, len);
+}
+
+static shm_peer_t *shm_src_peer(shm_t *s, uint32_t src)
+{
+    if (src >= (uint32_t)s->v->size || s->local_of[src] < 0)
+        return NULL;
+    return &s->peers[s->local_of[src]];
+}
+
+static void shm_refused(shm_t *s, const shm_cell_t *h, const char *what)
+{
+    base_log("vnic/shm: %s from rank %u refused: key %#x offset %llu length %u not valid here "
+             "(deregistered while in flight?)",
+             what, h->src, h->key, (unsigned long long)h->off, h->len);
+    (void)s;
+}
+
+static uint64_t shm_amo_exec(uint8_t opcode, uint64_t *w, uint64_t operand, uint64_t compare)
+{
+    switch (opcode) {
+    case VNIC_OP_FADD: return __atomic_fetch_add(w, operand, __ATOMIC_SEQ_CST);
+    case VNIC_OP_SWAP: return __atomic_exchange_n(w, operand, __ATOMIC_SEQ_CST);
+    default: {
+        uint64_t old = compare;
+        __atomic_compare_exchange_n(w, &old, operand, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        return old;
+    }
+    }
+}
+
+/* Handles the message at ticket `head` (published), consuming its cells. */
+static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
+{
+    shm_cell_t h;
+    memcpy(&h, c, sizeof h);
+    uint32_t n = h.ncells;
+    if (BASE_UNLIKELY(n == 0 || n > s->K / 2))
+        base_fatal("vnic/shm: corrupt inbox cell (ncells %u) from rank %u", n, h.src);
+    vnic_region_t r;
+    uint64_t nlen = h.len; /* length reported to a notify handler */
+    switch (h.type) {
+    case SHM_PUT:
+        if (shm_check_region(s, h.key, h.off, h.len, VNIC_ACC_REMOTE_WRITE, &r) &&
+            (!(h.flags & VNIC_F_TAIL_FLAG) || (h.len >= 8 && (r.base + h.off + h.len) % 8 == 0))) {
+            char *dst = (char *)(uintptr_t)r.base + h.off;
+            size_t body = h.len - ((h.flags & VNIC_F_TAIL_FLAG) ? 8 : 0);
+            shm_ring_read(s->cells, s->K, head, 0, dst, body);
+            if (h.flags & VNIC_F_TAIL_FLAG) {
+                char tail[8];
+                shm_ring_read(s->cells, s->K, head, body, tail, 8);
+                vnic_tail_store(dst + body, tail);
+            }
+        } else {
+            shm_refused(s, &h, "put");
+            h.flags = 0;
+        }
+        break;
+    case SHM_EFFECT: memcpy(&nlen, h.u.data, 8); break;
+    case SHM_ATOMIC: {
+        shm_peer_t *src = shm_src_peer(s, h.src);
+        if (!src || h.u.amo.slot >= SHM_NREPLY)
+            base_fatal("vnic/shm: corrupt atomic request from rank %u", h.src);
+        int st = FMPL_SUCCESS;
+        uint64_t old = 0;
+        if (shm_check_region(s, h.key, h.off, 8, VNIC_ACC_REMOTE_ATOMIC, &r) &&
+            (r.base + h.off) % 8 == 0)
+            old = shm_amo_exec(h.chan, (uint64_t *)(uintptr_t)(r.base + h.off), h.u.amo.operand,
+                               h.u.amo.compare);
+        else
+            st = FMPL_ERR_KEY;
+        shm_reply_t *rp = shm_reply_of(s, src->area, h.u.amo.slot);
+        rp->value = old;
+        rp->status = st;
+        __atomic_store_n(&rp->seq, h.u.amo.slotseq, __ATOMIC_SEQ_CST);
+        if (src != s->self)
+            shm_wake_area(s, src->area);
+        h.flags = 0;
+        break;
+    }
+    case SHM_BPUT:
+    case SHM_BGET: {
+        shm_peer_t *src = shm_src_peer(s, h.src);
+        uint64_t len = h.len;
+        if (!src || h.u.bounce.slot >= s->lay.nbounce || len > s->lay.chunk)
+            base_fatal("vnic/shm: corrupt bounce request from rank %u", h.src);
+        char *chunk = shm_bdata_of(s, src->area, h.u.bounce.slot);
+        int st = FMPL_SUCCESS;
+        if (h.type == SHM_BPUT &&
+            shm_check_region(s, h.key, h.off, len, VNIC_ACC_REMOTE_WRITE, &r) &&
+            (!(h.flags & VNIC_F_TAIL_FLAG) || (len >= 8 && (r.base + h.off + len) % 8 == 0))) {
+            char *dst = (char *)(uintptr_t)r.base + h.off;
+            if (h.flags & VNIC_F_TAIL_FLAG) {
+                memcpy(dst, chunk, len - 8);
+                vnic_tail_store(dst + len - 8, chunk + len - 8);
+            } else {
+                memcpy(dst, chunk, len);
+            }
+        } else if (h.type == SHM_BGET &&
+                   shm_check_region(s, h.key, h.off, len, VNIC_ACC_REMOTE_READ, &r)) {
+            memcpy(chunk, (char *)(uintptr_t)r.base + h.off, len);
+        } else {
+            shm_refused(s, &h, h.type == SHM_BPUT ? "bounce put" : "bounce get");
+            st = FMPL_ERR_KEY;
+        }
+        shm_reply_t *bs = shm_bstate_of(s, src->area, h.u.bounce.slot);
+        bs->status = st;
+        __atomic_store_n(&bs->seq, h.u.bounce.slotseq, __ATOMIC_SEQ_CST);
+        if (src != s->self)
+            shm_wake_area(s, src->area);
+        h.flags &= (uint8_t)~VNIC_F_TAIL_FLAG;
+        if (st)
+            h.flags = 0;
+        break;
+    }
+    default: base_fatal("vnic/shm: corrupt inbox cell (type %u) from rank %u", h.type, h.src);
+    }
+    /* Release the cells: continuation cells get a stale seq (their payload might
+     * otherwise look like a future ticket). */
+    for (uint32_t i = 1; i < n; i++)
+        __atomic_store_n(&s->cells[(head + i) & s->kmask].seq, (uint32_t)(head + i + 1),
+                         __ATOMIC_RELAXED);
+    s->head = head + n;
+    if (h.flags & VNIC_F_RCNTR) {
+        if (h.rcntr < s->lay.ncntr)
+            __atomic_fetch_add(shm_cntr_of(s, s->area, h.rcntr), 1, __ATOMIC_RELEASE);
+    }
+    if (h.flags & VNIC_F_NOTIFY) {
+        vnic_notify_t nt = {.src = (int)h.src,
+                            .chan = h.chan,
+                            .imm = h.imm,
+                            .key = h.key,
+                            .off = h.off,
+                            .len = (size_t)nlen};
+        vnic_deliver_notify(s->v, &nt);
+    }
+    __atomic_store_n(s->recvcnt, s->head, __ATOMIC_RELEASE);
+}
+
+static int shm_progress(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    int n = 0;
+    for (;;) {
+        uint64_t head = s->head;
+        shm_cell_t *c = &s->cells[head & s->kmask];
+        if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != (uint32_t)(head + 1))
+            break;
+        shm_handle(s, c, head);
+        n++;
+    }
+    if (BASE_UNLIKELY(s->reply_busy | s->bounce_busy))
+        n += shm_poll_slots(s);
+    return n;
+}
+
+/* ------------------------------------------------------------ initiator side */
+
+static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
+                   const vnic_region_t *r, char *rbase, const vnic_rseg_t *seg, int nseg)
+{
+    vnic_lcur_t lc;
+    vnic_lcur_init(&lc, &op->local);
+    uint32_t fl = op->flags;
+    uint64_t off0 = nseg ? seg[0].off : 0;
+    if ((fl & VNIC_F_TAIL_FLAG) && (r->base + off0 + total) % 8)
+        return FMPL_ERR_ARG;
+    if (rbase) { /* direct: self, or the region is in the segment */
+        for (int i = 0; i < nseg; i++) {
+            char *dst = rbase + seg[i].off;
+            if (fl & VNIC_F_TAIL_FLAG) {
+                const char *src = op->local.u.contig.addr;
+                memcpy(dst, src, total - 8);
+                vnic_tail_store(dst + total - 8, src + total - 8);
+            } else {
+                vnic_lcur_gather(&lc, dst, seg[i].len);
+            }
+        }
+        shm_direct_effects(s, p, op, off0, total);
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    shm_cell_t h;
+    memset(&h, 0, sizeof h);
+    h.type = SHM_PUT;
+    h.chan = op->chan;
+    h.src = (uint32_t)s->rank;
+    h.key = op->remote.key;
+    h.rcntr = op->rcntr;
+    h.imm = op->imm;
+    uint32_t eff = fl & (VNIC_F_NOTIFY | VNIC_F_RCNTR);
+    if (total <= s->inline_max) {
+        /* One message per remote segment; effects ride on the last one, or follow in an
+         * EFFECT cell when there are several (the notification describes the whole op). */
+        int separate = nseg > 1 && eff;
+        for (int i = 0; i < nseg; i++) {
+            int last = i == nseg - 1;
+            if (!seg[i].len && !(last && eff && !separate))
+                continue;
+            h.flags = (uint8_t)(last && !separate ? fl : 0);
+            h.off = seg[i].off;
+            h.len = (uint32_t)seg[i].len;
+            shm_send(s, p, &h, &lc);
+        }
+        if (separate)
+            shm_direct_effects(s, p, op, off0, total);
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    if (s->cma) {
+        size_t bulk = (fl & VNIC_F_TAIL_FLAG) ? total - 8 : total;
+        int rc = FMPL_SUCCESS;
+        for (int i = 0; i < nseg && !rc; i++)
+            rc = shm_cma(p, 1, &lc, r->base + seg[i].off, BASE_MIN(seg[i].len, bulk));
+        if (rc) {
+            vnic_cntr_complete(op->lcntr, rc);
+            return rc;
+        }
+        if (fl & VNIC_F_TAIL_FLAG) { /* the flag word travels in a cell: an atomic store */
+            h.flags = (uint8_t)fl;
+            h.off = off0 + total - 8;
+            h.len = 8;
+            shm_send(s, p, &h, &lc);
+        } else {
+            shm_direct_effects(s, p, op, off0, total);
+        }
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    /* Bounce chunks: staged here, copied out by the target. */
+    size_t chunk = s->lay.chunk;
+    for (int i = 0; i < nseg; i++) {
+        for (uint64_t pos = 0; pos < seg[i].len;) {
+            size_t rem = seg[i].len - pos, k = BASE_MIN(chunk, rem);
+            if (rem > k && rem - k < 8)
+                k -= 8; /* keep the last chunk >= 8 bytes for the tail flag */
+            uint32_t slot = shm_bounce_acquire(s);
+            vnic_lcur_gather(&lc, shm_bdata_of(s, s->area, slot), k);
+            h.type = SHM_BPUT;
+            h.off = seg[i].off + pos;
+            h.flags =
+                (uint8_t)((fl & VNIC_F_TAIL_FLAG) && pos + k == seg[i].len ? VNIC_F_TAIL_FLAG : 0);
+            h.u.bounce.slot = slot;
+            h.u.bounce.slotseq = s->bounce[slot].seq;
+            h.len = (uint32_t)k;
+            shm_send(s, p, &h, NULL);
+            pos += k;
+        }
+    }
+    if (eff)
+        shm_direct_effects(s, p, op, off0, total);
+    vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+    return FMPL_SUCCESS;
+}
+
+static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
+                   const vnic_region_t *r, char *rbase, const vnic_rseg_t *seg, int nseg)
+{
+    vnic_lcur_t lc;
+    vnic_lcur_init(&lc, &op->local);
+    if (rbase || total == 0) {
+        for (int i = 0; rbase && i < nseg; i++)
+            vnic_lcur_scatter(&lc, rbase + seg[i].off, seg[i].len);
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    if (s->cma) {
+        int rc = FMPL_SUCCESS;
+        for (int i = 0; i < nseg && !rc; i++)
+            rc = shm_cma(p, 0, &lc, r->base + seg[i].off, seg[i].len);
+        vnic_cntr_complete(op->lcntr, rc);
+        return rc;
+    }
+    /* Bounce chunks filled by the target, completed by progress. */
+    int iovcnt = op->local.kind == VNIC_DESC_CONTIG ? 1 : op->local.u.iov.cnt;
+    shm_bget_t *g = calloc(1, sizeof *g + (size_t)iovcnt * sizeof(struct iovec) +
+                                  (size_t)nseg * sizeof(vnic_rseg_t));
+    if (!g)
+        return FMPL_ERR_NOMEM;
+    g->iov = (struct iovec *)(g + 1);
+    g->seg = (vnic_rseg_t *)(g->iov + iovcnt);
+    if (op->local.kind == VNIC_DESC_CONTIG) {
+        g->iov[0].iov_base = op->local.u.contig.addr;
+        g->iov[0].iov_len = op->local.u.contig.len;
+    } else {
+        memcpy(g->iov, op->local.u.iov.iov, (size_t)iovcnt * sizeof(struct iovec));
+    }
+    memcpy(g->seg, seg, (size_t)nseg * sizeof *seg);
+    g->iovcnt = iovcnt;
+    g->segcnt = nseg;
+    g->peer = p;
+    g->key = op->remote.key;
+    g->total = total;
+    g->lcntr = op->lcntr;
+    g->waited = op->lcntr == NULL;
+    if (s->bget_tail)
+        s->bget_tail->next = g;
+    else
+        s->bget_head = g;
+    s->bget_tail = g;
+    shm_bget_issue(s);
+    if (!g->waited)
+        return FMPL_SUCCESS;
+    shm_flag_t f = {&g->finished};
+    vnic_wait(s->v, shm_flag_ready, &f, -1);
+    int rc = g->status;
+    free(g);
+    return rc;
+}
+
+static int shm_atomic(shm_t *s, shm_peer_t *p, const vnic_op_t *op, const vnic_region_t *r,
+                      char *rbase)
+{
+    uint64_t off = op->remote.u.off;
+    if ((r->base + off) % 8)
+        return FMPL_ERR_ARG;
+    if (rbase) {
+        uint64_t old = shm_amo_exec((uint8_t)op->opcode, (uint64_t *)(void *)(rbase + off),
+                                    op->operand, op->compare);
+        if (p != s->self)
+            shm_wake_area(s, p->area); /* the atomic was a full fence */
+        if (op->result)
+            *op->result = old;
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    int done = 0, status = FMPL_SUCCESS;
+    uint32_t slot = shm_reply_acquire(s);
+    shm_slot_t *sl = &s->reply[slot];
+    sl->result = op->result;
+    sl->lcntr = op->lcntr;
+    sl->done = op->lcntr ? NULL : &done;
+    sl->status = op->lcntr ? NULL : &status;
+    shm_cell_t h;
+    memset(&h, 0, sizeof h);
+    h.type = SHM_ATOMIC;
+    h.chan = (uint8_t)op->opcode;
+    h.src = (uint32_t)s->rank;
+    h.key = op->remote.key;
+    h.off = off;
+    h.len = 8;
+    h.u.amo.operand = op->operand;
+    h.u.amo.compare = op->compare;
+    h.u.amo.slot = slot;
+    h.u.amo.slotseq = sl->seq;
+    shm_send(s, p, &h, NULL);
+    if (op->lcntr)
+        return FMPL_SUCCESS;
+    shm_flag_t f = {&done};
+    vnic_wait(s->v, shm_flag_ready, &f, -1);
+    return status;
+}
+
+static int shm_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
+{
+    shm_t *s = (shm_t *)tr;
+    shm_peer_t *p = &s->peers[s->local_of[op->peer]];
+    vnic_region_t r;
+    if (BASE_UNLIKELY(
+            !vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, op->remote.key, &r)))
+        return FMPL_ERR_KEY;
+    unsigned need = op->opcode == VNIC_OP_PUT   ? VNIC_ACC_REMOTE_WRITE
+                    : op->opcode == VNIC_OP_GET ? VNIC_ACC_REMOTE_READ
+                                                : VNIC_ACC_REMOTE_ATOMIC;
+    if (BASE_UNLIKELY(!(r.access & need)))
+        return FMPL_ERR_KEY;
+    vnic_rseg_t one;
+    const vnic_rseg_t *seg = &one;
+    int nseg = 1;
+    if (BASE_LIKELY(op->remote.kind == VNIC_DESC_CONTIG)) {
+        one.off = op->remote.u.off;
+        one.len = total;
+    } else {
+        seg = op->remote.u.iov.seg;
+        nseg = op->remote.u.iov.cnt;
+    }
+    for (int i = 0; i < nseg; i++)
+        if (BASE_UNLIKELY(!vnic_region_bounds_ok(r.len, seg[i].off, seg[i].len)))
+            return FMPL_ERR_KEY;
+    char *rbase = NULL;
+    if (p == s->self)
+        rbase = (char *)(uintptr_t)r.base;
+    else if (r.seg_off != VNIC_SEG_OFF_NONE && r.seg_off <= s->seg_size &&
+             r.len <= s->seg_size - r.seg_off)
+        rbase = s->seg + r.seg_off;
+    switch (op->opcode) {
+    case VNIC_OP_PUT: return shm_put(s, p, op, total, &r, rbase, seg, nseg);
+    case VNIC_OP_GET: return shm_get(s, p, op, total, &r, rbase, seg, nseg);
+    default:
+        if (!vnic_region_bounds_ok(r.len, op->remote.u.off, 8))
+            return FMPL_ERR_KEY;
+        return shm_atomic(s, p, op, &r, rbase);
+    }
+}
+
+/* ------------------------------------------------------------ sleeping */
+
+static void shm_sleep_prepare(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    __atomic_store_n(s->wake, 1, __ATOMIC_SEQ_CST);
+}
+
+static void shm_sleep_cancel(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    __atomic_store_n(s->wake, 0, __ATOMIC_RELAXED);
+}
+
+static void shm_sleep(vnic_transport_t *tr, int64_t ns)
+{
+    shm_t *s = (shm_t *)tr;
+    base_futex_wait(s->wake, 1, ns);
+    __atomic_store_n(s->wake, 0, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ close */
+
+static int shm_idle_ready(void *arg)
+{
+    shm_t *s = arg;
+    return !s->reply_busy && !s->bounce_busy && !s->bget_head;
+}
+
+static int shm_all_closing(void *arg)
+{
+    shm_t *s = arg;
+    return __atomic_load_n(&s->hdr->closing, __ATOMIC_ACQUIRE) >= (uint64_t)s->nlocal;
+}
+
+static int shm_quiesce(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    int rc = vnic_wait(s->v, shm_idle_ready, s, -1);
+    __atomic_fetch_add(&s->hdr->closing, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < s->nlocal; i++)
+        if (&s->peers[i] != s->self)
+            shm_wake_area(s, s->peers[i].area);
+    int rc2 = vnic_wait(s->v, shm_all_closing, s, -1);
+    vnic_progress(s->v);
+    return rc ? rc : rc2;
+}
+
+static void shm_unmap(shm_t *s)
+{
+    if (s->seg)
+        munmap(s->seg, s->seg_size);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s->local_of);
+    free(s->peers);
+    free(s->bounce);
+    while (s->bget_head) {
+        shm_bget_t *g = s->bget_head;
+        s->bget_head = g->next;
+        free(g);
+    }
+    free(s);
+}
+
+static void shm_close(vnic_transport_t *tr)
+{
+    shm_unmap((shm_t *)tr);
+}
+
+static const vnic_transport_ops_t shm_ops = {
+    .name = "shm",
+    .post = shm_post,
+    .progress = shm_progress,
+    .sleep_prepare = shm_sleep_prepare,
+    .sleep_cancel = shm_sleep_cancel,
+    .sleep = shm_sleep,
+    .quiesce = shm_quiesce,
+    .close = shm_close,
+};
+
+/* ------------------------------------------------------------ open */
+
+static uint64_t shm_probe_word; /* read by a peer through CMA to probe it */
+
+static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce, uint64_t chunk,
+                               uint32_t ncntr, uint32_t nregions, uint64_t heap,
+                               uint64_t inline_max, int nlocal)
+{
+    memset(L, 0, sizeof *L);
+    L->cells = cells;
+    L->nbounce = nbounce;
+    L->chunk = chunk;
+    L->ncntr = ncntr;
+    L->nregions = nregions;
+    L->heap_size = heap;
+    L->inline_max = inline_max;
+    uint64_t o = 0;
+    L->off_ctrl = o, o += SHM_LINE;
+    L->off_wake = o, o += SHM_LINE;
+    L->off_sendcnt = o, o += SHM_LINE;
+    L->off_recvcnt = o, o += SHM_LINE;
+    L->off_cells = o, o += (uint64_t)cells * SHM_LINE;
+    L->off_reply = o, o += (uint64_t)SHM_NREPLY * SHM_LINE;
+    L->off_bstate = o, o += (uint64_t)nbounce * SHM_LINE;
+    L->off_bdata = o, o += (uint64_t)nbounce * chunk;
+    L->off_cntr = o, o += (uint64_t)ncntr * SHM_LINE;
+    L->off_regions = o, o += (uint64_t)nregions * sizeof(vnic_region_t);
+    o = BASE_ALIGN_UP(o, SHM_PAGE);
+    L->off_heap = o, o += heap;
+    L->area_size = o;
+    L->seg_size = SHM_HEADER_SIZE + (uint64_t)nlocal * L->area_size;
+}
+
+static char *shm_area(shm_t *s, int i)
+{
+    return s->seg + SHM_HEADER_SIZE + (size_t)i * s->lay.area_size;
+}
+
+/* Creator: checks room, creates, sizes, backs the fixed parts, maps, writes the header. */
+static int shm_create(shm_t *s)
+{
+    uint64_t fixed = SHM_HEADER_SIZE + (uint64_t)s->nlocal * s->lay.off_heap;
+    struct statvfs st;
+    if (statvfs("/dev/shm", &st) == 0) {
+        uint64_t avail = (uint64_t)st.f_bavail * st.f_frsize;
+        if (avail < fixed + (fixed >> 3)) {
+            base_log("vnic/shm: /dev/shm has %llu KiB free, the job needs %llu KiB for %d "
+                     "ranks on this host (free space in /dev/shm, or lower FMPL_SHM_CELLS, "
+                     "FMPL_SHM_BOUNCE_CHUNK, FMPL_SHM_REGIONS)",
+                     (unsigned long long)(avail >> 10), (unsigned long long)(fixed >> 10),
+                     s->nlocal);
+            return FMPL_ERR_NOMEM;
+        }
+    }
+    s->fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (s->fd < 0) {
+        base_log("vnic/shm: shm_open(%s): %s", s->name, strerror(errno));
+        return FMPL_ERR_SYS;
+    }
+    int rc = FMPL_SUCCESS;
+    if (ftruncate(s->fd, (off_t)s->lay.seg_size) != 0) {
+        base_log("vnic/shm: ftruncate(%s, %llu): %s", s->name, (unsigned long long)s->lay.seg_size,
+                 strerror(errno));
+        rc = FMPL_ERR_SYS;
+    }
+    for (int i = 0; !rc && i <= s->nlocal; i++) {
+        off_t off = i == 0 ? 0 : (off_t)(SHM_HEADER_SIZE + (uint64_t)(i - 1) * s->lay.area_size);
+        off_t len = i == 0 ? SHM_HEADER_SIZE : (off_t)s->lay.off_heap;
+        int e = posix_fallocate(s->fd, off, len);
+        if (e) {
+            base_log("vnic/shm: no room in /dev/shm for the job's shared memory (%s)", strerror(e));
+            rc = e == ENOSPC ? FMPL_ERR_NOMEM : FMPL_ERR_SYS;
+        }
+    }
+    if (!rc) {
+        s->seg = mmap(NULL, s->lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+        if (s->seg == MAP_FAILED) {
+            s->seg = NULL;
+            base_log("vnic/shm: mmap of %llu bytes: %s", (unsigned long long)s->lay.seg_size,
+                     strerror(errno));
+            rc = FMPL_ERR_NOMEM;
+        }
+    }
+    if (rc) {
+        close(s->fd);
+        s->fd = -1;
+        shm_unlink(s->name);
+        return rc;
+    }
+    s->seg_size = s->lay.seg_size;
+    s->hdr = (shm_header_t *)s->seg;
+    s->hdr->nlocal = (uint32_t)s->nlocal;
+    s->hdr->lay = s->lay;
+    __atomic_store_n(&s->hdr->magic, SHM_MAGIC, __ATOMIC_RELEASE);
+    return FMPL_SUCCESS;
+}
+
+static int shm_attach(shm_t *s)
+{
+    s->fd = shm_open(s->name, O_RDWR, 0600);
+    if (s->fd < 0) {
+        base_log("vnic/shm: shm_open(%s): %s", s->name, strerror(errno));
+        return FMPL_ERR_SYS;
+    }
+    struct stat st;
+    shm_header_t h;
+    if (fstat(s->fd, &st) != 0 || (size_t)st.st_size < sizeof h ||
+        pread(s->fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != SHM_MAGIC ||
+        h.nlocal != (uint32_t)s->nlocal || h.lay.seg_size != (uint64_t)st.st_size) {
+        base_log("vnic/shm: segment %s is not this job's", s->name);
+        return FMPL_ERR_SYS;
+    }
+    s->lay = h.lay;
+    s->seg = mmap(NULL, s->lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+    if (s->seg == MAP_FAILED) {
+        s->seg = NULL;
+        base_log("vnic/shm: mmap of %llu bytes: %s", (unsigned long long)s->lay.seg_size,
+                 strerror(errno));
+        return FMPL_ERR_NOMEM;
+    }
+    s->seg_size = s->lay.seg_size;
+    s->hdr = (shm_header_t *)s->seg;
+    return FMPL_SUCCESS;
+}
+
+static int shm_heap_commit(void *arg, size_t off, size_t len)
+{
+    shm_t *s = arg;
+    off_t at = (off_t)(s->area - s->seg) + (off_t)s->lay.off_heap + (off_t)off;
+    int e = posix_fallocate(s->fd, at, (off_t)len);
+    return e == 0 || e == EOPNOTSUPP ? 0 : -1;
+}
+
+/* Sets up this rank's side once the segment is mapped (before the second fence). */
+static int shm_setup_local(shm_t *s)
+{
+    vnic_t *v = s->v;
+    s->K = s->lay.cells;
+    s->kmask = s->K - 1;
+    s->inline_max = s->lay.inline_max;
+    s->peers = calloc((size_t)s->nlocal, sizeof *s->peers);
+    s->bounce = calloc(s->lay.nbounce, sizeof *s->bounce);
+    if (!s->peers || !s->bounce)
+        return FMPL_ERR_NOMEM;
+    for (int i = 0; i < s->nlocal; i++) {
+        s->peers[i].area = shm_area(s, i);
+        s->peers[i].world = v->nodes->local_ranks[i];
+    }
+    s->self = &s->peers[s->me];
+    s->area = s->self->area;
+    s->cells = shm_cells_of(s, s->area);
+    s->wake = shm_wake_of(s, s->area);
+    s->recvcnt = shm_recvcnt_of(s, s->area);
+    shm_ctrl_t *ctrl = shm_ctrl_of(s, s->area);
+    ctrl->pid = (int32_t)getpid();
+    shm_probe_word = SHM_MAGIC ^ ((uint64_t)getpid() << 20) ^ base_time_ns();
+    ctrl->probe_addr = (uint64_t)(uintptr_t)&shm_probe_word;
+    ctrl->probe_value = shm_probe_word;
+
+    v->regions = (vnic_region_t *)(void *)(s->area + s->lay.off_regions);
+    v->nregions = s->lay.nregions;
+    v->cntr_mem = shm_cntr_of(s, s->area, 0);
+    v->cntr_stride = SHM_LINE / sizeof(uint64_t);
+    v->ncntr = s->lay.ncntr;
+    v->seg_base = s->seg;
+    v->seg_size = s->seg_size;
+    int rc = vnic_storage_ready(v);
+    if (rc)
+        return rc;
+    v->heap_base = s->area + s->lay.off_heap;
+    v->heap_size = s->lay.heap_size;
+    rc = vnic_heap_create(v->heap_base, v->heap_size, shm_heap_commit, s, &v->heap);
+    if (rc)
+        return rc;
+    return vnic_mr_reg_key(v, VNIC_KEY_HEAP, v->heap_base, v->heap_size, VNIC_ACC_ALL);
+}
+
+/* Reads a peer's probe word through CMA: 1 when the kernel allows it. */
+static int shm_probe_cma(shm_t *s)
+{
+    shm_peer_t *p = &s->peers[(s->me + 1) % s->nlocal];
+    shm_ctrl_t *ctrl = shm_ctrl_of(s, p->area);
+    uint64_t got = 0;
+    struct iovec l = {&got, sizeof got};
+    struct iovec r = {(void *)(uintptr_t)ctrl->probe_addr, sizeof got};
+    ssize_t n = process_vm_readv(ctrl->pid, &l, 1, &r, 1, 0);
+    if (n != (ssize_t)sizeof got || got != ctrl->probe_value) {
+        BASE_DEBUG("vnic/shm: CMA to rank %d unavailable (%s): using bounce buffers", p->world,
+                   n < 0 ? strerror(errno) : "wrong data");
+        return 0;
+    }
+    return 1;
+}
+
+int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
+{
+    long long heap = base_env_int("FMPL_SHM_HEAP", 64ll << 20, 0, 1ll << 40,
+                                  "bytes of shared heap per rank (fmpl_alloc_mem, MPI_Alloc_mem); "
+                                  "reserved sparse, backed on allocation");
+    long long cells = base_env_int("FMPL_SHM_CELLS", 512, 64, 1 << 20,
+                                   "64-byte cells in each rank's inbox (a power of two)");
+    long long inl = base_env_int("FMPL_SHM_INLINE_MAX", 4096, 0, 1 << 20,
+                                 "largest put to private memory carried inline in inbox cells; "
+                                 "larger ones use CMA or bounce buffers");
+    int cma = base_env_bool("FMPL_SHM_CMA", 1,
+                            "use process_vm_readv/writev for large transfers (0: bounce buffers)");
+    long long chunk = base_env_int("FMPL_SHM_BOUNCE_CHUNK", 64 << 10, 4096, 64 << 20,
+                                   "bytes per bounce-buffer chunk (transfers without CMA)");
+    long long nbounce = base_env_int("FMPL_SHM_BOUNCE_CHUNKS", 4, 1, 64,
+                                     "bounce-buffer chunks per rank (pipelining depth)");
+    long long nreg = base_env_int("FMPL_SHM_REGIONS", 4096, 64, 1 << VNIC_KEY_INDEX_BITS,
+                                  "entries in each rank's registered-region table");
+    long long ncntr =
+        base_env_int("FMPL_SHM_COUNTERS", 1024, 64, 1 << 20, "completion counters per rank");
+    if (cells & (cells - 1))
+        base_fatal("FMPL_SHM_CELLS=%lld is not a power of two", cells);
+    /* A message uses at most min(K/2, 255) cells. */
+    long long maxcells = BASE_MIN(cells / 2, 255);
+    inl = BASE_MIN(inl, SHM_CELL_DATA + (maxcells - 1) * SHM_LINE);
+    heap = (long long)BASE_ALIGN_UP((size_t)heap, SHM_PAGE);
+    chunk = (long long)BASE_ALIGN_UP((size_t)chunk, SHM_LINE);
+
+    shm_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return FMPL_ERR_NOMEM;
+    s->base.ops = &shm_ops;
+    s->base.v = v;
+    s->v = v;
+    s->fd = -1;
+    s->rank = v->rank;
+    s->nlocal = v->nodes->nlocal;
+    s->me = v->nodes->local_rank;
+    s->local_of = malloc((size_t)v->size * sizeof *s->local_of);
+    if (!s->local_of) {
+        free(s);
+        return FMPL_ERR_NOMEM;
+    }
+    for (int i = 0; i < v->size; i++)
+        s->local_of[i] = -1;
+    for (int i = 0; i < s->nlocal; i++)
+        s->local_of[v->nodes->local_ranks[i]] = i;
+    snprintf(s->name, sizeof s->name, "/fmpl-%s-%d", boot_job_id(v->boot), v->nodes->my_node);
+
+    int err = FMPL_SUCCESS, rc;
+    if (s->me == 0) {
+        shm_layout_compute(&s->lay, (uint32_t)cells, (uint32_t)nbounce, (uint64_t)chunk,
+                           (uint32_t)ncntr, (uint32_t)nreg, (uint64_t)heap, (uint64_t)inl,
+                           s->nlocal);
+        err = shm_create(s);
+        rc = boot_put(v->boot, "vnic.shm", err ? "-" : s->name);
+        if (!err)
+            err = rc;
+    }
+    rc = boot_fence(v->boot);
+    if (!err)
+        err = rc;
+    if (s->me != 0 && !err) {
+        char val[BOOT_VALUE_MAX];
+        rc = boot_get(v->boot, v->nodes->local_ranks[0], "vnic.shm", val);
+        if (rc || strcmp(val, s->name) != 0) {
+            base_log("vnic/shm: the shared segment of this host was not created (see rank %d)",
+                     v->nodes->local_ranks[0]);
+            err = rc ? rc : FMPL_ERR_SYS;
+        } else {
+            err = shm_attach(s);
+        }
+    }
+    if (!err)
+        err = shm_setup_local(s);
+    rc = boot_fence(v->boot); /* everyone has mapped: the name can go */
+    if (!err)
+        err = rc;
+    if (s->me == 0 && s->seg)
+        shm_unlink(s->name);
+    if (!err) {
+        int ok = cma && shm_probe_cma(s);
+        shm_ctrl_of(s, s->area)->cma_ok = ok;
+    }
+    rc = boot_fence(v->boot);
+    if (!err)
+        err = rc;
+    if (err) {
+        vnic_heap_destroy(v->heap);
+        v->heap = NULL;
+        v->regions = NULL;
+        v->cntr_mem = NULL;
+        shm_unmap(s);
+        return err;
+    }
+    s->cma = 1;
+    for (int i = 0; i < s->nlocal; i++) {
+        shm_ctrl_t *c = shm_ctrl_of(s, s->peers[i].area);
+        s->peers[i].pid = c->pid;
+        s->cma &= c->cma_ok;
+    }
+    v->info.cma = s->cma;
+    v->info.inline_max = s->inline_max;
+    v->info.heap_size = s->lay.heap_size;
+    *out = &s->base;
+    return FMPL_SUCCESS;
+}

@@ -1,0 +1,543 @@
+/* vnic.c — the generic layer of the software NIC: argument checks, dispatch to the
+ * transport serving a peer, counters, region registration, notify handlers, the
+ * wait loop and the convenience calls. See vnic_impl.h for the division of work. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vnic/vnic_impl.h"
+
+/* ---------------------------------------------------------------- lifetime */
+
+static void vnic_free_state(vnic_t *v)
+{
+    free(v->reg_next);
+    free(v->reg_gen);
+    free(v->cntr_used);
+    free(v);
+}
+
+/* Sets up the private free list of region indices (storage is the transport's). */
+static int vnic_regions_setup(vnic_t *v)
+{
+    v->reg_next = calloc(v->nregions, sizeof *v->reg_next);
+    v->reg_gen = calloc(v->nregions, sizeof *v->reg_gen);
+    v->cntr_used = calloc((v->ncntr + 63) / 64, sizeof *v->cntr_used);
+    if (!v->reg_next || !v->reg_gen || !v->cntr_used)
+        return FMPL_ERR_NOMEM;
+    v->reg_free_head = v->reg_free_tail = UINT32_MAX;
+    for (uint32_t i = VNIC_KEY_WELL_KNOWN_MAX; i < v->nregions; i++) {
+        v->reg_gen[i] = 1;
+        v->reg_next[i] = UINT32_MAX;
+        if (v->reg_free_tail == UINT32_MAX)
+            v->reg_free_head = i;
+        else
+            v->reg_next[v->reg_free_tail] = i;
+        v->reg_free_tail = i;
+    }
+    v->cntr_hint = VNIC_KEY_WELL_KNOWN_MAX;
+    return FMPL_SUCCESS;
+}
+
+int vnic_open(boot_t *boot, vnic_t **out)
+{
+    if (!boot || !out)
+        return FMPL_ERR_ARG;
+    *out = NULL;
+    vnic_t *v = calloc(1, sizeof *v);
+    if (!v)
+        return FMPL_ERR_NOMEM;
+    v->boot = boot;
+    v->rank = boot_rank(boot);
+    v->size = boot_size(boot);
+    base_log_set_rank(v->rank);
+    int rc = boot_nodes(boot, &v->nodes);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    v->info.oversubscribed = v->nodes->nlocal > base_ncpus();
+    base_backoff_configure(v->info.oversubscribed);
+
+    /* The shm transport provides the storage of regions and counters and calls back
+     * vnic_regions_setup (through vnic_mr_reg_key) only after v->regions is set. */
+    rc = vnic_shm_open(v, &v->local);
+    if (rc) {
+        vnic_free_state(v);
+        return rc;
+    }
+    snprintf(v->transports, sizeof v->transports, "%s", v->local->ops->name);
+    v->info.transports = v->transports;
+    *out = v;
+    return FMPL_SUCCESS;
+}
+
+int vnic_storage_ready(vnic_t *v)
+{
+    return vnic_regions_setup(v);
+}
+
+int vnic_close(vnic_t *v)
+{
+    if (!v)
+        return FMPL_ERR_ARG;
+    int rc = FMPL_SUCCESS;
+    if (v->local) {
+        rc = v->local->ops->quiesce(v->local);
+    }
+    int frc = boot_fence(v->boot); /* every host quiesced before anyone unmaps */
+    if (!rc)
+        rc = frc;
+    if (v->local)
+        v->local->ops->close(v->local);
+    vnic_heap_destroy(v->heap);
+    vnic_free_state(v);
+    return rc;
+}
+
+int vnic_rank(const vnic_t *v)
+{
+    return v ? v->rank : -1;
+}
+int vnic_size(const vnic_t *v)
+{
+    return v ? v->size : 0;
+}
+const boot_nodes_t *vnic_nodes(const vnic_t *v)
+{
+    return v ? v->nodes : NULL;
+}
+const vnic_info_t *vnic_info(const vnic_t *v)
+{
+    return v ? &v->info : NULL;
+}
+
+/* ----------------------------------------------------------------- memory */
+
+void *vnic_mem_alloc(vnic_t *v, size_t size)
+{
+    if (!v || !v->heap)
+        return NULL;
+    return vnic_heap_alloc(v->heap, size);
+}
+
+int vnic_mem_free(vnic_t *v, void *p)
+{
+    if (!v)
+        return FMPL_ERR_ARG;
+    if (!p)
+        return FMPL_SUCCESS;
+    if (!v->heap)
+        return FMPL_ERR_BUFFER;
+    return vnic_heap_free(v->heap, p);
+}
+
+int vnic_mem_in_heap(const vnic_t *v, const void *p, size_t len)
+{
+    if (!v || !p || !v->heap_base)
+        return 0;
+    const char *c = (const char *)p;
+    return c >= v->heap_base && (size_t)(c - v->heap_base) <= v->heap_size &&
+           len <= v->heap_size - (size_t)(c - v->heap_base);
+}
+
+uint64_t vnic_mem_heap_offset(const vnic_t *v, const void *p)
+{
+    return (uint64_t)((const char *)p - v->heap_base);
+}
+
+/* ---------------------------------------------------------------- regions */
+
+/* Writes entry idx under its seqlock (owner only). */
+static void vnic_region_write(vnic_t *v, uint32_t idx, vnic_key_t key, void *base, size_t len,
+                              unsigned access)
+{
+    vnic_region_t *e = &v->regions[idx];
+    uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seq, s + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    uint64_t seg_off = VNIC_SEG_OFF_NONE;
+    char *b = (char *)base;
+    if (key != VNIC_KEY_INVALID && v->seg_base && b >= v->seg_base &&
+        (size_t)(b - v->seg_base) <= v->seg_size && len <= v->seg_size - (size_t)(b - v->seg_base))
+        seg_off = (uint64_t)(b - v->seg_base);
+    __atomic_store_n(&e->key, key, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->access, access, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->base, (uint64_t)(uintptr_t)base, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->len, (uint64_t)len, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seg_off, seg_off, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+static int vnic_mr_check(vnic_t *v, void *base, size_t len, unsigned access)
+{
+    if (!v || !v->regions)
+        return FMPL_ERR_ARG;
+    if (!base && len)
+        return FMPL_ERR_BUFFER;
+    if (access & ~(unsigned)VNIC_ACC_ALL)
+        return FMPL_ERR_ARG;
+    if ((uintptr_t)base + len < (uintptr_t)base)
+        return FMPL_ERR_BUFFER;
+    return FMPL_SUCCESS;
+}
+
+int vnic_mr_reg(vnic_t *v, void *base, size_t len, unsigned access, vnic_key_t *key)
+{
+    int rc = vnic_mr_check(v, base, len, access);
+    if (rc)
+        return rc;
+    if (!key)
+        return FMPL_ERR_ARG;
+    uint32_t idx = v->reg_free_head;
+    if (idx == UINT32_MAX)
+        return FMPL_ERR_NOMEM;
+    v->reg_free_head = v->reg_next[idx];
+    if (v->reg_free_head == UINT32_MAX)
+        v->reg_free_tail = UINT32_MAX;
+    uint32_t gen = v->reg_gen[idx];
+    v->reg_gen[idx] = (uint16_t)(gen == UINT16_MAX ? 1 : gen + 1);
+    vnic_key_t k = (gen << VNIC_KEY_INDEX_BITS) | idx;
+    vnic_region_write(v, idx, k, base, len, access);
+    *key = k;
+    return FMPL_SUCCESS;
+}
+
+int vnic_mr_reg_key(vnic_t *v, vnic_key_t key, void *base, size_t len, unsigned access)
+{
+    int rc = vnic_mr_check(v, base, len, access);
+    if (rc)
+        return rc;
+    if (key == VNIC_KEY_INVALID || key >= VNIC_KEY_WELL_KNOWN_MAX)
+        return FMPL_ERR_KEY;
+    if (__atomic_load_n(&v->regions[key].key, __ATOMIC_RELAXED) != VNIC_KEY_INVALID)
+        return FMPL_ERR_BUSY;
+    vnic_region_write(v, key, key, base, len, access);
+    return FMPL_SUCCESS;
+}
+
+int vnic_mr_dereg(vnic_t *v, vnic_key_t key)
+{
+    if (!v || !v->regions)
+        return FMPL_ERR_ARG;
+    uint32_t idx = key & VNIC_KEY_INDEX_MASK;
+    if (key == VNIC_KEY_INVALID || idx >= v->nregions ||
+        __atomic_load_n(&v->regions[idx].key, __ATOMIC_RELAXED) != key)
+        return FMPL_ERR_KEY;
+    vnic_region_write(v, idx, VNIC_KEY_INVALID, NULL, 0, 0);
+    if (idx >= VNIC_KEY_WELL_KNOWN_MAX) { /* FIFO reuse: generations wrap as late as possible */
+        v->reg_next[idx] = UINT32_MAX;
+        if (v->reg_free_tail == UINT32_MAX)
+            v->reg_free_head = idx;
+        else
+            v->reg_next[v->reg_free_tail] = idx;
+        v->reg_free_tail = idx;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- counters */
+
+int vnic_cntr_open(vnic_t *v, uint32_t id, vnic_cntr_t **out)
+{
+    if (!v || !out || !v->cntr_mem)
+        return FMPL_ERR_ARG;
+    *out = NULL;
+    if (id == VNIC_CNTR_ANY) {
+        uint32_t n = v->ncntr - VNIC_KEY_WELL_KNOWN_MAX;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t i = VNIC_KEY_WELL_KNOWN_MAX + (v->cntr_hint - VNIC_KEY_WELL_KNOWN_MAX + k) % n;
+            if (!(v->cntr_used[i / 64] & (1ull << (i % 64)))) {
+                id = i;
+                v->cntr_hint = i + 1 < v->ncntr ? i + 1 : VNIC_KEY_WELL_KNOWN_MAX;
+                break;
+            }
+        }
+        if (id == VNIC_CNTR_ANY)
+            return FMPL_ERR_NOMEM;
+    } else if (id >= VNIC_KEY_WELL_KNOWN_MAX) {
+        return FMPL_ERR_ARG;
+    } else if (v->cntr_used[id / 64] & (1ull << (id % 64))) {
+        return FMPL_ERR_BUSY;
+    }
+    vnic_cntr_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return FMPL_ERR_NOMEM;
+    c->id = id;
+    c->word = vnic_cntr_word(v, id);
+    v->cntr_used[id / 64] |= 1ull << (id % 64);
+    *out = c;
+    return FMPL_SUCCESS;
+}
+
+int vnic_cntr_close(vnic_t *v, vnic_cntr_t *c)
+{
+    if (!v || !c || c->id >= v->ncntr || !(v->cntr_used[c->id / 64] & (1ull << (c->id % 64))))
+        return FMPL_ERR_ARG;
+    /* Counters start at 0 when opened: they are zeroed on close (not on open) so that
+     * arrivals for a well-known counter that precede its open are not lost. */
+    __atomic_store_n(c->word, 0, __ATOMIC_RELAXED);
+    v->cntr_used[c->id / 64] &= ~(1ull << (c->id % 64));
+    free(c);
+    return FMPL_SUCCESS;
+}
+
+uint32_t vnic_cntr_id(const vnic_cntr_t *c)
+{
+    return c ? c->id : VNIC_CNTR_ANY;
+}
+uint64_t vnic_cntr_read(const vnic_cntr_t *c)
+{
+    return c ? __atomic_load_n(c->word, __ATOMIC_ACQUIRE) : 0;
+}
+void vnic_cntr_add(vnic_cntr_t *c, uint64_t n)
+{
+    if (c)
+        __atomic_fetch_add(c->word, n, __ATOMIC_RELEASE);
+}
+uint64_t vnic_cntr_errors(const vnic_cntr_t *c)
+{
+    return c ? c->errors : 0;
+}
+
+/* ------------------------------------------------------------- operations */
+
+/* Total bytes of a local descriptor, or an error. */
+static inline int vnic_ldesc_len(const vnic_ldesc_t *d, size_t *total)
+{
+    if (BASE_LIKELY(d->kind == VNIC_DESC_CONTIG)) {
+        if (BASE_UNLIKELY(!d->u.contig.addr && d->u.contig.len))
+            return FMPL_ERR_BUFFER;
+        *total = d->u.contig.len;
+        return FMPL_SUCCESS;
+    }
+    if (d->kind != VNIC_DESC_IOV || d->u.iov.cnt < 0 || (d->u.iov.cnt && !d->u.iov.iov))
+        return FMPL_ERR_ARG;
+    size_t t = 0;
+    for (int i = 0; i < d->u.iov.cnt; i++) {
+        const struct iovec *e = &d->u.iov.iov[i];
+        if (!e->iov_base && e->iov_len)
+            return FMPL_ERR_BUFFER;
+        if (t + e->iov_len < t)
+            return FMPL_ERR_ARG;
+        t += e->iov_len;
+    }
+    *total = t;
+    return FMPL_SUCCESS;
+}
+
+/* The remote descriptor covers exactly total bytes. */
+static inline int vnic_rdesc_check(const vnic_rdesc_t *d, size_t total)
+{
+    if (BASE_UNLIKELY(d->key == VNIC_KEY_INVALID))
+        return FMPL_ERR_KEY;
+    if (BASE_LIKELY(d->kind == VNIC_DESC_CONTIG))
+        return FMPL_SUCCESS;
+    if (d->kind != VNIC_DESC_IOV || d->u.iov.cnt < 0 || (d->u.iov.cnt && !d->u.iov.seg))
+        return FMPL_ERR_ARG;
+    size_t t = 0;
+    for (int i = 0; i < d->u.iov.cnt; i++) {
+        if (t + d->u.iov.seg[i].len < t)
+            return FMPL_ERR_ARG;
+        t += d->u.iov.seg[i].len;
+    }
+    return t == total ? FMPL_SUCCESS : FMPL_ERR_ARG;
+}
+
+static inline vnic_transport_t *vnic_transport_of(const vnic_t *v, int peer)
+{
+    return v->nodes->node_of[peer] == v->nodes->my_node ? v->local : v->remote;
+}
+
+int vnic_post(vnic_t *v, const vnic_op_t *op)
+{
+    if (BASE_UNLIKELY(!v || !op))
+        return FMPL_ERR_ARG;
+    if (BASE_UNLIKELY((unsigned)op->peer >= (unsigned)v->size))
+        return FMPL_ERR_RANK;
+    if (BASE_UNLIKELY(op->flags & ~(uint32_t)(VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG)))
+        return FMPL_ERR_ARG;
+    size_t total = 8;
+    int rc;
+    switch (op->opcode) {
+    case VNIC_OP_PUT:
+    case VNIC_OP_GET:
+        rc = vnic_ldesc_len(&op->local, &total);
+        if (BASE_UNLIKELY(rc))
+            return rc;
+        rc = vnic_rdesc_check(&op->remote, total);
+        if (BASE_UNLIKELY(rc))
+            return rc;
+        if (op->flags) {
+            /* Notifications and target counters report arrivals of data: PUT only. */
+            if (op->opcode != VNIC_OP_PUT)
+                return FMPL_ERR_ARG;
+            if ((op->flags & VNIC_F_TAIL_FLAG) &&
+                (op->local.kind != VNIC_DESC_CONTIG || op->remote.kind != VNIC_DESC_CONTIG ||
+                 total < 8 || (op->remote.u.off + total) % 8))
+                return FMPL_ERR_ARG;
+        }
+        break;
+    case VNIC_OP_FADD:
+    case VNIC_OP_CSWAP:
+    case VNIC_OP_SWAP:
+        if (op->flags)
+            return FMPL_ERR_ARG;
+        if (op->remote.key == VNIC_KEY_INVALID)
+            return FMPL_ERR_KEY;
+        if (op->remote.kind != VNIC_DESC_CONTIG || op->remote.u.off % 8)
+            return FMPL_ERR_ARG;
+        break;
+    default: return FMPL_ERR_ARG;
+    }
+    if (BASE_UNLIKELY((op->flags & VNIC_F_RCNTR) && op->rcntr >= v->ncntr))
+        return FMPL_ERR_ARG;
+    if (BASE_UNLIKELY((op->flags & VNIC_F_NOTIFY) && op->chan >= VNIC_NCHAN))
+        return FMPL_ERR_ARG;
+    vnic_transport_t *t = vnic_transport_of(v, op->peer);
+    if (BASE_UNLIKELY(!t)) {
+        base_log("vnic: no transport reaches rank %d (another host) in this build", op->peer);
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    return t->ops->post(t, op, total);
+}
+
+int vnic_put(vnic_t *v, int peer, const void *buf, size_t len, vnic_key_t key, uint64_t off)
+{
+    vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = peer};
+    op.local.kind = VNIC_DESC_CONTIG;
+    op.local.u.contig.addr = (void *)(uintptr_t)buf;
+    op.local.u.contig.len = len;
+    op.remote.key = key;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    op.remote.u.off = off;
+    return vnic_post(v, &op);
+}
+
+int vnic_get(vnic_t *v, int peer, void *buf, size_t len, vnic_key_t key, uint64_t off)
+{
+    vnic_op_t op = {.opcode = VNIC_OP_GET, .peer = peer};
+    op.local.kind = VNIC_DESC_CONTIG;
+    op.local.u.contig.addr = buf;
+    op.local.u.contig.len = len;
+    op.remote.key = key;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    op.remote.u.off = off;
+    return vnic_post(v, &op);
+}
+
+int vnic_atomic(vnic_t *v, vnic_opcode_t opcode, int peer, vnic_key_t key, uint64_t off,
+                uint64_t operand, uint64_t compare, uint64_t *result)
+{
+    if (opcode != VNIC_OP_FADD && opcode != VNIC_OP_CSWAP && opcode != VNIC_OP_SWAP)
+        return FMPL_ERR_ARG;
+    vnic_op_t op = {
+        .opcode = opcode, .peer = peer, .operand = operand, .compare = compare, .result = result};
+    op.remote.key = key;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    op.remote.u.off = off;
+    return vnic_post(v, &op);
+}
+
+/* ---------------------------------------------------------------- notify */
+
+int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *arg)
+{
+    if (!v || chan >= VNIC_NCHAN)
+        return FMPL_ERR_ARG;
+    v->handler[chan] = fn;
+    v->handler_arg[chan] = arg;
+    return FMPL_SUCCESS;
+}
+
+void vnic_deliver_notify(vnic_t *v, const vnic_notify_t *n)
+{
+    uint8_t chan = n->chan;
+    if (BASE_LIKELY(chan < VNIC_NCHAN && v->handler[chan])) {
+        v->handler[chan](v->handler_arg[chan], n);
+        return;
+    }
+    if (chan < VNIC_NCHAN && !v->handler_warned[chan]) {
+        v->handler_warned[chan] = 1;
+        base_log("vnic: notification on channel %u from rank %d dropped: no handler installed",
+                 chan, n->src);
+    }
+}
+
+/* ---------------------------------------------------------------- progress */
+
+int vnic_progress(vnic_t *v)
+{
+    if (BASE_UNLIKELY(!v))
+        return 0;
+    int n = v->local->ops->progress(v->local);
+    if (v->remote)
+        n += v->remote->ops->progress(v->remote);
+    return n;
+}
+
+int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
+{
+    if (!v || !ready)
+        return FMPL_ERR_ARG;
+    if (ready(arg))
+        return FMPL_SUCCESS;
+    base_backoff_t bo;
+    base_backoff_init(&bo);
+    uint64_t deadline = timeout_ns >= 0 ? base_time_ns() + (uint64_t)timeout_ns : UINT64_MAX;
+    vnic_transport_t *t = v->local;
+    for (;;) {
+        vnic_progress(v);
+        if (ready(arg))
+            return FMPL_SUCCESS;
+        base_backoff_action_t a = base_backoff_next(&bo);
+        if (a == BASE_BACKOFF_SPIN) {
+            base_cpu_relax();
+            if (timeout_ns >= 0 && (bo.polls & 63) == 0 && base_time_ns() >= deadline)
+                return FMPL_ERR_TIMEOUT;
+            continue;
+        }
+        uint64_t now = base_time_ns();
+        if (now >= deadline)
+            return FMPL_ERR_TIMEOUT;
+        if (a == BASE_BACKOFF_YIELD) {
+            sched_yield();
+            continue;
+        }
+        /* Sleep: announce, re-check (a delivery after the announcement wakes us),
+         * then block until woken or the safety period ends. */
+        t->ops->sleep_prepare(t);
+        if (vnic_progress(v) > 0 || ready(arg)) {
+            t->ops->sleep_cancel(t);
+            if (ready(arg))
+                return FMPL_SUCCESS;
+            continue;
+        }
+        int64_t ns = base_backoff_sleep_ns();
+        if (deadline != UINT64_MAX && (int64_t)(deadline - now) < ns)
+            ns = (int64_t)(deadline - now);
+        t->ops->sleep(t, ns);
+    }
+}
+
+typedef struct vnic_cntr_target {
+    const vnic_cntr_t *c;
+    uint64_t value;
+} vnic_cntr_target_t;
+
+static int vnic_cntr_reached(void *arg)
+{
+    const vnic_cntr_target_t *w = arg;
+    return __atomic_load_n(w->c->word, __ATOMIC_ACQUIRE) >= w->value;
+}
+
+int vnic_cntr_wait(vnic_t *v, vnic_cntr_t *c, uint64_t value, int64_t timeout_ns)
+{
+    if (!v || !c)
+        return FMPL_ERR_ARG;
+    if (BASE_LIKELY(__atomic_load_n(c->word, __ATOMIC_ACQUIRE) >= value))
+        return FMPL_SUCCESS;
+    vnic_cntr_target_t w = {c, value};
+    return vnic_wait(v, vnic_cntr_reached, &w, timeout_ns);
+}

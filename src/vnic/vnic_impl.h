@@ -1,0 +1,306 @@
+/* vnic_impl.h — private to src/vnic: the generic vnic state, the transport ops table
+ * (modelled on UCX uct_iface_ops and libfabric providers), the region table and
+ * counter storage shared by the generic layer and the transports, the local
+ * descriptor cursor, and the shared-heap allocator.
+ *
+ * Division of work:
+ *   vnic.c  validates every argument of the public calls, owns counters, regions,
+ *           notify handlers and the wait loop, and dispatches to the transport that
+ *           serves a peer (shm for ranks on this host; udp, later, for the others).
+ *   shm.c   the shared-memory transport; it also provides the memory in which the
+ *           region table, the counters and the heap live (the host segment), so that
+ *           peers on the host can validate keys and bump counters without the owner.
+ *   heap.c  the allocator of the shared heap (metadata in private memory).
+ * Nothing above the ops table assumes shared memory except the vnic_mem_* calls. */
+#ifndef FMPL_VNIC_IMPL_H
+#define FMPL_VNIC_IMPL_H
+
+#include <string.h>
+
+#include "vnic/vnic.h"
+
+/* ------------------------------------------------------------ region table
+ * One entry per key index. The table lives where peers can read it (the host
+ * segment), written by its owner only; readers take a consistent snapshot with the
+ * seqlock `seq` (odd while the owner rewrites the entry). A key is
+ * (generation << VNIC_KEY_INDEX_BITS) | index; well-known keys (< 16) have
+ * generation 0, fresh keys a generation >= 1 that changes at every reuse of the
+ * index, so a stale key after dereg no longer matches `key`. */
+#define VNIC_KEY_INDEX_BITS 16
+#define VNIC_KEY_INDEX_MASK ((1u << VNIC_KEY_INDEX_BITS) - 1)
+#define VNIC_SEG_OFF_NONE UINT64_MAX
+
+typedef struct vnic_region {
+    uint32_t seq;    /* seqlock: odd while the owner rewrites the entry */
+    uint32_t key;    /* key valid for this entry, VNIC_KEY_INVALID when free */
+    uint32_t access; /* VNIC_ACC_* */
+    uint32_t pad;
+    uint64_t base; /* owner's virtual address of the region */
+    uint64_t len;
+    uint64_t seg_off; /* offset of base in the host segment, VNIC_SEG_OFF_NONE if private */
+} vnic_region_t;
+
+/* Snapshot of the entry for `key` in a (possibly remote, concurrently updated) table.
+ * Returns 1 and fills *out when the key is valid, 0 otherwise. Never blocks for long:
+ * an entry that stays odd (owner died mid-update) is reported invalid. */
+static inline int vnic_region_read(const vnic_region_t *tbl, uint32_t nregions, vnic_key_t key,
+                                   vnic_region_t *out)
+{
+    uint32_t idx = key & VNIC_KEY_INDEX_MASK;
+    if (BASE_UNLIKELY(key == VNIC_KEY_INVALID || idx >= nregions))
+        return 0;
+    const vnic_region_t *e = &tbl[idx];
+    for (int tries = 0; tries < 100000; tries++) {
+        uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+        if (BASE_UNLIKELY(s1 & 1)) {
+            base_cpu_relax();
+            continue;
+        }
+        out->key = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+        out->access = __atomic_load_n(&e->access, __ATOMIC_RELAXED);
+        out->base = __atomic_load_n(&e->base, __ATOMIC_RELAXED);
+        out->len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
+        out->seg_off = __atomic_load_n(&e->seg_off, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (BASE_LIKELY(__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s1))
+            return out->key == key;
+    }
+    return 0;
+}
+
+/* 1 when [off, off+len) lies inside a region of length rlen (overflow-safe). */
+static inline int vnic_region_bounds_ok(uint64_t rlen, uint64_t off, uint64_t len)
+{
+    return off <= rlen && len <= rlen - off;
+}
+
+/* --------------------------------------------------------------- counters */
+struct vnic_cntr {
+    uint64_t *word;  /* the value, in memory peers can update (host segment) */
+    uint64_t errors; /* failed operations that named this counter as lcntr */
+    uint32_t id;
+};
+
+/* Local completion of an operation that named c as lcntr (c may be NULL). */
+static inline void vnic_cntr_complete(vnic_cntr_t *c, int status)
+{
+    if (!c)
+        return;
+    if (BASE_UNLIKELY(status != FMPL_SUCCESS))
+        c->errors++;
+    __atomic_fetch_add(c->word, 1, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------ transports */
+typedef struct vnic_transport vnic_transport_t;
+
+typedef struct vnic_transport_ops {
+    const char *name;
+    /* Starts op towards a peer this transport serves. The generic layer has already
+     * checked the opcode, flags, descriptor shapes, that the remote descriptor covers
+     * exactly `total` bytes, TAIL_FLAG's shape and the rcntr id. The transport checks
+     * the key, bounds and access rights (FMPL_ERR_KEY, nothing performed) and may
+     * progress to resolve back-pressure. Same completion contract as vnic_post. */
+    int (*post)(vnic_transport_t *t, const vnic_op_t *op, size_t total);
+    /* Advances the transport; never blocks; returns the number of events handled. */
+    int (*progress)(vnic_transport_t *t);
+    /* Sleep protocol of vnic_wait: after sleep_prepare, any delivery to this process
+     * wakes it; the caller then re-checks its condition and either calls
+     * sleep_cancel or sleep (which blocks at most ns unless woken, and cancels). */
+    void (*sleep_prepare)(vnic_transport_t *t);
+    void (*sleep_cancel)(vnic_transport_t *t);
+    void (*sleep)(vnic_transport_t *t, int64_t ns);
+    /* Collective over the ranks this transport serves: completes this process's
+     * in-flight operations while serving the peers', then waits (progressing) until
+     * every one of them has done the same. May block. */
+    int (*quiesce)(vnic_transport_t *t);
+    /* Releases everything; no peer accesses this process's memory any more. */
+    void (*close)(vnic_transport_t *t);
+} vnic_transport_ops_t;
+
+struct vnic_transport {
+    const vnic_transport_ops_t *ops;
+    vnic_t *v;
+};
+
+/* ------------------------------------------------------------ shared heap */
+typedef struct vnic_heap vnic_heap_t;
+/* Backs [off, off+len) of the heap with memory before first use (fallocate for shm);
+ * returns 0 on success, nonzero when the system has no room. */
+typedef int (*vnic_heap_commit_fn)(void *arg, size_t off, size_t len);
+/* Creates an allocator over [base, base+size) (size a multiple of 4096). Metadata is
+ * kept in private memory. commit may be NULL (memory already backed). */
+int vnic_heap_create(void *base, size_t size, vnic_heap_commit_fn commit, void *arg,
+                     vnic_heap_t **out);
+void vnic_heap_destroy(vnic_heap_t *h);
+/* 64-byte aligned block of at least size bytes (size 0 gives a minimal block);
+ * NULL when no free extent fits or commit fails. */
+void *vnic_heap_alloc(vnic_heap_t *h, size_t size);
+/* FMPL_ERR_BUFFER when p is not the start of a live block; NULL is accepted. */
+int vnic_heap_free(vnic_heap_t *h, void *p);
+/* Bytes in free extents, and the largest free extent (for tests and fmpl-info). */
+size_t vnic_heap_free_bytes(const vnic_heap_t *h, size_t *largest);
+
+/* ------------------------------------------------------------ the vnic */
+struct vnic {
+    boot_t *boot;
+    int rank, size;
+    const boot_nodes_t *nodes;
+    vnic_transport_t *local;  /* serves ranks on this host (shm) */
+    vnic_transport_t *remote; /* serves other hosts; NULL until a network transport exists */
+
+    /* Region table (storage provided by the local transport, in the host segment). */
+    vnic_region_t *regions;
+    uint32_t nregions;
+    uint32_t *reg_next; /* private free list of indices >= VNIC_KEY_WELL_KNOWN_MAX */
+    uint32_t reg_free_head, reg_free_tail;
+    uint16_t *reg_gen; /* next generation of each index */
+
+    /* Counter storage (host segment): word of id i at cntr_mem + i * cntr_stride. */
+    uint64_t *cntr_mem;
+    size_t cntr_stride; /* in uint64_t */
+    uint32_t ncntr;
+    uint64_t *cntr_used; /* bitmap, private */
+    uint32_t cntr_hint;
+
+    /* Host segment bounds (regions inside it are reachable by peers with memcpy). */
+    char *seg_base;
+    size_t seg_size;
+
+    /* Shared heap of this process. */
+    char *heap_base;
+    size_t heap_size;
+    vnic_heap_t *heap;
+
+    vnic_notify_fn handler[VNIC_NCHAN];
+    void *handler_arg[VNIC_NCHAN];
+    uint8_t handler_warned[VNIC_NCHAN];
+
+    vnic_info_t info;
+    char transports[32];
+};
+
+/* Runs the notify handler of n->chan (called by transports at the target). */
+void vnic_deliver_notify(vnic_t *v, const vnic_notify_t *n);
+/* Word of counter id of this process. */
+static inline uint64_t *vnic_cntr_word(vnic_t *v, uint32_t id)
+{
+    return v->cntr_mem + (size_t)id * v->cntr_stride;
+}
+
+/* Opens the shared-memory transport (src/vnic/shm.c): maps the host segment, fills
+ * v->regions, v->cntr_mem, v->heap*, v->seg_*, v->info fields it knows, registers the
+ * heap as VNIC_KEY_HEAP. Collective over the job (boot fences). */
+int vnic_shm_open(vnic_t *v, vnic_transport_t **out);
+/* Called by the transport providing storage once v->regions/nregions and
+ * v->cntr_mem/ncntr are set: builds the private free lists. */
+int vnic_storage_ready(vnic_t *v);
+
+/* --------------------------------------------- local descriptor cursor */
+typedef struct vnic_lcur {
+    const struct iovec *iov;
+    int cnt, idx;
+    size_t off; /* into iov[idx] */
+    struct iovec one;
+} vnic_lcur_t;
+
+/* c must not be copied afterwards (it may point into itself). */
+static inline void vnic_lcur_init(vnic_lcur_t *c, const vnic_ldesc_t *d)
+{
+    if (d->kind == VNIC_DESC_CONTIG) {
+        c->one.iov_base = d->u.contig.addr;
+        c->one.iov_len = d->u.contig.len;
+        c->iov = &c->one;
+        c->cnt = 1;
+    } else {
+        c->iov = d->u.iov.iov;
+        c->cnt = d->u.iov.cnt;
+    }
+    c->idx = 0;
+    c->off = 0;
+}
+
+/* Copies the next n local bytes to dst (gather). */
+static inline void vnic_lcur_gather(vnic_lcur_t *c, void *dst, size_t n)
+{
+    char *d = (char *)dst;
+    while (n) {
+        const struct iovec *e = &c->iov[c->idx];
+        size_t k = BASE_MIN(n, e->iov_len - c->off);
+        memcpy(d, (const char *)e->iov_base + c->off, k);
+        d += k;
+        n -= k;
+        c->off += k;
+        if (c->off == e->iov_len) {
+            c->idx++;
+            c->off = 0;
+        }
+    }
+}
+
+/* Copies n bytes from src into the next local bytes (scatter). */
+static inline void vnic_lcur_scatter(vnic_lcur_t *c, const void *src, size_t n)
+{
+    const char *s = (const char *)src;
+    while (n) {
+        const struct iovec *e = &c->iov[c->idx];
+        size_t k = BASE_MIN(n, e->iov_len - c->off);
+        memcpy((char *)e->iov_base + c->off, s, k);
+        s += k;
+        n -= k;
+        c->off += k;
+        if (c->off == e->iov_len) {
+            c->idx++;
+            c->off = 0;
+        }
+    }
+}
+
+/* Describes up to n next local bytes as at most max iovecs (advancing the cursor);
+ * returns the count, *got the bytes covered. */
+static inline int vnic_lcur_slice(vnic_lcur_t *c, struct iovec *out, int max, size_t n, size_t *got)
+{
+    int k = 0;
+    size_t g = 0;
+    while (n && k < max) {
+        const struct iovec *e = &c->iov[c->idx];
+        size_t m = BASE_MIN(n, e->iov_len - c->off);
+        if (m) {
+            out[k].iov_base = (char *)e->iov_base + c->off;
+            out[k].iov_len = m;
+            k++;
+        }
+        g += m;
+        n -= m;
+        c->off += m;
+        if (c->off == e->iov_len) {
+            c->idx++;
+            c->off = 0;
+        }
+    }
+    *got = g;
+    return k;
+}
+
+/* Moves the cursor to byte pos of the descriptor (from the start). */
+static inline void vnic_lcur_seek(vnic_lcur_t *c, size_t pos)
+{
+    c->idx = 0;
+    c->off = 0;
+    while (c->idx < c->cnt && pos >= c->iov[c->idx].iov_len) {
+        pos -= c->iov[c->idx].iov_len;
+        c->idx++;
+    }
+    c->off = pos;
+}
+
+/* Stores the 8 bytes at src to dst (8-byte aligned) with release order: the tail
+ * flag of VNIC_F_TAIL_FLAG, visible only after everything written before it. */
+static inline void vnic_tail_store(void *dst, const void *src)
+{
+    uint64_t x;
+    memcpy(&x, src, 8);
+    __atomic_store_n((uint64_t *)dst, x, __ATOMIC_RELEASE);
+}
+
+#endif

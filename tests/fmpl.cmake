@@ -1,0 +1,13 @@
+# Native API (src/fmpl) tests.
+fmpl_test(fmpl_ops fmpl_ops.c RANKS 0 TIMEOUT 30)
+fmpl_test(fmpl_p2p fmpl_p2p.c RANKS 0 1 2 3 4 7 TIMEOUT 90)
+fmpl_test(fmpl_p2p_nocma fmpl_p2p.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 90)
+fmpl_test(fmpl_p2p_errors fmpl_p2p_errors.c RANKS 0 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(fmpl_env fmpl_env.c RANKS 0 1 2 3 TIMEOUT 30)
+fmpl_test(fmpl_preposted fmpl_preposted.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(fmpl_spool fmpl_spool.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(fmpl_any fmpl_any.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(fmpl_any_fewslots fmpl_any.c RANKS 3 7 ENV FMPL_ANY_SLOTS=4 TIMEOUT 60)
+fmpl_test(fmpl_any_nocma fmpl_any.c RANKS 4 ENV FMPL_SHM_CMA=0 TIMEOUT 60)
+fmpl_test(fmpl_comm fmpl_comm.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(fmpl_collectives fmpl_collectives.c RANKS 1 2 3 4 7 TIMEOUT 60)
