@@ -2,6 +2,8 @@
 fmpl_test(fmpl_ops fmpl_ops.c RANKS 0 TIMEOUT 30)
 fmpl_test(fmpl_p2p fmpl_p2p.c RANKS 0 1 2 3 4 7 TIMEOUT 90)
 fmpl_test(fmpl_p2p_nocma fmpl_p2p.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 90)
+fmpl_test(fmpl_p2p_cma fmpl_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 90)
+fmpl_test(fmpl_p2p_stall fmpl_p2p.c RANKS 2 ENV FMPL_SHM_STALL_US=0 FMPL_SHM_BOUNCE_CHUNK=4096 TIMEOUT 90)
 fmpl_test(fmpl_p2p_errors fmpl_p2p_errors.c RANKS 0 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(fmpl_env fmpl_env.c RANKS 0 1 2 3 TIMEOUT 30)
 fmpl_test(fmpl_preposted fmpl_preposted.c RANKS 1 2 3 4 7 TIMEOUT 60)

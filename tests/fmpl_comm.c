@@ -139,6 +139,29 @@ int main(int argc, char **argv)
         }
         CHECK_RC(fmpl_comm_free(&d), FMPL_SUCCESS);
     }
+    /* ---- as many live communicators as there are collective slots, then a clear error;
+     * collectives on all of them interleaved (each has its own slot) ---- */
+    {
+        enum { MAXC = 64 };
+        fmpl_comm live[MAXC];
+        int n = 0, rc;
+        while ((rc = fmpl_comm_create(FMPL_COMM_WORLD, 0, &live[n])) == FMPL_SUCCESS) {
+            CHECK(live[n] != FMPL_COMM_NULL);
+            CHECK(++n < MAXC);
+        }
+        CHECK_RC(rc, FMPL_ERR_NOMEM);
+        CHECK(n >= 8); /* FMPL_COLL_GROUPS (16 by default) minus WORLD and c */
+        for (int round = 0; round < 3; round++)
+            for (int i = 0; i < n; i++) {
+                int v = i + round;
+                CHECK_RC(fmpl_allreduce(&v, 1, FMPL_INT32, FMPL_SUM, live[i], NULL), FMPL_SUCCESS);
+                CHECK(v == (i + round) * size);
+            }
+        for (int i = 0; i < n; i++)
+            CHECK_RC(fmpl_comm_free(&live[i]), FMPL_SUCCESS);
+        CHECK_RC(fmpl_comm_create(FMPL_COMM_WORLD, 0, &d), FMPL_SUCCESS);
+        CHECK_RC(fmpl_comm_free(&d), FMPL_SUCCESS);
+    }
     /* c is left for fmpl_finalize to free. */
     CHECK_RC(fmpl_finalize(), FMPL_SUCCESS);
     if (rank == 0)

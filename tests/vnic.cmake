@@ -1,10 +1,17 @@
-# vnic: the software NIC and its shared-memory transport. Every multi-rank test runs
-# twice: with CMA (the default) and with FMPL_SHM_CMA=0 (pipelined bounce buffers).
+# vnic: the software NIC and its shared-memory transport. Large puts to private memory
+# take one of three paths, each tested: the default (bounce pipeline, CMA after a
+# stall), FMPL_SHM_CMA=0 (pipeline only) and FMPL_SHM_PIPELINE=0 (single-copy CMA).
 fmpl_test(vnic_heap vnic_heap.c RANKS 0)
 foreach(t vnic_rma vnic_errors vnic_atomic vnic_notify vnic_wait)
   fmpl_test(${t} ${t}.c RANKS 1 2 3 4 7 TIMEOUT 60)
   fmpl_test(${t}_nocma ${t}.c RANKS 2 3 4 7 ENV FMPL_SHM_CMA=0 TIMEOUT 60)
 endforeach()
+foreach(t vnic_rma vnic_notify)
+  fmpl_test(${t}_cma ${t}.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 60)
+endforeach()
+# A pipelined put turns to CMA as soon as the chunks are all in flight.
+fmpl_test(vnic_rma_stall vnic_rma.c RANKS 2 3
+          ENV FMPL_SHM_STALL_US=0 FMPL_SHM_BOUNCE_CHUNK=4096 TIMEOUT 60)
 # Small bounce chunks and a small inbox: many chunks in flight, inbox back-pressure.
 fmpl_test(vnic_rma_small vnic_rma.c RANKS 3
           ENV FMPL_SHM_CMA=0 FMPL_SHM_BOUNCE_CHUNK=4096 FMPL_SHM_CELLS=128 TIMEOUT 60)

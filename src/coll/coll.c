@@ -42,15 +42,13 @@ static void read_settings(coll_state_t *st)
         "largest message (bytes) of a Bruck allgather round; larger allgathers use a ring");
 }
 
-/* Zeroes every word a peer polls or a reader waits on: the start-up lines, and in each
- * slot the ack lines and every cell's flag. Payload room is left untouched, so pages
+/* Zeroes every word a peer polls or a reader waits on: in each slot the ack lines and
+ * every cell's flag. Payload room is left untouched, so pages
  * of the area are only faulted in when a message of that size is used (RSS). */
 static void clear_flags(coll_state_t *st)
 {
-    for (int k = 0; k < st->rounds; k++)
-        memset(st->area + st->init_off + (size_t)k * BASE_CACHE_LINE, 0, BASE_CACHE_LINE);
     for (int s = 0; s < st->ngroups; s++) {
-        char *slot = st->area + st->slots_off + (size_t)s * st->slot_size;
+        char *slot = st->area + (size_t)s * st->slot_size;
         memset(slot, 0, 2 * (size_t)st->rounds * BASE_CACHE_LINE); /* ack lines */
         for (int par = 0; par < 2; par++) {
             for (int idx = 0; idx < st->rounds + 2; idx++)
@@ -62,62 +60,6 @@ static void clear_flags(coll_state_t *st)
                            0, 8);
         }
     }
-}
-
-/* ---------------------------------------------------- job-wide start-up barrier
- * Dissemination over the start-up lines of the areas. A peer that has not yet
- * registered its area refuses the put with FMPL_ERR_KEY: the put is retried until it
- * has (it registers before it enters this barrier, and waits in it). */
-typedef struct init_put {
-    vnic_t *v;
-    vnic_op_t op;
-    int rc;
-} init_put_t;
-
-static int init_put_try(void *arg)
-{
-    init_put_t *p = arg;
-    p->rc = vnic_post(p->v, &p->op);
-    return p->rc != FMPL_ERR_KEY;
-}
-
-typedef struct init_flag {
-    const uint64_t *flag;
-} init_flag_t;
-
-static int init_flag_set(void *arg)
-{
-    return __atomic_load_n(((init_flag_t *)arg)->flag, __ATOMIC_ACQUIRE) != 0;
-}
-
-static int init_barrier(coll_state_t *st)
-{
-    int p = st->world_size, r = st->world_rank;
-    static const uint64_t one = 1;
-    for (int k = 0; (1 << k) < p; k++) {
-        init_put_t put;
-        memset(&put, 0, sizeof put);
-        put.v = st->v;
-        put.op.opcode = VNIC_OP_PUT;
-        put.op.peer = (r + (1 << k)) % p;
-        put.op.flags = VNIC_F_TAIL_FLAG;
-        put.op.local.kind = VNIC_DESC_CONTIG;
-        put.op.local.u.contig.addr = (void *)&one;
-        put.op.local.u.contig.len = 8;
-        put.op.remote.key = COLL_KEY;
-        put.op.remote.kind = VNIC_DESC_CONTIG;
-        put.op.remote.u.off = st->init_off + (uint64_t)k * BASE_CACHE_LINE;
-        int rc = vnic_wait(st->v, init_put_try, &put, -1);
-        if (rc == FMPL_SUCCESS)
-            rc = put.rc;
-        if (rc != FMPL_SUCCESS)
-            return rc;
-        init_flag_t f = {(const uint64_t *)(st->area + st->init_off + (size_t)k * BASE_CACHE_LINE)};
-        rc = vnic_wait(st->v, init_flag_set, &f, -1);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
-    return FMPL_SUCCESS;
 }
 
 int coll_init(vnic_t *v)
@@ -137,9 +79,7 @@ int coll_init(vnic_t *v)
     st->small_stride = BASE_ALIGN_UP(st->small + 8, BASE_CACHE_LINE);
     st->seg_stride = BASE_ALIGN_UP(st->seg + 8, BASE_CACHE_LINE);
     st->slot_size = BASE_ALIGN_UP(coll_slot_size(st), 4096);
-    st->init_off = 0;
-    st->slots_off = BASE_ALIGN_UP((size_t)st->rounds * BASE_CACHE_LINE, 4096);
-    st->area_size = st->slots_off + (size_t)st->ngroups * st->slot_size;
+    st->area_size = (size_t)st->ngroups * st->slot_size;
 
     int rc = FMPL_ERR_NOMEM;
     st->slot_used = calloc((size_t)st->ngroups, 1);
@@ -161,7 +101,7 @@ int coll_init(vnic_t *v)
                          VNIC_ACC_REMOTE_READ | VNIC_ACC_REMOTE_WRITE);
     if (rc != FMPL_SUCCESS)
         goto fail_cntr;
-    rc = init_barrier(st);
+    rc = vnic_fence(v); /* every rank's area is registered before any peer uses it */
     if (rc != FMPL_SUCCESS) {
         vnic_mr_dereg(v, COLL_KEY);
         goto fail_cntr;
@@ -242,7 +182,7 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
     g->ctx = ctx;
     g->slot = slot;
     g->members = mem;
-    g->area_off = st->slots_off + (uint64_t)slot * st->slot_size;
+    g->area_off = (uint64_t)slot * st->slot_size;
     g->area = st->area + g->area_off;
     st->slot_used[slot] = 1;
     *out = g;

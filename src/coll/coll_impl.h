@@ -60,8 +60,6 @@ typedef struct coll_state {
     size_t seg_stride;   /* bytes of a segment cell */
     int ngroups;         /* group slots */
     size_t slot_size;    /* bytes of one slot */
-    size_t init_off;     /* offset of the start-up lines in the area */
-    size_t slots_off;    /* offset of slot 0 */
     size_t area_size;
     char *area;               /* this process's area (shared heap), registered as COLL_KEY */
     vnic_cntr_t *order_cntr;  /* target of VNIC_F_RCNTR (ordering of segment puts) */

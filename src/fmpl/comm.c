@@ -246,13 +246,17 @@ int fmpl_comm_create(fmpl_comm parent, int key, fmpl_comm *newcomm)
         for (int w = 0; w < FMPLI_CTX_WORDS; w++)
             used[w] |= all[r].ctx_used[w];
     }
-    int ctx = -1;
-    for (int i = 0; i < FMPLI_COMM_MAX && ctx < 0; i++)
+    /* A ctx is also the group's slot in the collective area (ctx % coll_max_groups()),
+     * so ids stay below the slot count: then distinct live ids never share a slot. */
+    int ctx = -1, nctx = BASE_MIN(FMPLI_COMM_MAX, coll_max_groups());
+    for (int i = 0; i < nctx && ctx < 0; i++)
         if (!(used[i / 64] & (1ull << (i % 64))))
             ctx = i;
     if (ctx < 0) { /* every member sees the same data, so all fail alike */
         free(all);
-        base_log("fmpl_comm_create: no free context id (%d communicators live)", FMPLI_COMM_MAX);
+        base_log("fmpl_comm_create: no free context id: %d communicators live at a member "
+                 "(raise FMPL_COLL_GROUPS)",
+                 nctx);
         return FMPL_ERR_NOMEM;
     }
     int h = fmpli_handle_alloc(); /* cannot fail: a free ctx means fewer than MAX comms */

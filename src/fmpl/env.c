@@ -99,6 +99,7 @@ int fmpl_finalize(void)
     if (rc == FMPL_SUCCESS)
         rc = brc;
     fmpli_comm_all_free();
+    fmpli_rcache_flush();
     fmpli_any_finalize();
     free(fmpli.pending);
     free(fmpli.pid_table);

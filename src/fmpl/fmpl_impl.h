@@ -29,7 +29,6 @@
 
 /* vnic notification channels and well-known keys used by this layer (listed in vnic.h). */
 #define FMPLI_CHAN_DATA VNIC_CHAN_FMPL_DATA /* payload of a matched send arrived */
-#define FMPLI_CHAN_HDR VNIC_CHAN_FMPL_HDR   /* a receive header arrived in my matching area */
 #define FMPLI_CHAN_ANY VNIC_CHAN_FMPL_ANY   /* any-source domain: arrival or rendezvous ack */
 #define FMPLI_KEY_MATCH_WORLD VNIC_KEY_FMPL_MATCH_WORLD
 #define FMPLI_KEY_ANY VNIC_KEY_FMPL_ANY
@@ -69,10 +68,11 @@ typedef struct fmpli_sendent {
 typedef struct fmpli_recvent {
     uint64_t seq;   /* headers posted on this slot */
     uint64_t got;   /* bytes arrived */
-    vnic_key_t key; /* registration of the receive buffer to drop, or VNIC_KEY_INVALID */
+    vnic_key_t key; /* registration of the receive buffer to release, or VNIC_KEY_INVALID */
     uint32_t smai;  /* the mai the sender used */
     uint8_t state;  /* FMPLI_RECV_* */
     uint8_t err;    /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
+    uint8_t rcache; /* 1 + the registration-cache entry that holds key, or 0 (own key) */
 } fmpli_recvent_t;
 
 struct fmpli_comm;
@@ -228,6 +228,8 @@ int fmpli_wait(vnic_ready_fn ready, void *arg, int64_t timeout_ns);
 int fmpli_flush_sends(const fmpli_comm_t *c);
 /* Cancels posted receives and forgets the state of peer p (communicator being freed). */
 void fmpli_peer_release(fmpli_peer_t *p);
+/* Drops the registrations the receive-buffer registration cache keeps (finalize). */
+void fmpli_rcache_flush(void);
 
 /* ---- spool.c ---- */
 /* Copies buf into the spool as a send on (p, mai); FMPL_ERR_SPOOL when there is no room

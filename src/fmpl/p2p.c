@@ -47,20 +47,23 @@ static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
     r->state = FMPLI_RECV_DONE;
 }
 
-/* A receive header landed in my matching area: pending sends may now go. */
-static void fmpli_hdr_arrived(void *arg, const vnic_notify_t *n)
+/* The vnic's progress hook: pending isends and spooled sends go as soon as their
+ * headers are there, whoever waits (a collective's wait included). Headers land by
+ * direct puts that raise no event, so this looks at them on every progress call; with
+ * nothing pending it costs two loads. */
+static int fmpli_progress_hook(void *arg)
 {
     (void)arg;
-    (void)n;
-    if (fmpli.npending || fmpli.spool.npending)
-        fmpli_progress_sends();
+    if (BASE_LIKELY(!fmpli.npending && !fmpli.spool.npending))
+        return 0;
+    return fmpli_progress_sends();
 }
 
 int fmpli_p2p_init(void)
 {
     int rc = vnic_set_notify_handler(fmpli.vnic, FMPLI_CHAN_DATA, fmpli_data_arrived, NULL);
     if (rc == FMPL_SUCCESS)
-        rc = vnic_set_notify_handler(fmpli.vnic, FMPLI_CHAN_HDR, fmpli_hdr_arrived, NULL);
+        rc = vnic_set_progress_hook(fmpli.vnic, fmpli_progress_hook, NULL);
     return rc;
 }
 
@@ -108,6 +111,68 @@ int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const voi
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
     return trunc ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- registrations */
+
+/* Receive buffers outside the heap are registered so the sender can address them. A
+ * loop that receives into the same buffer again (the common case) keeps its key here:
+ * the region-table line the sender validates against then stays unchanged in the
+ * sender's cache instead of missing on every message. Direct-mapped, reference
+ * counted: an entry in use by a posted receive is never replaced. */
+#define FMPLI_RCACHE 64
+typedef struct fmpli_rcent {
+    const void *base;
+    size_t len;
+    vnic_key_t key;
+    uint32_t users;
+} fmpli_rcent_t;
+static fmpli_rcent_t fmpli_rcache[FMPLI_RCACHE];
+
+static int fmpli_rcache_get(void *buf, size_t size, fmpli_recvent_t *r)
+{
+    uint32_t i = (uint32_t)(((uintptr_t)buf >> 6) % FMPLI_RCACHE);
+    fmpli_rcent_t *e = &fmpli_rcache[i];
+    if (e->base == buf && e->len >= size && e->key != VNIC_KEY_INVALID) {
+        e->users++;
+        r->key = e->key;
+        r->rcache = (uint8_t)(i + 1);
+        return FMPL_SUCCESS;
+    }
+    vnic_key_t key;
+    int rc = vnic_mr_reg(fmpli.vnic, buf, size, VNIC_ACC_REMOTE_WRITE, &key);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    r->key = key;
+    r->rcache = 0;
+    if (e->users == 0) { /* replace the idle entry */
+        if (e->key != VNIC_KEY_INVALID)
+            vnic_mr_dereg(fmpli.vnic, e->key);
+        *e = (fmpli_rcent_t){buf, size, key, 1};
+        r->rcache = (uint8_t)(i + 1);
+    }
+    return FMPL_SUCCESS;
+}
+
+static void fmpli_rcache_release(fmpli_recvent_t *r)
+{
+    if (r->key == VNIC_KEY_INVALID)
+        return;
+    if (r->rcache)
+        fmpli_rcache[r->rcache - 1].users--;
+    else
+        vnic_mr_dereg(fmpli.vnic, r->key);
+    r->key = VNIC_KEY_INVALID;
+    r->rcache = 0;
+}
+
+void fmpli_rcache_flush(void)
+{
+    for (int i = 0; i < FMPLI_RCACHE; i++) {
+        if (fmpli_rcache[i].key != VNIC_KEY_INVALID)
+            vnic_mr_dereg(fmpli.vnic, fmpli_rcache[i].key);
+        fmpli_rcache[i] = (fmpli_rcent_t){NULL, 0, VNIC_KEY_INVALID, 0};
+    }
 }
 
 /* ---------------------------------------------------------------- pending isends */
@@ -162,31 +227,15 @@ int fmpli_progress_sends(void)
 
 /* ---------------------------------------------------------------- waiting */
 
-typedef struct fmpli_waitctx {
-    vnic_ready_fn ready;
-    void *arg;
-} fmpli_waitctx_t;
-
-static int fmpli_wait_ready(void *a)
-{
-    fmpli_waitctx_t *w = a;
-    if (fmpli.npending || fmpli.spool.npending)
-        fmpli_progress_sends();
-    return w->ready(w->arg);
-}
-
 int fmpli_wait(vnic_ready_fn ready, void *arg, int64_t timeout_ns)
 {
     if (ready(arg))
         return FMPL_SUCCESS;
-    if (timeout_ns == 0) { /* one look, no waiting */
+    if (timeout_ns == 0) { /* one look, no waiting (progress runs the send hook) */
         vnic_progress(fmpli.vnic);
-        if (fmpli.npending || fmpli.spool.npending)
-            fmpli_progress_sends();
         return ready(arg) ? FMPL_SUCCESS : FMPL_ERR_TIMEOUT;
     }
-    fmpli_waitctx_t w = {ready, arg};
-    return vnic_wait(fmpli.vnic, fmpli_wait_ready, &w, timeout_ns);
+    return vnic_wait(fmpli.vnic, ready, arg, timeout_ns);
 }
 
 static int fmpli_flush_ready(void *arg)
@@ -212,8 +261,8 @@ void fmpli_peer_release(fmpli_peer_t *p)
 {
     for (uint32_t slot = 0; slot < fmpli.nslots; slot++) {
         fmpli_recvent_t *r = &p->recv[slot];
-        if (r->state != FMPLI_RECV_IDLE && r->key != VNIC_KEY_INVALID)
-            vnic_mr_dereg(fmpli.vnic, r->key);
+        if (r->state != FMPLI_RECV_IDLE)
+            fmpli_rcache_release(r);
     }
     for (uint32_t i = 0; i < fmpli.npending;) {
         if (fmpli.pending[i].peer == p)
@@ -394,14 +443,15 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
     vnic_key_t key = VNIC_KEY_HEAP;
     uint64_t off = 0;
     r->key = VNIC_KEY_INVALID;
+    r->rcache = 0;
     if (size) {
         if (vnic_mem_in_heap(v, buf, size)) {
             off = vnic_mem_heap_offset(v, buf); /* zero-copy: the sender memcpys into it */
         } else {
-            int rc = vnic_mr_reg(v, buf, size, VNIC_ACC_REMOTE_WRITE, &key);
+            int rc = fmpli_rcache_get(buf, size, r);
             if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
                 return rc;
-            r->key = key;
+            key = r->key;
         }
     }
     fmpli_hdr_t h = {
@@ -410,8 +460,7 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
     r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
     vnic_op_t op = {.opcode = VNIC_OP_PUT,
                     .peer = p->world,
-                    .flags = VNIC_F_TAIL_FLAG | VNIC_F_NOTIFY,
-                    .chan = FMPLI_CHAN_HDR};
+                    .flags = VNIC_F_TAIL_FLAG};
     op.local.kind = VNIC_DESC_CONTIG;
     op.local.u.contig.addr = &h;
     op.local.u.contig.len = sizeof h;
@@ -422,9 +471,7 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS)) {
         r->seq--;
         r->state = FMPLI_RECV_IDLE;
-        if (r->key != VNIC_KEY_INVALID)
-            vnic_mr_dereg(v, r->key);
-        r->key = VNIC_KEY_INVALID;
+        fmpli_rcache_release(r);
         return rc;
     }
     *pp = p;
@@ -442,10 +489,7 @@ static int fmpli_recv_reap(const fmpli_peer_t *p, fmpli_recvent_t *r, fmpl_statu
         status->size = (size_t)r->got;
         status->error = err;
     }
-    if (r->key != VNIC_KEY_INVALID) {
-        vnic_mr_dereg(fmpli.vnic, r->key);
-        r->key = VNIC_KEY_INVALID;
-    }
+    fmpli_rcache_release(r);
     r->state = FMPLI_RECV_IDLE;
     return err;
 }

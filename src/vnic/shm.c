@@ -187,6 +187,8 @@ typedef struct shm {
     uint32_t K, kmask;
     size_t inline_max;
     int cma;
+    int pipeline;     /* FMPL_SHM_PIPELINE: large puts through bounce chunks first */
+    int64_t stall_ns; /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
     int32_t *local_of; /* world rank -> local index, -1 elsewhere */
     shm_peer_t *peers;
     shm_peer_t *self;
@@ -798,48 +800,67 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
         vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }
-    if (s->cma) {
-        size_t bulk = (fl & VNIC_F_TAIL_FLAG) ? total - 8 : total;
-        int rc = FMPL_SUCCESS;
-        for (int i = 0; i < nseg && !rc; i++)
-            rc = shm_cma(p, 1, &lc, r->base + seg[i].off, BASE_MIN(seg[i].len, bulk));
-        if (rc) {
-            vnic_cntr_complete(op->lcntr, rc);
-            return rc;
+    /* Pipeline: chunks staged in this rank's bounce buffers and copied out by the target,
+     * both cores copying at once (on this class of machine 3-4x CMA's bandwidth). When the
+     * target stops draining (it computes, or is descheduled), CMA writes the rest without
+     * its help. Without the pipeline: CMA from the start. */
+    size_t chunk = s->lay.chunk;
+    int i = 0;
+    uint64_t pos = 0;
+    if (s->pipeline) {
+        for (; i < nseg; i++, pos = 0) {
+            for (; pos < seg[i].len;) {
+                if (s->cma && s->bounce_busy == (int)s->lay.nbounce &&
+                    vnic_wait(s->v, shm_bounce_free_ready, s, s->stall_ns) == FMPL_ERR_TIMEOUT)
+                    goto cma_rest;
+                size_t rem = seg[i].len - pos, k = BASE_MIN(chunk, rem);
+                if (rem > k && rem - k < 8)
+                    k -= 8; /* keep the last chunk >= 8 bytes for the tail flag */
+                uint32_t slot = shm_bounce_acquire(s);
+                vnic_lcur_gather(&lc, shm_bdata_of(s, s->area, slot), k);
+                h.type = SHM_BPUT;
+                h.off = seg[i].off + pos;
+                h.flags = (uint8_t)((fl & VNIC_F_TAIL_FLAG) && pos + k == seg[i].len
+                                        ? VNIC_F_TAIL_FLAG
+                                        : 0);
+                h.u.bounce.slot = slot;
+                h.u.bounce.slotseq = s->bounce[slot].seq;
+                h.len = (uint32_t)k;
+                shm_send(s, p, &h, NULL);
+                pos += k;
+            }
         }
-        if (fl & VNIC_F_TAIL_FLAG) { /* the flag word travels in a cell: an atomic store */
-            h.flags = (uint8_t)fl;
-            h.off = off0 + total - 8;
-            h.len = 8;
-            shm_send(s, p, &h, &lc);
-        } else {
+        if (eff)
             shm_direct_effects(s, p, op, off0, total);
-        }
         vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }
-    /* Bounce chunks: staged here, copied out by the target. */
-    size_t chunk = s->lay.chunk;
-    for (int i = 0; i < nseg; i++) {
-        for (uint64_t pos = 0; pos < seg[i].len;) {
-            size_t rem = seg[i].len - pos, k = BASE_MIN(chunk, rem);
-            if (rem > k && rem - k < 8)
-                k -= 8; /* keep the last chunk >= 8 bytes for the tail flag */
-            uint32_t slot = shm_bounce_acquire(s);
-            vnic_lcur_gather(&lc, shm_bdata_of(s, s->area, slot), k);
-            h.type = SHM_BPUT;
-            h.off = seg[i].off + pos;
-            h.flags =
-                (uint8_t)((fl & VNIC_F_TAIL_FLAG) && pos + k == seg[i].len ? VNIC_F_TAIL_FLAG : 0);
-            h.u.bounce.slot = slot;
-            h.u.bounce.slotseq = s->bounce[slot].seq;
-            h.len = (uint32_t)k;
-            shm_send(s, p, &h, NULL);
-            pos += k;
-        }
+cma_rest:;
+    /* CMA for what the pipeline did not stage (all of it without the pipeline). A tail
+     * flag word travels last in a cell (an atomic store, after the staged chunks). */
+    size_t done = pos;
+    for (int j = 0; j < i; j++)
+        done += seg[j].len;
+    size_t bulk = (fl & VNIC_F_TAIL_FLAG) ? total - 8 : total;
+    int rc = FMPL_SUCCESS;
+    for (; i < nseg && !rc && done < bulk; i++, pos = 0) {
+        size_t n = BASE_MIN(seg[i].len - pos, bulk - done);
+        rc = shm_cma(p, 1, &lc, r->base + seg[i].off + pos, n);
+        done += n;
     }
-    if (eff)
+    if (rc) {
+        vnic_cntr_complete(op->lcntr, rc);
+        return rc;
+    }
+    if (fl & VNIC_F_TAIL_FLAG) {
+        h.type = SHM_PUT;
+        h.flags = (uint8_t)fl;
+        h.off = off0 + total - 8;
+        h.len = 8;
+        shm_send(s, p, &h, &lc);
+    } else {
         shm_direct_effects(s, p, op, off0, total);
+    }
     vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
     return FMPL_SUCCESS;
 }
@@ -1271,8 +1292,15 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
                                  "larger ones use CMA or bounce buffers");
     int cma = base_env_bool("FMPL_SHM_CMA", 1,
                             "use process_vm_readv/writev for large transfers (0: bounce buffers)");
+    int pipeline = base_env_bool(
+        "FMPL_SHM_PIPELINE", 1,
+        "large puts to private memory go through the two-core bounce pipeline while the target "
+        "drains it (0: straight single-copy CMA)");
+    long long stall_us = base_env_int("FMPL_SHM_STALL_US", 50, 0, 10000000,
+                                      "microseconds a pipelined put waits for a target that "
+                                      "does not drain before it turns to CMA");
     long long chunk = base_env_int("FMPL_SHM_BOUNCE_CHUNK", 64 << 10, 4096, 64 << 20,
-                                   "bytes per bounce-buffer chunk (transfers without CMA)");
+                                   "bytes per bounce-buffer chunk (the pipeline)");
     long long nbounce = base_env_int("FMPL_SHM_BOUNCE_CHUNKS", 4, 1, 64,
                                      "bounce-buffer chunks per rank (pipelining depth)");
     long long nreg = base_env_int("FMPL_SHM_REGIONS", 4096, 64, 1 << VNIC_KEY_INDEX_BITS,
@@ -1355,6 +1383,8 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         return err;
     }
     s->cma = 1;
+    s->pipeline = pipeline || !cma;
+    s->stall_ns = stall_us * 1000;
     for (int i = 0; i < s->nlocal; i++) {
         shm_ctrl_t *c = shm_ctrl_of(s, s->peers[i].area);
         s->peers[i].pid = c->pid;

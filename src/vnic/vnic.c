@@ -467,6 +467,13 @@ void vnic_deliver_notify(vnic_t *v, const vnic_notify_t *n)
 
 /* ---------------------------------------------------------------- progress */
 
+int vnic_fence(vnic_t *v)
+{
+    if (!v)
+        return FMPL_ERR_ARG;
+    return boot_fence(v->boot);
+}
+
 int vnic_progress(vnic_t *v)
 {
     if (BASE_UNLIKELY(!v))
@@ -474,7 +481,21 @@ int vnic_progress(vnic_t *v)
     int n = v->local->ops->progress(v->local);
     if (v->remote)
         n += v->remote->ops->progress(v->remote);
+    if (v->hook && !v->in_hook) {
+        v->in_hook = 1;
+        n += v->hook(v->hook_arg);
+        v->in_hook = 0;
+    }
     return n;
+}
+
+int vnic_set_progress_hook(vnic_t *v, int (*fn)(void *arg), void *arg)
+{
+    if (!v)
+        return FMPL_ERR_ARG;
+    v->hook = fn;
+    v->hook_arg = arg;
+    return FMPL_SUCCESS;
 }
 
 int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)

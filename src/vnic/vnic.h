@@ -40,6 +40,11 @@ typedef struct vnic vnic_t;
 int vnic_open(boot_t *boot, vnic_t **out);
 /* Collective over the job: waits for in-flight operations, tears down. */
 int vnic_close(vnic_t *v);
+/* Job-wide barrier through the bootstrap: returns once every rank of the job has called
+ * it. A launcher round trip (milliseconds) during which this rank does not progress:
+ * for start-up and teardown only, e.g. so a region that a layer registers on every rank
+ * exists before any peer addresses it. Collective over the job; blocks. */
+int vnic_fence(vnic_t *v);
 
 int vnic_rank(const vnic_t *v);
 int vnic_size(const vnic_t *v);
@@ -215,14 +220,19 @@ typedef void (*vnic_notify_fn)(void *arg, const vnic_notify_t *n);
 #define VNIC_NCHAN 8
 /* Channels taken by upper layers (add yours here):
  *   5  fmpl: payload of a matched send arrived (receiver completes its receive)
- *   6  fmpl: a receive header arrived in the sender's matching area
  *   7  fmpl: any-source domain (message arrival, rendezvous acknowledgement) */
 #define VNIC_CHAN_FMPL_DATA 5
-#define VNIC_CHAN_FMPL_HDR 6
 #define VNIC_CHAN_FMPL_ANY 7
 int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *arg);
 
 /* ---------------------------------------------------------------- progress */
+
+/* A progress hook: fn(arg) runs inside every vnic_progress (so inside every vnic_wait,
+ * whoever waits) and returns how many events it handled. For upper-layer work that no
+ * arrival triggers, e.g. sends waiting for a receive header that lands by a direct put.
+ * It must be cheap when it has nothing to do, must not block, and may post operations;
+ * vnic_progress does not re-enter it. One hook per vnic; fn NULL removes it. */
+int vnic_set_progress_hook(vnic_t *v, int (*fn)(void *arg), void *arg);
 
 /* Advances the transports: executes arrived operations, runs handlers, continues
  * pipelined transfers. Never blocks. Returns the number of events handled. */

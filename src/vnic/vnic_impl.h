@@ -172,6 +172,10 @@ struct vnic {
     size_t heap_size;
     vnic_heap_t *heap;
 
+    int (*hook)(void *arg); /* vnic_set_progress_hook */
+    void *hook_arg;
+    int in_hook;
+
     vnic_notify_fn handler[VNIC_NCHAN];
     void *handler_arg[VNIC_NCHAN];
     uint8_t handler_warned[VNIC_NCHAN];
