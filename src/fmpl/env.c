@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "fmpl/fmpl_impl.h"
+#include "fmpl/fmpl_tool.h"
 
 fmpli_state_t fmpli;
 
@@ -139,3 +140,7 @@ int fmpl_free_mem(void *ptr)
     FMPLI_CHECK_INIT();
     return vnic_mem_free(fmpli.vnic, ptr);
 }
+
+vnic_t *fmpl_tool_vnic(void) { return fmpli.status == FMPLI_ACTIVE ? fmpli.vnic : NULL; }
+
+boot_t *fmpl_tool_boot(void) { return fmpli.status == FMPLI_ACTIVE ? fmpli.boot : NULL; }

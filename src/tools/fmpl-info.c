@@ -2,11 +2,9 @@
  * the transports the software NIC activates here and whether CMA works, the limits
  * in force and every setting the library reads from the environment.
  *
- * It opens the lower layers directly (boot as a singleton, then the vnic) to ask the
- * NIC what it found, closes them, then runs fmpl_init/fmpl_finalize once so every
- * setting of the upper layers is read and recorded too. Started by a launcher (PMI in
- * the environment) a rank can boot only once, so it does the first part only and
- * rank 0 prints. */
+ * It runs fmpl_init, so every layer reads and records its settings, asks the vnic
+ * what it found (fmpl_tool.h), and finalizes. Under a launcher every rank does the
+ * same and rank 0 prints. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include "base/base.h"
 #include "boot/boot.h"
 #include "fmpl.h"
+#include "fmpl/fmpl_tool.h"
 #include "vnic/vnic.h"
 
 typedef struct info {
@@ -102,24 +101,19 @@ static void print_settings(void)
 
 /* ---- probing ---- */
 
-static void probe_vnic(info_t *in)
+/* fmpl_init (so every layer reads and records its settings), then the vnic's view. */
+static void probe(info_t *in, int *argc, char ***argv)
 {
-    boot_t *boot = NULL;
-    vnic_t *v = NULL;
-    int rc = boot_init(&boot);
-    if (rc != FMPL_SUCCESS) {
-        fprintf(stderr, "fmpl-info: boot_init: %s\n", fmpl_error_string(rc));
+    in->init_rc = fmpl_init(argc, argv);
+    if (in->init_rc != FMPL_SUCCESS) {
+        fprintf(stderr, "fmpl-info: fmpl_init: %s\n", fmpl_error_string(in->init_rc));
         return;
     }
+    boot_t *boot = fmpl_tool_boot();
+    vnic_t *v = fmpl_tool_vnic();
     in->rank = boot_rank(boot);
     in->size = boot_size(boot);
     snprintf(in->backend, sizeof in->backend, "%s", boot_backend(boot));
-    rc = vnic_open(boot, &v);
-    if (rc != FMPL_SUCCESS) {
-        fprintf(stderr, "fmpl-info: vnic_open: %s\n", fmpl_error_string(rc));
-        boot_finalize(boot);
-        return;
-    }
     const vnic_info_t *vi = vnic_info(v);
     snprintf(in->transports, sizeof in->transports, "%s",
              vi->transports ? vi->transports : "(none)");
@@ -128,21 +122,6 @@ static void probe_vnic(info_t *in)
     in->heap_size = vi->heap_size;
     in->oversubscribed = vi->oversubscribed;
     in->have_vnic = 1;
-    rc = vnic_close(v);
-    if (rc != FMPL_SUCCESS)
-        fprintf(stderr, "fmpl-info: vnic_close: %s\n", fmpl_error_string(rc));
-    rc = boot_finalize(boot);
-    if (rc != FMPL_SUCCESS)
-        fprintf(stderr, "fmpl-info: boot_finalize: %s\n", fmpl_error_string(rc));
-}
-
-static void probe_fmpl(info_t *in, int *argc, char ***argv)
-{
-    in->init_rc = fmpl_init(argc, argv);
-    if (in->init_rc != FMPL_SUCCESS) {
-        fprintf(stderr, "fmpl-info: fmpl_init: %s\n", fmpl_error_string(in->init_rc));
-        return;
-    }
     /* The shared heap answers: a small allocation proves fmpl_alloc_mem works. */
     void *p = fmpl_alloc_mem(64);
     if (p)
@@ -154,8 +133,13 @@ static void probe_fmpl(info_t *in, int *argc, char ***argv)
 
 static const char *cma_text(const info_t *in)
 {
-    if (in->cma)
-        return "yes (large messages are single-copy with process_vm_readv/writev)";
+    if (in->cma) {
+        const base_setting_t *p = setting("FMPL_SHM_PIPELINE");
+        if (p && strcmp(p->value, "0") == 0)
+            return "yes (large puts single-copy with process_vm_writev: FMPL_SHM_PIPELINE=0)";
+        return "yes (large puts go through the two-core pipeline, process_vm_writev when the "
+               "target stalls; gets use process_vm_readv)";
+    }
     const base_setting_t *s = setting("FMPL_SHM_CMA");
     if (s && s->from_env && strcmp(s->value, "0") == 0)
         return "no, disabled by FMPL_SHM_CMA=0 (pipelined bounce buffer)";
@@ -233,12 +217,7 @@ int main(int argc, char **argv)
 
     info_t in = {0};
     in.init_rc = FMPL_ERR_NOT_INIT;
-    int launched = getenv("PMI_FD") != NULL || getenv("PMI_PORT") != NULL;
-    probe_vnic(&in);
-    if (!launched)
-        probe_fmpl(&in, &argc, &argv);
-    else
-        in.init_rc = FMPL_SUCCESS; /* not run: settings of the upper layers are not listed */
+    probe(&in, &argc, &argv);
     int ok = in.have_vnic && in.init_rc == FMPL_SUCCESS;
     if (in.rank != 0)
         return ok ? 0 : 1;
@@ -247,9 +226,6 @@ int main(int argc, char **argv)
         print_settings();
     else
         print_all(&in);
-    if (launched)
-        printf("(started by a launcher: run fmpl-info directly to list the settings of every "
-               "layer)\n");
     fflush(stdout);
     return ok ? 0 : 1;
 }

@@ -1,0 +1,14 @@
+/* fmpl_tool.h — what the project's own tools (fmpl-info) may ask the native layer
+ * beyond fmpl.h. Not installed; not for applications. */
+#ifndef FMPL_TOOL_H
+#define FMPL_TOOL_H
+
+#include "boot/boot.h"
+#include "vnic/vnic.h"
+
+/* The vnic and the bootstrap fmpl_init opened; NULL before fmpl_init and after
+ * fmpl_finalize. Owned by the library. Never blocks. */
+vnic_t *fmpl_tool_vnic(void);
+boot_t *fmpl_tool_boot(void);
+
+#endif
