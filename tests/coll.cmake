@@ -14,7 +14,3 @@ foreach(t bcast reduce allgather repeat)
             ENV FMPL_COLL_SMALL=64 FMPL_COLL_SEG=4096 TIMEOUT 120)
 endforeach()
 
-# Hand-run timing program (not a test): fmplrun -n 2 build/bin/coll_timing
-add_executable(coll_timing coll_timing.c)
-target_link_libraries(coll_timing PRIVATE fmpl_static)
-target_include_directories(coll_timing PRIVATE ${CMAKE_SOURCE_DIR}/tests)
