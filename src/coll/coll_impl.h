@@ -3,8 +3,9 @@
  *
  * The collective area. coll_init allocates, on every rank, one block of shared heap
  * with the same layout everywhere and registers it under the well-known key
- * COLL_KEY, so a peer addresses any part of it by offset alone. It holds a job-wide
- * start-up line block and COLL_GROUPS group slots; a group uses slot ctx % groups.
+ * COLL_KEY, so a peer addresses any part of it by offset alone (a vnic_fence after the
+ * registration makes sure every rank's area exists before anyone writes). It holds
+ * COLL_GROUPS group slots; a group uses slot ctx % groups.
  *
  * A slot holds mailboxes ("cells") in three families:
  *   A    (all-dependent): used by barrier, small allreduce, small allgather: calls in

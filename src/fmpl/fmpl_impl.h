@@ -4,9 +4,10 @@
  * owns a matching area in its shared heap: one row per peer, one 32-byte slot per
  * matching-area index (mai) plus one slot for FMPL_TAG_ANY. A receive writes a header
  * {receive buffer key, offset, size, token, seq} into the SENDER's slot with one vnic put
- * (VNIC_F_TAIL_FLAG: the seq word lands last; VNIC_F_NOTIFY: the sender's progress learns
- * a header arrived). The sender recognises the k-th header of a slot by seq == k; it only
- * reads the slot, so each line is written by one process. The payload goes straight into
+ * (VNIC_F_TAIL_FLAG: the seq word lands last). The sender recognises the k-th header of a
+ * slot by seq == k; it only reads the slot, so each line is written by one process.
+ * Sends still waiting for their header are pushed by a vnic progress hook, so they go
+ * whoever waits (a collective included). The payload goes straight into
  * the receive buffer with a notifying put whose immediate value carries the receiver's
  * token, so the receiver's handler finds the receive in O(1).
  *
