@@ -18,3 +18,7 @@ fmpl_test(vnic_rma_small vnic_rma.c RANKS 3
 # Latency/bandwidth sanity program: as a test it only checks data (few iterations);
 # run it by hand for figures: build/bin/fmplrun -n 2 build/bin/vnic_pingpong 200000
 fmpl_test(vnic_pingpong vnic_pingpong.c RANKS 2 ARGS 50 TIMEOUT 60)
+# A job that does not fit in /dev/shm fails at start-up with a clear message.
+add_test(NAME vnic_shm_room COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shm_room_test.sh
+         ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(vnic_shm_room PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
