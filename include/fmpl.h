@@ -27,8 +27,8 @@ typedef int fmpl_op;
 #define FMPL_COMM_WORLD ((fmpl_comm)0)
 #define FMPL_COMM_NULL ((fmpl_comm)-1)
 #define FMPL_UNDEFINED (-32766)
-#define FMPL_TAG_ANY (-1)             /* receive: match a send with any matching-area index */
-#define FMPL_TIMEOUT_INFINITE (-1)    /* fmpl_sendbuf_set: synchronous mode */
+#define FMPL_TAG_ANY (-1)          /* receive: match a send with any matching-area index */
+#define FMPL_TIMEOUT_INFINITE (-1) /* fmpl_sendbuf_set: synchronous mode */
 
 /* What a receive got. */
 typedef struct fmpl_status {
@@ -45,19 +45,13 @@ enum {
     FMPL_INT64 = 2,
     FMPL_FLOAT = 3,
     FMPL_DOUBLE = 4,
-    FMPL_COMPLEX = 5,        /* two floats: real, imaginary */
-    FMPL_DOUBLE_COMPLEX = 6  /* two doubles: real, imaginary */
+    FMPL_COMPLEX = 5,       /* two floats: real, imaginary */
+    FMPL_DOUBLE_COMPLEX = 6 /* two doubles: real, imaginary */
 };
 
 /* Reduction operations. AMAX/AMIN pick the element of largest/smallest absolute
  * value (for complex: |re| + |im|, as BLACS does) and keep its sign. */
-enum {
-    FMPL_SUM = 1,
-    FMPL_MAX = 2,
-    FMPL_MIN = 3,
-    FMPL_AMAX = 4,
-    FMPL_AMIN = 5
-};
+enum { FMPL_SUM = 1, FMPL_MAX = 2, FMPL_MIN = 3, FMPL_AMAX = 4, FMPL_AMIN = 5 };
 
 /* ---- environment ---- */
 /* Starts the library: connects to the launcher (fmplrun, a PMI launcher) or, started
@@ -189,8 +183,7 @@ int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm comm);
  * same result. */
 int fmpl_reduce(void *buf, size_t count, fmpl_type type, fmpl_op op, int root, fmpl_comm comm,
                 void *work);
-int fmpl_allreduce(void *buf, size_t count, fmpl_type type, fmpl_op op, fmpl_comm comm,
-                   void *work);
+int fmpl_allreduce(void *buf, size_t count, fmpl_type type, fmpl_op op, fmpl_comm comm, void *work);
 /* A user reduction: fn(inout, in, count) combines count elements of the reduce
  * type, inout[i] = inout[i] (op) in[i]. Must be associative and commutative. Usable with
  * any type. FMPL_ERR_ARG for NULL arguments; FMPL_ERR_NOMEM after 64 operations. */

@@ -1,3 +1,4 @@
+/* clang-format off */
 /*
  * mpi.h -- the MPI-4.0 C interface of FMPL.
  *

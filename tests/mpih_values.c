@@ -1,3 +1,4 @@
+/* clang-format off */
 /* mpih_values.c -- run-time checks of the constants in include/mpi.h.
  * Built as C (gcc, clang; -std=c99/c11) and as C++ (g++, clang++) by
  * tests/mpih_check.sh; every build prints the same digest of all handle

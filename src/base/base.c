@@ -51,7 +51,10 @@ const char *base_strerror(int code)
 int base_debug_enabled;
 static int base_log_rank = -1;
 
-void base_log_set_rank(int rank) { base_log_rank = rank; }
+void base_log_set_rank(int rank)
+{
+    base_log_rank = rank;
+}
 
 static void base_vlog(const char *fmt, va_list ap)
 {
@@ -132,9 +135,21 @@ long long base_env_int(const char *name, long long def, long long min, long long
         if (errno || end == s)
             base_fatal("%s=%s is not a number (%s)", name, s, what);
         switch (*end) {
-        case 'k': case 'K': v <<= 10; end++; break;
-        case 'm': case 'M': v <<= 20; end++; break;
-        case 'g': case 'G': v <<= 30; end++; break;
+        case 'k':
+        case 'K':
+            v <<= 10;
+            end++;
+            break;
+        case 'm':
+        case 'M':
+            v <<= 20;
+            end++;
+            break;
+        case 'g':
+        case 'G':
+            v <<= 30;
+            end++;
+            break;
         default: break;
         }
         if (*end)
@@ -201,7 +216,10 @@ int base_futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns)
     return FMPL_SUCCESS;
 }
 
-void base_futex_wake(uint32_t *addr, int n) { syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0); }
+void base_futex_wake(uint32_t *addr, int n)
+{
+    syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0);
+}
 
 /* ---- back-off ---- */
 
@@ -216,13 +234,16 @@ void base_backoff_configure(int oversubscribed)
     base_bo.oversubscribed = oversubscribed;
     base_bo.spin_ns = (uint64_t)base_env_int("FMPL_SPIN_US", 50, 0, 10000000,
                                              "microseconds a waiting rank spins before yielding "
-                                             "(0 when ranks outnumber cores)") * 1000;
+                                             "(0 when ranks outnumber cores)") *
+                      1000;
     base_bo.yield_ns = (uint64_t)base_env_int("FMPL_YIELD_US", 2000, 0, 100000000,
                                               "microseconds a waiting rank yields the core before "
-                                              "it sleeps") * 1000;
+                                              "it sleeps") *
+                       1000;
     base_bo.sleep_ns = base_env_int("FMPL_SLEEP_US", 2000, 10, 1000000,
                                     "longest single sleep of a waiting rank, microseconds (a "
-                                    "wake-up normally ends it sooner)") * 1000;
+                                    "wake-up normally ends it sooner)") *
+                       1000;
     base_bo.configured = 1;
 }
 
@@ -262,4 +283,7 @@ base_backoff_action_t base_backoff_next(base_backoff_t *b)
     return b->last;
 }
 
-int64_t base_backoff_sleep_ns(void) { return base_bo.sleep_ns ? base_bo.sleep_ns : 2000000; }
+int64_t base_backoff_sleep_ns(void)
+{
+    return base_bo.sleep_ns ? base_bo.sleep_ns : 2000000;
+}

@@ -57,8 +57,8 @@ const char *base_env_str(const char *name, const char *def, const char *what);
 
 typedef struct base_setting {
     const char *name, *what;
-    char value[64];  /* the value in force, as text */
-    int from_env;    /* 1 when the environment set it */
+    char value[64]; /* the value in force, as text */
+    int from_env;   /* 1 when the environment set it */
 } base_setting_t;
 /* Calls fn for every setting read so far, in the order first read. */
 void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg);

@@ -13,7 +13,7 @@
 
 #include "base/base.h"
 
-#define BOOT_KEY_MAX 64    /* longest key, with its NUL */
+#define BOOT_KEY_MAX 64     /* longest key, with its NUL */
 #define BOOT_VALUE_MAX 1024 /* longest value, with its NUL (the PMI-1 limit) */
 
 typedef struct boot boot_t;
@@ -71,11 +71,11 @@ int boot_fence(boot_t *b);
 /* Node topology, known after boot_init + boot_nodes(): ranks are grouped by host
  * (identified by hostname plus boot id). Collective over the job on first call. */
 typedef struct boot_nodes {
-    int nnodes;          /* number of distinct hosts */
-    int my_node;         /* index of this rank's host */
-    const int *node_of;  /* node index of each rank, [size] */
-    int nlocal;          /* ranks on my host */
-    int local_rank;      /* my index among them, in rank order */
+    int nnodes;             /* number of distinct hosts */
+    int my_node;            /* index of this rank's host */
+    const int *node_of;     /* node index of each rank, [size] */
+    int nlocal;             /* ranks on my host */
+    int local_rank;         /* my index among them, in rank order */
     const int *local_ranks; /* world ranks on my host, ascending, [nlocal] */
 } boot_nodes_t;
 /* *out stays owned by b, valid until boot_finalize. Every rank must call it (one

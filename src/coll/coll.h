@@ -81,8 +81,8 @@ typedef void (*coll_reduce_fn)(void *inout, const void *in, size_t count, void *
 typedef struct coll_reduce_op {
     coll_reduce_fn fn;
     void *arg;
-    size_t elem_size;  /* bytes per element */
-    int commutative;   /* 0: combine strictly in rank order */
+    size_t elem_size; /* bytes per element */
+    int commutative;  /* 0: combine strictly in rank order */
 } coll_reduce_op_t;
 
 /* Common errors of the calls below: FMPL_ERR_COMM (g NULL or not a live group),

@@ -159,16 +159,10 @@ static int fmpli_any_acked(void *arg)
 
 int fmpl_send_any(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
 {
-    FMPLI_CHECK_INIT();
-    fmpli_comm_t *c = fmpli_comm_get(comm);
-    if (!c)
-        return FMPL_ERR_COMM;
-    if (!buf && size)
-        return FMPL_ERR_BUFFER;
-    if ((unsigned)dst >= (unsigned)c->size)
-        return FMPL_ERR_RANK;
-    if ((unsigned)mai >= (unsigned)fmpli.mai_max)
-        return FMPL_ERR_MAI;
+    fmpli_comm_t *c;
+    int rc = fmpli_p2p_check(comm, buf, size, dst, mai, 0, &c);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     fmpli_any_t *a = &fmpli.any;
     vnic_t *v = fmpli.vnic;
     if (!a->room) {
@@ -178,8 +172,7 @@ int fmpl_send_any(const void *buf, size_t size, int dst, int mai, fmpl_comm comm
     }
     int world = c->members[dst];
     uint64_t ticket;
-    int rc =
-        vnic_atomic(v, VNIC_OP_FADD, world, FMPLI_KEY_ANY, FMPLI_ANY_OFF_SENDCNT, 1, 0, &ticket);
+    rc = vnic_atomic(v, VNIC_OP_FADD, world, FMPLI_KEY_ANY, FMPLI_ANY_OFF_SENDCNT, 1, 0, &ticket);
     if (rc != FMPL_SUCCESS)
         return rc;
     rc = fmpli_any_wait_room(world, ticket);

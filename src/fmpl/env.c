@@ -141,6 +141,12 @@ int fmpl_free_mem(void *ptr)
     return vnic_mem_free(fmpli.vnic, ptr);
 }
 
-vnic_t *fmpl_tool_vnic(void) { return fmpli.status == FMPLI_ACTIVE ? fmpli.vnic : NULL; }
+vnic_t *fmpl_tool_vnic(void)
+{
+    return fmpli.status == FMPLI_ACTIVE ? fmpli.vnic : NULL;
+}
 
-boot_t *fmpl_tool_boot(void) { return fmpli.status == FMPLI_ACTIVE ? fmpli.boot : NULL; }
+boot_t *fmpl_tool_boot(void)
+{
+    return fmpli.status == FMPLI_ACTIVE ? fmpli.boot : NULL;
+}

@@ -229,6 +229,10 @@ int fmpli_wait(vnic_ready_fn ready, void *arg, int64_t timeout_ns);
 int fmpli_flush_sends(const fmpli_comm_t *c);
 /* Cancels posted receives and forgets the state of peer p (communicator being freed). */
 void fmpli_peer_release(fmpli_peer_t *p);
+/* Validates the arguments common to the point-to-point calls (init, comm, buffer, rank,
+ * mai); on success *cp is the communicator. any_ok: FMPL_TAG_ANY is a valid mai. */
+int fmpli_p2p_check(fmpl_comm comm, const void *buf, size_t size, int rank, int mai, int any_ok,
+                    struct fmpli_comm **cp);
 /* Drops the registrations the receive-buffer registration cache keeps (finalize). */
 void fmpli_rcache_flush(void);
 

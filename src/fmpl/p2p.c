@@ -275,10 +275,8 @@ void fmpli_peer_release(fmpli_peer_t *p)
 
 /* ---------------------------------------------------------------- argument checks */
 
-/* Validates the arguments common to the p2p calls; on success *cp is the communicator.
- * any_ok: FMPL_TAG_ANY is a valid mai. */
-static inline int fmpli_p2p_check(fmpl_comm comm, const void *buf, size_t size, int rank, int mai,
-                                  int any_ok, fmpli_comm_t **cp)
+int fmpli_p2p_check(fmpl_comm comm, const void *buf, size_t size, int rank, int mai, int any_ok,
+                    fmpli_comm_t **cp)
 {
     if (BASE_UNLIKELY(fmpli.status != FMPLI_ACTIVE))
         return FMPL_ERR_NOT_INIT;
@@ -341,7 +339,9 @@ static int fmpli_send_slow(fmpli_peer_t *p, uint32_t mai, const void *buf, size_
     return rc;
 }
 
-int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+/* What fmpl_send and fmpl_isend check first: arguments, the peer state, an idle mai. */
+static inline int fmpli_send_start(const void *buf, size_t size, int dst, int mai, fmpl_comm comm,
+                                   fmpli_peer_t **pp, fmpli_sendent_t **sp)
 {
     fmpli_comm_t *c;
     int rc = fmpli_p2p_check(comm, buf, size, dst, mai, 0, &c);
@@ -353,6 +353,18 @@ int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
     fmpli_sendent_t *s = &p->send[mai];
     if (BASE_UNLIKELY(s->state != FMPLI_SEND_IDLE))
         return FMPL_ERR_BUSY;
+    *pp = p;
+    *sp = s;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+{
+    fmpli_peer_t *p;
+    fmpli_sendent_t *s;
+    int rc = fmpli_send_start(buf, size, dst, mai, comm, &p, &s);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
     fmpli_hdr_t h;
     if (BASE_LIKELY(s->spooled == 0) && fmpli_match_take(p, (uint32_t)mai, &h))
         return fmpli_deliver(p, (uint32_t)mai, &h, buf, size);
@@ -361,16 +373,11 @@ int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
 
 int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
 {
-    fmpli_comm_t *c;
-    int rc = fmpli_p2p_check(comm, buf, size, dst, mai, 0, &c);
+    fmpli_peer_t *p;
+    fmpli_sendent_t *s;
+    int rc = fmpli_send_start(buf, size, dst, mai, comm, &p, &s);
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
-    fmpli_peer_t *p = fmpli_peer_get(c, dst);
-    if (BASE_UNLIKELY(!p))
-        return FMPL_ERR_NOMEM;
-    fmpli_sendent_t *s = &p->send[mai];
-    if (BASE_UNLIKELY(s->state != FMPLI_SEND_IDLE))
-        return FMPL_ERR_BUSY;
     s->buf = buf;
     s->size = size;
     fmpli_hdr_t h;
@@ -458,9 +465,7 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
         .off = off, .size = size, .key = key, .token = fmpli_token(p, slot), .seq = r->seq + 1};
     r->seq++;
     r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
-    vnic_op_t op = {.opcode = VNIC_OP_PUT,
-                    .peer = p->world,
-                    .flags = VNIC_F_TAIL_FLAG};
+    vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = p->world, .flags = VNIC_F_TAIL_FLAG};
     op.local.kind = VNIC_DESC_CONTIG;
     op.local.u.contig.addr = &h;
     op.local.u.contig.len = sizeof h;

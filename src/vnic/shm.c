@@ -187,8 +187,8 @@ typedef struct shm {
     uint32_t K, kmask;
     size_t inline_max;
     int cma;
-    int pipeline;     /* FMPL_SHM_PIPELINE: large puts through bounce chunks first */
-    int64_t stall_ns; /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
+    int pipeline;      /* FMPL_SHM_PIPELINE: large puts through bounce chunks first */
+    int64_t stall_ns;  /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
     int32_t *local_of; /* world rank -> local index, -1 elsewhere */
     shm_peer_t *peers;
     shm_peer_t *self;
@@ -820,9 +820,9 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
                 vnic_lcur_gather(&lc, shm_bdata_of(s, s->area, slot), k);
                 h.type = SHM_BPUT;
                 h.off = seg[i].off + pos;
-                h.flags = (uint8_t)((fl & VNIC_F_TAIL_FLAG) && pos + k == seg[i].len
-                                        ? VNIC_F_TAIL_FLAG
-                                        : 0);
+                h.flags =
+                    (uint8_t)((fl & VNIC_F_TAIL_FLAG) && pos + k == seg[i].len ? VNIC_F_TAIL_FLAG
+                                                                               : 0);
                 h.u.bounce.slot = slot;
                 h.u.bounce.slotseq = s->bounce[slot].seq;
                 h.len = (uint32_t)k;

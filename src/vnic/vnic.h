@@ -77,7 +77,7 @@ uint64_t vnic_mem_heap_offset(const vnic_t *v, const void *p);
  * bounds and access rights by the transport. */
 typedef uint32_t vnic_key_t;
 #define VNIC_KEY_INVALID 0u
-#define VNIC_KEY_HEAP 1u          /* the shared heap of every rank, offset 0 = heap start */
+#define VNIC_KEY_HEAP 1u            /* the shared heap of every rank, offset 0 = heap start */
 #define VNIC_KEY_WELL_KNOWN_MAX 16u /* keys 1..15: same meaning on every rank */
 /* Well-known keys taken by upper layers (add yours here, one line each):
  *   4   coll: each rank's collective area (coll.h COLL_KEY; counter id 4 too)
@@ -114,8 +114,8 @@ typedef struct vnic_cntr vnic_cntr_t;
 int vnic_cntr_open(vnic_t *v, uint32_t id, vnic_cntr_t **out);
 int vnic_cntr_close(vnic_t *v, vnic_cntr_t *c);
 uint32_t vnic_cntr_id(const vnic_cntr_t *c);
-uint64_t vnic_cntr_read(const vnic_cntr_t *c);   /* acquire load; never blocks */
-void vnic_cntr_add(vnic_cntr_t *c, uint64_t n);   /* local increment */
+uint64_t vnic_cntr_read(const vnic_cntr_t *c);  /* acquire load; never blocks */
+void vnic_cntr_add(vnic_cntr_t *c, uint64_t n); /* local increment */
 /* Errors seen by operations that named this counter as lcntr (e.g. FMPL_ERR_KEY). */
 uint64_t vnic_cntr_errors(const vnic_cntr_t *c);
 
@@ -169,8 +169,8 @@ typedef struct vnic_rdesc {
 } vnic_rdesc_t;
 
 enum {
-    VNIC_F_NOTIFY = 1, /* run the target's notify handler for `chan` once data is visible */
-    VNIC_F_RCNTR = 2,  /* add 1 to the target's counter `rcntr` once data is visible */
+    VNIC_F_NOTIFY = 1,    /* run the target's notify handler for `chan` once data is visible */
+    VNIC_F_RCNTR = 2,     /* add 1 to the target's counter `rcntr` once data is visible */
     VNIC_F_TAIL_FLAG = 4, /* PUT, CONTIG both sides, len >= 8, remote end 8-byte aligned: the
                            * last 8 bytes become visible (release order) only after all the
                            * others, so the target may poll them as a ready flag */
@@ -182,16 +182,16 @@ enum {
  * is locally complete at return). */
 typedef struct vnic_op {
     vnic_opcode_t opcode;
-    int peer;               /* world rank of the target */
-    uint32_t flags;         /* VNIC_F_* */
-    vnic_ldesc_t local;     /* PUT/GET payload; for atomics unused */
-    vnic_rdesc_t remote;    /* where at the target; atomics: CONTIG, 8-byte aligned */
+    int peer;                  /* world rank of the target */
+    uint32_t flags;            /* VNIC_F_* */
+    vnic_ldesc_t local;        /* PUT/GET payload; for atomics unused */
+    vnic_rdesc_t remote;       /* where at the target; atomics: CONTIG, 8-byte aligned */
     uint64_t operand, compare; /* atomics */
-    uint64_t *result;       /* atomics: old value, written before lcntr moves */
-    vnic_cntr_t *lcntr;     /* local completion counter, +1 when done (may be NULL) */
-    uint32_t rcntr;         /* VNIC_F_RCNTR: target counter id */
-    uint8_t chan;           /* VNIC_F_NOTIFY: handler channel at the target */
-    uint64_t imm;           /* VNIC_F_NOTIFY: immediate data handed to the handler */
+    uint64_t *result;          /* atomics: old value, written before lcntr moves */
+    vnic_cntr_t *lcntr;        /* local completion counter, +1 when done (may be NULL) */
+    uint32_t rcntr;            /* VNIC_F_RCNTR: target counter id */
+    uint8_t chan;              /* VNIC_F_NOTIFY: handler channel at the target */
+    uint64_t imm;              /* VNIC_F_NOTIFY: immediate data handed to the handler */
 } vnic_op_t;
 
 /* Starts an operation. Returns FMPL_SUCCESS when started (with lcntr NULL: when
@@ -208,10 +208,10 @@ int vnic_atomic(vnic_t *v, vnic_opcode_t opcode, int peer, vnic_key_t key, uint6
 
 /* Notification received at a target for an op with VNIC_F_NOTIFY. */
 typedef struct vnic_notify {
-    int src;         /* initiator's world rank */
+    int src; /* initiator's world rank */
     uint8_t chan;
     uint64_t imm;
-    vnic_key_t key;  /* where the data landed */
+    vnic_key_t key; /* where the data landed */
     uint64_t off;
     size_t len;
 } vnic_notify_t;
