@@ -55,6 +55,7 @@ typedef struct vnic_info {
     const char *transports; /* e.g. "shm" or "shm,udp" */
     int cma;                /* 1 when process_vm_readv/writev works and is enabled */
     size_t inline_max;      /* largest payload carried inline in a cell */
+    size_t am_max;          /* largest VNIC_OP_SEND payload */
     size_t heap_size;       /* bytes of shared heap per rank */
     int oversubscribed;     /* more ranks on this host than CPUs */
 } vnic_info_t;
@@ -127,6 +128,12 @@ typedef enum {
     VNIC_OP_FADD,  /* *result = remote; remote += operand */
     VNIC_OP_CSWAP, /* *result = remote; if remote == compare: remote = operand */
     VNIC_OP_SWAP,  /* *result = remote; remote = operand */
+    VNIC_OP_SEND,  /* active message: the local payload (at most vnic_info()->am_max bytes)
+                    * goes to the target's notify handler of `chan` with `imm`, which sees
+                    * it in vnic_notify_t.data (valid only during the call). No remote
+                    * region: `remote` is ignored. In posting order per initiator and
+                    * target, also with respect to puts carrying NOTIFY/RCNTR. Locally
+                    * complete at return. */
 } vnic_opcode_t;
 
 typedef enum {
@@ -211,9 +218,10 @@ typedef struct vnic_notify {
     int src; /* initiator's world rank */
     uint8_t chan;
     uint64_t imm;
-    vnic_key_t key; /* where the data landed */
+    vnic_key_t key; /* where the data landed (VNIC_KEY_INVALID for VNIC_OP_SEND) */
     uint64_t off;
     size_t len;
+    const void *data; /* VNIC_OP_SEND: the payload, valid during the handler; else NULL */
 } vnic_notify_t;
 typedef void (*vnic_notify_fn)(void *arg, const vnic_notify_t *n);
 /* Installs the handler of channel chan (0..VNIC_NCHAN-1); NULL removes it. */
