@@ -670,7 +670,26 @@ static void test_errors(void)
     CHECK_RC(dt_pack(B(DT_INT), 2, buf, 4, 5, out), FMPL_ERR_ARG);
     CHECK_RC(dt_pack(B(DT_INT), 2, buf, -1, 1, out), FMPL_ERR_ARG);
     CHECK_RC(dt_pack(B(DT_INT), -1, buf, 0, 0, out), FMPL_ERR_ARG);
-    CHECK_RC(dt_pack(B(DT_INT), 2, NULL, 0, 4, out), FMPL_ERR_ARG);
+    CHECK_RC(dt_pack(B(DT_INT), 2, buf, 0, 4, NULL), FMPL_ERR_ARG); /* no stream */
+    {
+        /* A NULL base with absolute displacements (MPI_BOTTOM): the offsets are addresses. */
+        int src[3] = {11, 22, 33}, got[2] = {0, 0}, back[3] = {0, 0, 0};
+        int64_t bl[2] = {1, 1},
+                abs_src[2] = {(int64_t)(intptr_t)&src[2], (int64_t)(intptr_t)&src[0]};
+        dt_t *abs_t;
+        CHECK_RC(dt_hindexed(2, bl, abs_src, B(DT_INT), &abs_t), FMPL_SUCCESS);
+        CHECK_RC(dt_pack(abs_t, 1, NULL, 0, 8, got), FMPL_SUCCESS);
+        CHECK(got[0] == 33 && got[1] == 11);
+        int64_t abs_back[2] = {(int64_t)(intptr_t)&back[1], (int64_t)(intptr_t)&back[2]};
+        dt_t *abs_r;
+        CHECK_RC(dt_hindexed(2, bl, abs_back, B(DT_INT), &abs_r), FMPL_SUCCESS);
+        CHECK_RC(dt_copy(abs_t, 1, NULL, abs_r, 1, NULL, 0, 8), FMPL_SUCCESS);
+        CHECK(back[0] == 0 && back[1] == 33 && back[2] == 11);
+        dt_iter_t ai;
+        CHECK_RC(dt_iter_init(&ai, abs_t, 1, NULL, 0), FMPL_SUCCESS);
+        dt_release(abs_t);
+        dt_release(abs_r);
+    }
     CHECK_RC(dt_unpack(NULL, 2, buf, 0, 4, out), FMPL_ERR_TYPE);
     CHECK_RC(dt_copy(B(DT_INT), 2, buf, B(DT_INT), 1, out, 0, 8), FMPL_ERR_ARG);
     CHECK_RC(dt_copy(B(DT_INT), 2, buf, NULL, 1, out, 0, 8), FMPL_ERR_TYPE);

@@ -260,8 +260,9 @@ int dt_get_contents(const dt_t *t, dt_combiner_t *combiner, int *nints, const in
  * Bytes [off, off + len) of the packed stream of `count` elements of t at buf. The
  * stream side is a plain pointer to where byte `off` goes/comes from, so packing can
  * be done in pieces of any size at any offset. FMPL_ERR_TYPE on NULL t; FMPL_ERR_ARG
- * for count/off/len negative, off + len beyond count * size, or a NULL buffer with
- * len > 0. Buffers must not overlap. */
+ * for count/off/len negative, off + len beyond count * size, or a NULL stream with
+ * len > 0. The typed buffer may be NULL: with absolute displacements (MPI_BOTTOM) the
+ * type's offsets are the addresses. Buffers must not overlap. */
 int dt_pack(const dt_t *t, int64_t count, const void *buf, int64_t off, int64_t len, void *stream);
 int dt_unpack(const dt_t *t, int64_t count, void *buf, int64_t off, int64_t len,
               const void *stream);

@@ -104,8 +104,8 @@ typedef struct mpii_group {
 
 typedef struct mpii_errhandler {
     int refs;
-    int kind; /* FMPL_MPI_KIND_COMM / WIN / FILE / SESSION: what it may be attached to */
-    int predefined; /* 1: ARE_FATAL, 2: RETURN, 3: ABORT; 0: user function */
+    int kind;         /* FMPL_MPI_KIND_COMM / WIN / FILE / SESSION: what it may be attached to */
+    int predefined;   /* 1: ARE_FATAL, 2: RETURN, 3: ABORT; 0: user function */
     void (*fn)(void); /* the user function, cast to its kind's type when called */
 } mpii_errhandler_t;
 
@@ -115,20 +115,23 @@ struct mpii_topo;  /* topology (topo.c) */
 typedef struct mpii_comm {
     int refs;
     int handle;
-    int rank, size;         /* in the local group */
-    mpii_group_t *group;    /* local group */
-    mpii_group_t *rgroup;   /* remote group of an intercommunicator; NULL when intra */
-    uint32_t ctx;           /* p2p context id, the same on every member (2 ids: ctx for
-                             * user p2p, ctx + 1 for the library's own traffic on this comm:
-                             * collectives, comm creation) */
-    int errh;               /* MPI_Errhandler */
-    int info;               /* MPI_Info or MPI_INFO_NULL */
+    int rank, size;       /* in the local group */
+    mpii_group_t *group;  /* local group */
+    mpii_group_t *rgroup; /* remote group of an intercommunicator; NULL when intra */
+    uint32_t ctx;         /* p2p context id, the same on every member (2 ids: ctx for
+                           * user p2p, ctx + 1 for the library's own traffic on this comm:
+                           * collectives, comm creation) */
+    int errh;             /* MPI_Errhandler */
+    int info;             /* MPI_Info or MPI_INFO_NULL */
     char name[MPI_MAX_OBJECT_NAME];
     mpii_attr_t *attrs;
     struct mpii_topo *topo; /* NULL: no topology */
     struct mpii_match *match;
-    coll_group_t *coll;     /* created on first use by collectives; may stay NULL */
-    uint32_t coll_seq;      /* tag sequence of the library's own collectives */
+    struct mpii_comm *local; /* (comm.c) intercommunicator: an internal intracommunicator
+                              * over the local group with its own context pair, no handle,
+                              * for the library's local traffic; NULL when intra */
+    coll_group_t *coll;      /* created on first use by collectives; may stay NULL */
+    uint32_t coll_seq;       /* tag sequence of the library's own collectives */
 } mpii_comm_t;
 
 typedef struct mpii_type {
@@ -138,13 +141,15 @@ typedef struct mpii_type {
     int committed;
     char name[MPI_MAX_OBJECT_NAME];
     mpii_attr_t *attrs;
+    int large; /* (types.c) 1: built by a large-count (_c) constructor, so
+                * MPI_Type_get_envelope_c/get_contents_c report its counts as large counts */
 } mpii_type_t;
 
 typedef struct mpii_op {
     int refs;
     int commute;
-    MPI_User_function *fn;        /* user op; NULL for predefined */
-    MPI_User_function_c *fn_c;    /* large-count user op */
+    MPI_User_function *fn;     /* user op; NULL for predefined */
+    MPI_User_function_c *fn_c; /* large-count user op */
 } mpii_op_t;
 
 typedef struct mpii_keyval {
@@ -152,7 +157,9 @@ typedef struct mpii_keyval {
     void (*copy_fn)(void);
     void (*delete_fn)(void);
     void *extra_state;
-    int refs; /* the keyval plus every attribute that uses it */
+    int refs;  /* the keyval plus every attribute that uses it */
+    int freed; /* (env) 1 after MPI_*_free_keyval: the handle no longer names it for users,
+                * but attributes still using it keep it (and its handle) alive */
 } mpii_keyval_t;
 
 /* ---------------------------------------------------------------- process state */
@@ -193,11 +200,40 @@ mpii_type_t *mpii_type_obj(MPI_Datatype h);
 /* MPI_SUCCESS when the type may be used for communication (valid and committed or
  * predefined), else MPI_ERR_TYPE. */
 int mpii_type_check_comm(MPI_Datatype h);
+/* (types.c) The attribute list of any valid datatype handle, predefined ones included
+ * (for attr.c's MPI_Type_set/get/delete_attr), or NULL for an invalid handle.
+ * Operations in flight keep a datatype alive with dt_retain(mpii_type_get(h)) and
+ * dt_release() at completion: MPI_Type_free drops only the handle's reference. */
+mpii_attr_t **mpii_type_attrs(MPI_Datatype h);
+
+/* (op.c) Reduction operations. Predefined ops need no init (mpii_ops_init only resets
+ * state; mpii_ops_finalize frees user ops still alive). */
+int mpii_ops_init(void);
+void mpii_ops_finalize(void);
+/* The op object behind a handle (predefined or user), or NULL (invalid, MPI_OP_NULL). */
+mpii_op_t *mpii_op_get(MPI_Op h);
+/* An operation in flight that must survive MPI_Op_free takes o->refs++ and calls
+ * mpii_op_release at completion; the last reference frees a user op (no-op on
+ * predefined ops). */
+void mpii_op_release(mpii_op_t *o);
+/* The reduction kernel: inout[i] = in[i] op inout[i] for count elements of type (a user
+ * op's function is called with the handle `type`, in chunks of INT_MAX elements for an
+ * MPI_User_function). Returns MPI_SUCCESS, MPI_ERR_OP for an invalid op or an op/type
+ * pair MPI-4.0 section 6.9.2 forbids (a predefined op on a derived type included),
+ * MPI_ERR_TYPE for an invalid type. count 0 only checks the pair (buffers may be NULL).
+ * MPI_REPLACE copies in to inout and MPI_NO_OP does nothing, on any valid type (for
+ * accumulate); reductions (MPI_Reduce_local, collectives) must reject these two. Raises
+ * no error handler. */
+int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Datatype type);
 
 int mpii_comm_init(void); /* MPI_COMM_WORLD, MPI_COMM_SELF, MPI_GROUP_EMPTY */
 void mpii_comm_finalize(void);
 /* Creates a communicator object with a fresh handle: refs 1, errhandler and info
- * inherited by the caller as it sees fit. On NULL the caller raises MPI_ERR_NO_MEM. */
+ * inherited by the caller as it sees fit. On NULL the caller raises MPI_ERR_NO_MEM.
+ * (comm.c) On success it takes over the caller's references to group and rgroup (on
+ * NULL they stay the caller's); errh starts as MPI_ERRORS_ARE_FATAL (no reference
+ * taken), info as MPI_INFO_NULL. mpii_comm_release drops a reference: at the last one
+ * the groups, topology, context pair, errhandler reference and info go. */
 mpii_comm_t *mpii_comm_new(mpii_group_t *group, mpii_group_t *rgroup, uint32_t ctx);
 void mpii_comm_release(mpii_comm_t *c);
 /* Agrees on a fresh pair of context ids over the members of parent (collective over
@@ -218,5 +254,100 @@ int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag);
  * (for comm creation: small data). op combines n bytes: inout op= in. */
 int mpii_lib_allgather(mpii_comm_t *c, const void *send, void *recv, size_t len);
 int mpii_lib_allreduce_band(mpii_comm_t *c, uint64_t *words, int n);
+
+/* ---------------------------------------------------------------- mpicomm part
+ * (group.c, comm.c, topo.c, libcoll.c) */
+
+/* Groups (group.c). mpii_group_new(size): refs 1, world[] to be filled by the caller,
+ * then mpii_group_finish computes rank; size 0 gives the static empty group
+ * (MPI_GROUP_EMPTY, never freed). mpii_group_get: the group of a handle (MPI_GROUP_EMPTY
+ * included) or NULL. mpii_group_handle gives g's reference (the caller's) to a new handle
+ * in *out (MPI_GROUP_EMPTY for the empty group); on MPI_ERR_NO_MEM the reference is
+ * dropped. mpii_group_compare: MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL, -1 out of memory. */
+extern mpii_group_t mpii_group_empty;
+mpii_group_t *mpii_group_new(int size);
+void mpii_group_finish(mpii_group_t *g);
+void mpii_group_release(mpii_group_t *g);
+mpii_group_t *mpii_group_get(MPI_Group h);
+int mpii_group_handle(mpii_group_t *g, MPI_Group *out);
+int mpii_group_compare(const mpii_group_t *g1, const mpii_group_t *g2);
+
+/* The tag of the library collectives below (on the library context ctx + 1, where user
+ * tags appear only through MPI_Intercomm_create / MPI_Comm_create_group). */
+#define MPII_TAG_LIBCOLL MPII_TAG_UB
+/* Tagged forms of the library collectives (libcoll.c) over a subset of an
+ * intracommunicator: member i is rank map[i] of c (map NULL: every rank of c, p = c->size,
+ * me = c->rank), p members, this process is member me; root is a member index. Return an
+ * MPI error class without raising it. mpii_lib_send/recv must accept any tag in
+ * 0..MPII_TAG_UB and any mpii_comm_t whose group/rgroup/rank/size/ctx are set, including
+ * the internal ones without a handle (an intercommunicator's `local`). */
+int mpii_lib_bcast_tag(mpii_comm_t *c, const int *map, int p, int me, void *buf, size_t len,
+                       int root, int tag);
+int mpii_lib_allgather_tag(mpii_comm_t *c, const int *map, int p, int me, const void *send,
+                           void *recv, size_t len, int tag);
+int mpii_lib_allreduce_band_tag(mpii_comm_t *c, const int *map, int p, int me, uint64_t *words,
+                                int n, int tag);
+
+/* (comm.c) Comm_split over intracommunicator p (collective over p): *out is the new
+ * communicator (with a handle, p's errhandler) or NULL for color MPI_UNDEFINED. Returns
+ * the class without raising it. For topo.c's constructors. */
+int mpii_comm_split_intra(mpii_comm_t *p, int color, int key, mpii_comm_t **out);
+
+/* Topologies (topo.c): a copy for MPI_Comm_dup (NULL in, NULL out; NULL on no memory
+ * for non-NULL t is reported as MPI_ERR_NO_MEM by the caller) and the free at release. */
+struct mpii_topo *mpii_topo_dup(const struct mpii_topo *t);
+void mpii_topo_free(struct mpii_topo *t);
+
+/* ---------------------------------------------------------------- env part
+ * (env.c, errors.c, info.c, attr.c). MPI_Init runs mpii_errors_init, mpii_info_init,
+ * mpii_attr_init before mpii_types_init; MPI_Finalize runs their finalize after
+ * mpii_types_finalize. */
+
+/* The largest tag MPI accepts (the MPI_TAG_UB attribute): p2p rejects tags above it
+ * with MPI_ERR_TAG and may use the bits above it (bit 30) for its own purposes. */
+#define MPII_TAG_UB 0x3FFFFFFF
+
+/* Like mpii_err, with a detail appended to the class's message when the handler prints
+ * it (MPI_ERRORS_ARE_FATAL / ABORT), e.g. "unsupported: ...". fmt may be NULL. */
+int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define MPII_ERRF(code, fname, ...) mpii_errf(0, 0, (code), (fname), __VA_ARGS__)
+#define MPII_ERRF_COMM(comm, code, fname, ...)                                                     \
+    mpii_errf(FMPL_MPI_KIND_COMM, (comm), (code), (fname), __VA_ARGS__)
+/* Error handler references for objects that store one (comm.c: a new communicator takes a
+ * reference on the errhandler it inherits, Comm_free releases it). Predefined handlers
+ * are never freed; a user handler is freed when MPI_Errhandler_free was called and the
+ * last reference goes. Invalid handles are ignored. */
+void mpii_errh_ref(MPI_Errhandler h);
+void mpii_errh_release(MPI_Errhandler h);
+int mpii_errors_init(void); /* predefined errhandlers */
+void mpii_errors_finalize(void);
+/* The last error code in use (MPI_LASTUSEDCODE attribute): MPI_ERR_LASTCODE until
+ * MPI_Add_error_class/code add more. */
+extern int mpii_lastusedcode;
+
+/* Info objects (info.c), without raising errors (return an MPI error class): for
+ * communicators' Comm_set_info / Comm_get_info / Comm_dup. mpii_info_dup copies a
+ * valid info (MPI_INFO_NULL gives an empty new info); mpii_info_free frees *info (not
+ * MPI_INFO_NULL, not MPI_INFO_ENV) and sets it to MPI_INFO_NULL. */
+int mpii_info_dup(MPI_Info info, MPI_Info *newinfo);
+int mpii_info_free(MPI_Info *info);
+int mpii_info_init(int *argc, char ***argv); /* MPI_INFO_ENV */
+void mpii_info_finalize(void);
+
+/* Attributes (attr.c). kind: FMPL_MPI_KIND_COMM / DATATYPE / WIN.
+ * mpii_attr_copy runs the copy callback of every attribute of oldlist (oldhandle's
+ * list) in order and builds *newlist for newhandle from those whose callback set the
+ * flag (Comm_dup / Type_dup call it). A callback returning an error stops the copy:
+ * *newlist is then empty (no delete callbacks run) and that error is returned.
+ * mpii_attr_delete_all runs the delete callback of every attribute of *list (newest
+ * first) and empties it (Comm_free / Type_free; MPI_Finalize for COMM_SELF first and
+ * COMM_WORLD). A callback returning an error stops it: that attribute and the ones
+ * after it stay in *list and the error is returned (the free then fails). */
+int mpii_attr_copy(int kind, int oldhandle, mpii_attr_t *oldlist, int newhandle,
+                   mpii_attr_t **newlist);
+int mpii_attr_delete_all(int kind, int handle, mpii_attr_t **list);
+int mpii_attr_init(void); /* predefined keyvals */
+void mpii_attr_finalize(void);
 
 #endif

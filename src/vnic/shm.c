@@ -42,7 +42,13 @@
  *     is staged); GET requests chunks that the target fills, completed asynchronously
  *     by the initiator's progress (lcntr);
  *   - atomics on private memory: a cell executed by the target, the old value returned
- *     into one of the initiator's reply lines (completion through lcntr).
+ *     into one of the initiator's reply lines (completion through lcntr);
+ *   - SEND (active message, <= am_max = the inline limit): an AM message whose payload
+ *     fills the cells like an inline put; the target hands the handler of `chan` a
+ *     pointer into its own cells (or, when the payload wraps around the ring, into a
+ *     private copy). The cells stay held (RecvCNT not published past them, even by
+ *     progress nested in the handler) until the handler returns; continuation cells
+ *     are released only then.
  * ORDERING per initiator and target: cells are handled in ticket order. An effect
  * (RCNTR) of a direct op is applied directly (an atomic add on the target's counter,
  * no target CPU) only when none of this initiator's earlier cells to that target is
@@ -76,7 +82,7 @@
 #define SHM_HEADER_SIZE 4096
 #define SHM_PAGE 4096
 
-enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET };
+enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET, SHM_AM };
 
 typedef struct shm_cell {
     uint32_t seq; /* ticket + 1 of the message's first cell, stored last (release) */
@@ -204,6 +210,9 @@ typedef struct shm {
     uint32_t bounce_seq, bounce_next;
     int bounce_busy;
     shm_bget_t *bget_head, *bget_tail;
+    int am_depth; /* SEND handlers running (nested progress holds RecvCNT) */
+    char *am_buf; /* [am_max]: copy of a wrapped payload at depth 0 */
+    size_t am_max;
     char name[128];
 } shm_t;
 
@@ -650,6 +659,41 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
         }
         break;
     case SHM_EFFECT: memcpy(&nlen, h.u.data, 8); break;
+    case SHM_AM: {
+        /* Payload at ring position 0: in place when contiguous, else a private copy.
+         * The handler runs with the cells held; they are released after it. */
+        if (BASE_UNLIKELY(h.len > s->am_max))
+            base_fatal("vnic/shm: corrupt active message (length %u) from rank %u", h.len, h.src);
+        const void *data;
+        char *tmp = NULL;
+        if ((head & s->kmask) + n <= s->K) {
+            data = c->u.data; /* the cells follow each other: one piece */
+        } else {
+            tmp = s->am_depth ? malloc(h.len) : s->am_buf;
+            if (!tmp)
+                base_fatal("vnic/shm: out of memory for an active message");
+            shm_ring_read(s->cells, s->K, head, 0, tmp, h.len);
+            data = tmp;
+        }
+        s->head = head + n;
+        vnic_notify_t nt = {.src = (int)h.src,
+                            .chan = h.chan,
+                            .imm = h.imm,
+                            .key = VNIC_KEY_INVALID,
+                            .len = h.len,
+                            .data = data};
+        s->am_depth++;
+        vnic_deliver_notify(s->v, &nt);
+        s->am_depth--;
+        if (tmp && tmp != s->am_buf)
+            free(tmp);
+        for (uint32_t i = 1; i < n; i++)
+            __atomic_store_n(&s->cells[(head + i) & s->kmask].seq, (uint32_t)(head + i + 1),
+                             __ATOMIC_RELAXED);
+        if (!s->am_depth)
+            __atomic_store_n(s->recvcnt, s->head, __ATOMIC_RELEASE);
+        return;
+    }
     case SHM_ATOMIC: {
         shm_peer_t *src = shm_src_peer(s, h.src);
         if (!src || h.u.amo.slot >= SHM_NREPLY)
@@ -727,7 +771,8 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
                             .len = (size_t)nlen};
         vnic_deliver_notify(s->v, &nt);
     }
-    __atomic_store_n(s->recvcnt, s->head, __ATOMIC_RELEASE);
+    if (BASE_LIKELY(!s->am_depth))
+        __atomic_store_n(s->recvcnt, s->head, __ATOMIC_RELEASE);
 }
 
 static int shm_progress(vnic_transport_t *tr)
@@ -967,6 +1012,21 @@ static int shm_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
 {
     shm_t *s = (shm_t *)tr;
     shm_peer_t *p = &s->peers[s->local_of[op->peer]];
+    if (op->opcode == VNIC_OP_SEND) {
+        shm_cell_t h;
+        memset(&h, 0, sizeof h);
+        h.type = SHM_AM;
+        h.flags = VNIC_F_NOTIFY;
+        h.chan = op->chan;
+        h.src = (uint32_t)s->rank;
+        h.len = (uint32_t)total;
+        h.imm = op->imm;
+        vnic_lcur_t lc;
+        vnic_lcur_init(&lc, &op->local);
+        shm_send(s, p, &h, &lc);
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
     vnic_region_t r;
     if (BASE_UNLIKELY(
             !vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, op->remote.key, &r)))
@@ -1062,6 +1122,7 @@ static void shm_unmap(shm_t *s)
     free(s->local_of);
     free(s->peers);
     free(s->bounce);
+    free(s->am_buf);
     while (s->bget_head) {
         shm_bget_t *g = s->bget_head;
         s->bget_head = g->next;
@@ -1226,6 +1287,12 @@ static int shm_setup_local(shm_t *s)
     s->K = s->lay.cells;
     s->kmask = s->K - 1;
     s->inline_max = s->lay.inline_max;
+    /* Active messages: the inline limit, but at least 1 KiB (within the cell cap). */
+    s->am_max = BASE_MIN(BASE_MAX(s->inline_max, (size_t)1024),
+                         (size_t)SHM_CELL_DATA + (BASE_MIN(s->K / 2, 255) - 1) * SHM_LINE);
+    s->am_buf = malloc(s->am_max ? s->am_max : 1);
+    if (!s->am_buf)
+        return FMPL_ERR_NOMEM;
     s->peers = calloc((size_t)s->nlocal, sizeof *s->peers);
     s->bounce = calloc(s->lay.nbounce, sizeof *s->bounce);
     if (!s->peers || !s->bounce)
@@ -1392,6 +1459,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     }
     v->info.cma = s->cma;
     v->info.inline_max = s->inline_max;
+    v->info.am_max = s->am_max;
     v->info.heap_size = s->lay.heap_size;
     *out = &s->base;
     return FMPL_SUCCESS;

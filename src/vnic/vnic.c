@@ -389,6 +389,19 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
         if (op->remote.kind != VNIC_DESC_CONTIG || op->remote.u.off % 8)
             return FMPL_ERR_ARG;
         break;
+    case VNIC_OP_SEND:
+        /* Active message: the payload goes to the handler of `chan`; no remote region,
+         * no target counter, no tail flag (VNIC_F_NOTIFY is implied and accepted). */
+        rc = vnic_ldesc_len(&op->local, &total);
+        if (BASE_UNLIKELY(rc))
+            return rc;
+        if (BASE_UNLIKELY(op->flags & ~(uint32_t)VNIC_F_NOTIFY))
+            return FMPL_ERR_ARG;
+        if (BASE_UNLIKELY(total > v->info.am_max))
+            return FMPL_ERR_TRUNCATE;
+        if (BASE_UNLIKELY(op->chan >= VNIC_NCHAN))
+            return FMPL_ERR_ARG;
+        break;
     default: return FMPL_ERR_ARG;
     }
     if (BASE_UNLIKELY((op->flags & VNIC_F_RCNTR) && op->rcntr >= v->ncntr))
@@ -496,6 +509,12 @@ int vnic_set_progress_hook(vnic_t *v, int (*fn)(void *arg), void *arg)
     v->hook = fn;
     v->hook_arg = arg;
     return FMPL_SUCCESS;
+}
+
+void vnic_get_progress_hook(const vnic_t *v, int (**fn)(void *arg), void **arg)
+{
+    *fn = v ? v->hook : NULL;
+    *arg = v ? v->hook_arg : NULL;
 }
 
 int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)

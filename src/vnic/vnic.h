@@ -133,7 +133,13 @@ typedef enum {
                     * it in vnic_notify_t.data (valid only during the call). No remote
                     * region: `remote` is ignored. In posting order per initiator and
                     * target, also with respect to puts carrying NOTIFY/RCNTR. Locally
-                    * complete at return. */
+                    * complete at return. flags: 0 or VNIC_F_NOTIFY (implied); larger
+                    * than am_max: FMPL_ERR_TRUNCATE. data points into the target's
+                    * inbox, which stays taken while the handler runs: a handler may post,
+                    * but one that posts to a peer whose inbox is full waits with this
+                    * rank's inbox held, and two ranks doing so to each other deadlock; so
+                    * handlers that answer many messages queue the answers and post them
+                    * from the progress hook (the MPI layer does). */
 } vnic_opcode_t;
 
 typedef enum {
@@ -230,6 +236,7 @@ typedef void (*vnic_notify_fn)(void *arg, const vnic_notify_t *n);
  *   5  fmpl: payload of a matched send arrived (receiver completes its receive)
  *   7  fmpl: any-source domain (message arrival, rendezvous acknowledgement) */
 #define VNIC_CHAN_FMPL_DATA 5
+#define VNIC_CHAN_MPI_P2P 6
 #define VNIC_CHAN_FMPL_ANY 7
 int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *arg);
 
@@ -241,6 +248,9 @@ int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *ar
  * It must be cheap when it has nothing to do, must not block, and may post operations;
  * vnic_progress does not re-enter it. One hook per vnic; fn NULL removes it. */
 int vnic_set_progress_hook(vnic_t *v, int (*fn)(void *arg), void *arg);
+/* The hook installed now (fn NULL when none), so a layer can chain to it: its own hook
+ * calls the previous one, and it reinstalls that one when it goes. */
+void vnic_get_progress_hook(const vnic_t *v, int (**fn)(void *arg), void **arg);
 
 /* Advances the transports: executes arrived operations, runs handlers, continues
  * pipelined transfers. Never blocks. Returns the number of events handled. */

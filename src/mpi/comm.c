@@ -1,0 +1,962 @@
+/* comm.c — MPI communicators (MPI-4.0 chapter 7): the predefined communicators, the
+ * object lifetime, context ids, and every constructor, accessor and destructor.
+ *
+ * Context ids: 4096 ids in pairs (ctx for user point-to-point, ctx + 1 for the
+ * library's own traffic); a bitmap of free pairs per process. A new communicator's
+ * pair is the lowest pair free at every member: an AND-allreduce of the bitmaps over
+ * the parent (for an intercommunicator parent: over each local group, then the two
+ * leaders exchange and combine, then each leader broadcasts). MPI_COMM_WORLD has pair
+ * 0 (ctx 0), MPI_COMM_SELF pair 1 (ctx 2). Disjoint communicators made by one call
+ * (Comm_split colours) share a pair: their members never overlap.
+ *
+ * An intercommunicator has group (local), rgroup (remote), a pair agreed by both groups
+ * for the traffic between them, and `local`: an internal intracommunicator over the
+ * local group (a second pair, no handle) for the library's local collectives.
+ *
+ * Lifetime: a communicator has refs (its handle, plus any pending operation that takes
+ * one). MPI_Comm_free runs the attribute delete callbacks, drops the error handler and
+ * info, forgets the handle and releases the handle's reference; the object goes with
+ * the last reference. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/mpi_impl.h"
+
+#define CTX_PAIRS 2048
+#define CTX_WORDS (CTX_PAIRS / 64)
+
+static uint64_t ctx_free_map[CTX_WORDS]; /* bit set: pair free at this process */
+
+/* ---------------------------------------------------------------- objects */
+
+static mpii_comm_t *comm_alloc(mpii_group_t *group, mpii_group_t *rgroup, uint32_t ctx)
+{
+    mpii_comm_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->refs = 1;
+    c->handle = MPI_COMM_NULL;
+    c->group = group;
+    c->rgroup = rgroup;
+    c->rank = group->rank;
+    c->size = group->size;
+    c->ctx = ctx;
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    c->info = MPI_INFO_NULL;
+    return c;
+}
+
+mpii_comm_t *mpii_comm_new(mpii_group_t *group, mpii_group_t *rgroup, uint32_t ctx)
+{
+    mpii_comm_t *c = comm_alloc(group, rgroup, ctx);
+    if (!c)
+        return NULL;
+    c->handle = mpii_handle_new(FMPL_MPI_KIND_COMM, c);
+    if (c->handle == MPI_COMM_NULL) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void mpii_comm_release(mpii_comm_t *c)
+{
+    if (!c || --c->refs > 0)
+        return;
+    if (c->local)
+        mpii_comm_release(c->local);
+    mpii_group_release(c->group);
+    mpii_group_release(c->rgroup);
+    mpii_topo_free(c->topo);
+    if (c->handle != MPI_COMM_WORLD && c->handle != MPI_COMM_SELF)
+        mpii_ctx_free(c->ctx);
+    mpii_errh_release(c->errh);
+    if (c->info != MPI_INFO_NULL)
+        mpii_info_free(&c->info);
+    free(c);
+}
+
+/* ---------------------------------------------------------------- context ids */
+
+void mpii_ctx_free(uint32_t ctx)
+{
+    uint32_t pair = ctx / 2;
+    if (pair < CTX_PAIRS)
+        ctx_free_map[pair / 64] |= 1ull << (pair % 64);
+}
+
+/* Takes the n lowest pairs free in map (the agreed bitmap) into ctx[0..n). */
+static int ctx_take(const uint64_t *map, int n, uint32_t *ctx)
+{
+    int k = 0;
+    for (int w = 0; w < CTX_WORDS && k < n; w++)
+        for (int b = 0; b < 64 && k < n; b++)
+            if (map[w] >> b & 1)
+                ctx[k++] = (uint32_t)(2 * (w * 64 + b));
+    if (k < n)
+        return MPI_ERR_INTERN;
+    for (int i = 0; i < n; i++)
+        ctx_free_map[ctx[i] / 2 / 64] &= ~(1ull << (ctx[i] / 2 % 64));
+    return MPI_SUCCESS;
+}
+
+/* Leaders (local rank 0 on both sides) of intercommunicator ic exchange `len` bytes:
+ * mine out, theirs in. The side whose leader has the lower world rank sends first. */
+static int leader_exchange(mpii_comm_t *ic, const void *mine, void *theirs, size_t len, int tag)
+{
+    int first = ic->group->world[0] < ic->rgroup->world[0];
+    int rc;
+    if (first) {
+        rc = mpii_lib_send(ic, mine, len, 0, tag);
+        if (rc == MPI_SUCCESS)
+            rc = mpii_lib_recv(ic, theirs, len, 0, tag);
+    } else {
+        rc = mpii_lib_recv(ic, theirs, len, 0, tag);
+        if (rc == MPI_SUCCESS)
+            rc = mpii_lib_send(ic, mine, len, 0, tag);
+    }
+    return rc;
+}
+
+/* AND of words over both groups of intercommunicator ic. */
+static int inter_band(mpii_comm_t *ic, uint64_t *words, int n)
+{
+    mpii_comm_t *l = ic->local;
+    int rc = mpii_lib_allreduce_band(l, words, n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (l->rank == 0) {
+        uint64_t *other = malloc((size_t)n * sizeof *other);
+        if (!other)
+            return MPI_ERR_NO_MEM;
+        rc = leader_exchange(ic, words, other, (size_t)n * sizeof *words, MPII_TAG_LIBCOLL);
+        for (int i = 0; i < n; i++)
+            words[i] &= other[i];
+        free(other);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return mpii_lib_bcast_tag(l, NULL, l->size, l->rank, words, (size_t)n * sizeof *words, 0,
+                              MPII_TAG_LIBCOLL);
+}
+
+/* Agrees on n fresh pairs over every member of parent (both groups when inter). */
+static int ctx_agree(mpii_comm_t *parent, int n, uint32_t *ctx)
+{
+    uint64_t map[CTX_WORDS];
+    memcpy(map, ctx_free_map, sizeof map);
+    int rc = parent->rgroup ? inter_band(parent, map, CTX_WORDS)
+                            : mpii_lib_allreduce_band(parent, map, CTX_WORDS);
+    return rc != MPI_SUCCESS ? rc : ctx_take(map, n, ctx);
+}
+
+int mpii_ctx_alloc(mpii_comm_t *parent, uint32_t *ctx)
+{
+    return ctx_agree(parent, 1, ctx);
+}
+
+/* ---------------------------------------------------------------- init / finalize */
+
+static mpii_comm_t *predef_comm(int index, mpii_group_t *g, uint32_t ctx, const char *name)
+{
+    mpii_group_finish(g);
+    mpii_comm_t *c = comm_alloc(g, NULL, ctx);
+    if (!c)
+        base_fatal("mpi: out of memory at init");
+    c->handle = FMPL_MPI_HANDLE(FMPL_MPI_KIND_COMM, index);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    mpii_handle_set(FMPL_MPI_KIND_COMM, index, c);
+    return c;
+}
+
+int mpii_comm_init(void)
+{
+    memset(ctx_free_map, 0xff, sizeof ctx_free_map);
+    ctx_free_map[0] &= ~3ull; /* pairs 0 (WORLD) and 1 (SELF) */
+    mpii_group_empty.refs = 1;
+    mpii_handle_set(FMPL_MPI_KIND_GROUP, 1, &mpii_group_empty);
+    mpii_group_t *gw = mpii_group_new(mpii.world_size), *gs = mpii_group_new(1);
+    if (!gw || !gs)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < mpii.world_size; i++)
+        gw->world[i] = i;
+    gs->world[0] = mpii.world_rank;
+    predef_comm(1, gw, 0, "MPI_COMM_WORLD");
+    predef_comm(2, gs, 2, "MPI_COMM_SELF");
+    return MPI_SUCCESS;
+}
+
+static void free_comm_cb(int h, void *obj, void *arg)
+{
+    (void)arg;
+    mpii_comm_t *c = obj;
+    mpii_handle_del(FMPL_MPI_KIND_COMM, h);
+    c->refs = 1; /* pending operations are gone by now */
+    mpii_comm_release(c);
+}
+
+static void free_group_cb(int h, void *obj, void *arg)
+{
+    (void)arg;
+    mpii_handle_del(FMPL_MPI_KIND_GROUP, h);
+    mpii_group_release(obj);
+}
+
+void mpii_comm_finalize(void)
+{
+    mpii_handle_foreach(FMPL_MPI_KIND_COMM, free_comm_cb, NULL);
+    mpii_handle_foreach(FMPL_MPI_KIND_GROUP, free_group_cb, NULL);
+    for (int i = 1; i <= 2; i++) {
+        mpii_comm_t *c =
+            mpii_handle_get(FMPL_MPI_KIND_COMM, FMPL_MPI_HANDLE(FMPL_MPI_KIND_COMM, i));
+        mpii_handle_set(FMPL_MPI_KIND_COMM, i, NULL);
+        if (c) {
+            c->refs = 1;
+            mpii_comm_release(c);
+        }
+    }
+    mpii_handle_set(FMPL_MPI_KIND_GROUP, 1, NULL);
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+#define GET_COMM(c, comm, fn)                                                                      \
+    MPII_CHECK_INIT(fn);                                                                           \
+    mpii_comm_t *c = mpii_comm_get(comm);                                                          \
+    if (!c)                                                                                        \
+    return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn)
+
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    GET_COMM(c, comm, "MPI_Comm_size");
+    if (!size)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_size");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_size, PMPI_Comm_size)
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    GET_COMM(c, comm, "MPI_Comm_rank");
+    if (!rank)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_rank");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_rank, PMPI_Comm_rank)
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    GET_COMM(c, comm, "MPI_Comm_test_inter");
+    if (!flag)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_test_inter");
+    *flag = c->rgroup != NULL;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_test_inter, PMPI_Comm_test_inter)
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    GET_COMM(c, comm, "MPI_Comm_remote_size");
+    if (!c->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
+                         "not an intercommunicator");
+    if (!size)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_remote_size");
+    *size = c->rgroup->size;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_remote_size, PMPI_Comm_remote_size)
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    GET_COMM(c, comm, "MPI_Comm_remote_group");
+    if (!c->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
+                         "not an intercommunicator");
+    if (!group)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_remote_group");
+    c->rgroup->refs++;
+    int rc = mpii_group_handle(c->rgroup, group);
+    return rc == MPI_SUCCESS ? rc : MPII_ERR_COMM(comm, rc, "MPI_Comm_remote_group");
+}
+MPII_WEAK(MPI_Comm_remote_group, PMPI_Comm_remote_group)
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    MPII_CHECK_INIT("MPI_Comm_compare");
+    mpii_comm_t *a = mpii_comm_get(comm1), *b = mpii_comm_get(comm2);
+    if (!a)
+        return MPII_ERR_COMM(comm1, MPI_ERR_COMM, "MPI_Comm_compare");
+    if (!b)
+        return MPII_ERR_COMM(comm2, MPI_ERR_COMM, "MPI_Comm_compare");
+    if (!result)
+        return MPII_ERR_COMM(comm1, MPI_ERR_ARG, "MPI_Comm_compare");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if ((a->rgroup == NULL) != (b->rgroup == NULL)) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    int r = mpii_group_compare(a->group, b->group);
+    if (r >= 0 && a->rgroup) {
+        int r2 = mpii_group_compare(a->rgroup, b->rgroup);
+        r = r2 < 0 ? r2 : BASE_MAX(r, r2);
+    }
+    if (r < 0)
+        return MPII_ERR_COMM(comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare");
+    *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_compare, PMPI_Comm_compare)
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    GET_COMM(c, comm, "MPI_Comm_set_name");
+    if (!comm_name)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_set_name");
+    snprintf(c->name, sizeof c->name, "%s", comm_name);
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_set_name, PMPI_Comm_set_name)
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    GET_COMM(c, comm, "MPI_Comm_get_name");
+    if (!comm_name || !resultlen)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_get_name");
+    size_t n = strlen(c->name);
+    memcpy(comm_name, c->name, n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_get_name, PMPI_Comm_get_name)
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    GET_COMM(c, comm, "MPI_Comm_set_info");
+    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
+        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_set_info");
+    if (info == MPI_INFO_NULL)
+        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_set_info");
+    MPI_Info dup;
+    int rc = mpii_info_dup(info, &dup);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(comm, rc, "MPI_Comm_set_info");
+    if (c->info != MPI_INFO_NULL)
+        mpii_info_free(&c->info);
+    c->info = dup;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_set_info, PMPI_Comm_set_info)
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    GET_COMM(c, comm, "MPI_Comm_get_info");
+    if (!info_used)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_get_info");
+    int rc = mpii_info_dup(c->info, info_used);
+    return rc == MPI_SUCCESS ? rc : MPII_ERR_COMM(comm, rc, "MPI_Comm_get_info");
+}
+MPII_WEAK(MPI_Comm_get_info, PMPI_Comm_get_info)
+
+/* ---------------------------------------------------------------- constructors */
+
+/* A new communicator from the agreed pairs: group and rgroup references are taken over
+ * (released on failure); errhandler inherited from parent. ctx[1] is the local pair of
+ * an intercommunicator. Returns the class. */
+static int comm_make(mpii_comm_t *parent, mpii_group_t *g, mpii_group_t *rg, const uint32_t *ctx,
+                     mpii_comm_t **out)
+{
+    mpii_comm_t *c = mpii_comm_new(g, rg, ctx[0]);
+    if (!c) {
+        mpii_group_release(g);
+        mpii_group_release(rg);
+        mpii_ctx_free(ctx[0]);
+        if (rg)
+            mpii_ctx_free(ctx[1]);
+        return MPI_ERR_NO_MEM;
+    }
+    c->errh = parent->errh;
+    mpii_errh_ref(c->errh);
+    if (rg) {
+        g->refs++;
+        c->local = comm_alloc(g, NULL, ctx[1]);
+        if (!c->local) {
+            mpii_group_release(g);
+            mpii_ctx_free(ctx[1]);
+            mpii_handle_del(FMPL_MPI_KIND_COMM, c->handle);
+            mpii_comm_release(c);
+            return MPI_ERR_NO_MEM;
+        }
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+/* Frees a communicator the user never saw (a failed constructor's). */
+static void comm_discard(mpii_comm_t *c)
+{
+    mpii_handle_del(FMPL_MPI_KIND_COMM, c->handle);
+    mpii_attr_delete_all(FMPL_MPI_KIND_COMM, c->handle, &c->attrs);
+    mpii_comm_release(c);
+}
+
+static int comm_dup(mpii_comm_t *p, MPI_Info info, int use_info, MPI_Comm *newcomm, const char *fn)
+{
+    uint32_t ctx[2];
+    int rc = ctx_agree(p, p->rgroup ? 2 : 1, ctx);
+    if (rc != MPI_SUCCESS)
+        return mpii_errf(FMPL_MPI_KIND_COMM, p->handle, rc, fn, "no free context id");
+    p->group->refs++;
+    if (p->rgroup)
+        p->rgroup->refs++;
+    mpii_comm_t *c;
+    rc = comm_make(p, p->group, p->rgroup, ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(p->handle, rc, fn);
+    if (p->topo) {
+        c->topo = mpii_topo_dup(p->topo);
+        if (!c->topo) {
+            comm_discard(c);
+            return MPII_ERR_COMM(p->handle, MPI_ERR_NO_MEM, fn);
+        }
+    }
+    MPI_Info src = use_info ? info : p->info;
+    if (src != MPI_INFO_NULL && (rc = mpii_info_dup(src, &c->info)) != MPI_SUCCESS) {
+        comm_discard(c);
+        return MPII_ERR_COMM(p->handle, rc, fn);
+    }
+    rc = mpii_attr_copy(FMPL_MPI_KIND_COMM, p->handle, p->attrs, c->handle, &c->attrs);
+    if (rc != MPI_SUCCESS) {
+        comm_discard(c);
+        *newcomm = MPI_COMM_NULL;
+        return MPII_ERR_COMM(p->handle, rc, fn);
+    }
+    *newcomm = c->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    GET_COMM(c, comm, "MPI_Comm_dup");
+    if (!newcomm)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_dup");
+    return comm_dup(c, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup");
+}
+MPII_WEAK(MPI_Comm_dup, PMPI_Comm_dup)
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    GET_COMM(c, comm, "MPI_Comm_dup_with_info");
+    if (!newcomm)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_dup_with_info");
+    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
+        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info");
+    return comm_dup(c, info, 1, newcomm, "MPI_Comm_dup_with_info");
+}
+MPII_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info)
+
+typedef struct split_ent {
+    int color, key, rank;
+} split_ent_t;
+
+static int split_cmp(const void *a, const void *b)
+{
+    const split_ent_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The members of `color` in ents[0..n) ordered by (key, rank), as world ranks of src. */
+static mpii_group_t *split_group(split_ent_t *ents, int n, int color, const mpii_group_t *src)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (ents[i].color == color)
+            ents[k++] = ents[i];
+    qsort(ents, (size_t)k, sizeof *ents, split_cmp);
+    mpii_group_t *g = mpii_group_new(k);
+    if (!g)
+        return NULL;
+    for (int i = 0; i < k; i++)
+        g->world[i] = src->world[ents[i].rank];
+    mpii_group_finish(g);
+    return g;
+}
+
+int mpii_comm_split_intra(mpii_comm_t *p, int color, int key, mpii_comm_t **out)
+{
+    *out = NULL;
+    split_ent_t me = {color, key, p->rank};
+    split_ent_t *all = malloc((size_t)p->size * sizeof *all);
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    int rc = mpii_lib_allgather(p, &me, all, sizeof me);
+    uint32_t ctx;
+    if (rc == MPI_SUCCESS)
+        rc = mpii_ctx_alloc(p, &ctx);
+    if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
+        free(all);
+        return rc;
+    }
+    mpii_group_t *g = split_group(all, p->size, color, p->group);
+    free(all);
+    if (!g) {
+        mpii_ctx_free(ctx);
+        return MPI_ERR_NO_MEM;
+    }
+    return comm_make(p, g, NULL, &ctx, out);
+}
+
+/* Comm_split of an intercommunicator: each side splits its local group; a new
+ * intercommunicator joins the local and remote members of one colour (MPI_COMM_NULL
+ * when either side of the colour is empty). */
+static int comm_split_inter(mpii_comm_t *ic, int color, int key, MPI_Comm *newcomm)
+{
+    mpii_comm_t *l = ic->local;
+    int ln = l->size, rn = ic->rgroup->size;
+    split_ent_t me = {color, key, l->rank};
+    split_ent_t *loc = malloc((size_t)ln * sizeof *loc), *rem = malloc((size_t)rn * sizeof *rem);
+    int rc = (loc && rem) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = mpii_lib_allgather(l, &me, loc, sizeof me);
+    if (rc == MPI_SUCCESS && l->rank == 0) {
+        if (ic->group->world[0] < ic->rgroup->world[0]) {
+            rc = mpii_lib_send(ic, loc, ln * sizeof *loc, 0, MPII_TAG_LIBCOLL);
+            if (rc == MPI_SUCCESS)
+                rc = mpii_lib_recv(ic, rem, rn * sizeof *rem, 0, MPII_TAG_LIBCOLL);
+        } else {
+            rc = mpii_lib_recv(ic, rem, rn * sizeof *rem, 0, MPII_TAG_LIBCOLL);
+            if (rc == MPI_SUCCESS)
+                rc = mpii_lib_send(ic, loc, ln * sizeof *loc, 0, MPII_TAG_LIBCOLL);
+        }
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mpii_lib_bcast_tag(l, NULL, ln, l->rank, rem, rn * sizeof *rem, 0, MPII_TAG_LIBCOLL);
+    uint32_t ctx[2];
+    if (rc == MPI_SUCCESS)
+        rc = ctx_agree(ic, 2, ctx);
+    *newcomm = MPI_COMM_NULL;
+    if (rc == MPI_SUCCESS && color != MPI_UNDEFINED) {
+        mpii_group_t *g = split_group(loc, ln, color, ic->group);
+        mpii_group_t *rg = split_group(rem, rn, color, ic->rgroup);
+        if (!g || !rg || rg->size == 0) {
+            mpii_group_release(g);
+            mpii_group_release(rg);
+            mpii_ctx_free(ctx[0]);
+            mpii_ctx_free(ctx[1]);
+            rc = (!g || !rg) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        } else {
+            mpii_comm_t *c;
+            rc = comm_make(ic, g, rg, ctx, &c);
+            if (rc == MPI_SUCCESS)
+                *newcomm = c->handle;
+        }
+    } else if (rc == MPI_SUCCESS) {
+        mpii_ctx_free(ctx[0]);
+        mpii_ctx_free(ctx[1]);
+    }
+    free(loc);
+    free(rem);
+    return rc;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    GET_COMM(p, comm, "MPI_Comm_split");
+    if (!newcomm)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_split");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, "MPI_Comm_split",
+                         "color %d is negative", color);
+    int rc;
+    if (p->rgroup) {
+        rc = comm_split_inter(p, color, key, newcomm);
+    } else {
+        mpii_comm_t *c;
+        rc = mpii_comm_split_intra(p, color, key, &c);
+        *newcomm = rc == MPI_SUCCESS && c ? c->handle : MPI_COMM_NULL;
+    }
+    return rc == MPI_SUCCESS ? rc : MPII_ERR_COMM(comm, rc, "MPI_Comm_split");
+}
+MPII_WEAK(MPI_Comm_split, PMPI_Comm_split)
+
+/* 1 when the info has mpi_hw_resource_type = mpi_shared_memory. */
+static int info_wants_shared(MPI_Info info)
+{
+    if (info == MPI_INFO_NULL)
+        return 0;
+    char val[64];
+    int len = sizeof val, flag = 0;
+    if (PMPI_Info_get_string(info, "mpi_hw_resource_type", &len, val, &flag) != MPI_SUCCESS)
+        return 0;
+    return flag && strcmp(val, "mpi_shared_memory") == 0;
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_split_type";
+    GET_COMM(p, comm, fn);
+    if (!newcomm)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    if (p->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator");
+    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
+        return MPII_ERR_COMM(comm, MPI_ERR_INFO, fn);
+    const boot_nodes_t *nodes = vnic_nodes(mpii.vnic);
+    int node = nodes ? nodes->node_of[mpii.world_rank] : 0;
+    int color;
+    switch (split_type) {
+    case MPI_UNDEFINED: color = MPI_UNDEFINED; break;
+    case MPI_COMM_TYPE_SHARED: color = node; break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        /* the only hardware resource we know: the host's shared memory */
+        color = info_wants_shared(info) ? node : MPI_UNDEFINED;
+        break;
+    case MPI_COMM_TYPE_HW_UNGUIDED: color = node; break;
+    default:
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn, "unknown split_type %d",
+                         split_type);
+    }
+    mpii_comm_t *c;
+    int rc = mpii_comm_split_intra(p, color, key, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(comm, rc, fn);
+    if (c && split_type == MPI_COMM_TYPE_HW_UNGUIDED && c->size == p->size) {
+        /* each result must be a strict subset of the parent: none here */
+        comm_discard(c);
+        c = NULL;
+    }
+    if (c && (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED)) {
+        MPI_Info hi;
+        if (mpii_info_dup(MPI_INFO_NULL, &hi) == MPI_SUCCESS) {
+            PMPI_Info_set(hi, "mpi_hw_resource_type", "mpi_shared_memory");
+            c->info = hi;
+        }
+    }
+    *newcomm = c ? c->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_split_type, PMPI_Comm_split_type)
+
+/* Checks that every member of g is a member of p's (local) group. */
+static int group_in_comm(const mpii_group_t *g, const mpii_comm_t *p)
+{
+    if (g->size == 0)
+        return 1;
+    char *in = calloc((size_t)mpii.world_size, 1);
+    if (!in)
+        return 0;
+    for (int i = 0; i < p->size; i++)
+        in[p->group->world[i]] = 1;
+    int ok = 1;
+    for (int i = 0; i < g->size && ok; i++)
+        ok = in[g->world[i]];
+    free(in);
+    return ok;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create";
+    GET_COMM(p, comm, fn);
+    mpii_group_t *g = mpii_group_get(group);
+    if (!g)
+        return MPII_ERR_COMM(comm, MPI_ERR_GROUP, fn);
+    if (!newcomm)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    if (!group_in_comm(g, p))
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_GROUP, fn,
+                         "the group is not a subset of the communicator's group");
+    *newcomm = MPI_COMM_NULL;
+    int rc;
+    if (p->rgroup) {
+        /* each side names a subgroup of its local group; the result joins the two
+         * (MPI_COMM_NULL where either is empty or this process is not in its own) */
+        mpii_comm_t *l = p->local;
+        int ln = g->size, rn = 0;
+        uint32_t ctx[2];
+        if (l->rank == 0) {
+            rc = leader_exchange(p, &ln, &rn, sizeof ln, MPII_TAG_LIBCOLL);
+            if (rc != MPI_SUCCESS)
+                return MPII_ERR_COMM(comm, rc, fn);
+        }
+        rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &rn, sizeof rn, 0, MPII_TAG_LIBCOLL);
+        mpii_group_t *rg = rc == MPI_SUCCESS ? mpii_group_new(rn) : NULL;
+        if (rc == MPI_SUCCESS && !rg)
+            rc = MPI_ERR_NO_MEM; /* (a real failure here would leave the peers waiting) */
+        if (rc == MPI_SUCCESS && l->rank == 0) {
+            /* sizes may differ: send mine, then receive theirs, ordered by leader */
+            if (p->group->world[0] < p->rgroup->world[0]) {
+                rc = mpii_lib_send(p, g->world, (size_t)ln * sizeof(int), 0, MPII_TAG_LIBCOLL);
+                if (rc == MPI_SUCCESS)
+                    rc = mpii_lib_recv(p, rg->world, (size_t)rn * sizeof(int), 0, MPII_TAG_LIBCOLL);
+            } else {
+                rc = mpii_lib_recv(p, rg->world, (size_t)rn * sizeof(int), 0, MPII_TAG_LIBCOLL);
+                if (rc == MPI_SUCCESS)
+                    rc = mpii_lib_send(p, g->world, (size_t)ln * sizeof(int), 0, MPII_TAG_LIBCOLL);
+            }
+        }
+        if (rc == MPI_SUCCESS && rn)
+            rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, rg->world, (size_t)rn * sizeof(int),
+                                    0, MPII_TAG_LIBCOLL);
+        if (rc == MPI_SUCCESS)
+            rc = ctx_agree(p, 2, ctx);
+        if (rc != MPI_SUCCESS) {
+            mpii_group_release(rg);
+            return MPII_ERR_COMM(comm, rc, fn);
+        }
+        mpii_group_finish(rg);
+        if (g->rank == MPI_UNDEFINED || rn == 0) {
+            mpii_group_release(rg);
+            mpii_ctx_free(ctx[0]);
+            mpii_ctx_free(ctx[1]);
+            return MPI_SUCCESS;
+        }
+        g->refs++;
+        mpii_comm_t *c;
+        rc = comm_make(p, g, rg, ctx, &c);
+        if (rc != MPI_SUCCESS)
+            return MPII_ERR_COMM(comm, rc, fn);
+        *newcomm = c->handle;
+        return MPI_SUCCESS;
+    }
+    uint32_t ctx;
+    rc = mpii_ctx_alloc(p, &ctx);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(comm, rc, fn);
+    if (g->rank == MPI_UNDEFINED) {
+        mpii_ctx_free(ctx);
+        return MPI_SUCCESS;
+    }
+    g->refs++;
+    mpii_comm_t *c;
+    rc = comm_make(p, g, NULL, &ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(comm, rc, fn);
+    *newcomm = c->handle;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_create, PMPI_Comm_create)
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_group";
+    GET_COMM(p, comm, fn);
+    if (p->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator");
+    mpii_group_t *g = mpii_group_get(group);
+    if (!g)
+        return MPII_ERR_COMM(comm, MPI_ERR_GROUP, fn);
+    if (!newcomm)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    if (tag < 0 || tag > MPII_TAG_UB)
+        return MPII_ERR_COMM(comm, MPI_ERR_TAG, fn);
+    if (!group_in_comm(g, p))
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_GROUP, fn,
+                         "the group is not a subset of the communicator's group");
+    *newcomm = MPI_COMM_NULL;
+    if (g->rank == MPI_UNDEFINED)
+        return MPI_SUCCESS; /* not a member: nothing to take part in */
+    /* the members' ranks in p */
+    int *map = malloc((size_t)g->size * sizeof *map);
+    int *inv = calloc((size_t)mpii.world_size, sizeof *inv);
+    if (!map || !inv) {
+        free(map);
+        free(inv);
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fn);
+    }
+    for (int i = 0; i < p->size; i++)
+        inv[p->group->world[i]] = i;
+    for (int i = 0; i < g->size; i++)
+        map[i] = inv[g->world[i]];
+    free(inv);
+    uint64_t words[CTX_WORDS];
+    memcpy(words, ctx_free_map, sizeof words);
+    int rc = mpii_lib_allreduce_band_tag(p, map, g->size, g->rank, words, CTX_WORDS, tag);
+    free(map);
+    uint32_t ctx;
+    if (rc == MPI_SUCCESS)
+        rc = ctx_take(words, 1, &ctx);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(comm, rc, fn);
+    g->refs++;
+    mpii_comm_t *c;
+    rc = comm_make(p, g, NULL, &ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(comm, rc, fn);
+    *newcomm = c->handle;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_create_group, PMPI_Comm_create_group)
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    MPII_CHECK_INIT("MPI_Comm_free");
+    if (!comm)
+        return MPII_ERR(MPI_ERR_ARG, "MPI_Comm_free");
+    mpii_comm_t *c = mpii_comm_get(*comm);
+    if (!c)
+        return MPII_ERR_COMM(*comm, MPI_ERR_COMM, "MPI_Comm_free");
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return mpii_errf(FMPL_MPI_KIND_COMM, *comm, MPI_ERR_COMM, "MPI_Comm_free",
+                         "predefined communicator");
+    int rc = mpii_attr_delete_all(FMPL_MPI_KIND_COMM, *comm, &c->attrs);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(*comm, rc, "MPI_Comm_free");
+    mpii_handle_del(FMPL_MPI_KIND_COMM, *comm);
+    mpii_comm_release(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_free, PMPI_Comm_free)
+
+/* What leaders exchange and broadcast in Intercomm_create / Intercomm_merge. */
+typedef struct inter_hdr {
+    int size; /* Intercomm_create: the group's size; Intercomm_merge: high */
+    int pad;
+    uint64_t mask[CTX_WORDS];
+} inter_hdr_t;
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    static const char fn[] = "MPI_Intercomm_create";
+    GET_COMM(l, local_comm, fn);
+    if (l->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, local_comm, MPI_ERR_COMM, fn,
+                         "local_comm is an intercommunicator");
+    if (local_leader < 0 || local_leader >= l->size)
+        return MPII_ERR_COMM(local_comm, MPI_ERR_RANK, fn);
+    if (!newintercomm)
+        return MPII_ERR_COMM(local_comm, MPI_ERR_ARG, fn);
+    mpii_comm_t *peer = NULL;
+    int leader = l->rank == local_leader;
+    if (leader) {
+        peer = mpii_comm_get(peer_comm);
+        if (!peer)
+            return MPII_ERR_COMM(local_comm, MPI_ERR_COMM, fn);
+        int psize = peer->rgroup ? peer->rgroup->size : peer->size;
+        if (remote_leader < 0 || remote_leader >= psize ||
+            (!peer->rgroup && remote_leader == peer->rank))
+            return MPII_ERR_COMM(local_comm, MPI_ERR_RANK, fn);
+        if (tag < 0 || tag > MPII_TAG_UB)
+            return MPII_ERR_COMM(local_comm, MPI_ERR_TAG, fn);
+    }
+    inter_hdr_t mine = {.size = l->size}, theirs;
+    memcpy(mine.mask, ctx_free_map, sizeof mine.mask);
+    int rc = mpii_lib_allreduce_band(l, mine.mask, CTX_WORDS);
+    int *rworld = NULL;
+    if (rc == MPI_SUCCESS && leader) {
+        int first = mpii.world_rank < mpii_comm_peer_world(peer, remote_leader);
+        for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++) {
+            if (step == first)
+                rc = mpii_lib_recv(peer, &theirs, sizeof theirs, remote_leader, tag);
+            else
+                rc = mpii_lib_send(peer, &mine, sizeof mine, remote_leader, tag);
+        }
+        if (rc == MPI_SUCCESS) {
+            rworld = malloc((size_t)BASE_MAX(theirs.size, 1) * sizeof *rworld);
+            if (!rworld)
+                rc = MPI_ERR_NO_MEM;
+        }
+        for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++) {
+            if (step == first)
+                rc = mpii_lib_recv(peer, rworld, (size_t)theirs.size * sizeof *rworld,
+                                   remote_leader, tag);
+            else
+                rc = mpii_lib_send(peer, l->group->world, (size_t)l->size * sizeof(int),
+                                   remote_leader, tag);
+        }
+        for (int i = 0; i < CTX_WORDS; i++)
+            theirs.mask[i] &= mine.mask[i];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &theirs, sizeof theirs, local_leader,
+                                MPII_TAG_LIBCOLL);
+    if (rc == MPI_SUCCESS && !leader) {
+        rworld = malloc((size_t)BASE_MAX(theirs.size, 1) * sizeof *rworld);
+        if (!rworld)
+            rc = MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, rworld,
+                                (size_t)theirs.size * sizeof *rworld, local_leader,
+                                MPII_TAG_LIBCOLL);
+    uint32_t ctx[2];
+    if (rc == MPI_SUCCESS)
+        rc = ctx_take(theirs.mask, 2, ctx);
+    mpii_group_t *rg = rc == MPI_SUCCESS ? mpii_group_new(theirs.size) : NULL;
+    if (rc == MPI_SUCCESS && !rg)
+        rc = MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        free(rworld);
+        return MPII_ERR_COMM(local_comm, rc, fn);
+    }
+    if (theirs.size)
+        memcpy(rg->world, rworld, (size_t)theirs.size * sizeof *rworld);
+    free(rworld);
+    mpii_group_finish(rg);
+    l->group->refs++;
+    mpii_comm_t *c;
+    rc = comm_make(l, l->group, rg, ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(local_comm, rc, fn);
+    *newintercomm = c->handle;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Intercomm_create, PMPI_Intercomm_create)
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    static const char fn[] = "MPI_Intercomm_merge";
+    GET_COMM(ic, intercomm, fn);
+    if (!ic->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, intercomm, MPI_ERR_COMM, fn,
+                         "not an intercommunicator");
+    if (!newintracomm)
+        return MPII_ERR_COMM(intercomm, MPI_ERR_ARG, fn);
+    mpii_comm_t *l = ic->local;
+    inter_hdr_t mine = {.size = high != 0}, theirs;
+    memcpy(mine.mask, ctx_free_map, sizeof mine.mask);
+    int rc = mpii_lib_allreduce_band(l, mine.mask, CTX_WORDS);
+    if (rc == MPI_SUCCESS && l->rank == 0) {
+        rc = leader_exchange(ic, &mine, &theirs, sizeof mine, MPII_TAG_LIBCOLL);
+        for (int i = 0; i < CTX_WORDS; i++)
+            theirs.mask[i] &= mine.mask[i];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &theirs, sizeof theirs, 0,
+                                MPII_TAG_LIBCOLL);
+    uint32_t ctx;
+    if (rc == MPI_SUCCESS)
+        rc = ctx_take(theirs.mask, 1, &ctx);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(intercomm, rc, fn);
+    /* the group with high = false first; equal: the side of the lower leader first */
+    int me_first = mine.size != theirs.size ? mine.size < theirs.size
+                                            : ic->group->world[0] < ic->rgroup->world[0];
+    const mpii_group_t *a = me_first ? ic->group : ic->rgroup;
+    const mpii_group_t *b = me_first ? ic->rgroup : ic->group;
+    mpii_group_t *g = mpii_group_new(a->size + b->size);
+    if (!g) {
+        mpii_ctx_free(ctx);
+        return MPII_ERR_COMM(intercomm, MPI_ERR_NO_MEM, fn);
+    }
+    memcpy(g->world, a->world, (size_t)a->size * sizeof(int));
+    memcpy(g->world + a->size, b->world, (size_t)b->size * sizeof(int));
+    mpii_group_finish(g);
+    mpii_comm_t *c;
+    rc = comm_make(ic, g, NULL, &ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(intercomm, rc, fn);
+    *newintracomm = c->handle;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Intercomm_merge, PMPI_Intercomm_merge)

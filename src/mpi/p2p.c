@@ -1,0 +1,1341 @@
+/* p2p.c — the MPI point-to-point engine: matching, eager and rendezvous protocols on
+ * vnic active messages, and the send/receive/probe calls (protocol in p2p_impl.h). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/p2p_impl.h"
+
+typedef struct mpii_todo {
+    mpii_link_t link;
+    int peer;
+    uint8_t kind;
+    uint64_t token;
+} mpii_todo_t;
+
+#define NCLS 3
+
+static struct {
+    size_t eager_max;
+    char *packbuf;          /* [eager_max] packing of non-contiguous eager sends */
+    mpii_match_t **matches; /* by context id */
+    uint32_t nmatches;
+    mpii_link_t getq;  /* receives matched to an RTS, waiting for the hook's GET */
+    mpii_link_t todoq; /* ACK / FIN to post */
+    mpii_link_t todo_free;
+    size_t cls_size[NCLS];
+    void *cls_free[NCLS]; /* free payload buffers (first word: next) */
+    mpii_link_t umsg_free;
+    int (*prev_hook)(void *);
+    void *prev_arg;
+    int up;
+} p2p;
+
+int mpii_sends_pending;
+
+/* ------------------------------------------------------------------ matching */
+
+static inline unsigned mpii_bucket(int src, int tag)
+{
+    uint32_t x = (uint32_t)src * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu;
+    return (x ^ (x >> 15)) % MPII_NBUCKET;
+}
+
+static mpii_match_t *mpii_match_of(uint32_t ctx)
+{
+    if (BASE_LIKELY(ctx < p2p.nmatches && p2p.matches[ctx]))
+        return p2p.matches[ctx];
+    if (ctx >= p2p.nmatches) {
+        uint32_t n = p2p.nmatches ? p2p.nmatches : 16;
+        while (n <= ctx)
+            n *= 2;
+        mpii_match_t **m = realloc(p2p.matches, n * sizeof *m);
+        if (!m)
+            base_fatal("mpi: out of memory for matching state");
+        memset(m + p2p.nmatches, 0, (n - p2p.nmatches) * sizeof *m);
+        p2p.matches = m;
+        p2p.nmatches = n;
+    }
+    mpii_match_t *m = calloc(1, sizeof *m);
+    if (!m)
+        base_fatal("mpi: out of memory for matching state");
+    m->ctx = ctx;
+    for (int i = 0; i < MPII_NBUCKET; i++) {
+        mpii_list_init(&m->posted[i]);
+        mpii_list_init(&m->unexp[i]);
+    }
+    mpii_list_init(&m->pwild);
+    mpii_list_init(&m->uall);
+    p2p.matches[ctx] = m;
+    return m;
+}
+
+static inline mpii_match_t *mpii_comm_match(mpii_comm_t *c)
+{
+    if (BASE_UNLIKELY(!c->match))
+        c->match = mpii_match_of(c->ctx);
+    return c->match;
+}
+
+static inline int mpii_matches(int want_src, int want_tag, int src, int tag)
+{
+    return (want_src == MPI_ANY_SOURCE || want_src == src) &&
+           (want_tag == MPI_ANY_TAG || want_tag == tag);
+}
+
+/* The earliest posted receive that matches (src, tag), unlinked; NULL when none. */
+static mpii_req_t *mpii_posted_take(mpii_match_t *m, int src, int tag)
+{
+    mpii_req_t *best = NULL;
+    mpii_link_t *h = &m->posted[mpii_bucket(src, tag)];
+    for (mpii_link_t *e = h->next; e != h; e = e->next) {
+        mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
+        if (r->peer == src && r->tag == tag) {
+            best = r;
+            break;
+        }
+    }
+    for (mpii_link_t *e = m->pwild.next; e != &m->pwild; e = e->next) {
+        mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
+        if (best && r->seq > best->seq)
+            break;
+        if (mpii_matches(r->peer, r->tag, src, tag)) {
+            best = r;
+            break;
+        }
+    }
+    if (best) {
+        mpii_list_del(&best->link);
+        best->posted = 0;
+    }
+    return best;
+}
+
+/* The earliest unexpected message matching (src, tag) (wildcards allowed), or NULL. */
+static mpii_umsg_t *mpii_unexp_find(mpii_match_t *m, int src, int tag)
+{
+    if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
+        mpii_link_t *h = &m->unexp[mpii_bucket(src, tag)];
+        for (mpii_link_t *e = h->next; e != h; e = e->next) {
+            mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, bl);
+            if (u->src == src && u->tag == tag)
+                return u;
+        }
+        return NULL;
+    }
+    for (mpii_link_t *e = m->uall.next; e != &m->uall; e = e->next) {
+        mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, gl);
+        if (mpii_matches(src, tag, u->src, u->tag))
+            return u;
+    }
+    return NULL;
+}
+
+static void mpii_post_recv(mpii_match_t *m, mpii_req_t *r)
+{
+    r->seq = ++m->pseq;
+    r->posted = 1;
+    if (r->peer == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG)
+        mpii_list_push(&m->pwild, &r->link);
+    else
+        mpii_list_push(&m->posted[mpii_bucket(r->peer, r->tag)], &r->link);
+}
+
+/* ------------------------------------------------------------------ pools */
+
+static int mpii_cls_of(size_t n)
+{
+    for (int i = 0; i < NCLS; i++)
+        if (n <= p2p.cls_size[i])
+            return i;
+    return -1;
+}
+
+static char *mpii_buf_get(int cls)
+{
+    void *b = p2p.cls_free[cls];
+    if (BASE_LIKELY(b)) {
+        memcpy(&p2p.cls_free[cls], b, sizeof(void *));
+        return b;
+    }
+    b = malloc(BASE_MAX(p2p.cls_size[cls], sizeof(void *)));
+    if (!b)
+        base_fatal("mpi: out of memory for an unexpected message");
+    return b;
+}
+
+static void mpii_buf_put(int cls, char *b)
+{
+    memcpy(b, &p2p.cls_free[cls], sizeof(void *));
+    p2p.cls_free[cls] = b;
+}
+
+static mpii_umsg_t *mpii_umsg_get(void)
+{
+    if (!mpii_list_empty(&p2p.umsg_free)) {
+        mpii_link_t *e = p2p.umsg_free.next;
+        mpii_list_del(e);
+        mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, bl);
+        memset(u, 0, sizeof *u);
+        return u;
+    }
+    mpii_umsg_t *u = calloc(1, sizeof *u);
+    if (!u)
+        base_fatal("mpi: out of memory for an unexpected message");
+    return u;
+}
+
+static void mpii_umsg_put(mpii_umsg_t *u)
+{
+    if (u->data)
+        mpii_buf_put(u->cls, u->data);
+    u->data = NULL;
+    mpii_list_push(&p2p.umsg_free, &u->bl);
+}
+
+static void mpii_todo_add(int peer, uint8_t kind, uint64_t token)
+{
+    mpii_todo_t *t;
+    if (!mpii_list_empty(&p2p.todo_free)) {
+        t = MPII_CONTAINER(p2p.todo_free.next, mpii_todo_t, link);
+        mpii_list_del(&t->link);
+    } else if (!(t = malloc(sizeof *t))) {
+        base_fatal("mpi: out of memory");
+    }
+    t->peer = peer;
+    t->kind = kind;
+    t->token = token;
+    mpii_list_push(&p2p.todoq, &t->link);
+}
+
+/* ------------------------------------------------------------------ wire */
+
+static int mpii_am(int peer, const void *a, size_t alen, const void *b, size_t blen, uint64_t token)
+{
+    struct iovec iov[2] = {{(void *)(uintptr_t)a, alen}, {(void *)(uintptr_t)b, blen}};
+    vnic_op_t op = {.opcode = VNIC_OP_SEND, .peer = peer, .chan = VNIC_CHAN_MPI_P2P, .imm = token};
+    op.local.kind = VNIC_DESC_IOV;
+    op.local.u.iov.iov = iov;
+    op.local.u.iov.cnt = blen ? 2 : 1;
+    int rc = vnic_post(mpii.vnic, &op);
+    return rc ? mpii_err_from_fmpl(rc) : MPI_SUCCESS;
+}
+
+static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
+{
+    mpii_hdr_t h = {.kind = kind};
+    return mpii_am(peer, &h, sizeof h, NULL, 0, token);
+}
+
+/* Bytes the receive of r can hold. */
+static inline uint64_t mpii_recv_cap(const mpii_req_t *r)
+{
+    return (uint64_t)r->count * (uint64_t)dt_size(r->dt);
+}
+
+static void mpii_recv_status(mpii_req_t *r, int src, int tag, uint64_t size)
+{
+    uint64_t cap = mpii_recv_cap(r);
+    r->st.MPI_SOURCE = src;
+    r->st.MPI_TAG = tag;
+    r->st.MPI_ERROR = MPI_SUCCESS;
+    r->st.fmpl_cancelled = 0;
+    r->st.fmpl_count = (MPI_Count)BASE_MIN(size, cap);
+    r->err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+/* Unpacks n bytes of packed stream into r's buffer. */
+static void mpii_recv_unpack(mpii_req_t *r, const void *data, uint64_t n)
+{
+    if (!n)
+        return;
+    if (dt_is_contig(r->dt, r->count))
+        memcpy((char *)r->buf + dt_true_lb(r->dt), data, n);
+    else
+        dt_unpack(r->dt, r->count, r->buf, 0, (int64_t)n, data);
+}
+
+/* Reads the rendezvous payload of a matched receive (status already set), then FIN. */
+static void mpii_recv_get(mpii_req_t *r)
+{
+    uint64_t n = (uint64_t)r->st.fmpl_count;
+    int rc = FMPL_SUCCESS;
+    if (n && dt_is_contig(r->dt, r->count)) {
+        rc = vnic_get(mpii.vnic, r->r_world, (char *)r->buf + dt_true_lb(r->dt), n, r->r_key,
+                      r->r_off);
+    } else if (n) {
+        dt_iter_t it;
+        dt_iter_init(&it, r->dt, r->count, r->buf, 0);
+        uint64_t done = 0;
+        while (done < n && !rc) {
+            struct iovec seg[64];
+            int nseg;
+            int64_t got;
+            dt_iter_next(&it, seg, 64, (int64_t)BASE_MIN(n - done, (uint64_t)1 << 22), &nseg, &got);
+            if (!nseg)
+                break;
+            vnic_op_t op = {.opcode = VNIC_OP_GET, .peer = r->r_world};
+            op.local.kind = VNIC_DESC_IOV;
+            op.local.u.iov.iov = seg;
+            op.local.u.iov.cnt = nseg;
+            op.remote.key = r->r_key;
+            op.remote.kind = VNIC_DESC_CONTIG;
+            op.remote.u.off = r->r_off + done;
+            rc = vnic_post(mpii.vnic, &op);
+            done += (uint64_t)got;
+        }
+    }
+    if (rc && r->err == MPI_SUCCESS)
+        r->err = mpii_err_from_fmpl(rc);
+    mpii_ctl(r->r_world, MPII_AM_FIN, r->r_token);
+}
+
+/* Delivers an incoming message (header h from world rank `world`) to the matched
+ * receive r: eager data is unpacked now; a rendezvous is read now, or, inside a handler,
+ * queued for the progress hook. */
+static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, int world, uint64_t token,
+                         const void *payload, int in_handler)
+{
+    mpii_recv_status(r, h->src, h->tag, h->size);
+    if (h->kind == MPII_AM_EAGER) {
+        mpii_recv_unpack(r, payload, (uint64_t)r->st.fmpl_count);
+        if (h->flags & MPII_AMF_SYNC) {
+            if (in_handler)
+                mpii_todo_add(world, MPII_AM_ACK, token);
+            else
+                mpii_ctl(world, MPII_AM_ACK, token);
+        }
+        mpii_req_done(r);
+        return;
+    }
+    const mpii_rts_t *rts = (const mpii_rts_t *)(const void *)h;
+    r->r_world = world;
+    r->r_token = token;
+    r->r_key = rts->key;
+    r->r_off = rts->off;
+    r->r_size = h->size;
+    if (in_handler) {
+        mpii_list_push(&p2p.getq, &r->link);
+        return;
+    }
+    mpii_recv_get(r);
+    mpii_req_done(r);
+}
+
+static void mpii_send_finish(mpii_req_t *r);
+static void mpii_bsend_release(void *p);
+static int mpii_bsend_go(mpii_req_t *r);
+
+static void mpii_am_handler(void *arg, const vnic_notify_t *n)
+{
+    (void)arg;
+    mpii_hdr_t h;
+    if (BASE_UNLIKELY(n->len < sizeof h))
+        base_fatal("mpi: short message from rank %d", n->src);
+    memcpy(&h, n->data, sizeof h);
+    if (h.kind == MPII_AM_ACK || h.kind == MPII_AM_FIN) {
+        mpii_req_t *r = (mpii_req_t *)(uintptr_t)n->imm;
+        mpii_send_finish(r);
+        return;
+    }
+    mpii_match_t *m = mpii_match_of(h.ctx);
+    const char *payload = (const char *)n->data + sizeof h;
+    mpii_rts_t rts;
+    if (h.kind == MPII_AM_RTS) {
+        memcpy(&rts, n->data, sizeof rts);
+        memcpy(&h, &rts.h, sizeof h);
+    }
+    mpii_req_t *r = mpii_posted_take(m, h.src, h.tag);
+    if (r) {
+        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, n->src, n->imm, payload, 1);
+        return;
+    }
+    mpii_umsg_t *u = mpii_umsg_get();
+    u->seq = ++m->useq;
+    u->src = h.src;
+    u->tag = h.tag;
+    u->kind = h.kind;
+    u->flags = h.flags;
+    u->src_world = n->src;
+    u->size = h.size;
+    u->token = n->imm;
+    if (h.kind == MPII_AM_RTS) {
+        u->key = rts.key;
+        u->off = rts.off;
+    } else if (h.size) {
+        u->cls = mpii_cls_of(h.size);
+        u->data = mpii_buf_get(u->cls);
+        memcpy(u->data, payload, h.size);
+    }
+    mpii_list_push(&m->unexp[mpii_bucket(h.src, h.tag)], &u->bl);
+    mpii_list_push(&m->uall, &u->gl);
+}
+
+/* Receives unexpected message u (unlinked) into r (outside handlers). */
+static void mpii_recv_unexp(mpii_req_t *r, mpii_umsg_t *u)
+{
+    mpii_rts_t rts = {.h = {.src = u->src,
+                            .tag = u->tag,
+                            .kind = (uint8_t)u->kind,
+                            .flags = (uint8_t)u->flags,
+                            .size = u->size},
+                      .key = u->key,
+                      .off = u->off};
+    mpii_deliver(r, &rts.h, u->src_world, u->token, u->data, 0);
+    mpii_umsg_put(u);
+}
+
+static void mpii_unexp_unlink(mpii_umsg_t *u)
+{
+    mpii_list_del(&u->bl);
+    mpii_list_del(&u->gl);
+}
+
+/* The progress hook: queued answers and GETs of matched rendezvous, then the previous
+ * hook. */
+static int mpii_hook(void *arg)
+{
+    (void)arg;
+    int n = 0;
+    while (BASE_UNLIKELY(!mpii_list_empty(&p2p.todoq))) {
+        mpii_todo_t *t = MPII_CONTAINER(p2p.todoq.next, mpii_todo_t, link);
+        mpii_list_del(&t->link);
+        mpii_ctl(t->peer, t->kind, t->token);
+        mpii_list_push(&p2p.todo_free, &t->link);
+        n++;
+    }
+    while (BASE_UNLIKELY(!mpii_list_empty(&p2p.getq))) {
+        mpii_req_t *r = MPII_CONTAINER(p2p.getq.next, mpii_req_t, link);
+        mpii_list_del(&r->link);
+        mpii_recv_get(r);
+        mpii_req_done(r);
+        n++;
+    }
+    if (p2p.prev_hook)
+        n += p2p.prev_hook(p2p.prev_arg);
+    return n;
+}
+
+/* ------------------------------------------------------------------ send side */
+
+static void mpii_send_finish(mpii_req_t *r)
+{
+    if (r->key != VNIC_KEY_INVALID) {
+        vnic_mr_dereg(mpii.vnic, r->key);
+        r->key = VNIC_KEY_INVALID;
+    }
+    if (r->tmp) {
+        if (r->tmp_bsend)
+            mpii_bsend_release(r->tmp);
+        else
+            free(r->tmp);
+        r->tmp = NULL;
+    }
+    mpii_sends_pending--;
+    mpii_req_done(r);
+}
+
+/* Sends with r's arguments (peer_world, myrank, ctx, tag, buf/count/dt, mode). */
+static int mpii_send_go(mpii_req_t *r)
+{
+    int64_t sz = dt_size(r->dt);
+    uint64_t bytes = (uint64_t)r->count * (uint64_t)sz;
+    mpii_hdr_t h = {
+        .ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_EAGER, .size = bytes};
+    r->st.fmpl_count = (MPI_Count)bytes;
+    int contig = dt_is_contig(r->dt, r->count);
+    if (bytes <= p2p.eager_max) {
+        const void *src = bytes ? (const char *)r->buf + dt_true_lb(r->dt) : NULL;
+        if (!contig && bytes) {
+            dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, p2p.packbuf);
+            src = p2p.packbuf;
+        }
+        if (r->mode == MPII_MODE_SYNC) {
+            h.flags = MPII_AMF_SYNC;
+            mpii_sends_pending++;
+            int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, (uint64_t)(uintptr_t)r);
+            if (rc)
+                mpii_sends_pending--;
+            return rc;
+        }
+        int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, 0);
+        if (rc == MPI_SUCCESS)
+            mpii_req_done(r);
+        return rc;
+    }
+    /* Rendezvous: the receiver reads from registered memory. */
+    void *base;
+    if (contig) {
+        base = (char *)r->buf + dt_true_lb(r->dt);
+    } else if (r->tmp) { /* bsend: already packed in the attached buffer */
+        base = r->tmp;
+    } else {
+        r->tmp = malloc(bytes);
+        if (!r->tmp)
+            return MPI_ERR_NO_MEM;
+        dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, r->tmp);
+        base = r->tmp;
+    }
+    int rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
+    if (rc) {
+        if (!r->tmp_bsend) {
+            free(r->tmp);
+            r->tmp = NULL;
+        }
+        return mpii_err_from_fmpl(rc);
+    }
+    mpii_rts_t rts = {.h = h, .key = r->key, .off = 0};
+    rts.h.kind = MPII_AM_RTS;
+    mpii_sends_pending++;
+    rc = mpii_am(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r);
+    if (rc) {
+        mpii_sends_pending++; /* mpii_send_finish drops it again */
+        mpii_send_finish(r);
+        mpii_sends_pending--;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ argument checks */
+
+/* Checks the common arguments; fills r (comm handle, dt retained only when retain). On
+ * error returns the class (not raised). peer: dest (send) or source (recv). */
+static int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type, int peer,
+                     int tag, MPI_Comm comm, int recv, mpii_comm_t **cp)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    if (BASE_UNLIKELY(!c))
+        return MPI_ERR_COMM;
+    *cp = c;
+    if (BASE_UNLIKELY(count < 0))
+        return MPI_ERR_COUNT;
+    if (BASE_UNLIKELY(mpii_type_check_comm(type) != MPI_SUCCESS))
+        return MPI_ERR_TYPE;
+    dt_t *dt = mpii_type_get(type);
+    if (BASE_UNLIKELY(!dt))
+        return MPI_ERR_TYPE;
+    if (BASE_UNLIKELY(!buf && count > 0 && peer != MPI_PROC_NULL && FMPL_MPI_DT_IS_PREDEF(type) &&
+                      dt_size(dt) > 0))
+        return MPI_ERR_BUFFER;
+    if (recv ? (tag < 0 && tag != MPI_ANY_TAG) || tag > MPII_TAG_UB : tag < 0 || tag > MPII_TAG_UB)
+        return MPI_ERR_TAG;
+    int n = c->rgroup ? c->rgroup->size : c->size;
+    if (BASE_UNLIKELY(peer >= n ||
+                      (peer < 0 && peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE))))
+        return MPI_ERR_RANK;
+    r->buf = (void *)(uintptr_t)buf;
+    r->count = count;
+    r->type = type;
+    r->dt = dt;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = comm;
+    r->ctx = c->ctx;
+    r->myrank = c->rank;
+    r->peer_world = peer >= 0 ? mpii_comm_peer_world(c, peer) : -1;
+    r->m = mpii_comm_match(c);
+    r->kind = recv ? MPII_REQ_RECV : MPII_REQ_SEND;
+    return MPI_SUCCESS;
+}
+
+static int mpii_proc_null_done(mpii_req_t *r)
+{
+    mpii_status_empty(&r->st);
+    r->st.MPI_SOURCE = MPI_PROC_NULL;
+    r->st.MPI_TAG = MPI_ANY_TAG;
+    r->err = MPI_SUCCESS;
+    mpii_req_done(r);
+    return MPI_SUCCESS;
+}
+
+/* Starts a receive with r's arguments. */
+static int mpii_recv_go(mpii_req_t *r)
+{
+    mpii_umsg_t *u = mpii_unexp_find(r->m, r->peer, r->tag);
+    if (u) {
+        mpii_unexp_unlink(u);
+        mpii_recv_unexp(r, u);
+        return MPI_SUCCESS;
+    }
+    mpii_post_recv(r->m, r);
+    return MPI_SUCCESS;
+}
+
+int mpii_p2p_start(mpii_req_t *r)
+{
+    r->done = 0;
+    r->err = MPI_SUCCESS;
+    r->st.fmpl_cancelled = 0;
+    if (r->peer == MPI_PROC_NULL)
+        return mpii_proc_null_done(r);
+    if (r->kind == MPII_REQ_RECV)
+        return mpii_recv_go(r);
+    if (r->mode == MPII_MODE_BUF)
+        return mpii_bsend_go(r);
+    return mpii_send_go(r);
+}
+
+void mpii_p2p_cancel(mpii_req_t *r)
+{
+    if (r->kind == MPII_REQ_RECV && r->posted && !r->done) {
+        mpii_list_del(&r->link);
+        r->posted = 0;
+        r->st.fmpl_cancelled = 1;
+        r->st.fmpl_count = 0;
+        r->err = MPI_SUCCESS;
+        mpii_req_done(r);
+    }
+}
+
+/* ------------------------------------------------------------------ buffered mode */
+
+typedef struct mpii_bblk {
+    struct mpii_bblk *next; /* in address order */
+    size_t size;            /* bytes including this header */
+    uint64_t pad[14];       /* header = MPI_BSEND_OVERHEAD bytes */
+} mpii_bblk_t;
+_Static_assert(sizeof(mpii_bblk_t) == MPI_BSEND_OVERHEAD, "bsend header");
+
+static struct {
+    char *base;
+    size_t size;
+    mpii_bblk_t *used; /* allocated blocks in address order */
+    int nused;
+} bsend;
+
+static void *mpii_bsend_alloc(size_t n)
+{
+    size_t need = BASE_ALIGN_UP(n, 16) + sizeof(mpii_bblk_t);
+    char *base = (char *)BASE_ALIGN_UP((uintptr_t)bsend.base, 16);
+    char *end = bsend.base + bsend.size;
+    char *at = base;
+    mpii_bblk_t **pp = &bsend.used;
+    for (;;) {
+        char *lim = *pp ? (char *)*pp : end;
+        if (lim >= at && (size_t)(lim - at) >= need)
+            break;
+        if (!*pp)
+            return NULL;
+        at = (char *)*pp + (*pp)->size;
+        pp = &(*pp)->next;
+    }
+    mpii_bblk_t *b = (mpii_bblk_t *)(void *)at;
+    b->size = need;
+    b->next = *pp;
+    *pp = b;
+    bsend.nused++;
+    return b + 1;
+}
+
+static void mpii_bsend_release(void *p)
+{
+    mpii_bblk_t *b = (mpii_bblk_t *)p - 1;
+    for (mpii_bblk_t **pp = &bsend.used; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            bsend.nused--;
+            return;
+        }
+}
+
+static int mpii_bsend_go(mpii_req_t *r)
+{
+    uint64_t bytes = (uint64_t)r->count * (uint64_t)dt_size(r->dt);
+    void *blk = bsend.base ? mpii_bsend_alloc(bytes) : NULL;
+    if (!blk)
+        return MPI_ERR_BUFFER;
+    if (bytes)
+        dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, blk);
+    /* An internal send request from the packed copy; the user's request completes now. */
+    mpii_req_t *s = mpii_req_alloc();
+    if (!s) {
+        mpii_bsend_release(blk);
+        return MPI_ERR_NO_MEM;
+    }
+    s->kind = MPII_REQ_SEND;
+    s->internal = 1;
+    s->user_freed = 1;
+    s->buf = blk;
+    s->count = (int64_t)bytes;
+    s->type = MPI_BYTE;
+    s->dt = dt_basic(DT_BYTE);
+    s->peer = r->peer;
+    s->peer_world = r->peer_world;
+    s->tag = r->tag;
+    s->ctx = r->ctx;
+    s->myrank = r->myrank;
+    s->comm = r->comm;
+    s->mode = MPII_MODE_STD;
+    int rc = mpii_send_go(s);
+    if (bytes <= p2p.eager_max || rc) {
+        mpii_bsend_release(blk); /* eager: locally complete, the block is free again */
+        if (rc)
+            mpii_req_free(s);
+    } else {
+        s->tmp = blk;
+        s->tmp_bsend = 1;
+    }
+    if (rc)
+        return rc;
+    r->st.fmpl_count = (MPI_Count)bytes;
+    mpii_req_done(r);
+    return MPI_SUCCESS;
+}
+
+static int mpii_bsend_idle(void *arg)
+{
+    (void)arg;
+    return bsend.nused == 0;
+}
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    MPII_CHECK_INIT("MPI_Buffer_attach");
+    if (size < 0 || (!buffer && size > 0))
+        return MPII_ERR(MPI_ERR_ARG, "MPI_Buffer_attach");
+    if (bsend.base)
+        return MPII_ERR(MPI_ERR_BUFFER, "MPI_Buffer_attach");
+    bsend.base = buffer ? buffer : (char *)&bsend; /* size 0: attached, no room */
+    bsend.size = (size_t)size;
+    bsend.used = NULL;
+    bsend.nused = 0;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Buffer_attach_c, PMPI_Buffer_attach_c)
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return PMPI_Buffer_attach_c(buffer, size);
+}
+MPII_WEAK(MPI_Buffer_attach, PMPI_Buffer_attach)
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    MPII_CHECK_INIT("MPI_Buffer_detach");
+    if (!buffer_addr || !size)
+        return MPII_ERR(MPI_ERR_ARG, "MPI_Buffer_detach");
+    if (!bsend.base)
+        return MPII_ERR(MPI_ERR_BUFFER, "MPI_Buffer_detach");
+    vnic_wait(mpii.vnic, mpii_bsend_idle, NULL, -1);
+    void *b = bsend.base == (char *)&bsend ? NULL : bsend.base;
+    memcpy(buffer_addr, &b, sizeof b);
+    *size = (MPI_Count)bsend.size;
+    bsend.base = NULL;
+    bsend.size = 0;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Buffer_detach_c, PMPI_Buffer_detach_c)
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    if (!size)
+        return MPII_ERR(MPI_ERR_ARG, "MPI_Buffer_detach");
+    MPI_Count n;
+    int rc = PMPI_Buffer_detach_c(buffer_addr, &n);
+    if (rc == MPI_SUCCESS)
+        *size = n > INT_MAX ? INT_MAX : (int)n;
+    return rc;
+}
+MPII_WEAK(MPI_Buffer_detach, PMPI_Buffer_detach)
+
+/* ------------------------------------------------------------------ init */
+
+int mpii_p2p_init(void)
+{
+    const vnic_info_t *vi = vnic_info(mpii.vnic);
+    size_t am = vi->am_max - sizeof(mpii_rts_t);
+    long long e = base_env_int("FMPL_MPI_EAGER_MAX", (long long)am, 0, (long long)am,
+                               "largest MPI message sent eagerly in active messages (bytes); "
+                               "larger ones use rendezvous (the receiver reads the sender's "
+                               "buffer, single copy)");
+    p2p.eager_max = (size_t)e;
+    p2p.packbuf = malloc(BASE_MAX(p2p.eager_max, (size_t)1));
+    if (!p2p.packbuf)
+        return MPI_ERR_NO_MEM;
+    p2p.cls_size[0] = 64;
+    p2p.cls_size[1] = 1024;
+    p2p.cls_size[2] = BASE_MAX(p2p.eager_max, (size_t)1024);
+    mpii_list_init(&p2p.getq);
+    mpii_list_init(&p2p.todoq);
+    mpii_list_init(&p2p.todo_free);
+    mpii_list_init(&p2p.umsg_free);
+    vnic_get_progress_hook(mpii.vnic, &p2p.prev_hook, &p2p.prev_arg);
+    int rc = vnic_set_notify_handler(mpii.vnic, VNIC_CHAN_MPI_P2P, mpii_am_handler, NULL);
+    if (!rc)
+        rc = vnic_set_progress_hook(mpii.vnic, mpii_hook, NULL);
+    /* No rank sends before every rank has its handler (a notification on a channel
+     * without handler is dropped). */
+    if (!rc)
+        rc = vnic_fence(mpii.vnic);
+    p2p.up = 1;
+    return rc ? mpii_err_from_fmpl(rc) : MPI_SUCCESS;
+}
+
+static int mpii_sends_idle(void *arg)
+{
+    (void)arg;
+    return mpii_sends_pending == 0 && mpii_list_empty(&p2p.todoq);
+}
+
+void mpii_p2p_finalize(void)
+{
+    if (!p2p.up)
+        return;
+    vnic_wait(mpii.vnic, mpii_sends_idle, NULL, -1);
+    vnic_set_progress_hook(mpii.vnic, p2p.prev_hook, p2p.prev_arg);
+    vnic_set_notify_handler(mpii.vnic, VNIC_CHAN_MPI_P2P, NULL, NULL);
+    for (uint32_t i = 0; i < p2p.nmatches; i++) {
+        mpii_match_t *m = p2p.matches[i];
+        if (!m)
+            continue;
+        while (!mpii_list_empty(&m->uall)) {
+            mpii_umsg_t *u = MPII_CONTAINER(m->uall.next, mpii_umsg_t, gl);
+            mpii_unexp_unlink(u);
+            if (u->data)
+                mpii_buf_put(u->cls, u->data);
+            free(u);
+        }
+        free(m);
+    }
+    free(p2p.matches);
+    while (!mpii_list_empty(&p2p.umsg_free)) {
+        mpii_link_t *e = p2p.umsg_free.next;
+        mpii_list_del(e);
+        mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, bl);
+        free(u);
+    }
+    while (!mpii_list_empty(&p2p.todo_free)) {
+        mpii_link_t *e = p2p.todo_free.next;
+        mpii_list_del(e);
+        free(MPII_CONTAINER(e, mpii_todo_t, link));
+    }
+    for (int c = 0; c < NCLS; c++)
+        while (p2p.cls_free[c]) {
+            void *b = p2p.cls_free[c];
+            memcpy(&p2p.cls_free[c], b, sizeof(void *));
+            free(b);
+        }
+    free(p2p.packbuf);
+    mpii_req_finalize();
+    memset(&p2p, 0, sizeof p2p);
+}
+
+int mpii_progress(void)
+{
+    return vnic_progress(mpii.vnic);
+}
+
+/* ------------------------------------------------------------------ blocking calls */
+
+static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type, int dest, int tag,
+                              MPI_Comm comm, int mode, const char *fname)
+{
+    MPII_CHECK_INIT(fname);
+    mpii_req_t r;
+    memset(&r, 0, sizeof r);
+    mpii_comm_t *c;
+    int rc = mpii_args(&r, buf, count, type, dest, tag, comm, 0, &c);
+    if (BASE_UNLIKELY(rc))
+        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    r.mode = (uint8_t)mode;
+    r.internal = 1;
+    rc = mode == MPII_MODE_BUF ? mpii_bsend_go(&r) : mpii_send_go(&r);
+    if (BASE_UNLIKELY(rc))
+        return MPII_ERR_COMM(comm, rc, fname);
+    mpii_req_wait(&r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Send");
+}
+MPII_WEAK(MPI_Send_c, PMPI_Send_c)
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Send");
+}
+MPII_WEAK(MPI_Send, PMPI_Send)
+
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Rsend");
+}
+MPII_WEAK(MPI_Rsend_c, PMPI_Rsend_c)
+
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Rsend");
+}
+MPII_WEAK(MPI_Rsend, PMPI_Rsend)
+
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_SYNC, "MPI_Ssend");
+}
+MPII_WEAK(MPI_Ssend_c, PMPI_Ssend_c)
+
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_SYNC, "MPI_Ssend");
+}
+MPII_WEAK(MPI_Ssend, PMPI_Ssend)
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_BUF, "MPI_Bsend");
+}
+MPII_WEAK(MPI_Bsend_c, PMPI_Bsend_c)
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_BUF, "MPI_Bsend");
+}
+MPII_WEAK(MPI_Bsend, PMPI_Bsend)
+
+static inline void mpii_status_out(MPI_Status *status, const MPI_Status *st)
+{
+    if (status != MPI_STATUS_IGNORE && status != MPI_STATUSES_IGNORE) {
+        status->MPI_SOURCE = st->MPI_SOURCE;
+        status->MPI_TAG = st->MPI_TAG;
+        status->fmpl_cancelled = st->fmpl_cancelled;
+        status->fmpl_count = st->fmpl_count;
+    }
+}
+
+static int mpii_recv_blocking(void *buf, int64_t count, MPI_Datatype type, int source, int tag,
+                              MPI_Comm comm, MPI_Status *status, const char *fname)
+{
+    MPII_CHECK_INIT(fname);
+    mpii_req_t r;
+    memset(&r, 0, sizeof r);
+    mpii_comm_t *c;
+    int rc = mpii_args(&r, buf, count, type, source, tag, comm, 1, &c);
+    if (BASE_UNLIKELY(rc))
+        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+    r.internal = 1;
+    if (source == MPI_PROC_NULL) {
+        mpii_proc_null_done(&r);
+    } else {
+        mpii_recv_go(&r);
+        mpii_req_wait(&r);
+    }
+    mpii_status_out(status, &r.st);
+    return r.err ? MPII_ERR_COMM(comm, r.err, fname) : MPI_SUCCESS;
+}
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status *status)
+{
+    return mpii_recv_blocking(buf, count, datatype, source, tag, comm, status, "MPI_Recv");
+}
+MPII_WEAK(MPI_Recv_c, PMPI_Recv_c)
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    return mpii_recv_blocking(buf, count, datatype, source, tag, comm, status, "MPI_Recv");
+}
+MPII_WEAK(MPI_Recv, PMPI_Recv)
+
+/* ------------------------------------------------------------------ nonblocking */
+
+/* Creates a request (persistent or started at once). */
+static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer, int tag,
+                    MPI_Comm comm, int recv, int mode, int persistent, MPI_Request *request,
+                    const char *fname)
+{
+    MPII_CHECK_INIT(fname);
+    if (BASE_UNLIKELY(!request))
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fname);
+    mpii_req_t *r = mpii_req_alloc();
+    if (!r)
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
+    mpii_comm_t *c;
+    int rc = mpii_args(r, buf, count, type, peer, tag, comm, recv, &c);
+    if (BASE_UNLIKELY(rc)) {
+        mpii_req_free(r);
+        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+    }
+    r->mode = (uint8_t)mode;
+    r->persistent = (uint8_t)persistent;
+    dt_retain(r->dt);
+    rc = mpii_req_handle(r, request);
+    if (rc)
+        return MPII_ERR_COMM(comm, rc, fname);
+    if (persistent) {
+        r->done = 1; /* inactive */
+        return MPI_SUCCESS;
+    }
+    r->active = 1;
+    rc = mpii_p2p_start(r);
+    if (BASE_UNLIKELY(rc)) {
+        r->active = 0;
+        PMPI_Request_free(request);
+        return MPII_ERR_COMM(comm, rc, fname);
+    }
+    return MPI_SUCCESS;
+}
+
+#define MPII_INB(NAME, CNT, CONSTQ, RECV, MODE, PERS)                                              \
+    int PMPI_##NAME(CONSTQ void *buf, CNT count, MPI_Datatype datatype, int peer, int tag,         \
+                    MPI_Comm comm, MPI_Request *request)                                           \
+    {                                                                                              \
+        return mpii_inb(buf, count, datatype, peer, tag, comm, RECV, MODE, PERS, request,          \
+                        "MPI_" #NAME);                                                             \
+    }                                                                                              \
+    MPII_WEAK(MPI_##NAME, PMPI_##NAME)
+
+/* Nonblocking and persistent forms (contract: MPI-4.0 3.7 and 3.9). */
+MPII_INB(Isend, int, const, 0, MPII_MODE_STD, 0)
+MPII_INB(Isend_c, MPI_Count, const, 0, MPII_MODE_STD, 0)
+MPII_INB(Issend, int, const, 0, MPII_MODE_SYNC, 0)
+MPII_INB(Issend_c, MPI_Count, const, 0, MPII_MODE_SYNC, 0)
+MPII_INB(Irsend, int, const, 0, MPII_MODE_STD, 0)
+MPII_INB(Irsend_c, MPI_Count, const, 0, MPII_MODE_STD, 0)
+MPII_INB(Ibsend, int, const, 0, MPII_MODE_BUF, 0)
+MPII_INB(Ibsend_c, MPI_Count, const, 0, MPII_MODE_BUF, 0)
+MPII_INB(Irecv, int, , 1, MPII_MODE_STD, 0)
+MPII_INB(Irecv_c, MPI_Count, , 1, MPII_MODE_STD, 0)
+MPII_INB(Send_init, int, const, 0, MPII_MODE_STD, 1)
+MPII_INB(Send_init_c, MPI_Count, const, 0, MPII_MODE_STD, 1)
+MPII_INB(Ssend_init, int, const, 0, MPII_MODE_SYNC, 1)
+MPII_INB(Ssend_init_c, MPI_Count, const, 0, MPII_MODE_SYNC, 1)
+MPII_INB(Rsend_init, int, const, 0, MPII_MODE_STD, 1)
+MPII_INB(Rsend_init_c, MPI_Count, const, 0, MPII_MODE_STD, 1)
+MPII_INB(Bsend_init, int, const, 0, MPII_MODE_BUF, 1)
+MPII_INB(Bsend_init_c, MPI_Count, const, 0, MPII_MODE_BUF, 1)
+MPII_INB(Recv_init, int, , 1, MPII_MODE_STD, 1)
+MPII_INB(Recv_init_c, MPI_Count, , 1, MPII_MODE_STD, 1)
+
+/* ------------------------------------------------------------------ sendrecv */
+
+static int mpii_sendrecv(const void *sbuf, int64_t scount, MPI_Datatype stype, int dest, int stag,
+                         void *rbuf, int64_t rcount, MPI_Datatype rtype, int source, int rtag,
+                         MPI_Comm comm, MPI_Status *status, const char *fname)
+{
+    MPII_CHECK_INIT(fname);
+    mpii_req_t s, r;
+    memset(&s, 0, sizeof s);
+    memset(&r, 0, sizeof r);
+    mpii_comm_t *c;
+    int rc = mpii_args(&r, rbuf, rcount, rtype, source, rtag, comm, 1, &c);
+    if (!rc)
+        rc = mpii_args(&s, sbuf, scount, stype, dest, stag, comm, 0, &c);
+    if (BASE_UNLIKELY(rc))
+        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+    r.internal = s.internal = 1;
+    mpii_p2p_start(&r);
+    rc = mpii_p2p_start(&s);
+    if (rc) {
+        mpii_p2p_cancel(&r);
+        mpii_req_wait(&r);
+        return MPII_ERR_COMM(comm, rc, fname);
+    }
+    mpii_req_wait(&s);
+    mpii_req_wait(&r);
+    mpii_status_out(status, &r.st);
+    return r.err ? MPII_ERR_COMM(comm, r.err, fname) : MPI_SUCCESS;
+}
+
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return mpii_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, "MPI_Sendrecv");
+}
+MPII_WEAK(MPI_Sendrecv_c, PMPI_Sendrecv_c)
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    return mpii_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, "MPI_Sendrecv");
+}
+MPII_WEAK(MPI_Sendrecv, PMPI_Sendrecv)
+
+static int mpii_sendrecv_replace(void *buf, int64_t count, MPI_Datatype type, int dest, int stag,
+                                 int source, int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    const char *fname = "MPI_Sendrecv_replace";
+    MPII_CHECK_INIT(fname);
+    mpii_req_t s;
+    memset(&s, 0, sizeof s);
+    mpii_comm_t *c;
+    int rc = mpii_args(&s, buf, count, type, dest, stag, comm, 0, &c);
+    if (BASE_UNLIKELY(rc))
+        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+    /* Pack the outgoing message, then send it from the copy while receiving in place. */
+    uint64_t bytes = (uint64_t)count * (uint64_t)dt_size(s.dt);
+    void *copy = malloc(BASE_MAX(bytes, (uint64_t)1));
+    if (!copy)
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
+    if (bytes)
+        dt_pack(s.dt, count, buf, 0, (int64_t)bytes, copy);
+    rc = mpii_sendrecv(copy, (int64_t)bytes, MPI_BYTE, dest, stag, buf, count, type, source, rtag,
+                       comm, status, fname);
+    free(copy);
+    return rc;
+}
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return mpii_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                 status);
+}
+MPII_WEAK(MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c)
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return mpii_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                 status);
+}
+MPII_WEAK(MPI_Sendrecv_replace, PMPI_Sendrecv_replace)
+
+/* ------------------------------------------------------------------ probe */
+
+typedef struct mpii_probe {
+    mpii_match_t *m;
+    int src, tag;
+    mpii_umsg_t *u;
+} mpii_probe_t;
+
+static int mpii_probe_ready(void *arg)
+{
+    mpii_probe_t *p = arg;
+    p->u = mpii_unexp_find(p->m, p->src, p->tag);
+    return p->u != NULL;
+}
+
+static void mpii_probe_status(MPI_Status *status, const mpii_umsg_t *u)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = u->src;
+    status->MPI_TAG = u->tag;
+    status->fmpl_cancelled = 0;
+    status->fmpl_count = (MPI_Count)u->size;
+}
+
+static void mpii_proc_null_status(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    mpii_status_empty(status);
+    status->MPI_SOURCE = MPI_PROC_NULL;
+    status->MPI_TAG = MPI_ANY_TAG;
+}
+
+/* Probes (blocking or not); with message: takes the message out (Mprobe). */
+static int mpii_probe(int source, int tag, MPI_Comm comm, int *flag, int want_msg,
+                      MPI_Message *message, MPI_Status *status, int block, const char *fname)
+{
+    MPII_CHECK_INIT(fname);
+    mpii_comm_t *c = mpii_comm_get(comm);
+    if (!c)
+        return MPII_ERR(MPI_ERR_COMM, fname);
+    int n = c->rgroup ? c->rgroup->size : c->size;
+    if (source >= n || (source < 0 && source != MPI_ANY_SOURCE && source != MPI_PROC_NULL))
+        return MPII_ERR_COMM(comm, MPI_ERR_RANK, fname);
+    if ((tag < 0 && tag != MPI_ANY_TAG) || tag > MPII_TAG_UB)
+        return MPII_ERR_COMM(comm, MPI_ERR_TAG, fname);
+    if ((!block && !flag) || (want_msg && !message))
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fname);
+    if (source == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        if (want_msg)
+            *message = MPI_MESSAGE_NO_PROC;
+        mpii_proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    mpii_probe_t p = {mpii_comm_match(c), source, tag, NULL};
+    if (block) {
+        vnic_wait(mpii.vnic, mpii_probe_ready, &p, -1);
+    } else {
+        mpii_progress();
+        mpii_probe_ready(&p);
+        *flag = p.u != NULL;
+        if (!p.u) {
+            if (want_msg)
+                *message = MPI_MESSAGE_NULL;
+            return MPI_SUCCESS;
+        }
+    }
+    mpii_probe_status(status, p.u);
+    if (want_msg) {
+        mpii_unexp_unlink(p.u);
+        p.u->comm = comm;
+        int h = mpii_handle_new(FMPL_MPI_KIND_MESSAGE, p.u);
+        if (h == MPI_MESSAGE_NULL) {
+            mpii_umsg_put(p.u);
+            return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
+        }
+        *message = h;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return mpii_probe(source, tag, comm, flag, 0, NULL, status, 0, "MPI_Iprobe");
+}
+MPII_WEAK(MPI_Iprobe, PMPI_Iprobe)
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return mpii_probe(source, tag, comm, NULL, 0, NULL, status, 1, "MPI_Probe");
+}
+MPII_WEAK(MPI_Probe, PMPI_Probe)
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status)
+{
+    return mpii_probe(source, tag, comm, flag, 1, message, status, 0, "MPI_Improbe");
+}
+MPII_WEAK(MPI_Improbe, PMPI_Improbe)
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    return mpii_probe(source, tag, comm, NULL, 1, message, status, 1, "MPI_Mprobe");
+}
+MPII_WEAK(MPI_Mprobe, PMPI_Mprobe)
+
+/* Receives a matched message into a fresh request r (completed on return). */
+static int mpii_mrecv(void *buf, int64_t count, MPI_Datatype type, MPI_Message *message,
+                      mpii_req_t *r, const char *fname)
+{
+    MPII_CHECK_INIT(fname);
+    if (!message)
+        return MPII_ERR(MPI_ERR_ARG, fname);
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        r->kind = MPII_REQ_RECV;
+        r->comm = MPI_COMM_WORLD;
+        mpii_proc_null_done(r);
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    mpii_umsg_t *u = mpii_handle_get(FMPL_MPI_KIND_MESSAGE, *message);
+    if (!u)
+        return MPII_ERR(MPI_ERR_REQUEST, fname);
+    if (count < 0)
+        return MPII_ERR_COMM(u->comm, MPI_ERR_COUNT, fname);
+    if (mpii_type_check_comm(type) != MPI_SUCCESS || !mpii_type_get(type))
+        return MPII_ERR_COMM(u->comm, MPI_ERR_TYPE, fname);
+    r->kind = MPII_REQ_RECV;
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->dt = mpii_type_get(type);
+    r->comm = u->comm;
+    r->peer = u->src;
+    r->tag = u->tag;
+    mpii_handle_del(FMPL_MPI_KIND_MESSAGE, *message);
+    *message = MPI_MESSAGE_NULL;
+    mpii_recv_unexp(r, u);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    mpii_req_t r;
+    memset(&r, 0, sizeof r);
+    r.internal = 1;
+    int rc = mpii_mrecv(buf, count, datatype, message, &r, "MPI_Mrecv");
+    if (rc)
+        return rc;
+    mpii_status_out(status, &r.st);
+    return r.err ? MPII_ERR_COMM(r.comm, r.err, "MPI_Mrecv") : MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Mrecv_c, PMPI_Mrecv_c)
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status)
+{
+    return PMPI_Mrecv_c(buf, count, datatype, message, status);
+}
+MPII_WEAK(MPI_Mrecv, PMPI_Mrecv)
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    if (!request)
+        return MPII_ERR(MPI_ERR_ARG, "MPI_Imrecv");
+    mpii_req_t *r = mpii_req_alloc();
+    if (!r)
+        return MPII_ERR(MPI_ERR_NO_MEM, "MPI_Imrecv");
+    r->active = 1;
+    int rc = mpii_mrecv(buf, count, datatype, message, r, "MPI_Imrecv");
+    if (rc) {
+        mpii_req_free(r);
+        return rc;
+    }
+    r->dt = NULL; /* complete: nothing to keep alive */
+    rc = mpii_req_handle(r, request);
+    return rc ? MPII_ERR(rc, "MPI_Imrecv") : MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Imrecv_c, PMPI_Imrecv_c)
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request)
+{
+    return PMPI_Imrecv_c(buf, count, datatype, message, request);
+}
+MPII_WEAK(MPI_Imrecv, PMPI_Imrecv)
+
+/* ------------------------------------------------------------------ library traffic */
+
+int mpii_lib_send(mpii_comm_t *c, const void *buf, size_t len, int dst, int tag)
+{
+    mpii_req_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = MPII_REQ_SEND;
+    r.internal = 1;
+    r.buf = (void *)(uintptr_t)buf;
+    r.count = (int64_t)len;
+    r.type = MPI_BYTE;
+    r.dt = dt_basic(DT_BYTE);
+    r.peer = dst;
+    r.tag = tag;
+    r.comm = c->handle;
+    r.ctx = c->ctx + 1;
+    r.myrank = c->rank;
+    r.peer_world = mpii_comm_peer_world(c, dst);
+    int rc = mpii_send_go(&r);
+    if (rc)
+        return rc;
+    mpii_req_wait(&r);
+    return MPI_SUCCESS;
+}
+
+int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag)
+{
+    mpii_req_t r;
+    memset(&r, 0, sizeof r);
+    r.kind = MPII_REQ_RECV;
+    r.internal = 1;
+    r.buf = buf;
+    r.count = (int64_t)len;
+    r.type = MPI_BYTE;
+    r.dt = dt_basic(DT_BYTE);
+    r.peer = src;
+    r.tag = tag;
+    r.comm = c->handle;
+    r.ctx = c->ctx + 1;
+    r.m = mpii_match_of(c->ctx + 1);
+    mpii_recv_go(&r);
+    mpii_req_wait(&r);
+    return r.err;
+}

@@ -1,0 +1,154 @@
+/* p2p_impl.h — private to the MPI point-to-point engine (p2p.c, request.c).
+ *
+ * PROTOCOL (vnic channel VNIC_CHAN_MPI_P2P, active messages = VNIC_OP_SEND):
+ *   EAGER  {hdr} + packed payload (size <= eager_max); flag SYNC: the receiver answers
+ *          ACK(imm) once it matched (MPI_Ssend), imm = the sender's request token;
+ *   RTS    {hdr, key, off}: the payload stays in the sender's registered memory (the
+ *          user buffer when contiguous, else a packed copy); the receiver, once
+ *          matched, reads it with vnic GET (single copy) and answers FIN(imm);
+ *   ACK / FIN {hdr}: complete the sender's request named by imm.
+ * Receiver-side matching per context id (struct mpii_match): posted receives in hash
+ * buckets by (source, tag) plus a wildcard list, unexpected messages in buckets plus
+ * one arrival-order list; every entry carries a sequence number so that the earliest
+ * posted receive matches (and unexpected messages are consumed in arrival order, which
+ * is per-source sending order: non-overtaking).
+ * Handlers run inside vnic progress and never post: answers (ACK, FIN) and the GETs of
+ * matched RTS are queued and posted by the progress hook (vnic.h: a SEND handler that
+ * posts could deadlock with full inboxes). */
+#ifndef FMPL_MPI_P2P_IMPL_H
+#define FMPL_MPI_P2P_IMPL_H
+
+#include "mpi/mpi_impl.h"
+
+typedef struct mpii_link {
+    struct mpii_link *prev, *next;
+} mpii_link_t;
+
+static inline void mpii_list_init(mpii_link_t *h)
+{
+    h->prev = h->next = h;
+}
+static inline int mpii_list_empty(const mpii_link_t *h)
+{
+    return h->next == h;
+}
+static inline void mpii_list_push(mpii_link_t *h, mpii_link_t *e)
+{
+    e->prev = h->prev;
+    e->next = h;
+    h->prev->next = e;
+    h->prev = e;
+}
+static inline void mpii_list_del(mpii_link_t *e)
+{
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    e->prev = e->next = e;
+}
+#define MPII_CONTAINER(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
+
+enum { MPII_AM_EAGER = 1, MPII_AM_RTS, MPII_AM_ACK, MPII_AM_FIN };
+enum { MPII_AMF_SYNC = 1 };
+
+typedef struct mpii_hdr {
+    uint32_t ctx;
+    int32_t src; /* sender's rank in its (local) group */
+    int32_t tag;
+    uint8_t kind, flags;
+    uint16_t pad;
+    uint64_t size; /* payload bytes (packed stream) */
+} mpii_hdr_t;
+
+typedef struct mpii_rts {
+    mpii_hdr_t h;
+    uint32_t key;
+    uint32_t pad;
+    uint64_t off;
+} mpii_rts_t;
+
+/* An unexpected message (also the object behind an MPI_Message). */
+typedef struct mpii_umsg {
+    mpii_link_t bl, gl; /* bucket, arrival order */
+    uint64_t seq;
+    int src, tag, kind, flags;
+    int src_world;
+    uint64_t size, token;
+    vnic_key_t key;
+    uint64_t off;
+    char *data; /* eager payload (pooled buffer of class cls) */
+    int cls;
+    int comm; /* MPI_Message: the communicator handle it was probed on */
+} mpii_umsg_t;
+
+#define MPII_NBUCKET 64
+
+struct mpii_match {
+    uint32_t ctx;
+    uint64_t pseq, useq;
+    mpii_link_t posted[MPII_NBUCKET], pwild;
+    mpii_link_t unexp[MPII_NBUCKET], uall;
+};
+typedef struct mpii_match mpii_match_t;
+
+enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ };
+enum { MPII_MODE_STD = 0, MPII_MODE_SYNC, MPII_MODE_BUF, MPII_MODE_READY };
+
+typedef struct mpii_req {
+    mpii_link_t link; /* posted queue, hook queue, or free list */
+    uint64_t seq;
+    int handle; /* MPI_REQUEST_NULL for the library's internal requests */
+    uint8_t kind, mode, persistent, active;
+    uint8_t user_freed, posted, internal, pad;
+    volatile int done;
+    int err;  /* MPI error class of the completed operation */
+    int comm; /* communicator handle (errors) */
+    /* arguments */
+    void *buf;
+    int64_t count;
+    MPI_Datatype type;
+    dt_t *dt;
+    int peer, tag; /* rank in comm (or ANY/PROC_NULL); tag (or ANY) */
+    int peer_world;
+    int myrank;
+    uint32_t ctx;
+    mpii_match_t *m;
+    MPI_Status st;
+    /* send side, rendezvous: registration and packed copy (or bsend block) */
+    vnic_key_t key;
+    void *tmp;
+    int tmp_bsend;
+    /* receive side, matched RTS waiting for the hook's GET */
+    uint64_t r_size, r_token, r_off;
+    vnic_key_t r_key;
+    int r_world;
+    /* generalized */
+    MPI_Grequest_query_function *query_fn;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel_fn;
+    void *extra;
+} mpii_req_t;
+
+/* ---- request.c */
+mpii_req_t *mpii_req_alloc(void); /* zeroed, from the pool; NULL: out of memory */
+void mpii_req_free(mpii_req_t *r);
+/* Gives r a user handle in *h; MPI_ERR_NO_MEM (r freed) when the table is full. */
+int mpii_req_handle(mpii_req_t *r, MPI_Request *h);
+/* Marks r complete (from the engine): frees it at once when the user already freed it. */
+void mpii_req_done(mpii_req_t *r);
+/* Waits (progressing) until r->done. */
+void mpii_req_wait(mpii_req_t *r);
+/* An empty status (MPI-4.0 3.7.3). */
+void mpii_status_empty(MPI_Status *st);
+/* Releases a request pool and tables at finalize. */
+void mpii_req_finalize(void);
+
+/* ---- p2p.c */
+/* Starts the operation described by r's arguments (send or receive; persistent Start
+ * and the I-calls). Returns an MPI error class; r completes later (mpii_req_done). */
+int mpii_p2p_start(mpii_req_t *r);
+/* Cancels r if it is an unmatched receive (then it completes as cancelled). */
+void mpii_p2p_cancel(mpii_req_t *r);
+/* Number of sends in flight (finalize and Buffer_detach wait for them). */
+extern int mpii_sends_pending;
+
+#endif

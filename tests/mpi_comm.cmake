@@ -1,0 +1,6 @@
+# MPI communicators, groups and Cartesian topologies (src/mpi/comm.c, group.c, topo.c,
+# libcoll.c).
+fmpl_test(mpi_comm_group mpi_comm_group.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(mpi_comm_basic mpi_comm_basic.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(mpi_comm_cart mpi_comm_cart.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(mpi_comm_inter mpi_comm_inter.c RANKS 1 2 3 4 7 TIMEOUT 60)

@@ -1,0 +1,35 @@
+# MPI environment: init/finalize and queries, errors and handlers, info objects,
+# attributes; MPI_Abort and fatal errors through mpiexec; the mpicc/mpiexec tools.
+fmpl_test(mpi_env_init mpi_env_init.c RANKS 1 2 3)
+fmpl_test(mpi_env_init_single mpi_env_init.c RANKS 1 2 ARGS 0)
+fmpl_test(mpi_env_init_funneled mpi_env_init.c RANKS 2 ARGS 1)
+fmpl_test(mpi_env_init_plain mpi_env_init.c RANKS 1 3 ARGS plain)
+fmpl_test(mpi_env_errors mpi_env_errors.c RANKS 1 2 3)
+fmpl_test(mpi_env_info mpi_env_info.c RANKS 1 2 4)
+fmpl_test(mpi_env_attr mpi_env_attr.c RANKS 1 2 3 4)
+
+# A program the shell tests run (no test of its own).
+add_executable(mpi_env_fatal mpi_env_fatal.c)
+target_link_libraries(mpi_env_fatal PRIVATE fmpl_static)
+
+set(_mpienv_expect sh ${CMAKE_CURRENT_SOURCE_DIR}/tools_expect.sh)
+add_test(NAME mpi_env_fatal
+         COMMAND ${_mpienv_expect} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_fatal.sh
+                 ${CMAKE_BINARY_DIR}/bin $<TARGET_FILE:mpi_env_fatal>)
+add_test(NAME mpi_env_mpicc_show
+         COMMAND ${_mpienv_expect} "^[^ ]*cc -I${CMAKE_SOURCE_DIR}/include .*-lfmpl -lpthread -lm$"
+                 -- ${CMAKE_BINARY_DIR}/bin/mpicc -show -o x x.c)
+add_test(NAME mpi_env_mpicc_showme
+         COMMAND ${_mpienv_expect} "^-I${CMAKE_SOURCE_DIR}/include$" --
+                 ${CMAKE_BINARY_DIR}/bin/mpicc -showme:compile)
+add_test(NAME mpi_env_mpicc_link_info
+         COMMAND ${_mpienv_expect} "^[^ ]*cc -I.* -L${CMAKE_BINARY_DIR}/lib .*-lfmpl" --
+                 ${CMAKE_BINARY_DIR}/bin/mpicc -link_info)
+add_test(NAME mpi_env_cmake_find_mpi
+         COMMAND ${_mpienv_expect} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_cmake.sh
+                 ${CMAKE_BINARY_DIR}/bin ${CMAKE_CURRENT_BINARY_DIR}/mpienv-work/cmake)
+add_test(NAME mpi_env_install
+         COMMAND ${_mpienv_expect} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_install.sh
+                 ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_fatal.c
+                 ${CMAKE_CURRENT_BINARY_DIR}/mpienv-work/install)
+set_tests_properties(mpi_env_fatal mpi_env_cmake_find_mpi mpi_env_install PROPERTIES TIMEOUT 240)

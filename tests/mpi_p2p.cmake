@@ -1,0 +1,5 @@
+# MPI point-to-point (src/mpi/p2p.c, request.c): content checks, at every rank count, with
+# the default protocols, with every message through rendezvous, and without CMA.
+fmpl_test(mpi_p2p mpi_p2p.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_p2p_rndv mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 120)
+fmpl_test(mpi_p2p_nocma mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 120)
