@@ -20,14 +20,21 @@ add_test(NAME mpi_env_mpicc_show
          COMMAND ${_mpienv_expect} "^[^ ]*cc -I${CMAKE_SOURCE_DIR}/include .*-lfmpl -lpthread -lm$"
                  -- ${CMAKE_BINARY_DIR}/bin/mpicc -show -o x x.c)
 add_test(NAME mpi_env_mpicc_showme
-         COMMAND ${_mpienv_expect} "^-I${CMAKE_SOURCE_DIR}/include$" --
+         COMMAND ${_mpienv_expect} "^-I${CMAKE_SOURCE_DIR}/include( -fsanitize=[a-z,]+)?$" --
                  ${CMAKE_BINARY_DIR}/bin/mpicc -showme:compile)
 add_test(NAME mpi_env_mpicc_link_info
          COMMAND ${_mpienv_expect} "^[^ ]*cc -I.* -L${CMAKE_BINARY_DIR}/lib .*-lfmpl" --
                  ${CMAKE_BINARY_DIR}/bin/mpicc -link_info)
+# In a sanitized build the user's project is sanitized too (FindMPI keeps only -L/-l/-Wl
+# of the wrapper's link line, so the sanitizer flag has to come from the project).
+set(_mpienv_user_flags "")
+if(FMPL_SANITIZE)
+  set(_mpienv_user_flags "-fsanitize=address,undefined")
+endif()
 add_test(NAME mpi_env_cmake_find_mpi
          COMMAND ${_mpienv_expect} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_cmake.sh
-                 ${CMAKE_BINARY_DIR}/bin ${CMAKE_CURRENT_BINARY_DIR}/mpienv-work/cmake)
+                 ${CMAKE_BINARY_DIR}/bin ${CMAKE_CURRENT_BINARY_DIR}/mpienv-work/cmake
+                 "${_mpienv_user_flags}")
 add_test(NAME mpi_env_install
          COMMAND ${_mpienv_expect} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_install.sh
                  ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_fatal.c

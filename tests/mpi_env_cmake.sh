@@ -1,8 +1,9 @@
 #!/bin/sh
-# mpi_env_cmake.sh BINDIR WORKDIR — CMake's find_package(MPI) finds our mpicc and
-# mpiexec, builds an MPI program with them, and the program runs on 2 ranks.
+# mpi_env_cmake.sh BINDIR WORKDIR [USERFLAGS] — CMake's find_package(MPI) finds our mpicc
+# and mpiexec, builds an MPI program with them, and the program runs on 2 ranks.
+# USERFLAGS: compile and link flags of the user's project (the sanitizer, when ours is).
 set -eu
-bin=$1 work=$2
+bin=$1 work=$2 userflags=${3:-}
 rm -rf "$work"
 mkdir -p "$work/src"
 cat >"$work/src/CMakeLists.txt" <<'CM'
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
 }
 C
 cmake -S "$work/src" -B "$work/build" -DMPI_C_COMPILER="$bin/mpicc" \
+    -DCMAKE_C_FLAGS="$userflags" -DCMAKE_EXE_LINKER_FLAGS="$userflags" \
     -DMPIEXEC_EXECUTABLE="$bin/mpiexec" >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; echo "FAIL: configure" >&2; exit 1; }
 cat "$work/configure.log"
