@@ -48,3 +48,12 @@ deps:
 # FMPL against MPICH and Open MPI in the same run (installs them when missing).
 compare:
 	./bench/compare.sh $(BUILD)
+
+# MPICH's own test suite (test/mpi of Debian's mpich source package) against our mpicc
+# and mpiexec: fetch (cached in ~/.cache/fmpl-mpich), build, run, judge against the
+# pass lists in tests/mpich/. See tests/mpich/notes.md and README.md.
+MPICH_FOLDERS ?= pt2pt datatype init comm coll
+MPICH_SUBSET ?= all
+.PHONY: mpich-tests
+mpich-tests: build
+	MPICH_FOLDERS="$(MPICH_FOLDERS)" MPICH_SUBSET=$(MPICH_SUBSET) ./tests/mpich/mpich-tests.sh $(BUILD)

@@ -1339,3 +1339,67 @@ int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag)
     mpii_req_wait(&r);
     return r.err;
 }
+
+/* Fills an internal request on c's library context (the caller owns r). */
+static void mpii_lib_req(mpii_req_t *r, mpii_comm_t *c, const void *buf, int64_t count,
+                         MPI_Datatype type, int peer, int tag, int kind)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->internal = 1;
+    r->buf = (void *)(uintptr_t)buf;
+    r->count = count;
+    r->type = type;
+    r->dt = mpii_type_get(type);
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = c->handle;
+    r->ctx = c->ctx + 1;
+    r->myrank = c->rank;
+    r->peer_world = peer >= 0 ? mpii_comm_peer_world(c, peer) : -1;
+    if (kind == MPII_REQ_RECV)
+        r->m = mpii_match_of(c->ctx + 1);
+}
+
+/* Contract: p2p_impl.h (library traffic). */
+int mpii_lib_isend(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype type, int dst,
+                   int tag, mpii_req_t *r)
+{
+    mpii_lib_req(r, c, buf, count, type, dst, tag, MPII_REQ_SEND);
+    if (dst == MPI_PROC_NULL || !r->dt) {
+        r->done = 1;
+        r->err = r->dt ? MPI_SUCCESS : MPI_ERR_TYPE;
+        return r->err;
+    }
+    int rc = mpii_send_go(r);
+    if (rc) {
+        r->done = 1;
+        r->err = rc;
+    }
+    return rc;
+}
+
+/* Contract: p2p_impl.h (library traffic). */
+int mpii_lib_irecv(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int src, int tag,
+                   mpii_req_t *r)
+{
+    mpii_lib_req(r, c, buf, count, type, src, tag, MPII_REQ_RECV);
+    if (src == MPI_PROC_NULL || !r->dt) {
+        r->done = 1;
+        r->err = r->dt ? MPI_SUCCESS : MPI_ERR_TYPE;
+        return r->err;
+    }
+    return mpii_recv_go(r);
+}
+
+/* Contract: p2p_impl.h (library traffic). */
+int mpii_lib_waitall(mpii_req_t *rs, int n)
+{
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        mpii_req_wait(&rs[i]);
+        if (err == MPI_SUCCESS && rs[i].err != MPI_SUCCESS)
+            err = rs[i].err;
+    }
+    return err;
+}

@@ -151,4 +151,19 @@ void mpii_p2p_cancel(mpii_req_t *r);
 /* Number of sends in flight (finalize and Buffer_detach wait for them). */
 extern int mpii_sends_pending;
 
+/* ---- p2p.c: the library's typed nonblocking traffic (collectives)
+ * mpii_lib_isend / mpii_lib_irecv start a send / receive of count elements of type
+ * (valid, committed or predefined) on c's library context ctx + 1 with tag (0..MPII_TAG_UB)
+ * to / from rank dst / src of c (MPI_PROC_NULL: completes at once, nothing moves). The
+ * request r is the caller's memory (e.g. its stack), filled here; it must stay in place
+ * until complete. They return an MPI error class; on error r is already complete with
+ * r->err set, so a following mpii_lib_waitall is still safe. mpii_lib_waitall waits (with
+ * progress) for all n requests of rs and returns the first error class among them
+ * (MPI_ERR_TRUNCATE for a receive too small), MPI_SUCCESS otherwise. */
+int mpii_lib_isend(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype type, int dst,
+                   int tag, mpii_req_t *r);
+int mpii_lib_irecv(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int src, int tag,
+                   mpii_req_t *r);
+int mpii_lib_waitall(mpii_req_t *rs, int n);
+
 #endif

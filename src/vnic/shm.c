@@ -15,13 +15,16 @@
  * time (cells and bounce chunks change hands, they are never written by two at once).
  *
  * INBOX (seed 002, receive-buffer acquisition). The receiver owns cells[K] (64-byte
- * lines), SendCNT and RecvCNT. A sender takes tickets with one atomic fetch-add on
- * SendCNT (n tickets for an n-cell message), may write while ticket+n <= RecvCNT+K
- * (RecvCNT cached per peer, re-read only when the inbox looks full; while waiting the
- * sender progresses its own inbox, so two ranks flooding each other cannot deadlock),
- * writes payload and header, and publishes the message by storing ticket+1 into the
- * first cell's seq word. The receiver consumes in ticket order, so each initiator's
- * messages stay in order; it resets the seq word of continuation cells (payload could
+ * lines), SendCNT and RecvCNT. A sender takes n tickets (an n-cell message) with a
+ * compare-and-swap on SendCNT, and only when they fit: SendCNT + n <= RecvCNT + K
+ * (RecvCNT cached per peer, re-read only when the inbox looks full). Seed 002 takes the
+ * ticket first (fetch-add) and then waits for room; here the wait comes first, holding
+ * no ticket, because the receiver consumes in ticket order: a held ticket stops it, and
+ * a send made by the wait's own progress (hooks and handlers may send) would then wait
+ * behind it forever. While waiting the sender progresses its own inbox, so two ranks
+ * flooding each other cannot deadlock. It writes payload and header, and publishes the message by
+ * storing ticket+1 into the first cell's seq word. The receiver consumes in ticket order, so each
+ * initiator's messages stay in order; it resets the seq word of continuation cells (payload could
  * otherwise alias a future ticket) and publishes RecvCNT after applying each message's
  * effects. Memory: K cells per rank whatever the number of senders.
  * Cell: seq, type, ncells, flags, chan, src, key, off, len, rcntr, imm: 40 bytes, then
@@ -322,14 +325,16 @@ static void shm_ring_read(shm_cell_t *cells, uint32_t K, uint64_t t, size_t pos,
 typedef struct shm_room {
     shm_t *s;
     shm_peer_t *p;
-    uint64_t need;
+    uint64_t need; /* cells wanted */
 } shm_room_t;
 
+/* Room for r->need more cells after every ticket taken so far. */
 static int shm_room_ready(void *arg)
 {
     shm_room_t *r = arg;
     r->p->recvcnt_cache = __atomic_load_n(shm_recvcnt_of(r->s, r->p->area), __ATOMIC_ACQUIRE);
-    return r->need <= r->p->recvcnt_cache + r->s->K;
+    uint64_t taken = __atomic_load_n(shm_sendcnt_of(r->s, r->p->area), __ATOMIC_RELAXED);
+    return taken + r->need <= r->p->recvcnt_cache + r->s->K;
 }
 
 /* Sends one message: hdr's fields from type on (the caller sets len; seq and ncells
@@ -341,10 +346,23 @@ static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
     uint32_t n =
         len <= SHM_CELL_DATA ? 1 : 1 + (uint32_t)((len - SHM_CELL_DATA + SHM_LINE - 1) / SHM_LINE);
     shm_cell_t *cells = shm_cells_of(s, p->area);
-    uint64_t t = __atomic_fetch_add(shm_sendcnt_of(s, p->area), n, __ATOMIC_RELAXED);
-    if (BASE_UNLIKELY(t + n > p->recvcnt_cache + s->K)) {
-        shm_room_t r = {s, p, t + n};
-        vnic_wait(s->v, shm_room_ready, &r, -1);
+    /* Reserve n tickets only when they fit: the receiver consumes in ticket order, so a
+     * ticket held while waiting would stop it at that ticket, and if the wait's progress
+     * sends again (a hook or handler may), the later ticket waits for room behind our
+     * own unwritten one: deadlock. So wait holding nothing, then take the tickets with a
+     * compare-and-swap. */
+    uint64_t *sendcnt = shm_sendcnt_of(s, p->area);
+    uint64_t t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
+    for (;;) {
+        if (BASE_UNLIKELY(t + n > p->recvcnt_cache + s->K)) {
+            shm_room_t r = {s, p, n};
+            if (!shm_room_ready(&r))
+                vnic_wait(s->v, shm_room_ready, &r, -1);
+            t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (__atomic_compare_exchange_n(sendcnt, &t, t + n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            break;
     }
     if (len)
         shm_ring_fill(cells, s->K, t, lc, len);

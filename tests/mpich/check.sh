@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/mpich/check.sh RESULTS [LISTDIR] — judge a results file of run.sh against the
+# pass lists LISTDIR/passlist-<folder>.txt (default: this folder). A pass list has one
+# test a line, "KEY NP" as in the results (without the "folder/"); '#' starts a comment.
+# Prints "folder: N of M pass (B built; L listed)" per folder, then every listed test
+# that did not pass (status, or "not run"), and exits 1 if there is any. Passing tests
+# not on a list are written, in list form, to passing-unlisted-<folder>.txt next to RESULTS.
+set -euo pipefail
+results=${1:?usage: check.sh RESULTS [LISTDIR]}
+listdir=${2:-$(cd "$(dirname "$0")" && pwd)}
+[ -f "$results" ] || { echo "check.sh: no results file $results" >&2; exit 2; }
+folders=$( { awk '{ sub(/\/.*/, "", $1); print $1 }' "$results"
+    for f in "$listdir"/passlist-*.txt; do
+        if [ -f "$f" ]; then basename "$f" .txt | sed 's/^passlist-//'; fi
+    done; } | sort -u)
+# Passing tests missing from a list go to RESULTS-dir/passing-unlisted-<folder>.txt,
+# in pass-list form, to grow the lists from.
+unlisted=$(dirname "$results")/passing-unlisted
+bad=0
+for folder in $folders; do
+    list=$listdir/passlist-$folder.txt
+    [ -f "$list" ] || list=/dev/null
+    rm -f "$unlisted-$folder.txt"
+    out=$(awk -v f="$folder" -v unlisted="$unlisted" -v listname="$(basename "$list")" '
+        FILENAME == ARGV[1] {
+            sub(/#.*/, "")
+            if (NF >= 2) { want[f "/" $1 " " $2] = 1; nlisted++ }
+            next
+        }
+        index($1, f "/") == 1 {
+            n++
+            st[$1 " " $2] = $3
+            if ($3 == "pass") pass++
+            if ($3 != "nobuild" && $3 != "skip") built++
+            if ($3 == "skip") skipped++
+        }
+        END {
+            printf "%-9s %d of %d pass (%d built and run, %d skipped; %s)\n", f ":", pass, n, built, skipped, (listname == "null" ? "no pass list" : (nlisted + 0) " on " listname)
+            for (t in st)
+                if (st[t] == "pass" && !(t in want)) {
+                    k = t; sub("^" f "/", "", k)
+                    print k > (unlisted "-" f ".txt"); nun++
+                }
+            if (nun) printf "  %d passing tests are not on the list: %s\n", nun, unlisted "-" f ".txt"
+            for (t in want)
+                if (!(t in st)) printf "  MUST PASS, not run: %s\n", t
+                else if (st[t] != "pass") printf "  MUST PASS, %s: %s\n", st[t], t
+        }' "$list" "$results")
+    echo "$out"
+    case $out in *"MUST PASS"*) bad=1 ;; esac
+done
+if [ $bad -ne 0 ]; then
+    echo "check.sh: tests on the pass lists did not pass (logs next to $results, in logs/)"
+    exit 1
+fi
+echo "check.sh: every listed test passed"
