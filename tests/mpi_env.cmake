@@ -40,3 +40,9 @@ add_test(NAME mpi_env_install
                  ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_env_fatal.c
                  ${CMAKE_CURRENT_BINARY_DIR}/mpienv-work/install)
 set_tests_properties(mpi_env_fatal mpi_env_cmake_find_mpi mpi_env_install PROPERTIES TIMEOUT 240)
+# CC naming the wrapper itself (configure scripts set CC=mpicc): mpicc must not call itself.
+add_test(NAME mpi_env_mpicc_cc_self
+         COMMAND ${_mpienv_expect} "^cc -I${CMAKE_SOURCE_DIR}/include " --
+                 ${CMAKE_BINARY_DIR}/bin/mpicc -show -c x.c)
+set_tests_properties(mpi_env_mpicc_cc_self PROPERTIES ENVIRONMENT "CC=${CMAKE_BINARY_DIR}/bin/mpicc"
+                     TIMEOUT 20)
