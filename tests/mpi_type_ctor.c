@@ -83,7 +83,7 @@ static void predefined(void)
         {MPI_UNSIGNED, "MPI_UNSIGNED", 4, 4},
         {MPI_LONG, "MPI_LONG", sizeof(long), sizeof(long)},
         {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(long), sizeof(long)},
-        {MPI_LONG_LONG, "MPI_LONG_LONG", 8, 8},
+        {MPI_LONG_LONG, "MPI_LONG_LONG_INT", 8, 8}, /* one handle: the primary name */
         {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", 8, 8},
         {MPI_FLOAT, "MPI_FLOAT", 4, 4},
         {MPI_DOUBLE, "MPI_DOUBLE", 8, 8},
@@ -97,7 +97,7 @@ static void predefined(void)
         {MPI_UINT32_T, "MPI_UINT32_T", 4, 4},
         {MPI_UINT64_T, "MPI_UINT64_T", 8, 8},
         {MPI_C_BOOL, "MPI_C_BOOL", 1, 1},
-        {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 8, 8},
+        {MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 8, 8},
         {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 16, 16},
         {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double),
          2 * sizeof(long double)},
