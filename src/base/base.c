@@ -255,14 +255,10 @@ void base_backoff_init(base_backoff_t *b)
     b->last = BASE_BACKOFF_SPIN;
 }
 
-base_backoff_action_t base_backoff_next(base_backoff_t *b)
+base_backoff_action_t base_backoff_decide(base_backoff_t *b)
 {
     if (BASE_UNLIKELY(!base_bo.configured))
         base_backoff_configure(0);
-    b->polls++;
-    /* While spinning, read the clock only every 64 polls: it costs ~20 ns. */
-    if (b->last == BASE_BACKOFF_SPIN && (b->polls & 63) != 0 && b->start_ns)
-        return BASE_BACKOFF_SPIN;
     uint64_t now = base_time_ns();
     if (!b->start_ns)
         b->start_ns = now;

@@ -195,6 +195,23 @@ int mpii_types_init(void);
 void mpii_types_finalize(void);
 /* The dt type of a datatype handle (predefined or derived), or NULL (invalid handle). */
 dt_t *mpii_type_get(MPI_Datatype h);
+/* The dt type of a datatype usable for communication (predefined, or derived and
+ * committed), or NULL: the inline fast form of mpii_type_check_comm + mpii_type_get.
+ * mpii_type_fast (filled by mpii_types_init) maps predefined ids to their handle and dt. */
+typedef struct mpii_type_fast {
+    MPI_Datatype h;
+    dt_t *dt;
+} mpii_type_fast_t;
+extern mpii_type_fast_t mpii_type_fast[FMPL_MPI_DTID_MAX + 1];
+dt_t *mpii_type_comm_derived(MPI_Datatype h);
+static inline dt_t *mpii_type_comm_dt(MPI_Datatype h)
+{
+    if (BASE_LIKELY(FMPL_MPI_DT_IS_PREDEF(h))) {
+        unsigned id = (unsigned)FMPL_MPI_DT_ID(h);
+        return id <= FMPL_MPI_DTID_MAX && mpii_type_fast[id].h == h ? mpii_type_fast[id].dt : NULL;
+    }
+    return mpii_type_comm_derived(h);
+}
 /* The type object of a derived datatype handle, or NULL (predefined or invalid). */
 mpii_type_t *mpii_type_obj(MPI_Datatype h);
 /* MPI_SUCCESS when the type may be used for communication (valid and committed or

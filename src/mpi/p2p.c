@@ -210,15 +210,11 @@ static void mpii_todo_add(int peer, uint8_t kind, uint64_t token)
 
 /* ------------------------------------------------------------------ wire */
 
-static int mpii_am(int peer, const void *a, size_t alen, const void *b, size_t blen, uint64_t token)
+static inline int mpii_am(int peer, const void *a, size_t alen, const void *b, size_t blen,
+                          uint64_t token)
 {
-    struct iovec iov[2] = {{(void *)(uintptr_t)a, alen}, {(void *)(uintptr_t)b, blen}};
-    vnic_op_t op = {.opcode = VNIC_OP_SEND, .peer = peer, .chan = VNIC_CHAN_MPI_P2P, .imm = token};
-    op.local.kind = VNIC_DESC_IOV;
-    op.local.u.iov.iov = iov;
-    op.local.u.iov.cnt = blen ? 2 : 1;
-    int rc = vnic_post(mpii.vnic, &op);
-    return rc ? mpii_err_from_fmpl(rc) : MPI_SUCCESS;
+    int rc = vnic_send_am(mpii.vnic, peer, VNIC_CHAN_MPI_P2P, token, a, alen, b, blen);
+    return BASE_LIKELY(!rc) ? MPI_SUCCESS : mpii_err_from_fmpl(rc);
 }
 
 static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
@@ -227,15 +223,9 @@ static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
     return mpii_am(peer, &h, sizeof h, NULL, 0, token);
 }
 
-/* Bytes the receive of r can hold. */
-static inline uint64_t mpii_recv_cap(const mpii_req_t *r)
-{
-    return (uint64_t)r->count * (uint64_t)dt_size(r->dt);
-}
-
 static void mpii_recv_status(mpii_req_t *r, int src, int tag, uint64_t size)
 {
-    uint64_t cap = mpii_recv_cap(r);
+    uint64_t cap = r->bytes;
     r->st.MPI_SOURCE = src;
     r->st.MPI_TAG = tag;
     r->st.MPI_ERROR = MPI_SUCCESS;
@@ -249,8 +239,8 @@ static void mpii_recv_unpack(mpii_req_t *r, const void *data, uint64_t n)
 {
     if (!n)
         return;
-    if (dt_is_contig(r->dt, r->count))
-        memcpy((char *)r->buf + dt_true_lb(r->dt), data, n);
+    if (BASE_LIKELY(r->contig))
+        memcpy((char *)r->buf + r->lb, data, n);
     else
         dt_unpack(r->dt, r->count, r->buf, 0, (int64_t)n, data);
 }
@@ -260,9 +250,8 @@ static void mpii_recv_get(mpii_req_t *r)
 {
     uint64_t n = (uint64_t)r->st.fmpl_count;
     int rc = FMPL_SUCCESS;
-    if (n && dt_is_contig(r->dt, r->count)) {
-        rc = vnic_get(mpii.vnic, r->r_world, (char *)r->buf + dt_true_lb(r->dt), n, r->r_key,
-                      r->r_off);
+    if (n && r->contig) {
+        rc = vnic_get(mpii.vnic, r->r_world, (char *)r->buf + r->lb, n, r->r_key, r->r_off);
     } else if (n) {
         dt_iter_t it;
         dt_iter_init(&it, r->dt, r->count, r->buf, 0);
@@ -290,13 +279,14 @@ static void mpii_recv_get(mpii_req_t *r)
     mpii_ctl(r->r_world, MPII_AM_FIN, r->r_token);
 }
 
-/* Delivers an incoming message (header h from world rank `world`) to the matched
- * receive r: eager data is unpacked now; a rendezvous is read now, or, inside a handler,
- * queued for the progress hook. */
-static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, int world, uint64_t token,
-                         const void *payload, int in_handler)
+/* Delivers an incoming message (header h of `size` payload bytes, from world rank
+ * `world`) to the matched receive r: eager data is unpacked now; a rendezvous (h is
+ * then the head of an mpii_rts_t) is read now, or, inside a handler, queued for the
+ * progress hook. */
+static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, uint64_t size, int world,
+                         uint64_t token, const void *payload, int in_handler)
 {
-    mpii_recv_status(r, h->src, h->tag, h->size);
+    mpii_recv_status(r, h->src, h->tag, size);
     if (h->kind == MPII_AM_EAGER) {
         mpii_recv_unpack(r, payload, (uint64_t)r->st.fmpl_count);
         if (h->flags & MPII_AMF_SYNC) {
@@ -313,7 +303,7 @@ static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, int world, uint64_t
     r->r_token = token;
     r->r_key = rts->key;
     r->r_off = rts->off;
-    r->r_size = h->size;
+    r->r_size = size;
     if (in_handler) {
         mpii_list_push(&p2p.getq, &r->link);
         return;
@@ -340,14 +330,17 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     }
     mpii_match_t *m = mpii_match_of(h.ctx);
     const char *payload = (const char *)n->data + sizeof h;
+    uint64_t size = n->len - sizeof h;
     mpii_rts_t rts;
     if (h.kind == MPII_AM_RTS) {
+        if (BASE_UNLIKELY(n->len < sizeof rts))
+            base_fatal("mpi: short message from rank %d", n->src);
         memcpy(&rts, n->data, sizeof rts);
-        memcpy(&h, &rts.h, sizeof h);
+        size = rts.size;
     }
     mpii_req_t *r = mpii_posted_take(m, h.src, h.tag);
     if (r) {
-        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, n->src, n->imm, payload, 1);
+        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, size, n->src, n->imm, payload, 1);
         return;
     }
     mpii_umsg_t *u = mpii_umsg_get();
@@ -357,15 +350,15 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     u->kind = h.kind;
     u->flags = h.flags;
     u->src_world = n->src;
-    u->size = h.size;
+    u->size = size;
     u->token = n->imm;
     if (h.kind == MPII_AM_RTS) {
         u->key = rts.key;
         u->off = rts.off;
-    } else if (h.size) {
-        u->cls = mpii_cls_of(h.size);
+    } else if (size) {
+        u->cls = mpii_cls_of(size);
         u->data = mpii_buf_get(u->cls);
-        memcpy(u->data, payload, h.size);
+        memcpy(u->data, payload, size);
     }
     mpii_list_push(&m->unexp[mpii_bucket(h.src, h.tag)], &u->bl);
     mpii_list_push(&m->uall, &u->gl);
@@ -374,14 +367,12 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
 /* Receives unexpected message u (unlinked) into r (outside handlers). */
 static void mpii_recv_unexp(mpii_req_t *r, mpii_umsg_t *u)
 {
-    mpii_rts_t rts = {.h = {.src = u->src,
-                            .tag = u->tag,
-                            .kind = (uint8_t)u->kind,
-                            .flags = (uint8_t)u->flags,
-                            .size = u->size},
-                      .key = u->key,
-                      .off = u->off};
-    mpii_deliver(r, &rts.h, u->src_world, u->token, u->data, 0);
+    mpii_rts_t rts = {
+        .h = {.src = u->src, .tag = u->tag, .kind = (uint8_t)u->kind, .flags = (uint8_t)u->flags},
+        .size = u->size,
+        .key = u->key,
+        .off = u->off};
+    mpii_deliver(r, &rts.h, u->size, u->src_world, u->token, u->data, 0);
     mpii_umsg_put(u);
 }
 
@@ -438,14 +429,12 @@ static void mpii_send_finish(mpii_req_t *r)
 /* Sends with r's arguments (peer_world, myrank, ctx, tag, buf/count/dt, mode). */
 static int mpii_send_go(mpii_req_t *r)
 {
-    int64_t sz = dt_size(r->dt);
-    uint64_t bytes = (uint64_t)r->count * (uint64_t)sz;
-    mpii_hdr_t h = {
-        .ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_EAGER, .size = bytes};
+    uint64_t bytes = r->bytes;
+    mpii_hdr_t h = {.ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_EAGER};
     r->st.fmpl_count = (MPI_Count)bytes;
-    int contig = dt_is_contig(r->dt, r->count);
+    int contig = r->contig;
     if (bytes <= p2p.eager_max) {
-        const void *src = bytes ? (const char *)r->buf + dt_true_lb(r->dt) : NULL;
+        const void *src = bytes ? (const char *)r->buf + r->lb : NULL;
         if (!contig && bytes) {
             dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, p2p.packbuf);
             src = p2p.packbuf;
@@ -466,7 +455,7 @@ static int mpii_send_go(mpii_req_t *r)
     /* Rendezvous: the receiver reads from registered memory. */
     void *base;
     if (contig) {
-        base = (char *)r->buf + dt_true_lb(r->dt);
+        base = (char *)r->buf + r->lb;
     } else if (r->tmp) { /* bsend: already packed in the attached buffer */
         base = r->tmp;
     } else {
@@ -484,7 +473,7 @@ static int mpii_send_go(mpii_req_t *r)
         }
         return mpii_err_from_fmpl(rc);
     }
-    mpii_rts_t rts = {.h = h, .key = r->key, .off = 0};
+    mpii_rts_t rts = {.h = h, .size = bytes, .key = r->key, .off = 0};
     rts.h.kind = MPII_AM_RTS;
     mpii_sends_pending++;
     rc = mpii_am(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r);
@@ -500,8 +489,8 @@ static int mpii_send_go(mpii_req_t *r)
 
 /* Checks the common arguments; fills r (comm handle, dt retained only when retain). On
  * error returns the class (not raised). peer: dest (send) or source (recv). */
-static int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type, int peer,
-                     int tag, MPI_Comm comm, int recv, mpii_comm_t **cp)
+static inline int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type,
+                            int peer, int tag, MPI_Comm comm, int recv, mpii_comm_t **cp)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     if (BASE_UNLIKELY(!c))
@@ -509,30 +498,26 @@ static int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype
     *cp = c;
     if (BASE_UNLIKELY(count < 0))
         return MPI_ERR_COUNT;
-    if (BASE_UNLIKELY(mpii_type_check_comm(type) != MPI_SUCCESS))
-        return MPI_ERR_TYPE;
-    dt_t *dt = mpii_type_get(type);
+    dt_t *dt = mpii_type_comm_dt(type);
     if (BASE_UNLIKELY(!dt))
         return MPI_ERR_TYPE;
     if (BASE_UNLIKELY(!buf && count > 0 && peer != MPI_PROC_NULL && FMPL_MPI_DT_IS_PREDEF(type) &&
-                      dt_size(dt) > 0))
+                      FMPL_MPI_DT_SIZE(type) > 0))
         return MPI_ERR_BUFFER;
-    if (recv ? (tag < 0 && tag != MPI_ANY_TAG) || tag > MPII_TAG_UB : tag < 0 || tag > MPII_TAG_UB)
+    if (BASE_UNLIKELY(recv ? (tag < 0 && tag != MPI_ANY_TAG) || tag > MPII_TAG_UB
+                           : tag < 0 || tag > MPII_TAG_UB))
         return MPI_ERR_TAG;
-    int n = c->rgroup ? c->rgroup->size : c->size;
-    if (BASE_UNLIKELY(peer >= n ||
+    const mpii_group_t *peers = c->rgroup ? c->rgroup : c->group;
+    if (BASE_UNLIKELY(peer >= peers->size ||
                       (peer < 0 && peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE))))
         return MPI_ERR_RANK;
-    r->buf = (void *)(uintptr_t)buf;
-    r->count = count;
-    r->type = type;
-    r->dt = dt;
+    mpii_req_set_buf(r, buf, count, type, dt);
     r->peer = peer;
     r->tag = tag;
     r->comm = comm;
     r->ctx = c->ctx;
     r->myrank = c->rank;
-    r->peer_world = peer >= 0 ? mpii_comm_peer_world(c, peer) : -1;
+    r->peer_world = peer >= 0 ? peers->world[peer] : -1;
     r->m = mpii_comm_match(c);
     r->kind = recv ? MPII_REQ_RECV : MPII_REQ_SEND;
     return MPI_SUCCESS;
@@ -640,7 +625,7 @@ static void mpii_bsend_release(void *p)
 
 static int mpii_bsend_go(mpii_req_t *r)
 {
-    uint64_t bytes = (uint64_t)r->count * (uint64_t)dt_size(r->dt);
+    uint64_t bytes = r->bytes;
     void *blk = bsend.base ? mpii_bsend_alloc(bytes) : NULL;
     if (!blk)
         return MPI_ERR_BUFFER;
@@ -655,10 +640,7 @@ static int mpii_bsend_go(mpii_req_t *r)
     s->kind = MPII_REQ_SEND;
     s->internal = 1;
     s->user_freed = 1;
-    s->buf = blk;
-    s->count = (int64_t)bytes;
-    s->type = MPI_BYTE;
-    s->dt = dt_basic(DT_BYTE);
+    mpii_req_set_buf(s, blk, (int64_t)bytes, MPI_BYTE, dt_basic(DT_BYTE));
     s->peer = r->peer;
     s->peer_world = r->peer_world;
     s->tag = r->tag;
@@ -831,6 +813,21 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
                               MPI_Comm comm, int mode, const char *fname)
 {
     MPII_CHECK_INIT(fname);
+    /* Fast path: a standard-mode send of a predefined type that goes eagerly is
+     * locally complete once the message is in the target's inbox: no request. Every
+     * check of mpii_args is made here too (anything unusual takes the general path). */
+    mpii_comm_t *fc = mpii_comm_get(comm);
+    if (BASE_LIKELY(fc && mode == MPII_MODE_STD && FMPL_MPI_DT_IS_PREDEF(type) && count >= 0 &&
+                    (uint64_t)count <= p2p.eager_max && tag >= 0 && tag <= MPII_TAG_UB &&
+                    !fc->rgroup && dest >= 0 && dest < fc->group->size && mpii_type_comm_dt(type) &&
+                    (buf || !count))) {
+        uint64_t bytes = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
+        if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0))) {
+            mpii_hdr_t h = {.ctx = fc->ctx, .src = fc->rank, .tag = tag, .kind = MPII_AM_EAGER};
+            int rc = mpii_am(fc->group->world[dest], &h, sizeof h, buf, bytes, 0);
+            return BASE_LIKELY(!rc) ? MPI_SUCCESS : MPII_ERR_COMM(comm, rc, fname);
+        }
+    }
     mpii_req_t r;
     memset(&r, 0, sizeof r);
     mpii_comm_t *c;
@@ -1231,13 +1228,11 @@ static int mpii_mrecv(void *buf, int64_t count, MPI_Datatype type, MPI_Message *
         return MPII_ERR(MPI_ERR_REQUEST, fname);
     if (count < 0)
         return MPII_ERR_COMM(u->comm, MPI_ERR_COUNT, fname);
-    if (mpii_type_check_comm(type) != MPI_SUCCESS || !mpii_type_get(type))
+    dt_t *dt = mpii_type_comm_dt(type);
+    if (!dt)
         return MPII_ERR_COMM(u->comm, MPI_ERR_TYPE, fname);
     r->kind = MPII_REQ_RECV;
-    r->buf = buf;
-    r->count = count;
-    r->type = type;
-    r->dt = mpii_type_get(type);
+    mpii_req_set_buf(r, buf, count, type, dt);
     r->comm = u->comm;
     r->peer = u->src;
     r->tag = u->tag;
@@ -1303,10 +1298,7 @@ int mpii_lib_send(mpii_comm_t *c, const void *buf, size_t len, int dst, int tag)
     memset(&r, 0, sizeof r);
     r.kind = MPII_REQ_SEND;
     r.internal = 1;
-    r.buf = (void *)(uintptr_t)buf;
-    r.count = (int64_t)len;
-    r.type = MPI_BYTE;
-    r.dt = dt_basic(DT_BYTE);
+    mpii_req_set_buf(&r, buf, (int64_t)len, MPI_BYTE, dt_basic(DT_BYTE));
     r.peer = dst;
     r.tag = tag;
     r.comm = c->handle;
@@ -1326,10 +1318,7 @@ int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag)
     memset(&r, 0, sizeof r);
     r.kind = MPII_REQ_RECV;
     r.internal = 1;
-    r.buf = buf;
-    r.count = (int64_t)len;
-    r.type = MPI_BYTE;
-    r.dt = dt_basic(DT_BYTE);
+    mpii_req_set_buf(&r, buf, (int64_t)len, MPI_BYTE, dt_basic(DT_BYTE));
     r.peer = src;
     r.tag = tag;
     r.comm = c->handle;
@@ -1347,10 +1336,7 @@ static void mpii_lib_req(mpii_req_t *r, mpii_comm_t *c, const void *buf, int64_t
     memset(r, 0, sizeof *r);
     r->kind = (uint8_t)kind;
     r->internal = 1;
-    r->buf = (void *)(uintptr_t)buf;
-    r->count = count;
-    r->type = type;
-    r->dt = mpii_type_get(type);
+    mpii_req_set_buf(r, buf, count, type, mpii_type_get(type));
     r->peer = peer;
     r->tag = tag;
     r->comm = c->handle;

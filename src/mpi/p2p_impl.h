@@ -1,9 +1,11 @@
 /* p2p_impl.h — private to the MPI point-to-point engine (p2p.c, request.c).
  *
  * PROTOCOL (vnic channel VNIC_CHAN_MPI_P2P, active messages = VNIC_OP_SEND):
- *   EAGER  {hdr} + packed payload (size <= eager_max); flag SYNC: the receiver answers
- *          ACK(imm) once it matched (MPI_Ssend), imm = the sender's request token;
- *   RTS    {hdr, key, off}: the payload stays in the sender's registered memory (the
+ *   EAGER  {hdr} + packed payload (size <= eager_max; the size is the message length
+ *          minus the 16-byte header, so an 8-byte message fits one 64-byte inbox cell);
+ *          flag SYNC: the receiver answers ACK(imm) once it matched (MPI_Ssend),
+ *          imm = the sender's request token;
+ *   RTS    {hdr, size, key, off}: the payload stays in the sender's registered memory (the
  *          user buffer when contiguous, else a packed copy); the receiver, once
  *          matched, reads it with vnic GET (single copy) and answers FIN(imm);
  *   ACK / FIN {hdr}: complete the sender's request named by imm.
@@ -56,11 +58,12 @@ typedef struct mpii_hdr {
     int32_t tag;
     uint8_t kind, flags;
     uint16_t pad;
-    uint64_t size; /* payload bytes (packed stream) */
 } mpii_hdr_t;
+_Static_assert(sizeof(mpii_hdr_t) == 16, "eager header: 16 bytes");
 
 typedef struct mpii_rts {
     mpii_hdr_t h;
+    uint64_t size; /* payload bytes (packed stream) */
     uint32_t key;
     uint32_t pad;
     uint64_t off;
@@ -102,12 +105,15 @@ typedef struct mpii_req {
     volatile int done;
     int err;  /* MPI error class of the completed operation */
     int comm; /* communicator handle (errors) */
-    /* arguments */
+    /* arguments (buf..lb: set together by mpii_req_set_buf) */
     void *buf;
     int64_t count;
     MPI_Datatype type;
     dt_t *dt;
-    int peer, tag; /* rank in comm (or ANY/PROC_NULL); tag (or ANY) */
+    uint64_t bytes; /* count * size of type: the packed stream */
+    int64_t lb;     /* true lower bound of type: where contiguous data starts */
+    int contig;     /* count elements of type are one contiguous block at buf + lb */
+    int peer, tag;  /* rank in comm (or ANY/PROC_NULL); tag (or ANY) */
     int peer_world;
     int myrank;
     uint32_t ctx;
@@ -127,6 +133,26 @@ typedef struct mpii_req {
     MPI_Grequest_cancel_function *cancel_fn;
     void *extra;
 } mpii_req_t;
+
+/* Sets r's buffer arguments; dt is the dt of type (mpii_type_comm_dt). Predefined
+ * types take their size from the handle (no dt call on the fast path). */
+static inline void mpii_req_set_buf(mpii_req_t *r, const void *buf, int64_t count,
+                                    MPI_Datatype type, dt_t *dt)
+{
+    r->buf = (void *)(uintptr_t)buf;
+    r->count = count;
+    r->type = type;
+    r->dt = dt;
+    if (BASE_LIKELY(FMPL_MPI_DT_IS_PREDEF(type))) {
+        r->bytes = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
+        r->lb = 0;
+        r->contig = count <= 1 || FMPL_MPI_DT_PAD(type) == 0;
+    } else {
+        r->bytes = (uint64_t)count * (uint64_t)dt_size(dt);
+        r->lb = dt_true_lb(dt);
+        r->contig = dt_is_contig(dt, count);
+    }
+}
 
 /* ---- request.c */
 mpii_req_t *mpii_req_alloc(void); /* zeroed, from the pool; NULL: out of memory */

@@ -134,8 +134,14 @@ static int fmpl2mpi(int rc)
 
 /* ------------------------------------------------------------ layer calls */
 
+mpii_type_fast_t mpii_type_fast[FMPL_MPI_DTID_MAX + 1];
+
 int mpii_types_init(void)
 {
+    memset(mpii_type_fast, 0, sizeof mpii_type_fast);
+    for (int id = 1; id <= FMPL_MPI_DTID_MAX; id++)
+        if (predef[id].h != MPI_DATATYPE_NULL && predef[id].kind >= 0)
+            mpii_type_fast[id] = (mpii_type_fast_t){predef[id].h, dt_basic(predef[id].kind)};
     memset(predef_name, 0, sizeof predef_name);
     memset(predef_named, 0, sizeof predef_named);
     memset(predef_attrs, 0, sizeof predef_attrs);
@@ -184,6 +190,12 @@ dt_t *mpii_type_get(MPI_Datatype h)
 mpii_type_t *mpii_type_obj(MPI_Datatype h)
 {
     return mpii_handle_get(FMPL_MPI_KIND_DATATYPE, h);
+}
+
+dt_t *mpii_type_comm_derived(MPI_Datatype h)
+{
+    mpii_type_t *o = mpii_type_obj(h);
+    return o && o->committed ? o->dt : NULL;
 }
 
 int mpii_type_check_comm(MPI_Datatype h)

@@ -337,20 +337,20 @@ static int shm_room_ready(void *arg)
     return taken + r->need <= r->p->recvcnt_cache + r->s->K;
 }
 
-/* Sends one message: hdr's fields from type on (the caller sets len; seq and ncells
- * are set here). With lc, hdr->len payload bytes are gathered from lc; without, the
- * message has no payload and hdr->u carries parameters. */
-static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
+/* Cells taken by a message of len payload bytes. */
+static inline uint32_t shm_ncells(size_t len)
 {
-    size_t len = lc ? hdr->len : 0;
-    uint32_t n =
-        len <= SHM_CELL_DATA ? 1 : 1 + (uint32_t)((len - SHM_CELL_DATA + SHM_LINE - 1) / SHM_LINE);
-    shm_cell_t *cells = shm_cells_of(s, p->area);
-    /* Reserve n tickets only when they fit: the receiver consumes in ticket order, so a
-     * ticket held while waiting would stop it at that ticket, and if the wait's progress
-     * sends again (a hook or handler may), the later ticket waits for room behind our
-     * own unwritten one: deadlock. So wait holding nothing, then take the tickets with a
-     * compare-and-swap. */
+    return len <= SHM_CELL_DATA ? 1
+                                : 1 + (uint32_t)((len - SHM_CELL_DATA + SHM_LINE - 1) / SHM_LINE);
+}
+
+/* Takes n consecutive tickets of p's inbox and returns the first. Reserves them only
+ * when they fit: the receiver consumes in ticket order, so a ticket held while waiting
+ * would stop it at that ticket, and if the wait's progress sends again (a hook or
+ * handler may), the later ticket waits for room behind our own unwritten one:
+ * deadlock. So wait holding nothing, then take the tickets with a compare-and-swap. */
+static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
+{
     uint64_t *sendcnt = shm_sendcnt_of(s, p->area);
     uint64_t t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
     for (;;) {
@@ -361,18 +361,95 @@ static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
             t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
             continue;
         }
-        if (__atomic_compare_exchange_n(sendcnt, &t, t + n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            break;
+        if (BASE_LIKELY(__atomic_compare_exchange_n(sendcnt, &t, t + n, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)))
+            return t;
     }
+}
+
+/* Publishes the message whose first cell c has ticket t and n cells (payload and
+ * header written): the seq store is a full fence, so the wake-word read after it sees
+ * a sleeping receiver (shm_wake_area). */
+static inline void shm_publish(shm_t *s, shm_peer_t *p, shm_cell_t *c, uint64_t t, uint32_t n)
+{
+    __atomic_store_n(&c->seq, (uint32_t)(t + 1), __ATOMIC_SEQ_CST);
+    p->sent_end = t + n;
+    if (p != s->self)
+        shm_wake_area(s, p->area);
+}
+
+/* Sends one message: hdr's fields from type on (the caller sets len; seq and ncells
+ * are set here). With lc, hdr->len payload bytes are gathered from lc; without, the
+ * message has no payload and hdr->u carries parameters. */
+static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
+{
+    size_t len = lc ? hdr->len : 0;
+    uint32_t n = shm_ncells(len);
+    shm_cell_t *cells = shm_cells_of(s, p->area);
+    uint64_t t = shm_tickets(s, p, n);
     if (len)
         shm_ring_fill(cells, s->K, t, lc, len);
     shm_cell_t *c = &cells[t & s->kmask];
     hdr->ncells = (uint8_t)n;
     memcpy((char *)c + 4, (char *)hdr + 4, lc ? 36 : SHM_LINE - 4);
-    __atomic_store_n(&c->seq, (uint32_t)(t + 1), __ATOMIC_SEQ_CST);
-    p->sent_end = t + n;
-    if (p != s->self)
-        shm_wake_area(s, p->area);
+    shm_publish(s, p, c, t, n);
+}
+
+/* Copies n <= SHM_CELL_DATA bytes inline (a libc call costs more than the copy). */
+static inline void shm_copy_small(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *p = src;
+    for (; n >= 8; n -= 8, d += 8, p += 8)
+        memcpy(d, p, 8);
+    if (n >= 4) {
+        memcpy(d, p, 4);
+        d += 4;
+        p += 4;
+        n -= 4;
+    }
+    while (n--)
+        *d++ = *p++;
+}
+
+/* vnic_send_am: an AM message built in place (no header copy, no descriptor walk);
+ * a payload of at most SHM_CELL_DATA bytes is one cell, one cache line. */
+static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t imm, const void *a,
+                       size_t alen, const void *b, size_t blen)
+{
+    shm_t *s = (shm_t *)tr;
+    shm_peer_t *p = &s->peers[s->local_of[peer]];
+    size_t len = alen + blen;
+    uint32_t n = shm_ncells(len);
+    shm_cell_t *cells = shm_cells_of(s, p->area);
+    uint64_t t = shm_tickets(s, p, n);
+    shm_cell_t *c = &cells[t & s->kmask];
+    if (BASE_LIKELY(n == 1)) {
+        shm_copy_small(c->u.data, a, alen);
+        shm_copy_small(c->u.data + alen, b, blen);
+    } else {
+        char *dst;
+        for (size_t pos = 0; pos < len;) {
+            size_t k = shm_ring_piece(cells, s->K, t, pos, len - pos, &dst);
+            for (size_t done = 0; done < k;) { /* the piece may span the a/b boundary */
+                size_t q = pos + done;
+                size_t m = q < alen ? BASE_MIN(k - done, alen - q) : k - done;
+                memcpy(dst + done, q < alen ? (const char *)a + q : (const char *)b + (q - alen),
+                       m);
+                done += m;
+            }
+            pos += k;
+        }
+    }
+    c->type = SHM_AM;
+    c->ncells = (uint8_t)n;
+    c->flags = VNIC_F_NOTIFY;
+    c->chan = (uint8_t)chan;
+    c->src = (uint32_t)s->rank;
+    c->len = (uint32_t)len;
+    c->imm = imm;
+    shm_publish(s, p, c, t, n);
+    return FMPL_SUCCESS;
 }
 
 /* 1 when one of my cells to p may still be unconsumed (its data not yet written or
@@ -1157,6 +1234,7 @@ static void shm_close(vnic_transport_t *tr)
 static const vnic_transport_ops_t shm_ops = {
     .name = "shm",
     .post = shm_post,
+    .send_am = shm_send_am,
     .progress = shm_progress,
     .sleep_prepare = shm_sleep_prepare,
     .sleep_cancel = shm_sleep_cancel,

@@ -416,6 +416,32 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
     return t->ops->post(t, op, total);
 }
 
+/* vnic_send_am through vnic_post, for transports without a send_am op. */
+static BASE_NOINLINE int vnic_send_am_posted(vnic_t *v, int peer, unsigned chan, uint64_t imm,
+                                             const void *a, size_t alen, const void *b, size_t blen)
+{
+    struct iovec iov[2] = {{(void *)(uintptr_t)a, alen}, {(void *)(uintptr_t)b, blen}};
+    vnic_op_t op = {.opcode = VNIC_OP_SEND, .peer = peer, .chan = (uint8_t)chan, .imm = imm};
+    op.local.kind = VNIC_DESC_IOV;
+    op.local.u.iov.iov = iov;
+    op.local.u.iov.cnt = blen ? 2 : 1;
+    return vnic_post(v, &op);
+}
+
+int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
+                 const void *b, size_t blen)
+{
+    if (BASE_UNLIKELY(!v || (unsigned)peer >= (unsigned)v->size || chan >= VNIC_NCHAN ||
+                      (alen && !a) || (blen && !b)))
+        return FMPL_ERR_ARG;
+    if (BASE_UNLIKELY(alen > v->info.am_max || blen > v->info.am_max - alen))
+        return FMPL_ERR_TRUNCATE;
+    vnic_transport_t *t = vnic_transport_of(v, peer);
+    if (BASE_LIKELY(t && t->ops->send_am))
+        return t->ops->send_am(t, peer, chan, imm, a, alen, b, blen);
+    return vnic_send_am_posted(v, peer, chan, imm, a, alen, b, blen);
+}
+
 int vnic_put(vnic_t *v, int peer, const void *buf, size_t len, vnic_key_t key, uint64_t off)
 {
     vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = peer};

@@ -213,6 +213,16 @@ typedef struct vnic_op {
  * for transport back-pressure, which it resolves by progressing. */
 int vnic_post(vnic_t *v, const vnic_op_t *op);
 
+/* Active message of two contiguous pieces (a header a[alen] then a body b[blen]):
+ * the short form of vnic_post with VNIC_OP_SEND, no counters, for latency-critical
+ * small messages. Same delivery and ordering as a posted SEND (the handler of chan
+ * at peer gets the concatenation, imm). alen + blen <= vnic_info()->am_max, else
+ * FMPL_ERR_TRUNCATE; b may be NULL when blen is 0. Locally complete on return (the
+ * caller may reuse a and b). Does not block except for back-pressure, which it
+ * resolves by progressing (handlers may run). */
+int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
+                 const void *b, size_t blen);
+
 /* Convenience: a blocking contiguous put/get/atomic (post + wait for lcntr). */
 int vnic_put(vnic_t *v, int peer, const void *buf, size_t len, vnic_key_t key, uint64_t off);
 int vnic_get(vnic_t *v, int peer, void *buf, size_t len, vnic_key_t key, uint64_t off);

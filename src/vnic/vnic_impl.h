@@ -102,6 +102,10 @@ typedef struct vnic_transport_ops {
      * the key, bounds and access rights (FMPL_ERR_KEY, nothing performed) and may
      * progress to resolve back-pressure. Same completion contract as vnic_post. */
     int (*post)(vnic_transport_t *t, const vnic_op_t *op, size_t total);
+    /* vnic_send_am, arguments checked by the generic layer. Optional: without it the
+     * generic layer posts a VNIC_OP_SEND with a two-piece iovec. */
+    int (*send_am)(vnic_transport_t *t, int peer, unsigned chan, uint64_t imm, const void *a,
+                   size_t alen, const void *b, size_t blen);
     /* Advances the transport; never blocks; returns the number of events handled. */
     int (*progress)(vnic_transport_t *t);
     /* Sleep protocol of vnic_wait: after sleep_prepare, any delivery to this process
