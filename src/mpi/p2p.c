@@ -725,7 +725,7 @@ MPII_WEAK(MPI_Buffer_detach, PMPI_Buffer_detach)
 int mpii_p2p_init(void)
 {
     const vnic_info_t *vi = vnic_info(mpii.vnic);
-    size_t am = vi->am_max - sizeof(mpii_rts_t);
+    size_t am = vi->am_max - sizeof(mpii_hdr_t);
     long long e = base_env_int("FMPL_MPI_EAGER_MAX", (long long)am, 0, (long long)am,
                                "largest MPI message sent eagerly in active messages (bytes); "
                                "larger ones use rendezvous (the receiver reads the sender's "

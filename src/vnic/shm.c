@@ -196,9 +196,10 @@ typedef struct shm {
     uint32_t K, kmask;
     size_t inline_max;
     int cma;
-    int pipeline;      /* FMPL_SHM_PIPELINE: large puts through bounce chunks first */
-    int64_t stall_ns;  /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
-    int32_t *local_of; /* world rank -> local index, -1 elsewhere */
+    int pipeline;        /* FMPL_SHM_PIPELINE: large puts through bounce chunks first */
+    int64_t stall_ns;    /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
+    size_t get_pipe_min; /* FMPL_SHM_GET_PIPELINE_MIN: smallest pipelined blocking GET */
+    int32_t *local_of;   /* world rank -> local index, -1 elsewhere */
     shm_peer_t *peers;
     shm_peer_t *self;
     char *area; /* mine */
@@ -1005,6 +1006,33 @@ cma_rest:;
     return FMPL_SUCCESS;
 }
 
+/* Ends a stalled blocking bounce GET g (one remote segment at raddr) with CMA: the
+ * chunks requested but not answered, and what was not requested yet. The target may
+ * still fill those chunks later: their slots forget g and are just freed then. */
+static int shm_bget_takeover(shm_t *s, shm_bget_t *g, uint64_t raddr)
+{
+    shm_bget_unlink(s, g);
+    int rc = g->status;
+    for (uint32_t i = 0; i < s->lay.nbounce; i++) {
+        shm_slot_t *sl = &s->bounce[i];
+        if (!sl->busy || sl->get != g)
+            continue;
+        sl->get = NULL;
+        if (rc == FMPL_SUCCESS) {
+            vnic_lcur_t lc = {.iov = g->iov, .cnt = g->iovcnt};
+            vnic_lcur_seek(&lc, sl->pos);
+            rc = shm_cma(g->peer, 0, &lc, raddr + sl->pos, sl->len);
+        }
+    }
+    if (rc == FMPL_SUCCESS && g->issued < g->total) {
+        vnic_lcur_t lc = {.iov = g->iov, .cnt = g->iovcnt};
+        vnic_lcur_seek(&lc, g->issued);
+        rc = shm_cma(g->peer, 0, &lc, raddr + g->issued, g->total - g->issued);
+    }
+    free(g);
+    return rc;
+}
+
 static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
                    const vnic_region_t *r, char *rbase, const vnic_rseg_t *seg, int nseg)
 {
@@ -1016,7 +1044,12 @@ static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
         vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }
-    if (s->cma) {
+    /* A blocking GET of one remote segment from `get_pipe_min` bytes on goes through
+     * the pipeline (the target fills chunks while this rank copies out: two cores copy,
+     * 2-3x CMA here); a target that stops answering for stall_ns leaves the rest to
+     * CMA. Other GETs use CMA when it works. */
+    int piped = s->pipeline && !op->lcntr && nseg == 1 && total >= s->get_pipe_min;
+    if (s->cma && !piped) {
         int rc = FMPL_SUCCESS;
         for (int i = 0; i < nseg && !rc; i++)
             rc = shm_cma(p, 0, &lc, r->base + seg[i].off, seg[i].len);
@@ -1054,7 +1087,18 @@ static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
     if (!g->waited)
         return FMPL_SUCCESS;
     shm_flag_t f = {&g->finished};
-    vnic_wait(s->v, shm_flag_ready, &f, -1);
+    if (!s->cma) {
+        vnic_wait(s->v, shm_flag_ready, &f, -1);
+    } else {
+        /* No chunk answered for stall_ns (the target computes, or our chunks are
+         * all held by other transfers): read the rest ourselves. */
+        size_t seen = g->done;
+        while (vnic_wait(s->v, shm_flag_ready, &f, s->stall_ns) == FMPL_ERR_TIMEOUT) {
+            if (g->done == seen)
+                return shm_bget_takeover(s, g, r->base + seg[0].off);
+            seen = g->done;
+        }
+    }
     int rc = g->status;
     free(g);
     return rc;
@@ -1462,6 +1506,11 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     long long stall_us = base_env_int("FMPL_SHM_STALL_US", 50, 0, 10000000,
                                       "microseconds a pipelined put waits for a target that "
                                       "does not drain before it turns to CMA");
+    long long get_pipe_min = base_env_int(
+        "FMPL_SHM_GET_PIPELINE_MIN", 32 << 10, 0, LLONG_MAX,
+        "smallest blocking get from private memory that goes through the two-core pipeline "
+        "(the target fills bounce chunks; smaller ones, and all with FMPL_SHM_PIPELINE=0, use "
+        "CMA)");
     long long chunk = base_env_int("FMPL_SHM_BOUNCE_CHUNK", 64 << 10, 4096, 64 << 20,
                                    "bytes per bounce-buffer chunk (the pipeline)");
     long long nbounce = base_env_int("FMPL_SHM_BOUNCE_CHUNKS", 4, 1, 64,
@@ -1548,6 +1597,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     s->cma = 1;
     s->pipeline = pipeline || !cma;
     s->stall_ns = stall_us * 1000;
+    s->get_pipe_min = (size_t)get_pipe_min;
     for (int i = 0; i < s->nlocal; i++) {
         shm_ctrl_t *c = shm_ctrl_of(s, s->peers[i].area);
         s->peers[i].pid = c->pid;
