@@ -208,6 +208,83 @@ static void mpii_todo_add(int peer, uint8_t kind, uint64_t token)
     mpii_list_push(&p2p.todoq, &t->link);
 }
 
+/* ------------------------------------------------------------------ packing buffers
+ * Rendezvous packs non-contiguous sends and reads non-contiguous receives through
+ * private buffers. Large mallocs are fresh mmaps (page faults on every message), so
+ * freed buffers are kept: up to MPII_TMP_KEEP of them, MPII_TMP_BYTES in all. Each
+ * block has a header with its capacity (a power of two, at least 4 KiB). */
+#define MPII_TMP_KEEP 8
+#define MPII_TMP_BYTES ((size_t)64 << 20)
+
+typedef struct mpii_tmp {
+    size_t cap;
+    uint64_t pad[7]; /* 64-byte header: the data stays cache-line aligned */
+} mpii_tmp_t;
+
+static struct {
+    mpii_tmp_t *keep[MPII_TMP_KEEP];
+    int n;
+    size_t bytes;
+} tmpc;
+
+/* A buffer of at least n bytes, or NULL. */
+static void *mpii_tmp_get(size_t n)
+{
+    int best = -1;
+    for (int i = 0; i < tmpc.n; i++)
+        if (tmpc.keep[i]->cap >= n && (best < 0 || tmpc.keep[i]->cap < tmpc.keep[best]->cap))
+            best = i;
+    mpii_tmp_t *t;
+    if (best >= 0) {
+        t = tmpc.keep[best];
+        tmpc.keep[best] = tmpc.keep[--tmpc.n];
+        tmpc.bytes -= t->cap;
+    } else {
+        size_t cap = 4096;
+        while (cap < n)
+            cap *= 2;
+        if (!(t = malloc(sizeof *t + cap)))
+            return NULL;
+        t->cap = cap;
+    }
+    return t + 1;
+}
+
+/* Returns a buffer of mpii_tmp_get (NULL accepted): kept, or freed when the cache is
+ * full (the smallest kept one makes room for a larger one). */
+static void mpii_tmp_put(void *p)
+{
+    if (!p)
+        return;
+    mpii_tmp_t *t = (mpii_tmp_t *)p - 1;
+    if (t->cap > MPII_TMP_BYTES) {
+        free(t);
+        return;
+    }
+    while (tmpc.n && (tmpc.n == MPII_TMP_KEEP || tmpc.bytes + t->cap > MPII_TMP_BYTES)) {
+        int small = 0;
+        for (int i = 1; i < tmpc.n; i++)
+            if (tmpc.keep[i]->cap < tmpc.keep[small]->cap)
+                small = i;
+        if (tmpc.keep[small]->cap >= t->cap) {
+            free(t);
+            return;
+        }
+        tmpc.bytes -= tmpc.keep[small]->cap;
+        free(tmpc.keep[small]);
+        tmpc.keep[small] = tmpc.keep[--tmpc.n];
+    }
+    tmpc.keep[tmpc.n++] = t;
+    tmpc.bytes += t->cap;
+}
+
+static void mpii_tmp_finalize(void)
+{
+    while (tmpc.n)
+        free(tmpc.keep[--tmpc.n]);
+    tmpc.bytes = 0;
+}
+
 /* ------------------------------------------------------------------ wire */
 
 static inline int mpii_am(int peer, const void *a, size_t alen, const void *b, size_t blen,
@@ -245,6 +322,10 @@ static void mpii_recv_unpack(mpii_req_t *r, const void *data, uint64_t n)
         dt_unpack(r->dt, r->count, r->buf, 0, (int64_t)n, data);
 }
 
+/* Bytes of packed stream read and unpacked at a time by a non-contiguous rendezvous
+ * receive. */
+#define MPII_UNPACK_PIECE (1u << 20)
+
 /* Reads the rendezvous payload of a matched receive (status already set), then FIN. */
 static void mpii_recv_get(mpii_req_t *r)
 {
@@ -253,26 +334,20 @@ static void mpii_recv_get(mpii_req_t *r)
     if (n && r->contig) {
         rc = vnic_get(mpii.vnic, r->r_world, (char *)r->buf + r->lb, n, r->r_key, r->r_off);
     } else if (n) {
-        dt_iter_t it;
-        dt_iter_init(&it, r->dt, r->count, r->buf, 0);
-        uint64_t done = 0;
-        while (done < n && !rc) {
-            struct iovec seg[64];
-            int nseg;
-            int64_t got;
-            dt_iter_next(&it, seg, 64, (int64_t)BASE_MIN(n - done, (uint64_t)1 << 22), &nseg, &got);
-            if (!nseg)
-                break;
-            vnic_op_t op = {.opcode = VNIC_OP_GET, .peer = r->r_world};
-            op.local.kind = VNIC_DESC_IOV;
-            op.local.u.iov.iov = seg;
-            op.local.u.iov.cnt = nseg;
-            op.remote.key = r->r_key;
-            op.remote.kind = VNIC_DESC_CONTIG;
-            op.remote.u.off = r->r_off + done;
-            rc = vnic_post(mpii.vnic, &op);
-            done += (uint64_t)got;
+        /* Non-contiguous receive: read the packed stream in pieces into a private
+         * buffer and unpack each (one large read beats a read per scattered segment). */
+        size_t piece = (size_t)BASE_MIN(n, (uint64_t)MPII_UNPACK_PIECE);
+        char *tmp = mpii_tmp_get(piece);
+        if (!tmp)
+            rc = FMPL_ERR_NOMEM;
+        for (uint64_t done = 0; tmp && done < n && !rc;) {
+            size_t k = (size_t)BASE_MIN(n - done, (uint64_t)piece);
+            rc = vnic_get(mpii.vnic, r->r_world, tmp, k, r->r_key, r->r_off + done);
+            if (!rc)
+                dt_unpack(r->dt, r->count, r->buf, (int64_t)done, (int64_t)k, tmp);
+            done += k;
         }
+        mpii_tmp_put(tmp);
     }
     if (rc && r->err == MPI_SUCCESS)
         r->err = mpii_err_from_fmpl(rc);
@@ -419,7 +494,7 @@ static void mpii_send_finish(mpii_req_t *r)
         if (r->tmp_bsend)
             mpii_bsend_release(r->tmp);
         else
-            free(r->tmp);
+            mpii_tmp_put(r->tmp);
         r->tmp = NULL;
     }
     mpii_sends_pending--;
@@ -459,7 +534,7 @@ static int mpii_send_go(mpii_req_t *r)
     } else if (r->tmp) { /* bsend: already packed in the attached buffer */
         base = r->tmp;
     } else {
-        r->tmp = malloc(bytes);
+        r->tmp = mpii_tmp_get(bytes);
         if (!r->tmp)
             return MPI_ERR_NO_MEM;
         dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, r->tmp);
@@ -468,7 +543,7 @@ static int mpii_send_go(mpii_req_t *r)
     int rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
     if (rc) {
         if (!r->tmp_bsend) {
-            free(r->tmp);
+            mpii_tmp_put(r->tmp);
             r->tmp = NULL;
         }
         return mpii_err_from_fmpl(rc);
@@ -798,6 +873,7 @@ void mpii_p2p_finalize(void)
             free(b);
         }
     free(p2p.packbuf);
+    mpii_tmp_finalize();
     mpii_req_finalize();
     memset(&p2p, 0, sizeof p2p);
 }
