@@ -51,6 +51,8 @@ static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
  * headers are there, whoever waits (a collective's wait included). Headers land by
  * direct puts that raise no event, so this looks at them on every progress call; with
  * nothing pending it costs two loads. */
+static int fmpli_hook_id; /* the vnic hook, always armed (its idle check is two loads) */
+
 static int fmpli_progress_hook(void *arg)
 {
     (void)arg;
@@ -63,7 +65,7 @@ int fmpli_p2p_init(void)
 {
     int rc = vnic_set_notify_handler(fmpli.vnic, FMPLI_CHAN_DATA, fmpli_data_arrived, NULL);
     if (rc == FMPL_SUCCESS)
-        rc = vnic_set_progress_hook(fmpli.vnic, fmpli_progress_hook, NULL);
+        rc = vnic_hook_add(fmpli.vnic, fmpli_progress_hook, NULL, 1, &fmpli_hook_id);
     return rc;
 }
 

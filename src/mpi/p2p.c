@@ -26,8 +26,7 @@ static struct {
     size_t cls_size[NCLS];
     void *cls_free[NCLS]; /* free payload buffers (first word: next) */
     mpii_link_t umsg_free;
-    int (*prev_hook)(void *);
-    void *prev_arg;
+    int hook_id; /* mpii_hook's vnic hook, armed while work is queued */
     int up;
 } p2p;
 
@@ -193,6 +192,13 @@ static void mpii_umsg_put(mpii_umsg_t *u)
     mpii_list_push(&p2p.umsg_free, &u->bl);
 }
 
+/* The MPI hook is armed only while it has work (answers or GETs queued by handlers):
+ * an idle poll does not call it. */
+static inline void mpii_hook_arm(void)
+{
+    vnic_hook_arm(mpii.vnic, p2p.hook_id, 1);
+}
+
 static void mpii_todo_add(int peer, uint8_t kind, uint64_t token)
 {
     mpii_todo_t *t;
@@ -206,6 +212,7 @@ static void mpii_todo_add(int peer, uint8_t kind, uint64_t token)
     t->kind = kind;
     t->token = token;
     mpii_list_push(&p2p.todoq, &t->link);
+    mpii_hook_arm();
 }
 
 /* ------------------------------------------------------------------ packing buffers
@@ -381,6 +388,7 @@ static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, uint64_t size, int 
     r->r_size = size;
     if (in_handler) {
         mpii_list_push(&p2p.getq, &r->link);
+        mpii_hook_arm();
         return;
     }
     mpii_recv_get(r);
@@ -457,28 +465,34 @@ static void mpii_unexp_unlink(mpii_umsg_t *u)
     mpii_list_del(&u->gl);
 }
 
-/* The progress hook: queued answers and GETs of matched rendezvous, then the previous
- * hook. */
-static int mpii_hook(void *arg)
+/* Posts the queued answers and the GETs of matched rendezvous. */
+static int mpii_hook_work(void)
 {
-    (void)arg;
     int n = 0;
-    while (BASE_UNLIKELY(!mpii_list_empty(&p2p.todoq))) {
+    while (!mpii_list_empty(&p2p.todoq)) {
         mpii_todo_t *t = MPII_CONTAINER(p2p.todoq.next, mpii_todo_t, link);
         mpii_list_del(&t->link);
         mpii_ctl(t->peer, t->kind, t->token);
         mpii_list_push(&p2p.todo_free, &t->link);
         n++;
     }
-    while (BASE_UNLIKELY(!mpii_list_empty(&p2p.getq))) {
+    while (!mpii_list_empty(&p2p.getq)) {
         mpii_req_t *r = MPII_CONTAINER(p2p.getq.next, mpii_req_t, link);
         mpii_list_del(&r->link);
         mpii_recv_get(r);
         mpii_req_done(r);
         n++;
     }
-    if (p2p.prev_hook)
-        n += p2p.prev_hook(p2p.prev_arg);
+    return n;
+}
+
+/* The progress hook while armed: the queued work; disarms itself once it is done. */
+static int mpii_hook(void *arg)
+{
+    (void)arg;
+    int n = mpii_hook_work();
+    if (mpii_list_empty(&p2p.todoq) && mpii_list_empty(&p2p.getq))
+        vnic_hook_arm(mpii.vnic, p2p.hook_id, 0);
     return n;
 }
 
@@ -816,10 +830,9 @@ int mpii_p2p_init(void)
     mpii_list_init(&p2p.todoq);
     mpii_list_init(&p2p.todo_free);
     mpii_list_init(&p2p.umsg_free);
-    vnic_get_progress_hook(mpii.vnic, &p2p.prev_hook, &p2p.prev_arg);
     int rc = vnic_set_notify_handler(mpii.vnic, VNIC_CHAN_MPI_P2P, mpii_am_handler, NULL);
     if (!rc)
-        rc = vnic_set_progress_hook(mpii.vnic, mpii_hook, NULL);
+        rc = vnic_hook_add(mpii.vnic, mpii_hook, NULL, 0, &p2p.hook_id);
     /* No rank sends before every rank has its handler (a notification on a channel
      * without handler is dropped). */
     if (!rc)
@@ -839,7 +852,7 @@ void mpii_p2p_finalize(void)
     if (!p2p.up)
         return;
     vnic_wait(mpii.vnic, mpii_sends_idle, NULL, -1);
-    vnic_set_progress_hook(mpii.vnic, p2p.prev_hook, p2p.prev_arg);
+    vnic_hook_remove(mpii.vnic, p2p.hook_id);
     vnic_set_notify_handler(mpii.vnic, VNIC_CHAN_MPI_P2P, NULL, NULL);
     for (uint32_t i = 0; i < p2p.nmatches; i++) {
         mpii_match_t *m = p2p.matches[i];

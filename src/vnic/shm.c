@@ -871,9 +871,10 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
         __atomic_store_n(s->recvcnt, s->head, __ATOMIC_RELEASE);
 }
 
-static int shm_progress(vnic_transport_t *tr)
+/* The work of shm_progress (kept out of line: an idle poll should not pay for the
+ * registers the handlers need). */
+static BASE_NOINLINE int shm_progress_work(shm_t *s)
 {
-    shm_t *s = (shm_t *)tr;
     int n = 0;
     for (;;) {
         uint64_t head = s->head;
@@ -886,6 +887,17 @@ static int shm_progress(vnic_transport_t *tr)
     if (BASE_UNLIKELY(s->reply_busy | s->bounce_busy))
         n += shm_poll_slots(s);
     return n;
+}
+
+static int shm_progress(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    uint64_t head = s->head;
+    if (BASE_LIKELY(__atomic_load_n(&s->cells[head & s->kmask].seq, __ATOMIC_ACQUIRE) !=
+                        (uint32_t)(head + 1) &&
+                    !(s->reply_busy | s->bounce_busy)))
+        return 0;
+    return shm_progress_work(s);
 }
 
 /* ------------------------------------------------------------ initiator side */

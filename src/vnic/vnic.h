@@ -252,15 +252,20 @@ int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *ar
 
 /* ---------------------------------------------------------------- progress */
 
-/* A progress hook: fn(arg) runs inside every vnic_progress (so inside every vnic_wait,
- * whoever waits) and returns how many events it handled. For upper-layer work that no
- * arrival triggers, e.g. sends waiting for a receive header that lands by a direct put.
- * It must be cheap when it has nothing to do, must not block, and may post operations;
- * vnic_progress does not re-enter it. One hook per vnic; fn NULL removes it. */
-int vnic_set_progress_hook(vnic_t *v, int (*fn)(void *arg), void *arg);
-/* The hook installed now (fn NULL when none), so a layer can chain to it: its own hook
- * calls the previous one, and it reinstalls that one when it goes. */
-void vnic_get_progress_hook(const vnic_t *v, int (**fn)(void *arg), void **arg);
+/* Progress hooks: fn(arg) runs inside every vnic_progress (so inside every vnic_wait,
+ * whoever waits) while its hook is armed, after the transports, and returns how many
+ * events it handled. For upper-layer work that no arrival triggers, e.g. sends waiting
+ * for a receive header that lands by a direct put, or answers a notify handler queued
+ * (handlers must not post). A hook must not block and may post operations; no hook is
+ * entered from inside a hook (a wait inside one progresses the transports only).
+ * vnic_hook_add registers fn (at most VNIC_MAX_HOOKS per vnic, called in the order
+ * added) and returns its id in *id; vnic_hook_arm turns it on or off (a disarmed hook
+ * costs nothing: arm it when work is queued, disarm it when drained); vnic_hook_remove
+ * drops it. */
+#define VNIC_MAX_HOOKS 4
+int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id);
+void vnic_hook_arm(vnic_t *v, int id, int armed);
+void vnic_hook_remove(vnic_t *v, int id);
 
 /* Advances the transports: executes arrived operations, runs handlers, continues
  * pipelined transfers. Never blocks. Returns the number of events handled. */

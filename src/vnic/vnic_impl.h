@@ -176,8 +176,11 @@ struct vnic {
     size_t heap_size;
     vnic_heap_t *heap;
 
-    int (*hook)(void *arg); /* vnic_set_progress_hook */
-    void *hook_arg;
+    struct {
+        int (*fn)(void *arg);
+        void *arg;
+    } hooks[VNIC_MAX_HOOKS]; /* vnic_hook_add; fn NULL: free entry */
+    uint32_t hooks_armed;    /* bit i: hooks[i] is called by progress */
     int in_hook;
 
     vnic_notify_fn handler[VNIC_NCHAN];
