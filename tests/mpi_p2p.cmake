@@ -11,3 +11,5 @@ fmpl_test(mpi_p2p_getpipe mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 FMPL_SHM_
 fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_GET_PIPELINE_MIN=0 FMPL_SHM_STALL_US=0
           TIMEOUT 120)
 fmpl_test(mpi_p2p_cmaonly mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 120)
+# Thousands of posted and unexpected messages (the matching tables grow under load).
+fmpl_test(mpi_p2p_match mpi_p2p_match.c RANKS 1 2 3 4 7 TIMEOUT 120)

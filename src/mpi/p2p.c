@@ -34,10 +34,53 @@ int mpii_sends_pending;
 
 /* ------------------------------------------------------------------ matching */
 
-static inline unsigned mpii_bucket(int src, int tag)
+static inline unsigned mpii_bucket(const mpii_match_t *m, int src, int tag)
 {
     uint32_t x = (uint32_t)src * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu;
-    return (x ^ (x >> 15)) % MPII_NBUCKET;
+    return (x ^ (x >> 15)) & (m->nbucket - 1);
+}
+
+/* Bucket arrays of n lists, initialised; NULL when out of memory. */
+static mpii_link_t *mpii_buckets_new(uint32_t n)
+{
+    mpii_link_t *b = malloc((size_t)n * sizeof *b);
+    for (uint32_t i = 0; b && i < n; i++)
+        mpii_list_init(&b[i]);
+    return b;
+}
+
+/* Moves the entries of old[nold] (linked through the member at offset `off`, keyed by
+ * the (src, tag) that key() reads) into the new buckets, keeping each bucket's order:
+ * entries with the same (src, tag) share a bucket before and after. */
+#define MPII_REHASH(m, old, nold, nb, type, member, SRC, TAG)                                      \
+    for (uint32_t i_ = 0; i_ < (nold); i_++)                                                       \
+        while (!mpii_list_empty(&(old)[i_])) {                                                     \
+            mpii_link_t *e_ = (old)[i_].next;                                                      \
+            type *x_ = MPII_CONTAINER(e_, type, member);                                           \
+            mpii_list_del(e_);                                                                     \
+            mpii_list_push(&(nb)[mpii_bucket((m), x_->SRC, x_->TAG)], e_);                         \
+        }
+
+/* Grows m's buckets x4 when their entries exceed twice their number. */
+static void mpii_match_grow(mpii_match_t *m)
+{
+    if (BASE_LIKELY(m->nposted + m->nunexp <= 2 * m->nbucket || m->nbucket >= MPII_NBUCKET_MAX))
+        return;
+    uint32_t nold = m->nbucket, n = nold * 4;
+    mpii_link_t *p = mpii_buckets_new(n), *u = mpii_buckets_new(n);
+    if (!p || !u) { /* keep the small table: slower, still correct */
+        free(p);
+        free(u);
+        return;
+    }
+    mpii_link_t *oldp = m->posted, *oldu = m->unexp;
+    m->nbucket = n;
+    MPII_REHASH(m, oldp, nold, p, mpii_req_t, link, peer, tag)
+    MPII_REHASH(m, oldu, nold, u, mpii_umsg_t, bl, src, tag)
+    free(oldp);
+    free(oldu);
+    m->posted = p;
+    m->unexp = u;
 }
 
 static mpii_match_t *mpii_match_of(uint32_t ctx)
@@ -59,10 +102,11 @@ static mpii_match_t *mpii_match_of(uint32_t ctx)
     if (!m)
         base_fatal("mpi: out of memory for matching state");
     m->ctx = ctx;
-    for (int i = 0; i < MPII_NBUCKET; i++) {
-        mpii_list_init(&m->posted[i]);
-        mpii_list_init(&m->unexp[i]);
-    }
+    m->nbucket = MPII_NBUCKET0;
+    m->posted = mpii_buckets_new(m->nbucket);
+    m->unexp = mpii_buckets_new(m->nbucket);
+    if (!m->posted || !m->unexp)
+        base_fatal("mpi: out of memory for matching state");
     mpii_list_init(&m->pwild);
     mpii_list_init(&m->uall);
     p2p.matches[ctx] = m;
@@ -86,7 +130,7 @@ static inline int mpii_matches(int want_src, int want_tag, int src, int tag)
 static mpii_req_t *mpii_posted_take(mpii_match_t *m, int src, int tag)
 {
     mpii_req_t *best = NULL;
-    mpii_link_t *h = &m->posted[mpii_bucket(src, tag)];
+    mpii_link_t *h = &m->posted[mpii_bucket(m, src, tag)];
     for (mpii_link_t *e = h->next; e != h; e = e->next) {
         mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
         if (r->peer == src && r->tag == tag) {
@@ -106,6 +150,8 @@ static mpii_req_t *mpii_posted_take(mpii_match_t *m, int src, int tag)
     if (best) {
         mpii_list_del(&best->link);
         best->posted = 0;
+        if (best->peer != MPI_ANY_SOURCE && best->tag != MPI_ANY_TAG)
+            m->nposted--;
     }
     return best;
 }
@@ -114,7 +160,7 @@ static mpii_req_t *mpii_posted_take(mpii_match_t *m, int src, int tag)
 static mpii_umsg_t *mpii_unexp_find(mpii_match_t *m, int src, int tag)
 {
     if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
-        mpii_link_t *h = &m->unexp[mpii_bucket(src, tag)];
+        mpii_link_t *h = &m->unexp[mpii_bucket(m, src, tag)];
         for (mpii_link_t *e = h->next; e != h; e = e->next) {
             mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, bl);
             if (u->src == src && u->tag == tag)
@@ -134,10 +180,13 @@ static void mpii_post_recv(mpii_match_t *m, mpii_req_t *r)
 {
     r->seq = ++m->pseq;
     r->posted = 1;
-    if (r->peer == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG)
+    if (r->peer == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG) {
         mpii_list_push(&m->pwild, &r->link);
-    else
-        mpii_list_push(&m->posted[mpii_bucket(r->peer, r->tag)], &r->link);
+    } else {
+        mpii_list_push(&m->posted[mpii_bucket(m, r->peer, r->tag)], &r->link);
+        m->nposted++;
+        mpii_match_grow(m);
+    }
 }
 
 /* ------------------------------------------------------------------ pools */
@@ -443,8 +492,10 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
         u->data = mpii_buf_get(u->cls);
         memcpy(u->data, payload, size);
     }
-    mpii_list_push(&m->unexp[mpii_bucket(h.src, h.tag)], &u->bl);
+    mpii_list_push(&m->unexp[mpii_bucket(m, h.src, h.tag)], &u->bl);
     mpii_list_push(&m->uall, &u->gl);
+    m->nunexp++;
+    mpii_match_grow(m);
 }
 
 /* Receives unexpected message u (unlinked) into r (outside handlers). */
@@ -459,8 +510,9 @@ static void mpii_recv_unexp(mpii_req_t *r, mpii_umsg_t *u)
     mpii_umsg_put(u);
 }
 
-static void mpii_unexp_unlink(mpii_umsg_t *u)
+static void mpii_unexp_unlink(mpii_match_t *m, mpii_umsg_t *u)
 {
+    m->nunexp--;
     mpii_list_del(&u->bl);
     mpii_list_del(&u->gl);
 }
@@ -627,7 +679,7 @@ static int mpii_recv_go(mpii_req_t *r)
 {
     mpii_umsg_t *u = mpii_unexp_find(r->m, r->peer, r->tag);
     if (u) {
-        mpii_unexp_unlink(u);
+        mpii_unexp_unlink(r->m, u);
         mpii_recv_unexp(r, u);
         return MPI_SUCCESS;
     }
@@ -654,6 +706,8 @@ void mpii_p2p_cancel(mpii_req_t *r)
     if (r->kind == MPII_REQ_RECV && r->posted && !r->done) {
         mpii_list_del(&r->link);
         r->posted = 0;
+        if (r->peer != MPI_ANY_SOURCE && r->tag != MPI_ANY_TAG)
+            r->m->nposted--;
         r->st.fmpl_cancelled = 1;
         r->st.fmpl_count = 0;
         r->err = MPI_SUCCESS;
@@ -860,11 +914,13 @@ void mpii_p2p_finalize(void)
             continue;
         while (!mpii_list_empty(&m->uall)) {
             mpii_umsg_t *u = MPII_CONTAINER(m->uall.next, mpii_umsg_t, gl);
-            mpii_unexp_unlink(u);
+            mpii_unexp_unlink(m, u);
             if (u->data)
                 mpii_buf_put(u->cls, u->data);
             free(u);
         }
+        free(m->posted);
+        free(m->unexp);
         free(m);
     }
     free(p2p.matches);
@@ -1261,7 +1317,7 @@ static int mpii_probe(int source, int tag, MPI_Comm comm, int *flag, int want_ms
     }
     mpii_probe_status(status, p.u);
     if (want_msg) {
-        mpii_unexp_unlink(p.u);
+        mpii_unexp_unlink(p.m, p.u);
         p.u->comm = comm;
         int h = mpii_handle_new(FMPL_MPI_KIND_MESSAGE, p.u);
         if (h == MPI_MESSAGE_NULL) {

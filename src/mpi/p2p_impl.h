@@ -83,13 +83,19 @@ typedef struct mpii_umsg {
     int comm; /* MPI_Message: the communicator handle it was probed on */
 } mpii_umsg_t;
 
-#define MPII_NBUCKET 64
+/* Buckets of a context's queues: MPII_NBUCKET0 at first, x4 whenever the entries in
+ * buckets exceed twice their number (up to MPII_NBUCKET_MAX): a bucket walk stays
+ * short with thousands of posted or unexpected messages. */
+#define MPII_NBUCKET0 16
+#define MPII_NBUCKET_MAX (1u << 16)
 
 struct mpii_match {
     uint32_t ctx;
+    uint32_t nbucket;         /* a power of two */
+    uint32_t nposted, nunexp; /* entries in posted[] and unexp[] (pwild not counted) */
     uint64_t pseq, useq;
-    mpii_link_t posted[MPII_NBUCKET], pwild;
-    mpii_link_t unexp[MPII_NBUCKET], uall;
+    mpii_link_t *posted, *unexp; /* [nbucket] */
+    mpii_link_t pwild, uall;
 };
 typedef struct mpii_match mpii_match_t;
 
