@@ -180,6 +180,11 @@ void mpii_types_finalize(void)
 
 dt_t *mpii_type_get(MPI_Datatype h)
 {
+    if (FMPL_MPI_DT_IS_PREDEF(h)) { /* the table filled at init (no dt_basic call) */
+        unsigned id = (unsigned)FMPL_MPI_DT_ID(h);
+        if (id <= FMPL_MPI_DTID_MAX && mpii_type_fast[id].h == h)
+            return mpii_type_fast[id].dt;
+    }
     int id = predef_id(h);
     if (id)
         return dt_basic(predef[id].kind);
@@ -749,6 +754,11 @@ MPII_WEAK(MPI_Type_free, PMPI_Type_free)
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    if (BASE_LIKELY(mpii.state == MPII_ACTIVE && size && FMPL_MPI_DT_IS_PREDEF(datatype) &&
+                    mpii_type_comm_dt(datatype))) { /* the size is in the handle */
+        *size = FMPL_MPI_DT_SIZE(datatype);
+        return MPI_SUCCESS;
+    }
     QUERY_PROLOGUE("MPI_Type_size", datatype, t);
     if (!size)
         return MPII_ERR(MPI_ERR_ARG, "MPI_Type_size");
