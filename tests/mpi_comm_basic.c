@@ -315,6 +315,29 @@ int main(int argc, char **argv)
         MPI_Comm_free(&t);
         CHECK(eclass(MPI_Comm_size(t2, &k)) == MPI_ERR_COMM);
     }
+    /* Freeing a communicator with operations pending (MPI-4.0 6.4.3): they complete
+     * normally, and a communicator created meanwhile (which may get the freed context id
+     * once it is really released) does not see their messages. */
+    {
+        MPI_Comm a, b;
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &a), MPI_SUCCESS);
+        int from = (me + n - 1) % n, to = (me + 1) % n, got = -1, got2 = -1;
+        MPI_Request rq[2];
+        CHECK_RC(MPI_Irecv(&got, 1, MPI_INT, from, 5, a, &rq[0]), MPI_SUCCESS);
+        int val = 100 + me;
+        CHECK_RC(MPI_Isend(&val, 1, MPI_INT, to, 5, a, &rq[1]), MPI_SUCCESS);
+        CHECK_RC(MPI_Comm_free(&a), MPI_SUCCESS);
+        CHECK(a == MPI_COMM_NULL);
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &b), MPI_SUCCESS);
+        int val2 = 200 + me;
+        CHECK_RC(MPI_Sendrecv(&val2, 1, MPI_INT, to, 5, &got2, 1, MPI_INT, from, 5, b,
+                              MPI_STATUS_IGNORE),
+                 MPI_SUCCESS);
+        CHECK(got2 == 200 + from);
+        CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        CHECK(got == 100 + from);
+        CHECK_RC(MPI_Comm_free(&b), MPI_SUCCESS);
+    }
     CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
     return 0;
 }

@@ -37,6 +37,14 @@ for cc in gcc clang; do
         else bad "$cc -std=$std:"; head -20 "$work/err"; fi
     done
 done
+# The special pointer values in the usual calls, optimised (GCC's -Wstringop-overflow).
+for cc in gcc clang; do
+    need $cc || continue
+    if $cc -std=c11 -O2 -Wall -Wextra -Werror -I"$inc" -c "$here/mpih_sentinel_warn.c" \
+        -o "$work/sent.o" 2> "$work/err"; then
+        ok "$cc -O2 -Werror: sentinels in calls compile without warnings"
+    else bad "$cc -O2, sentinels in calls:"; head -20 "$work/err"; fi
+done
 for cxx in g++ clang++; do
     need $cxx || continue
     for std in c++11 c++17; do

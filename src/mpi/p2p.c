@@ -1109,6 +1109,8 @@ static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
     r->mode = (uint8_t)mode;
     r->persistent = (uint8_t)persistent;
     dt_retain(r->dt);
+    c->refs++;
+    r->cref = c;
     rc = mpii_req_handle(r, request);
     if (rc)
         return MPII_ERR_COMM(comm, rc, fname);

@@ -109,8 +109,10 @@ typedef struct mpii_req {
     uint8_t kind, mode, persistent, active;
     uint8_t user_freed, posted, internal, pad;
     volatile int done;
-    int err;  /* MPI error class of the completed operation */
-    int comm; /* communicator handle (errors) */
+    int err;           /* MPI error class of the completed operation */
+    int comm;          /* communicator handle (errors) */
+    mpii_comm_t *cref; /* user requests: a reference that keeps the communicator (and
+                        * its context id) alive until the request is freed */
     /* arguments (buf..lb: set together by mpii_req_set_buf) */
     void *buf;
     int64_t count;

@@ -51,6 +51,10 @@ void mpii_req_free(mpii_req_t *r)
     if (r->kind != MPII_REQ_GREQ)
         dt_release(r->dt);
     r->dt = NULL;
+    if (r->cref) { /* a user request keeps its communicator alive (MPI_Comm_free) */
+        mpii_comm_release(r->cref);
+        r->cref = NULL;
+    }
     r->handle = MPI_REQUEST_NULL;
     mpii_list_push(&rq.free, &r->link);
 }
