@@ -813,34 +813,39 @@ static int mpii_bsend_idle(void *arg)
     return bsend.nused == 0;
 }
 
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+static int mpii_buffer_attach(void *buffer, MPI_Count size, const char *fname)
 {
-    MPII_CHECK_INIT("MPI_Buffer_attach");
+    MPII_CHECK_INIT(fname);
     if (size < 0 || (!buffer && size > 0))
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Buffer_attach");
+        return MPII_ERR(MPI_ERR_ARG, fname);
     if (bsend.base)
-        return MPII_ERR(MPI_ERR_BUFFER, "MPI_Buffer_attach");
+        return MPII_ERR(MPI_ERR_BUFFER, fname);
     bsend.base = buffer ? buffer : (char *)&bsend; /* size 0: attached, no room */
     bsend.size = (size_t)size;
     bsend.used = NULL;
     bsend.nused = 0;
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return mpii_buffer_attach(buffer, size, "MPI_Buffer_attach_c");
+}
 MPII_WEAK(MPI_Buffer_attach_c, PMPI_Buffer_attach_c)
 
 int PMPI_Buffer_attach(void *buffer, int size)
 {
-    return PMPI_Buffer_attach_c(buffer, size);
+    return mpii_buffer_attach(buffer, size, "MPI_Buffer_attach");
 }
 MPII_WEAK(MPI_Buffer_attach, PMPI_Buffer_attach)
 
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+static int mpii_buffer_detach(void *buffer_addr, MPI_Count *size, const char *fname)
 {
-    MPII_CHECK_INIT("MPI_Buffer_detach");
+    MPII_CHECK_INIT(fname);
     if (!buffer_addr || !size)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Buffer_detach");
+        return MPII_ERR(MPI_ERR_ARG, fname);
     if (!bsend.base)
-        return MPII_ERR(MPI_ERR_BUFFER, "MPI_Buffer_detach");
+        return MPII_ERR(MPI_ERR_BUFFER, fname);
     vnic_wait(mpii.vnic, mpii_bsend_idle, NULL, -1);
     void *b = bsend.base == (char *)&bsend ? NULL : bsend.base;
     memcpy(buffer_addr, &b, sizeof b);
@@ -849,6 +854,10 @@ int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
     bsend.size = 0;
     return MPI_SUCCESS;
 }
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return mpii_buffer_detach(buffer_addr, size, "MPI_Buffer_detach_c");
+}
 MPII_WEAK(MPI_Buffer_detach_c, PMPI_Buffer_detach_c)
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
@@ -856,7 +865,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     if (!size)
         return MPII_ERR(MPI_ERR_ARG, "MPI_Buffer_detach");
     MPI_Count n;
-    int rc = PMPI_Buffer_detach_c(buffer_addr, &n);
+    int rc = mpii_buffer_detach(buffer_addr, &n, "MPI_Buffer_detach");
     if (rc == MPI_SUCCESS)
         *size = n > INT_MAX ? INT_MAX : (int)n;
     return rc;
@@ -993,7 +1002,7 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
 int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
-    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Send");
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Send_c");
 }
 MPII_WEAK(MPI_Send_c, PMPI_Send_c)
 
@@ -1006,7 +1015,7 @@ MPII_WEAK(MPI_Send, PMPI_Send)
 int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm)
 {
-    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Rsend");
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_STD, "MPI_Rsend_c");
 }
 MPII_WEAK(MPI_Rsend_c, PMPI_Rsend_c)
 
@@ -1019,7 +1028,7 @@ MPII_WEAK(MPI_Rsend, PMPI_Rsend)
 int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm)
 {
-    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_SYNC, "MPI_Ssend");
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_SYNC, "MPI_Ssend_c");
 }
 MPII_WEAK(MPI_Ssend_c, PMPI_Ssend_c)
 
@@ -1032,7 +1041,7 @@ MPII_WEAK(MPI_Ssend, PMPI_Ssend)
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm)
 {
-    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_BUF, "MPI_Bsend");
+    return mpii_send_blocking(buf, count, datatype, dest, tag, comm, MPII_MODE_BUF, "MPI_Bsend_c");
 }
 MPII_WEAK(MPI_Bsend_c, PMPI_Bsend_c)
 
@@ -1076,7 +1085,7 @@ static int mpii_recv_blocking(void *buf, int64_t count, MPI_Datatype type, int s
 int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                 MPI_Comm comm, MPI_Status *status)
 {
-    return mpii_recv_blocking(buf, count, datatype, source, tag, comm, status, "MPI_Recv");
+    return mpii_recv_blocking(buf, count, datatype, source, tag, comm, status, "MPI_Recv_c");
 }
 MPII_WEAK(MPI_Recv_c, PMPI_Recv_c)
 
@@ -1194,7 +1203,7 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     return mpii_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                         source, recvtag, comm, status, "MPI_Sendrecv");
+                         source, recvtag, comm, status, "MPI_Sendrecv_c");
 }
 MPII_WEAK(MPI_Sendrecv_c, PMPI_Sendrecv_c)
 
@@ -1389,51 +1398,63 @@ static int mpii_mrecv(void *buf, int64_t count, MPI_Datatype type, MPI_Message *
     return MPI_SUCCESS;
 }
 
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                 MPI_Status *status)
+static int mpii_mrecv_blocking(void *buf, MPI_Count count, MPI_Datatype datatype,
+                               MPI_Message *message, MPI_Status *status, const char *fname)
 {
     mpii_req_t r;
     memset(&r, 0, sizeof r);
     r.internal = 1;
-    int rc = mpii_mrecv(buf, count, datatype, message, &r, "MPI_Mrecv");
+    int rc = mpii_mrecv(buf, count, datatype, message, &r, fname);
     if (rc)
         return rc;
     mpii_status_out(status, &r.st);
-    return r.err ? MPII_ERR_COMM(r.comm, r.err, "MPI_Mrecv") : MPI_SUCCESS;
+    return r.err ? MPII_ERR_COMM(r.comm, r.err, fname) : MPI_SUCCESS;
+}
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    return mpii_mrecv_blocking(buf, count, datatype, message, status, "MPI_Mrecv_c");
 }
 MPII_WEAK(MPI_Mrecv_c, PMPI_Mrecv_c)
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Status *status)
 {
-    return PMPI_Mrecv_c(buf, count, datatype, message, status);
+    return mpii_mrecv_blocking(buf, count, datatype, message, status, "MPI_Mrecv");
 }
 MPII_WEAK(MPI_Mrecv, PMPI_Mrecv)
 
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                  MPI_Request *request)
+static int mpii_imrecv(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                       MPI_Request *request, const char *fname)
 {
     if (!request)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Imrecv");
+        return MPII_ERR(MPI_ERR_ARG, fname);
     mpii_req_t *r = mpii_req_alloc();
     if (!r)
-        return MPII_ERR(MPI_ERR_NO_MEM, "MPI_Imrecv");
+        return MPII_ERR(MPI_ERR_NO_MEM, fname);
     r->active = 1;
-    int rc = mpii_mrecv(buf, count, datatype, message, r, "MPI_Imrecv");
+    int rc = mpii_mrecv(buf, count, datatype, message, r, fname);
     if (rc) {
         mpii_req_free(r);
         return rc;
     }
     r->dt = NULL; /* complete: nothing to keep alive */
     rc = mpii_req_handle(r, request);
-    return rc ? MPII_ERR(rc, "MPI_Imrecv") : MPI_SUCCESS;
+    return rc ? MPII_ERR(rc, fname) : MPI_SUCCESS;
+}
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    return mpii_imrecv(buf, count, datatype, message, request, "MPI_Imrecv_c");
 }
 MPII_WEAK(MPI_Imrecv_c, PMPI_Imrecv_c)
 
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                 MPI_Request *request)
 {
-    return PMPI_Imrecv_c(buf, count, datatype, message, request);
+    return mpii_imrecv(buf, count, datatype, message, request, "MPI_Imrecv");
 }
 MPII_WEAK(MPI_Imrecv, PMPI_Imrecv)
 
