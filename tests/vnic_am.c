@@ -87,6 +87,51 @@ static void reply_handler(void *arg, const vnic_notify_t *n)
     s->replies++;
 }
 
+/* Progress hooks: called only while armed, in the order added, never nested; a hook
+ * may disarm itself; at most VNIC_MAX_HOOKS. */
+static int hook_calls[VNIC_MAX_HOOKS], hook_seq, hook_order[2];
+static vnic_t *hook_v;
+static int hook_fn(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    hook_calls[i]++;
+    if (i < 2)
+        hook_order[i] = ++hook_seq;
+    vnic_progress(hook_v); /* not re-entered */
+    if (i == 1 && hook_calls[1] == 3)
+        vnic_hook_arm(hook_v, 1, 0); /* disarms itself */
+    return 0;
+}
+
+static void test_hooks(vnic_t *v)
+{
+    int id[VNIC_MAX_HOOKS + 1];
+    hook_v = v;
+    for (int i = 0; i < VNIC_MAX_HOOKS; i++) {
+        CHECK_RC(vnic_hook_add(v, hook_fn, (void *)(intptr_t)i, 0, &id[i]), FMPL_SUCCESS);
+        CHECK(id[i] == i);
+    }
+    CHECK_RC(vnic_hook_add(v, hook_fn, NULL, 0, &id[VNIC_MAX_HOOKS]), FMPL_ERR_NOMEM);
+    CHECK_RC(vnic_hook_add(v, NULL, NULL, 0, &id[0]), FMPL_ERR_ARG);
+    vnic_progress(v);
+    for (int i = 0; i < VNIC_MAX_HOOKS; i++)
+        CHECK(hook_calls[i] == 0); /* disarmed: never called */
+    vnic_hook_arm(v, 1, 1);
+    vnic_hook_arm(v, 0, 1);
+    vnic_progress(v);
+    CHECK(hook_calls[0] == 1 && hook_calls[1] == 1 && hook_order[0] < hook_order[1]);
+    for (int k = 0; k < 5; k++)
+        vnic_progress(v);
+    CHECK(hook_calls[0] == 6 && hook_calls[1] == 3); /* 1 disarmed itself at its 3rd call */
+    for (int i = 0; i < VNIC_MAX_HOOKS; i++)
+        vnic_hook_remove(v, id[i]);
+    vnic_progress(v);
+    CHECK(hook_calls[0] == 6 && hook_calls[2] == 0);
+    vnic_hook_arm(v, 0, 1); /* removed: arming does nothing */
+    vnic_progress(v);
+    CHECK(hook_calls[0] == 6);
+}
+
 typedef struct wait_arg {
     state_t *s;
     int want, want_replies;
@@ -135,6 +180,14 @@ int main(void)
     bad.peer = 0;
     bad.local.u.contig.addr = NULL;
     CHECK_RC(vnic_post(v, &bad), FMPL_ERR_BUFFER);
+    CHECK_RC(vnic_send_am(v, 0, CHAN_AM, 0, buf, s.am_max, buf, 1), FMPL_ERR_TRUNCATE);
+    CHECK_RC(vnic_send_am(v, t.size, CHAN_AM, 0, buf, 8, NULL, 0), FMPL_ERR_RANK);
+    CHECK_RC(vnic_send_am(v, -1, CHAN_AM, 0, buf, 8, NULL, 0), FMPL_ERR_RANK);
+    CHECK_RC(vnic_send_am(v, 0, VNIC_NCHAN, 0, buf, 8, NULL, 0), FMPL_ERR_ARG);
+    CHECK_RC(vnic_send_am(v, 0, CHAN_AM, 0, NULL, 8, NULL, 0), FMPL_ERR_BUFFER);
+    CHECK_RC(vnic_send_am(v, 0, CHAN_AM, 0, buf, 8, NULL, 1), FMPL_ERR_BUFFER);
+    CHECK_RC(vnic_send_am(NULL, 0, CHAN_AM, 0, buf, 8, NULL, 0), FMPL_ERR_ARG);
+    test_hooks(v);
     vt_barrier(&t);
 
     /* Every rank sends NOPS ops to every rank (itself included), interleaved. */
@@ -149,6 +202,13 @@ int main(void)
                             .chan = CHAN_AM,
                             .imm = ((uint64_t)t.rank << 24) | (uint64_t)i};
             struct iovec iov[3];
+            if (op_kind(i) <= 2 && i % 4 == 2) { /* the two-piece short form */
+                size_t k = len / 3;
+                CHECK_RC(vnic_send_am(v, target, CHAN_AM, op.imm, buf, k, buf + k, len - k),
+                         FMPL_SUCCESS);
+                vnic_progress(v);
+                continue;
+            }
             if (op_kind(i) <= 2) {
                 if (i % 2 && len >= 2) { /* iovec local descriptor, 3 pieces */
                     iov[0].iov_base = buf;

@@ -431,9 +431,12 @@ static BASE_NOINLINE int vnic_send_am_posted(vnic_t *v, int peer, unsigned chan,
 int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
                  const void *b, size_t blen)
 {
-    if (BASE_UNLIKELY(!v || (unsigned)peer >= (unsigned)v->size || chan >= VNIC_NCHAN ||
-                      (alen && !a) || (blen && !b)))
+    if (BASE_UNLIKELY(!v || chan >= VNIC_NCHAN))
         return FMPL_ERR_ARG;
+    if (BASE_UNLIKELY((unsigned)peer >= (unsigned)v->size))
+        return FMPL_ERR_RANK;
+    if (BASE_UNLIKELY((alen && !a) || (blen && !b)))
+        return FMPL_ERR_BUFFER;
     if (BASE_UNLIKELY(alen > v->info.am_max || blen > v->info.am_max - alen))
         return FMPL_ERR_TRUNCATE;
     vnic_transport_t *t = vnic_transport_of(v, peer);

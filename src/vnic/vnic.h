@@ -217,7 +217,9 @@ int vnic_post(vnic_t *v, const vnic_op_t *op);
  * the short form of vnic_post with VNIC_OP_SEND, no counters, for latency-critical
  * small messages. Same delivery and ordering as a posted SEND (the handler of chan
  * at peer gets the concatenation, imm). alen + blen <= vnic_info()->am_max, else
- * FMPL_ERR_TRUNCATE; b may be NULL when blen is 0. Locally complete on return (the
+ * FMPL_ERR_TRUNCATE; FMPL_ERR_RANK (peer), FMPL_ERR_ARG (chan), FMPL_ERR_BUFFER (a NULL
+ * piece with a length); a or b may be NULL when its length is 0. Locally complete on
+ * return (the
  * caller may reuse a and b). Does not block except for back-pressure, which it
  * resolves by progressing (handlers may run). */
 int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
