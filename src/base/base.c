@@ -223,15 +223,16 @@ void base_futex_wake(uint32_t *addr, int n)
 
 /* ---- back-off ---- */
 
+int base_backoff_oversubscribed;
+
 static struct {
-    int configured, oversubscribed;
+    int configured;
     uint64_t spin_ns, yield_ns;
     int64_t sleep_ns;
 } base_bo;
 
 void base_backoff_configure(int oversubscribed)
 {
-    base_bo.oversubscribed = oversubscribed;
     base_bo.spin_ns = (uint64_t)base_env_int("FMPL_SPIN_US", 50, 0, 10000000,
                                              "microseconds a waiting rank spins before yielding "
                                              "(0 when ranks outnumber cores)") *
@@ -245,14 +246,8 @@ void base_backoff_configure(int oversubscribed)
                                     "wake-up normally ends it sooner)") *
                        1000;
     base_bo.configured = 1;
-}
-
-void base_backoff_init(base_backoff_t *b)
-{
-    b->start_ns = 0;
-    b->polls = 0;
-    b->oversubscribed = base_bo.oversubscribed;
-    b->last = BASE_BACKOFF_SPIN;
+    /* No spin phase: base_backoff_next asks base_backoff_decide at every poll. */
+    base_backoff_oversubscribed = oversubscribed || base_bo.spin_ns == 0;
 }
 
 base_backoff_action_t base_backoff_decide(base_backoff_t *b)

@@ -97,22 +97,32 @@ void base_futex_wake(uint32_t *addr, int n);
  * base_backoff_next() after each unsuccessful poll and acts on the answer. */
 typedef enum { BASE_BACKOFF_SPIN, BASE_BACKOFF_YIELD, BASE_BACKOFF_SLEEP } base_backoff_action_t;
 typedef struct base_backoff {
-    uint64_t start_ns; /* when the wait began (0: not yet) */
+    uint64_t start_ns; /* first clock reading of the wait (0: not yet; poll 64 when spinning) */
     uint32_t polls;
     int oversubscribed;
     base_backoff_action_t last; /* the previous answer */
 } base_backoff_t;
 /* Process-wide knobs, set once at init by the vnic (FMPL_SPIN_US, FMPL_YIELD_US). */
 void base_backoff_configure(int oversubscribed);
-void base_backoff_init(base_backoff_t *b);
+/* No spin phase (oversubscribed, or FMPL_SPIN_US=0): set by base_backoff_configure,
+ * read by base_backoff_init. */
+extern int base_backoff_oversubscribed;
+static inline void base_backoff_init(base_backoff_t *b)
+{
+    b->start_ns = 0;
+    b->polls = 0;
+    b->oversubscribed = base_backoff_oversubscribed;
+    b->last = BASE_BACKOFF_SPIN;
+}
 base_backoff_action_t base_backoff_decide(base_backoff_t *b);
 /* The answer for the next poll; inline for the common case (spinning, between clock
  * reads), the rest in base_backoff_decide. */
 static inline base_backoff_action_t base_backoff_next(base_backoff_t *b)
 {
     b->polls++;
-    /* While spinning, read the clock only every 64 polls: it costs ~20 ns. */
-    if (BASE_LIKELY(b->last == BASE_BACKOFF_SPIN && (b->polls & 63) != 0 && b->start_ns))
+    /* While spinning, read the clock only every 64 polls (it costs ~20 ns), the first
+     * time at poll 64: a wait that ends sooner never reads it. */
+    if (BASE_LIKELY(b->last == BASE_BACKOFF_SPIN && (b->polls & 63) != 0 && !b->oversubscribed))
         return BASE_BACKOFF_SPIN;
     return base_backoff_decide(b);
 }

@@ -61,11 +61,9 @@ static mpii_link_t *mpii_buckets_new(uint32_t n)
             mpii_list_push(&(nb)[mpii_bucket((m), x_->SRC, x_->TAG)], e_);                         \
         }
 
-/* Grows m's buckets x4 when their entries exceed twice their number. */
-static void mpii_match_grow(mpii_match_t *m)
+/* Grows m's buckets x4 (mpii_match_grow's slow path). */
+static BASE_NOINLINE void mpii_match_rehash(mpii_match_t *m)
 {
-    if (BASE_LIKELY(m->nposted + m->nunexp <= 2 * m->nbucket || m->nbucket >= MPII_NBUCKET_MAX))
-        return;
     uint32_t nold = m->nbucket, n = nold * 4;
     mpii_link_t *p = mpii_buckets_new(n), *u = mpii_buckets_new(n);
     if (!p || !u) { /* keep the small table: slower, still correct */
@@ -83,10 +81,16 @@ static void mpii_match_grow(mpii_match_t *m)
     m->unexp = u;
 }
 
-static mpii_match_t *mpii_match_of(uint32_t ctx)
+/* Grows m's buckets when their entries exceed twice their number. */
+static inline void mpii_match_grow(mpii_match_t *m)
 {
-    if (BASE_LIKELY(ctx < p2p.nmatches && p2p.matches[ctx]))
-        return p2p.matches[ctx];
+    if (BASE_UNLIKELY(m->nposted + m->nunexp > 2 * m->nbucket && m->nbucket < MPII_NBUCKET_MAX))
+        mpii_match_rehash(m);
+}
+
+/* Creates the matching state of ctx (mpii_match_of's slow path). */
+static BASE_NOINLINE mpii_match_t *mpii_match_new(uint32_t ctx)
+{
     if (ctx >= p2p.nmatches) {
         uint32_t n = p2p.nmatches ? p2p.nmatches : 16;
         while (n <= ctx)
@@ -111,6 +115,13 @@ static mpii_match_t *mpii_match_of(uint32_t ctx)
     mpii_list_init(&m->uall);
     p2p.matches[ctx] = m;
     return m;
+}
+
+static inline mpii_match_t *mpii_match_of(uint32_t ctx)
+{
+    if (BASE_LIKELY(ctx < p2p.nmatches && p2p.matches[ctx]))
+        return p2p.matches[ctx];
+    return mpii_match_new(ctx);
 }
 
 static inline mpii_match_t *mpii_comm_match(mpii_comm_t *c)
@@ -372,7 +383,9 @@ static void mpii_recv_unpack(mpii_req_t *r, const void *data, uint64_t n)
 {
     if (!n)
         return;
-    if (BASE_LIKELY(r->contig))
+    if (BASE_LIKELY(r->contig && n == 8)) /* the common small case without a libc call */
+        memcpy((char *)r->buf + r->lb, data, 8);
+    else if (BASE_LIKELY(r->contig))
         memcpy((char *)r->buf + r->lb, data, n);
     else
         dt_unpack(r->dt, r->count, r->buf, 0, (int64_t)n, data);

@@ -168,7 +168,13 @@ void mpii_req_free(mpii_req_t *r);
 /* Gives r a user handle in *h; MPI_ERR_NO_MEM (r freed) when the table is full. */
 int mpii_req_handle(mpii_req_t *r, MPI_Request *h);
 /* Marks r complete (from the engine): frees it at once when the user already freed it. */
-void mpii_req_done(mpii_req_t *r);
+void mpii_req_done_freed(mpii_req_t *r);
+static inline void mpii_req_done(mpii_req_t *r)
+{
+    r->done = 1;
+    if (BASE_UNLIKELY(r->user_freed))
+        mpii_req_done_freed(r);
+}
 /* Waits (progressing) until r->done. */
 void mpii_req_wait(mpii_req_t *r);
 /* An empty status (MPI-4.0 3.7.3). */

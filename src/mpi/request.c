@@ -71,14 +71,11 @@ int mpii_req_handle(mpii_req_t *r, MPI_Request *h)
     return MPI_SUCCESS;
 }
 
-void mpii_req_done(mpii_req_t *r)
+void mpii_req_done_freed(mpii_req_t *r)
 {
-    r->done = 1;
-    if (r->user_freed) {
-        if (r->kind == MPII_REQ_GREQ && r->free_fn)
-            r->free_fn(r->extra);
-        mpii_req_free(r);
-    }
+    if (r->kind == MPII_REQ_GREQ && r->free_fn)
+        r->free_fn(r->extra);
+    mpii_req_free(r);
 }
 
 static int mpii_req_ready(void *arg)

@@ -191,8 +191,17 @@ struct vnic {
     char transports[32];
 };
 
-/* Runs the notify handler of n->chan (called by transports at the target). */
-void vnic_deliver_notify(vnic_t *v, const vnic_notify_t *n);
+/* Runs the notify handler of n->chan (called by transports at the target); without
+ * a handler the notification is dropped with one warning per channel. */
+void vnic_notify_dropped(vnic_t *v, const vnic_notify_t *n);
+static inline void vnic_deliver_notify(vnic_t *v, const vnic_notify_t *n)
+{
+    uint8_t chan = n->chan;
+    if (BASE_LIKELY(chan < VNIC_NCHAN && v->handler[chan]))
+        v->handler[chan](v->handler_arg[chan], n);
+    else
+        vnic_notify_dropped(v, n);
+}
 /* Word of counter id of this process. */
 static inline uint64_t *vnic_cntr_word(vnic_t *v, uint32_t id)
 {
