@@ -3,12 +3,13 @@
 fmpl_test(mpi_p2p mpi_p2p.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_p2p_rndv mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 120)
 fmpl_test(mpi_p2p_nocma mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 120)
-# Rendezvous reads through the two-core pipeline from the first byte, with a target
-# that is given no time (every blocking get is taken over by CMA at once, the target
-# still filling the abandoned chunks), and with CMA alone.
-fmpl_test(mpi_p2p_getpipe mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 FMPL_SHM_GET_PIPELINE_MIN=0
-          FMPL_SHM_BOUNCE_CHUNK=4096 TIMEOUT 120)
-fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_GET_PIPELINE_MIN=0 FMPL_SHM_STALL_US=0
+# Rendezvous reads: by default through the two-core pipeline; here small reads by CMA
+# and large ones through small bounce chunks, then a target that is given no time (every
+# blocking get is taken over by CMA at once, the target still filling the abandoned
+# chunks), and CMA alone.
+fmpl_test(mpi_p2p_getmixed mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0
+          FMPL_SHM_GET_PIPELINE_MIN=65536 FMPL_SHM_BOUNCE_CHUNK=4096 TIMEOUT 120)
+fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_STALL_US=0
           TIMEOUT 120)
 fmpl_test(mpi_p2p_cmaonly mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 120)
 # Thousands of posted and unexpected messages (the matching tables grow under load).

@@ -1519,7 +1519,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
                                       "microseconds a pipelined put waits for a target that "
                                       "does not drain before it turns to CMA");
     long long get_pipe_min = base_env_int(
-        "FMPL_SHM_GET_PIPELINE_MIN", 64 << 10, 0, LLONG_MAX,
+        "FMPL_SHM_GET_PIPELINE_MIN", 0, 0, LLONG_MAX,
         "smallest blocking get from private memory that goes through the two-core pipeline "
         "(the target fills bounce chunks; smaller ones, and all with FMPL_SHM_PIPELINE=0, use "
         "CMA)");
