@@ -1058,7 +1058,7 @@ static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
     }
     /* A blocking GET of one remote segment from `get_pipe_min` bytes on goes through
      * the pipeline (the target fills chunks while this rank copies out: two cores copy,
-     * 2-3x CMA here); a target that stops answering for stall_ns leaves the rest to
+     * about 3x CMA here); a target that stops answering for stall_ns leaves the rest to
      * CMA. Other GETs use CMA when it works. */
     int piped = s->pipeline && !op->lcntr && nseg == 1 && total >= s->get_pipe_min;
     if (s->cma && !piped) {
@@ -1516,8 +1516,8 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         "large puts to private memory go through the two-core bounce pipeline while the target "
         "drains it (0: straight single-copy CMA)");
     long long stall_us = base_env_int("FMPL_SHM_STALL_US", 50, 0, 10000000,
-                                      "microseconds a pipelined put waits for a target that "
-                                      "does not drain before it turns to CMA");
+                                      "microseconds a pipelined put (get) waits for a target "
+                                      "that does not drain (fill) chunks before CMA takes over");
     long long get_pipe_min = base_env_int(
         "FMPL_SHM_GET_PIPELINE_MIN", 0, 0, LLONG_MAX,
         "smallest blocking get from private memory that goes through the two-core pipeline "

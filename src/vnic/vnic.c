@@ -512,7 +512,7 @@ int vnic_fence(vnic_t *v)
     return boot_fence(v->boot);
 }
 
-/* One round of progress: transports, then the hook (not from inside the hook). */
+/* One round of progress: transports, then the armed hooks (not from inside a hook). */
 static inline int vnic_progress_round(vnic_t *v)
 {
     int n = v->local->ops->progress(v->local);

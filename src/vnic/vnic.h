@@ -219,9 +219,8 @@ int vnic_post(vnic_t *v, const vnic_op_t *op);
  * at peer gets the concatenation, imm). alen + blen <= vnic_info()->am_max, else
  * FMPL_ERR_TRUNCATE; FMPL_ERR_RANK (peer), FMPL_ERR_ARG (chan), FMPL_ERR_BUFFER (a NULL
  * piece with a length); a or b may be NULL when its length is 0. Locally complete on
- * return (the
- * caller may reuse a and b). Does not block except for back-pressure, which it
- * resolves by progressing (handlers may run). */
+ * return (the caller may reuse a and b). Does not block except for back-pressure,
+ * which it resolves by progressing (handlers may run). */
 int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
                  const void *b, size_t blen);
 
