@@ -49,9 +49,9 @@ static mpii_link_t *mpii_buckets_new(uint32_t n)
     return b;
 }
 
-/* Moves the entries of old[nold] (linked through the member at offset `off`, keyed by
- * the (src, tag) that key() reads) into the new buckets, keeping each bucket's order:
- * entries with the same (src, tag) share a bucket before and after. */
+/* Moves the entries of old[nold] (objects of `type` linked through `member`, keyed by
+ * their SRC and TAG fields) into the buckets nb of m, keeping each bucket's order:
+ * entries with the same (source, tag) share a bucket before and after. */
 #define MPII_REHASH(m, old, nold, nb, type, member, SRC, TAG)                                      \
     for (uint32_t i_ = 0; i_ < (nold); i_++)                                                       \
         while (!mpii_list_empty(&(old)[i_])) {                                                     \
