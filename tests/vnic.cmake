@@ -26,3 +26,8 @@ set_tests_properties(vnic_shm_room PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
 fmpl_test(vnic_am vnic_am.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(vnic_am_nocma vnic_am.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 60)
 fmpl_test(vnic_am_small vnic_am.c RANKS 3 ENV FMPL_SHM_CELLS=64 TIMEOUT 60)
+# Fastbox: small active messages through the pair's shared line, ordered with the
+# inbox; more peers than a rank polls (7 ranks), a small inbox, and without fastbox.
+fmpl_test(vnic_fastbox vnic_fastbox.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(vnic_fastbox_small vnic_fastbox.c RANKS 3 ENV FMPL_SHM_CELLS=64 TIMEOUT 120)
+fmpl_test(vnic_fastbox_off vnic_fastbox.c RANKS 2 ENV FMPL_SHM_FASTBOX=0 TIMEOUT 120)

@@ -9,10 +9,10 @@
  * fallocate()s its pages when a block first covers them.
  *
  *   [header page][area of local rank 0][area 1]...
- *   area = ctrl | wake | SendCNT | RecvCNT | cells[K] | reply[R] | bounce state[B] |
- *          bounce data[B][chunk] | counters[C] | region table | heap
- * Each hot field sits on its own cache line; a line is written by one process at a
- * time (cells and bounce chunks change hands, they are never written by two at once).
+ *   area = ctrl | wake | SendCNT | RecvCNT | fastbox[nlocal] | cells[K] | reply[R] | bounce
+ * state[B] | bounce data[B][chunk] | counters[C] | region table | heap Each hot field sits on its
+ * own cache line; a line is written by one process at a time (cells and bounce chunks change hands,
+ * they are never written by two at once).
  *
  * INBOX (seed 002, receive-buffer acquisition). The receiver owns cells[K] (64-byte
  * lines), SendCNT and RecvCNT. A sender takes n tickets (an n-cell message) with a
@@ -52,6 +52,21 @@
  *     private copy). The cells stay held (RecvCNT not published past them, even by
  *     progress nested in the handler) until the handler returns; continuation cells
  *     are released only then.
+ * FASTBOX. Each pair of local ranks shares one cache line (in the lower rank's area),
+ * half written by each. Once a rank has handled SHM_FB_ARM small active messages (at
+ * most 24 bytes, imm 0) from a peer, it polls that peer's half (at most
+ * SHM_FB_ACTIVE_MAX peers) and says so in its own half; the peer then sends such
+ * messages there instead of the inbox when its previous one was consumed: payload, the
+ * count of its inbox messages so far, then the sequence word. In a ping-pong both
+ * directions live in one line, one transfer per message (a queue needs a line per
+ * direction; on this machine's slow state 200 vs 300 ns). Order with the inbox: a
+ * fastbox message is delivered only after the sender's earlier inbox messages
+ * (counts), and nothing goes to a peer through the inbox (and no effect is applied
+ * directly) while the sender's fastbox message there is unconsumed. The receiver
+ * acknowledges in its own half, lazily: on its next message there, or at its next
+ * progress call (an early write would pull the line from the sender, which polls it).
+ * FMPL_SHM_FASTBOX=0 keeps everything in the inbox.
+ *
  * ORDERING per initiator and target: cells are handled in ticket order. An effect
  * (RCNTR) of a direct op is applied directly (an atomic add on the target's counter,
  * no target CPU) only when none of this initiator's earlier cells to that target is
@@ -135,8 +150,8 @@ typedef struct shm_reply {
 typedef struct shm_layout {
     uint32_t cells, nbounce, ncntr, nregions;
     uint64_t chunk, inline_max, heap_size;
-    uint64_t off_ctrl, off_wake, off_sendcnt, off_recvcnt, off_cells, off_reply, off_bstate,
-        off_bdata, off_cntr, off_regions, off_heap, area_size, seg_size;
+    uint64_t off_ctrl, off_wake, off_sendcnt, off_recvcnt, off_fbox, off_cells, off_reply,
+        off_bstate, off_bdata, off_cntr, off_regions, off_heap, area_size, seg_size;
 } shm_layout_t;
 
 typedef struct shm_header {
@@ -146,12 +161,38 @@ typedef struct shm_header {
     BASE_ALIGNED uint64_t closing; /* ranks that entered vnic_close */
 } shm_header_t;
 
+/* FASTBOX (see the design comment): one line per pair of local ranks, in the area
+ * of the lower one; half h[0] is written by the lower rank, h[1] by the higher. */
+#define SHM_FB_DATA 24      /* payload bytes of a fastbox message */
+#define SHM_FB_ACTIVE_MAX 4 /* peers whose fastbox a rank polls */
+#define SHM_FB_ARM 8        /* small active messages from a peer before it is polled */
+#define SHM_FB_POLLING 0x8000u
+
+typedef struct shm_fb_half {
+    uint32_t ctl; /* seq (bits 0..14, 1..0x7fff) | len << 16 | chan << 24; stored last */
+    uint16_t ack; /* SHM_FB_POLLING: the writer polls the other half; bits 0..14: the
+                   * last seq it consumed from the other half */
+    uint16_t ibx; /* the writer's inbox messages to the other rank before this one */
+    uint8_t data[SHM_FB_DATA];
+} shm_fb_half_t;
+_Static_assert(sizeof(shm_fb_half_t) * 2 == SHM_LINE, "a fastbox is one cache line");
+
 typedef struct shm_peer {
     char *area;
     uint64_t recvcnt_cache; /* last RecvCNT seen at this peer */
     uint64_t sent_end;      /* ticket after my last cell to it */
     int pid;
     int world;
+    /* fastbox of the pair (NULL for myself) */
+    shm_fb_half_t *fb_mine, *fb_theirs;
+    uint16_t fb_sent;   /* last seq I published in my half (0: none) */
+    uint16_t fb_acked;  /* last seq of mine the peer acknowledged (cached) */
+    uint16_t fb_seen;   /* last seq I consumed from its half */
+    uint16_t ibx_sent;  /* my inbox messages to it */
+    uint16_t ibx_got;   /* its inbox messages I handled */
+    uint16_t small_got; /* its small active messages (until SHM_FB_ARM) */
+    uint8_t fb_polled;  /* I poll its half */
+    uint8_t ack_due;    /* fb_seen not yet published in my half's ack */
 } shm_peer_t;
 
 typedef struct shm_bget shm_bget_t;
@@ -215,7 +256,11 @@ typedef struct shm {
     int bounce_busy;
     shm_bget_t *bget_head, *bget_tail;
     int am_depth; /* SEND handlers running (nested progress holds RecvCNT) */
-    char *am_buf; /* [am_max]: copy of a wrapped payload at depth 0 */
+    shm_peer_t *fb_active[SHM_FB_ACTIVE_MAX]; /* peers whose fastbox I poll */
+    int fb_nactive;
+    int fb_acks_due; /* fb_active peers with ack_due */
+    int fb_max;      /* FMPL_SHM_FASTBOX: SHM_FB_ACTIVE_MAX, or 0 */
+    char *am_buf;    /* [am_max]: copy of a wrapped payload at depth 0 */
     size_t am_max;
     char name[128];
 } shm_t;
@@ -345,6 +390,79 @@ static inline uint32_t shm_ncells(size_t len)
                                 : 1 + (uint32_t)((len - SHM_CELL_DATA + SHM_LINE - 1) / SHM_LINE);
 }
 
+/* Copies n <= SHM_CELL_DATA bytes inline (a libc call costs more than the copy). */
+static inline void shm_copy_small(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *p = src;
+    for (; n >= 8; n -= 8, d += 8, p += 8)
+        memcpy(d, p, 8);
+    if (n >= 4) {
+        memcpy(d, p, 4);
+        d += 4;
+        p += 4;
+        n -= 4;
+    }
+    while (n--)
+        *d++ = *p++;
+}
+
+/* ---- fastbox (design comment at the top) */
+
+static inline uint16_t shm_fb_next(uint16_t seq)
+{
+    return seq == 0x7fff ? 1 : (uint16_t)(seq + 1);
+}
+
+/* 1 when p has consumed my last fastbox message (refreshes the cache). */
+static inline int shm_fb_idle(shm_peer_t *p)
+{
+    if (BASE_LIKELY(p->fb_acked == p->fb_sent))
+        return 1;
+    p->fb_acked = __atomic_load_n(&p->fb_theirs->ack, __ATOMIC_ACQUIRE) & 0x7fff;
+    return p->fb_acked == p->fb_sent;
+}
+
+static int shm_fb_idle_ready(void *arg)
+{
+    return shm_fb_idle(arg);
+}
+
+/* Before anything else goes to p through the inbox: p has consumed my last fastbox
+ * message (else a later inbox message could overtake it). */
+static inline void shm_fb_drain(shm_t *s, shm_peer_t *p)
+{
+    if (BASE_UNLIKELY(!shm_fb_idle(p)))
+        vnic_wait(s->v, shm_fb_idle_ready, p, -1);
+}
+
+/* Sends a small active message (imm 0) through p's fastbox if p polls it and my
+ * previous one there is consumed; 0 when it cannot (use the inbox). */
+static inline int shm_fb_send(shm_t *s, shm_peer_t *p, unsigned chan, const void *a, size_t alen,
+                              const void *b, size_t blen)
+{
+    uint16_t ack = __atomic_load_n(&p->fb_theirs->ack, __ATOMIC_ACQUIRE);
+    if (!(ack & SHM_FB_POLLING) || (ack & 0x7fff) != p->fb_sent)
+        return 0;
+    shm_fb_half_t *h = p->fb_mine;
+    shm_copy_small(h->data, a, alen);
+    shm_copy_small(h->data + alen, b, blen);
+    h->ibx = p->ibx_sent;
+    if (p->ack_due) { /* the acknowledgement rides along (one line transfer for both) */
+        __atomic_store_n(&h->ack, (uint16_t)(SHM_FB_POLLING | p->fb_seen), __ATOMIC_RELAXED);
+        p->ack_due = 0;
+        s->fb_acks_due--;
+    }
+    uint16_t seq = shm_fb_next(p->fb_sent);
+    /* seq_cst: a full fence before the wake-word read (sleep protocol) */
+    __atomic_store_n(&h->ctl, (uint32_t)seq | (uint32_t)(alen + blen) << 16 | (uint32_t)chan << 24,
+                     __ATOMIC_SEQ_CST);
+    p->fb_sent = seq;
+    p->fb_acked = ack & 0x7fff;
+    shm_wake_area(s, p->area);
+    return 1;
+}
+
 /* Takes n consecutive tickets of p's inbox and returns the first. Reserves them only
  * when they fit: the receiver consumes in ticket order, so a ticket held while waiting
  * would stop it at that ticket, and if the wait's progress sends again (a hook or
@@ -352,6 +470,7 @@ static inline uint32_t shm_ncells(size_t len)
  * deadlock. So wait holding nothing, then take the tickets with a compare-and-swap. */
 static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
 {
+    shm_fb_drain(s, p);
     uint64_t *sendcnt = shm_sendcnt_of(s, p->area);
     uint64_t t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
     for (;;) {
@@ -375,6 +494,7 @@ static inline void shm_publish(shm_t *s, shm_peer_t *p, shm_cell_t *c, uint64_t 
 {
     __atomic_store_n(&c->seq, (uint32_t)(t + 1), __ATOMIC_SEQ_CST);
     p->sent_end = t + n;
+    p->ibx_sent++;
     if (p != s->self)
         shm_wake_area(s, p->area);
 }
@@ -396,23 +516,6 @@ static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
     shm_publish(s, p, c, t, n);
 }
 
-/* Copies n <= SHM_CELL_DATA bytes inline (a libc call costs more than the copy). */
-static inline void shm_copy_small(void *dst, const void *src, size_t n)
-{
-    char *d = dst;
-    const char *p = src;
-    for (; n >= 8; n -= 8, d += 8, p += 8)
-        memcpy(d, p, 8);
-    if (n >= 4) {
-        memcpy(d, p, 4);
-        d += 4;
-        p += 4;
-        n -= 4;
-    }
-    while (n--)
-        *d++ = *p++;
-}
-
 /* vnic_send_am: an AM message built in place (no header copy, no descriptor walk);
  * a payload of at most SHM_CELL_DATA bytes is one cell, one cache line. */
 static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t imm, const void *a,
@@ -421,6 +524,8 @@ static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t i
     shm_t *s = (shm_t *)tr;
     shm_peer_t *p = &s->peers[s->local_of[peer]];
     size_t len = alen + blen;
+    if (len <= SHM_FB_DATA && imm == 0 && p->fb_mine && shm_fb_send(s, p, chan, a, alen, b, blen))
+        return FMPL_SUCCESS;
     uint32_t n = shm_ncells(len);
     shm_cell_t *cells = shm_cells_of(s, p->area);
     uint64_t t = shm_tickets(s, p, n);
@@ -457,6 +562,8 @@ static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t i
  * its effects not yet applied). */
 static inline int shm_ordered_pending(shm_t *s, shm_peer_t *p)
 {
+    if (BASE_UNLIKELY(!shm_fb_idle(p)))
+        return 1;
     if (BASE_LIKELY(p->sent_end <= p->recvcnt_cache))
         return 0;
     p->recvcnt_cache = __atomic_load_n(shm_recvcnt_of(s, p->area), __ATOMIC_ACQUIRE);
@@ -727,6 +834,72 @@ static uint64_t shm_amo_exec(uint8_t opcode, uint64_t *w, uint64_t operand, uint
     }
 }
 
+/* Counts a small active message from p; the SHM_FB_ARM-th makes this rank poll p's
+ * fastbox (while fewer than SHM_FB_ACTIVE_MAX are polled) and tells p so. */
+static void shm_fb_arm(shm_t *s, shm_peer_t *p)
+{
+    if (p == s->self || ++p->small_got < SHM_FB_ARM || s->fb_nactive >= s->fb_max)
+        return;
+    p->fb_polled = 1;
+    s->fb_active[s->fb_nactive++] = p;
+    __atomic_store_n(&p->fb_mine->ack, (uint16_t)(SHM_FB_POLLING | p->fb_seen), __ATOMIC_RELEASE);
+}
+
+/* Publishes the acknowledgements still due (from an earlier progress call). */
+static BASE_NOINLINE void shm_fb_publish_acks(shm_t *s)
+{
+    for (int i = 0; i < s->fb_nactive; i++) {
+        shm_peer_t *p = s->fb_active[i];
+        if (!p->ack_due)
+            continue;
+        p->ack_due = 0;
+        /* seq_cst: a full fence before the wake-word read (p may sleep waiting for it) */
+        __atomic_store_n(&p->fb_mine->ack, (uint16_t)(SHM_FB_POLLING | p->fb_seen),
+                         __ATOMIC_SEQ_CST);
+        shm_wake_area(s, p->area);
+    }
+    s->fb_acks_due = 0;
+}
+
+/* 1 when p's fastbox holds a message I have not consumed. */
+static inline int shm_fb_ready(const shm_peer_t *p)
+{
+    return (__atomic_load_n(&p->fb_theirs->ctl, __ATOMIC_ACQUIRE) & 0x7fff) ==
+           shm_fb_next(p->fb_seen);
+}
+
+/* Delivers the message in p's fastbox once every inbox message p sent before it has
+ * been handled; acknowledges it first (its payload is copied out), so p may reuse the
+ * half at once. Returns 1 when delivered. */
+static int shm_fb_deliver(shm_t *s, shm_peer_t *p)
+{
+    const shm_fb_half_t *h = p->fb_theirs;
+    uint32_t ctl = __atomic_load_n(&h->ctl, __ATOMIC_ACQUIRE);
+    if ((uint16_t)__atomic_load_n(&h->ibx, __ATOMIC_RELAXED) != p->ibx_got)
+        return 0; /* the inbox has earlier messages from p: they go first */
+    uint32_t len = (ctl >> 16) & 0xff;
+    if (BASE_UNLIKELY(len > SHM_FB_DATA))
+        base_fatal("vnic/shm: corrupt fastbox message (length %u) from rank %d", len, p->world);
+    uint8_t data[SHM_FB_DATA];
+    memcpy(data, h->data, SHM_FB_DATA);
+    p->fb_seen = (uint16_t)(ctl & 0x7fff);
+    /* The acknowledgement waits for a reply to carry it, or for the next progress
+     * call (shm_fb_publish_acks): written now, it would pull the line away from p,
+     * which polls it, and the reply would have to fetch it back. */
+    if (!p->ack_due) {
+        p->ack_due = 1;
+        s->fb_acks_due++;
+    }
+    vnic_notify_t nt = {.src = p->world,
+                        .chan = (uint8_t)(ctl >> 24),
+                        .imm = 0,
+                        .key = VNIC_KEY_INVALID,
+                        .len = len,
+                        .data = data};
+    vnic_deliver_notify(s->v, &nt); /* holds no cells: the payload is a copy */
+    return 1;
+}
+
 /* Handles the message at ticket `head` (published), consuming its cells. */
 static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
 {
@@ -735,6 +908,12 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
     uint32_t n = h.ncells;
     if (BASE_UNLIKELY(n == 0 || n > s->K / 2))
         base_fatal("vnic/shm: corrupt inbox cell (ncells %u) from rank %u", n, h.src);
+    shm_peer_t *sp = shm_src_peer(s, h.src);
+    if (BASE_LIKELY(sp != NULL)) {
+        sp->ibx_got++; /* orders its fastbox messages after this one */
+        if (BASE_UNLIKELY(!sp->fb_polled) && h.type == SHM_AM && h.len <= SHM_FB_DATA && !h.imm)
+            shm_fb_arm(s, sp);
+    }
     vnic_region_t r;
     uint64_t nlen = h.len; /* length reported to a notify handler */
     switch (h.type) {
@@ -884,6 +1063,9 @@ static BASE_NOINLINE int shm_progress_work(shm_t *s)
         shm_handle(s, c, head);
         n++;
     }
+    for (int i = 0; i < s->fb_nactive; i++)
+        if (shm_fb_ready(s->fb_active[i]))
+            n += shm_fb_deliver(s, s->fb_active[i]);
     if (BASE_UNLIKELY(s->reply_busy | s->bounce_busy))
         n += shm_poll_slots(s);
     return n;
@@ -892,11 +1074,18 @@ static BASE_NOINLINE int shm_progress_work(shm_t *s)
 static int shm_progress(vnic_transport_t *tr)
 {
     shm_t *s = (shm_t *)tr;
+    if (BASE_UNLIKELY(s->fb_acks_due))
+        shm_fb_publish_acks(s);
     uint64_t head = s->head;
     if (BASE_LIKELY(__atomic_load_n(&s->cells[head & s->kmask].seq, __ATOMIC_ACQUIRE) !=
                         (uint32_t)(head + 1) &&
-                    !(s->reply_busy | s->bounce_busy)))
-        return 0;
+                    !(s->reply_busy | s->bounce_busy))) {
+        int i = 0;
+        while (i < s->fb_nactive && !shm_fb_ready(s->fb_active[i]))
+            i++;
+        if (BASE_LIKELY(i == s->fb_nactive))
+            return 0;
+    }
     return shm_progress_work(s);
 }
 
@@ -1320,6 +1509,7 @@ static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce
     L->off_wake = o, o += SHM_LINE;
     L->off_sendcnt = o, o += SHM_LINE;
     L->off_recvcnt = o, o += SHM_LINE;
+    L->off_fbox = o, o += (uint64_t)nlocal * SHM_LINE;
     L->off_cells = o, o += (uint64_t)cells * SHM_LINE;
     L->off_reply = o, o += (uint64_t)SHM_NREPLY * SHM_LINE;
     L->off_bstate = o, o += (uint64_t)nbounce * SHM_LINE;
@@ -1452,6 +1642,13 @@ static int shm_setup_local(shm_t *s)
     for (int i = 0; i < s->nlocal; i++) {
         s->peers[i].area = shm_area(s, i);
         s->peers[i].world = v->nodes->local_ranks[i];
+        if (i != s->me) {
+            int lo = BASE_MIN(i, s->me), hi = BASE_MAX(i, s->me);
+            shm_fb_half_t *line = (shm_fb_half_t *)(void *)(shm_area(s, lo) + s->lay.off_fbox +
+                                                            (uint64_t)hi * SHM_LINE);
+            s->peers[i].fb_mine = &line[s->me == lo ? 0 : 1];
+            s->peers[i].fb_theirs = &line[s->me == lo ? 1 : 0];
+        }
     }
     s->self = &s->peers[s->me];
     s->area = s->self->area;
@@ -1511,6 +1708,9 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
                                  "larger ones use CMA or bounce buffers");
     int cma = base_env_bool("FMPL_SHM_CMA", 1,
                             "use process_vm_readv/writev for large transfers (0: bounce buffers)");
+    int fastbox = base_env_bool("FMPL_SHM_FASTBOX", 1,
+                                "small active messages between two ranks that exchange them "
+                                "often use a cache line shared by the pair (0: inbox only)");
     int pipeline = base_env_bool(
         "FMPL_SHM_PIPELINE", 1,
         "large puts to private memory go through the two-core bounce pipeline while the target "
@@ -1610,6 +1810,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     s->pipeline = pipeline || !cma;
     s->stall_ns = stall_us * 1000;
     s->get_pipe_min = (size_t)get_pipe_min;
+    s->fb_max = fastbox ? SHM_FB_ACTIVE_MAX : 0;
     for (int i = 0; i < s->nlocal; i++) {
         shm_ctrl_t *c = shm_ctrl_of(s, s->peers[i].area);
         s->peers[i].pid = c->pid;
