@@ -45,7 +45,9 @@ deps:
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 		cmake gcc g++ clang make pkg-config libc6-dev
 
-# FMPL against MPICH and Open MPI in the same run (installs them when missing).
+# FMPL (native API and MPI face) against MPICH and Open MPI in the same run: tables and
+# PNG plots in bench/out/ (installs MPICH, Open MPI and gnuplot when missing).
+# COMPARE_REPS=N rounds (default 3); see README.md, "make compare".
 compare:
 	./bench/compare.sh $(BUILD)
 

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # compare.sh [BUILD] — FMPL against MPICH and Open MPI on this machine, in the same run.
-# compare.sh --report RAW.csv — the table again from the rows of an earlier run.
+# compare.sh --report RAW.csv — the table and plots again from the rows of an earlier run.
 #
-# Installs Debian's MPICH and Open MPI with apt-get when missing, builds everything
-# (the peers' programs with mpicc.mpich / mpicc.openmpi), then for COMPARE_REPS rounds
-# (default 3) runs, alternating ours / MPICH / Open MPI:
-#   ping-pong latency 8 B and bandwidth 1 MiB, 4 MiB (ping-pong and streaming), 2 ranks;
-#   barrier, bcast and allreduce at 8 B, 8 KiB, 1 MiB, with 2 and 4 ranks;
-#   peak RSS per rank of a trivial program (init, barrier, finalize) at 16 ranks.
-# Each program already reports medians of its own repetitions; the table shows the
-# median over the rounds and the ratios ours/MPICH and ours/Open MPI.
-# Output: bench/out/compare-<time>.csv (every row of every round) and -summary.csv,
-# plus a PNG of the ratios when gnuplot is installed.
+# Installs Debian's MPICH, Open MPI and gnuplot (gnuplot-nox) with apt-get when missing,
+# builds everything (the MPI programs three times from one source: bin/<prog>.fmpl with
+# our mpicc, .mpich and .openmpi with the peers' wrappers), then for COMPARE_REPS rounds
+# (default 3) runs, one after the other in each round:
+#   1. the native API (issue 2's record): fmpl_pingpong (malloc and shared-heap buffers),
+#      fmpl_coll at 2 and 4 ranks, fmpl_hello at 16 ranks;
+#   2. the MPI benchmarks, ours / MPICH / Open MPI one after the other (the order rotates
+#      from round to round):
+#      - mpi_pingpong at 2 ranks: ping-pong latency and bandwidth, streaming and
+#        bidirectional bandwidth over COMPARE_SIZES (default 1 B .. 16 MiB, powers of 2),
+#        and seed 004's sub-matrix ping-pong (MPI_Type_vector(4096, n, z+1, MPI_DOUBLE),
+#        n = 1, 16, z = 256, 1024, 4096);
+#      - mpi_coll at 2 and 4 ranks; mpi_hello at 16 ranks (peak RSS).
+# The peers' ping-pong figures in the native table come from the same mpi_pingpong runs.
+# Each program reports medians of its own repetitions; the tables show the median over
+# the rounds and the ratios ours/MPICH and ours/Open MPI, then every point of the MPI
+# sweep where ours is more than COMPARE_WORSE (default 1.25) times worse than the faster
+# peer.
+# Output in bench/out/: compare-<time>.csv (every row of every round), -summary.csv (the
+# medians), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
+# -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 report_only=
@@ -20,34 +31,76 @@ if [ "${1:-}" = "--report" ]; then
 fi
 build=${1:-build}
 reps=${COMPARE_REPS:-3}
+worse=${COMPARE_WORSE:-1.25}
 bin=$build/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-cma}
+start=$SECONDS
+
+# apt-get install of the missing packages (sudo only when not root).
+install_missing() {
+    local pkgs=() need_peers=
+    if [ -z "$report_only" ] &&
+        { ! command -v mpicc.mpich >/dev/null || ! command -v mpicc.openmpi >/dev/null; }; then
+        need_peers=1
+        pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
+    fi
+    command -v gnuplot >/dev/null || pkgs+=(gnuplot-nox)
+    [ ${#pkgs[@]} -eq 0 ] && return 0
+    echo "compare: installing ${pkgs[*]} (apt-get)"
+    local sudo=
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    if ! { $sudo apt-get update &&
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+            "${pkgs[@]}"; }; then
+        if [ -n "$need_peers" ]; then
+            echo "compare: could not install MPICH and Open MPI" >&2
+            exit 1
+        fi
+        echo "compare: could not install gnuplot: no plots" >&2
+    fi
+}
+
+# Powers of two from 1 B to 16 MiB.
+default_sizes() {
+    local s=1 out=1
+    while [ $s -lt $((16 << 20)) ]; do
+        s=$((s * 2))
+        out=$out,$s
+    done
+    echo "$out"
+}
 
 measure() {
-    # 1. The peers.
-    if ! command -v mpicc.mpich >/dev/null || ! command -v mpicc.openmpi >/dev/null; then
-        echo "compare: installing MPICH and Open MPI (apt-get)"
-        sudo=
-        [ "$(id -u)" -eq 0 ] || sudo=sudo
-        $sudo apt-get update
-        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-            mpich libmpich-dev openmpi-bin libopenmpi-dev
-    fi
+    # 1. The peers and gnuplot.
+    install_missing
 
     # 2. Build (re-configure so a newly installed mpicc is found).
     [ -f "$build/CMakeCache.txt" ] && cmake "$build" >/dev/null
     make --no-print-directory build BUILD="$build"
-    for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello mpi_pingpong.mpich mpi_pingpong.openmpi \
-        mpi_coll.mpich mpi_coll.openmpi mpi_hello.mpich mpi_hello.openmpi; do
+    for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
+    done
+    for p in mpi_pingpong mpi_coll mpi_hello; do
+        for impl in fmpl mpich openmpi; do
+            [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
+        done
     done
 
     mkdir -p bench/out
     stamp=$(date +%Y%m%d-%H%M%S)
     raw=bench/out/compare-$stamp.csv
-    sum=bench/out/compare-$stamp-summary.csv
     echo "round,impl,bench,mem,np,size,metric,value" >"$raw"
+    # The machine and its load: other tenants' work shows in the figures.
+    machine=bench/out/compare-$stamp-machine.txt
+    {
+        echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $reps rounds; $(nproc) CPUs" \
+            "($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)), kernel $(uname -r)"
+        echo "# $("$bin/fmpl-info" | head -n 1); MPICH" \
+            "$(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -n 1);" \
+            "$(mpirun.openmpi --version | head -n 1)"
+        echo "# load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+    } >"$machine"
 
     fmpl() { local n=$1; shift; "$bin/fmplrun" --timeout 600 -n "$n" "$@"; }
     mpich() { local n=$1; shift; mpiexec.mpich -n "$n" "$@"; }
@@ -59,35 +112,58 @@ measure() {
     }
     # Appends the CSV rows of one run (header dropped) to the raw file, tagged with the round.
     rows() { grep -v '^impl,' | grep ',' | sed "s/^/$round,/" >>"$raw"; }
+    # mpi WHO NP PROG ARGS...: the MPI program PROG built for WHO (fmpl, mpich, openmpi).
+    mpi() {
+        local who=$1 n=$2 prog=$3
+        shift 3
+        case $who in
+        fmpl) fmpl "$n" "$bin/$prog.fmpl" "$@" --impl=fmpl-mpi ;;
+        mpich) mpich "$n" "$bin/$prog.mpich" "$@" --impl=mpich ;;
+        openmpi) ompi "$n" "$bin/$prog.openmpi" "$@" --impl=openmpi ;;
+        esac | rows
+    }
 
-    pp=(--csv "--sizes=8,1M,4M" --reps=5)
-    echo "compare: $reps rounds, each: ping-pong, collectives at 2 and 4 ranks, RSS at 16 ranks"
+    local sizes=${COMPARE_SIZES:-$(default_sizes)}
+    local pp=(--csv "--sizes=8,1M,4M" --reps=5)
+    local sweep=(--csv "--sizes=$sizes" --reps=5)
+    local order=(fmpl mpich openmpi)
+    echo "compare: $reps rounds, each: native ping-pong, collectives and RSS; MPI (ours, MPICH,"
+    echo "  Open MPI) ping-pong/stream/bibw at sizes $sizes, sub-matrix, collectives, RSS"
     for round in $(seq 1 "$reps"); do
-        echo "  round $round/$reps"
+        echo "  round $round/$reps ($((SECONDS - start)) s)"
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" | rows
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" --mem=heap | rows
-        mpich 2 "$bin/mpi_pingpong.mpich" "${pp[@]}" --impl=mpich | rows
-        ompi 2 "$bin/mpi_pingpong.openmpi" "${pp[@]}" --impl=openmpi | rows
+        for who in "${order[@]}"; do
+            mpi "$who" 2 mpi_pingpong "${sweep[@]}"
+        done
         for np in 2 4; do
             fmpl $np "$bin/fmpl_coll" --csv --reps=5 | rows
-            mpich $np "$bin/mpi_coll.mpich" --csv --reps=5 --impl=mpich | rows
-            ompi $np "$bin/mpi_coll.openmpi" --csv --reps=5 --impl=openmpi | rows
+            for who in "${order[@]}"; do
+                mpi "$who" $np mpi_coll --csv --reps=5
+            done
         done
         fmpl 16 "$bin/fmpl_hello" | rows
-        mpich 16 "$bin/mpi_hello.mpich" --impl=mpich | rows
-        ompi 16 "$bin/mpi_hello.openmpi" --impl=openmpi | rows
+        for who in "${order[@]}"; do
+            mpi "$who" 16 mpi_hello
+        done
+        order=("${order[@]:1}" "${order[0]}") # the next round starts with the next library
     done
+    echo "# load average at the end: $(cut -d ' ' -f 1-3 /proc/loadavg);" \
+        "measured in $((SECONDS - start)) s" >>"$machine"
+    echo "compare: measured in $((SECONDS - start)) s"
 }
 
 if [ -n "$report_only" ]; then
+    install_missing
     raw=$report_only
     stamp=$(basename "$raw" .csv)
     stamp=${stamp#compare-}
     mkdir -p bench/out
-    sum=bench/out/compare-$stamp-summary.csv
 else
     measure
 fi
+out=bench/out/compare-$stamp
+sum=$out-summary.csv
 
 # 3. Medians over rounds (RSS: the mean over ranks of a round first), then the table.
 # Key: impl|bench|mem|np|size|metric.
@@ -104,55 +180,242 @@ END { for (rk in s) { split(rk, a, "|"); sub(/^[^|]*\|/, "", rk); print rk "," s
     { x[++n] = $2 }
     END { flush() }' | tr '|' ',' | sort >"$sum"
 
-awk -F, -v ncpu="$(nproc)" -v plotdata="bench/out/compare-$stamp-plot.dat" '
-{ v[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7 }
+rm -f "$out-plot.dat" "$out-mpi-plot.dat"
+{
+[ -f "$out-machine.txt" ] && cat "$out-machine.txt"
+awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
+    -v mpiplot="$out-mpi-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" '
+{ v[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7
+  if ($1 == "fmpl-mpi" || $1 == "mpich" || $1 == "openmpi") {
+      if ($2 == "pingpong" || $2 == "stream" || $2 == "bibw") sizes[$5 + 0] = 1
+      if ($2 ~ /^submatrix_n[0-9]+_z[0-9]+$/) sub_cases[$2 "|" $5] = 1
+  }
+}
 function get(impl, k) { return (impl "|" k) in v ? v[impl "|" k] : "" }
 function fmt(x) { return x == "" ? sprintf("%10s", "-") : sprintf("%10.3f", x) }
 function ratio(a, b) { return (a == "" || b == "" || b == 0) ? sprintf("%9s", "-") : sprintf("%9.3g", a / b) }
-function row(label, kours, kpeer, better) {
-    o = get("fmpl", kours); m = get("mpich", kpeer); p = get("openmpi", kpeer)
-    printf "%-34s %s %s %s %s %s   %s\n", label, fmt(o), fmt(m), fmt(p), ratio(o, m), ratio(o, p), better
+function hs(n) { return n >= 1048576 && n % 1048576 == 0 ? n / 1048576 " MiB" : n >= 1024 && n % 1024 == 0 ? n / 1024 " KiB" : n " B" }
+function hdr(us) { printf "%-36s %10s %10s %10s %9s %9s   %s\n", "benchmark", us, "MPICH", "Open MPI", "/MPICH", "/OpenMPI", "better" }
+function nan(x) { return x == "" ? "NaN" : x }
+# One table row: ours (impl us, key kours) against both peers (key kpeer).
+function row(label, us, kours, kpeer, better, plotfile) {
+    o = get(us, kours); m = get("mpich", kpeer); p = get("openmpi", kpeer)
+    printf "%-36s %s %s %s %s %s   %s\n", label, fmt(o), fmt(m), fmt(p), ratio(o, m), ratio(o, p), better
     if (o != "" && m != "" && p != "")
-        printf "%s,%s,%s,%s,%s\n", label, o, m, p, better > plotdata
+        printf "%s\t%s\t%s\t%s\t%s\n", label, o, m, p, better > plotfile
+}
+function pp(label, kours, kpeer, better) { row(label, "fmpl", kours, kpeer, better, plotdata) }
+function mp(label, k, better) { row(label, "fmpl-mpi", k, k, better, mpiplot) }
+# Sorts keys[1..n] numerically (insertion sort; n is small).
+function nsort(keys, n,    i, j, t) {
+    for (i = 2; i <= n; i++) { t = keys[i]; for (j = i - 1; j >= 1 && keys[j] + 0 > t + 0; j--) keys[j + 1] = keys[j]; keys[j + 1] = t }
+}
+# sub-matrix cases as "n|z|bench|size", ordered by n, then z.
+function subkey(k,    a, b) { split(k, a, "|"); split(a[1], b, /[nz_]+/); return sprintf("%09d|%09d|%s|%s", b[2], b[3], a[1], a[2]) }
+# How many times worse ours is than the faster peer (time: lower is better), or "".
+function slowdown(k, lower,    o, m, p, best) {
+    o = get("fmpl-mpi", k); m = get("mpich", k); p = get("openmpi", k)
+    if (o == "" || o == 0 || (m == "" && p == "")) return ""
+    if (lower) { best = m == "" ? p : p == "" ? m : (m < p ? m : p); return o / best }
+    best = m == "" ? p : p == "" ? m : (m > p ? m : p); return best / o
+}
+function faster(k, lower,    m, p) {
+    m = get("mpich", k); p = get("openmpi", k)
+    if (m == "") return "Open MPI"; if (p == "") return "MPICH"
+    return (lower ? m + 0 <= p + 0 : m + 0 >= p + 0) ? "MPICH" : "Open MPI"
 }
 END {
-    printf "%-34s %10s %10s %10s %9s %9s   %s\n", "benchmark", "FMPL", "MPICH", "Open MPI", "/MPICH", "/OpenMPI", "better"
-    row("latency 8 B [us]", "pingpong|malloc|2|8|latency_us", "pingpong|malloc|2|8|latency_us", "lower")
-    row("stream bw 1 MiB [GB/s]", "stream|malloc|2|1048576|bw_GBps", "stream|malloc|2|1048576|bw_GBps", "higher")
-    row("stream bw 4 MiB [GB/s]", "stream|malloc|2|4194304|bw_GBps", "stream|malloc|2|4194304|bw_GBps", "higher")
-    row("stream bw 1 MiB, heap [GB/s]", "stream|heap|2|1048576|bw_GBps", "stream|malloc|2|1048576|bw_GBps", "higher")
-    row("stream bw 4 MiB, heap [GB/s]", "stream|heap|2|4194304|bw_GBps", "stream|malloc|2|4194304|bw_GBps", "higher")
-    row("ping-pong bw 1 MiB [GB/s]", "pingpong|malloc|2|1048576|bw_GBps", "pingpong|malloc|2|1048576|bw_GBps", "higher")
-    row("ping-pong bw 4 MiB [GB/s]", "pingpong|malloc|2|4194304|bw_GBps", "pingpong|malloc|2|4194304|bw_GBps", "higher")
+    print "== FMPL native API (fmpl_pingpong, fmpl_coll, fmpl_hello) against the peers running mpi_pingpong, mpi_coll, mpi_hello"
+    hdr("FMPL")
+    pp("latency 8 B [us]", "pingpong|malloc|2|8|latency_us", "pingpong|malloc|2|8|latency_us", "lower")
+    pp("stream bw 1 MiB [GB/s]", "stream|malloc|2|1048576|bw_GBps", "stream|malloc|2|1048576|bw_GBps", "higher")
+    pp("stream bw 4 MiB [GB/s]", "stream|malloc|2|4194304|bw_GBps", "stream|malloc|2|4194304|bw_GBps", "higher")
+    pp("stream bw 1 MiB, heap [GB/s]", "stream|heap|2|1048576|bw_GBps", "stream|malloc|2|1048576|bw_GBps", "higher")
+    pp("stream bw 4 MiB, heap [GB/s]", "stream|heap|2|4194304|bw_GBps", "stream|malloc|2|4194304|bw_GBps", "higher")
+    pp("ping-pong bw 1 MiB [GB/s]", "pingpong|malloc|2|1048576|bw_GBps", "pingpong|malloc|2|1048576|bw_GBps", "higher")
+    pp("ping-pong bw 4 MiB [GB/s]", "pingpong|malloc|2|4194304|bw_GBps", "pingpong|malloc|2|4194304|bw_GBps", "higher")
     for (np = 2; np <= 4; np += 2) {
         t = np > ncpu ? "*" : ""
-        row("barrier, " np " ranks" t " [us]", "barrier|malloc|" np "|0|time_us", "barrier|malloc|" np "|0|time_us", "lower")
+        pp("barrier, " np " ranks" t " [us]", "barrier|malloc|" np "|0|time_us", "barrier|malloc|" np "|0|time_us", "lower")
         split("8 8192 1048576", sz, " "); split("8 B|8 KiB|1 MiB", sn, "|")
         for (i = 1; i <= 3; i++)
-            row("bcast " sn[i] ", " np " ranks" t " [us]", "bcast|malloc|" np "|" sz[i] "|time_us", "bcast|malloc|" np "|" sz[i] "|time_us", "lower")
+            pp("bcast " sn[i] ", " np " ranks" t " [us]", "bcast|malloc|" np "|" sz[i] "|time_us", "bcast|malloc|" np "|" sz[i] "|time_us", "lower")
         for (i = 1; i <= 3; i++)
-            row("allreduce " sn[i] ", " np " ranks" t " [us]", "allreduce|malloc|" np "|" sz[i] "|time_us", "allreduce|malloc|" np "|" sz[i] "|time_us", "lower")
+            pp("allreduce " sn[i] ", " np " ranks" t " [us]", "allreduce|malloc|" np "|" sz[i] "|time_us", "allreduce|malloc|" np "|" sz[i] "|time_us", "lower")
     }
-    row("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "rss|malloc|16|0|peak_rss_mib", "lower")
-    if (4 > ncpu) printf "* more ranks than the %d CPUs: oversubscribed\n", ncpu
-}' "$sum" >"bench/out/compare-$stamp.txt"
-cat "bench/out/compare-$stamp.txt"
-echo
-echo "ratios = FMPL / peer: below 1 is better for FMPL for latency, time and memory; above 1 for bandwidth"
-echo "raw rows: $raw; medians: $sum"
+    pp("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "rss|malloc|16|0|peak_rss_mib", "lower")
 
-if command -v gnuplot >/dev/null && [ -s "bench/out/compare-$stamp-plot.dat" ]; then
-    gnuplot <<GP
-set terminal pngcairo size 1200,700
-set output "bench/out/compare-$stamp.png"
-set datafile separator ","
+    print ""
+    print "== MPI: one source (mpi_pingpong, mpi_coll, mpi_hello) built with our mpicc, MPICH and Open MPI"
+    hdr("FMPL-MPI")
+    split("1 8 64 1024 4096 16384", ls, " ")
+    for (i = 1; i <= 6; i++) mp("latency " hs(ls[i]) " [us]", "pingpong|malloc|2|" ls[i] "|latency_us", "lower")
+    split("65536 1048576 4194304 16777216", bs, " ")
+    for (i = 1; i <= 4; i++) mp("ping-pong bw " hs(bs[i]) " [GB/s]", "pingpong|malloc|2|" bs[i] "|bw_GBps", "higher")
+    split("64 65536 1048576 4194304 16777216", ws, " ")
+    for (i = 1; i <= 5; i++) mp("stream bw " hs(ws[i]) " [GB/s]", "stream|malloc|2|" ws[i] "|bw_GBps", "higher")
+    for (i = 1; i <= 5; i++) mp("bibw " hs(ws[i]) " [GB/s]", "bibw|malloc|2|" ws[i] "|bw_GBps", "higher")
+    ns = 0
+    for (k in sub_cases) subs[++ns] = subkey(k)
+    for (i = 2; i <= ns; i++) { t = subs[i]; for (j = i - 1; j >= 1 && subs[j] > t; j--) subs[j + 1] = subs[j]; subs[j + 1] = t }
+    for (i = 1; i <= ns; i++) {
+        split(subs[i], a, "|"); nn = a[1] + 0; zz = a[2] + 0; mm = a[4] / (8 * nn)
+        mp("sub-matrix " mm "x" nn ", z=" zz " [us]", a[3] "|malloc|2|" a[4] "|latency_us", "lower")
+        k = a[3] "|malloc|2|" a[4]
+        printf "n=%d z=%d\t%s\t%s\t%s\t%s\t%s\t%s\n", nn, zz, nan(get("fmpl-mpi", k "|latency_us")), nan(get("mpich", k "|latency_us")),
+            nan(get("openmpi", k "|latency_us")), nan(get("fmpl-mpi", k "|bw_GBps")), nan(get("mpich", k "|bw_GBps")),
+            nan(get("openmpi", k "|bw_GBps")) > subdat
+    }
+    for (np = 2; np <= 4; np += 2) {
+        t = np > ncpu ? "*" : ""
+        mp("barrier, " np " ranks" t " [us]", "barrier|malloc|" np "|0|time_us", "lower")
+        for (i = 1; i <= 3; i++)
+            mp("bcast " sn[i] ", " np " ranks" t " [us]", "bcast|malloc|" np "|" sz[i] "|time_us", "lower")
+        for (i = 1; i <= 3; i++)
+            mp("allreduce " sn[i] ", " np " ranks" t " [us]", "allreduce|malloc|" np "|" sz[i] "|time_us", "lower")
+    }
+    mp("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "lower")
+    if (4 > ncpu) printf "* more ranks than the %d CPUs: oversubscribed\n", ncpu
+
+    # The whole MPI sweep: the plot data, and where ours is behind the faster peer.
+    n = 0
+    for (s in sizes) keys[++n] = s
+    nsort(keys, n)
+    split("pingpong|latency_us|lower|ping-pong latency;pingpong|bw_GBps|higher|ping-pong bandwidth;stream|bw_GBps|higher|stream bandwidth;bibw|bw_GBps|higher|bidirectional bandwidth", kinds, ";")
+    for (i = 1; i <= n; i++) {
+        line = keys[i]
+        for (j = 1; j <= 4; j++) {
+            split(kinds[j], kd, "|"); k = kd[1] "|malloc|2|" keys[i] "|" kd[2]
+            line = line "\t" nan(get("fmpl-mpi", k)) "\t" nan(get("mpich", k)) "\t" nan(get("openmpi", k))
+        }
+        print line > sweepdat
+    }
+    printf "\nFMPL-MPI more than %gx worse than the faster peer (full MPI sweep; factor, faster peer):\n", worse
+    any = 0
+    for (j = 1; j <= 4; j++) {
+        if (j == 2) continue # ping-pong bandwidth is the latency again
+        split(kinds[j], kd, "|"); list = ""
+        for (i = 1; i <= n; i++) {
+            k = kd[1] "|malloc|2|" keys[i] "|" kd[2]; f = slowdown(k, kd[3] == "lower")
+            if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("%s %.2fx %s", hs(keys[i]), f, faster(k, kd[3] == "lower"))
+        }
+        if (list != "") { printf "  %s: %s\n", kd[4], list; any = 1 }
+    }
+    list = ""
+    for (i = 1; i <= ns; i++) {
+        split(subs[i], a, "|"); k = a[3] "|malloc|2|" a[4] "|latency_us"; f = slowdown(k, 1)
+        if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("n=%d z=%d %.2fx %s", a[1], a[2], f, faster(k, 1))
+    }
+    if (list != "") { printf "  sub-matrix latency: %s\n", list; any = 1 }
+    if (!any) print "  none"
+}' "$sum"
+} >"$out.txt"
+cat "$out.txt"
+echo
+echo "ratios = ours / peer: below 1 is better for us for latency, time and memory; above 1 for bandwidth"
+echo "raw rows: $raw; medians: $sum; tables: $out.txt"
+
+# 4. Plots.
+if ! command -v gnuplot >/dev/null; then
+    echo "compare: gnuplot not installed: no plots"
+else
+    term="pngcairo size 1200,700 font ',10'" wide="pngcairo size 1600,800 font ',10'"
+    if ! gnuplot -e "set terminal pngcairo" 2>/dev/null; then
+        term="png size 1200,700" wide="png size 1600,800"
+    fi
+    sizetics='("1 B" 1, "16 B" 16, "256 B" 256, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576, "16 MiB" 16777216)'
+    libs=(FMPL-MPI MPICH "Open MPI")
+    plots=()
+    if [ -s "$out-mpi-sweep.dat" ]; then
+        gnuplot <<GP
+set terminal $term
+set termoption noenhanced
+set datafile separator "\t"
+set datafile missing "NaN"
+set output "$out-latency.png"
+set title "MPI ping-pong latency (one-way), 2 ranks: mpi_pingpong built three times"
+set logscale xy
+set xtics $sizetics
+set xlabel "message size"
+set ylabel "latency [us]"
+set key top left
+set grid
+plot "$out-mpi-sweep.dat" using 1:2 with linespoints title "${libs[0]}", \
+     "" using 1:3 with linespoints title "${libs[1]}", \
+     "" using 1:4 with linespoints title "${libs[2]}"
+set output "$out-bandwidth.png"
+set terminal $term
+set termoption noenhanced
+set multiplot layout 1,3 title "MPI bandwidth, 2 ranks (1 GB = 1e9 B)"
+set ylabel "bandwidth [GB/s]"
+set title "ping-pong (size / latency)"
+plot "$out-mpi-sweep.dat" using 1:5 with linespoints title "${libs[0]}", \
+     "" using 1:6 with linespoints title "${libs[1]}", \
+     "" using 1:7 with linespoints title "${libs[2]}"
+set title "streaming (window of 64)"
+plot "$out-mpi-sweep.dat" using 1:8 with linespoints title "${libs[0]}", \
+     "" using 1:9 with linespoints title "${libs[1]}", \
+     "" using 1:10 with linespoints title "${libs[2]}"
+set title "bidirectional (window of 64 each way)"
+plot "$out-mpi-sweep.dat" using 1:11 with linespoints title "${libs[0]}", \
+     "" using 1:12 with linespoints title "${libs[1]}", \
+     "" using 1:13 with linespoints title "${libs[2]}"
+unset multiplot
+GP
+        plots+=("$out-latency.png" "$out-bandwidth.png")
+    fi
+    if [ -s "$out-mpi-submatrix.dat" ]; then
+        gnuplot <<GP
+set terminal $term
+set termoption noenhanced
+set output "$out-submatrix.png"
+set datafile separator "\t"
+set datafile missing "NaN"
+set style data histograms
+set style histogram clustered
+set xtics rotate by -30
+set bmargin 5
+set style fill solid 0.8
+set grid ytics
+set multiplot layout 1,2 title "Sub-matrix ping-pong: one MPI_Type_vector(4096, n, z+1, MPI_DOUBLE) each way (seed 004)"
+set title "one-way latency"
+set ylabel "latency [us]"
+plot "$out-mpi-submatrix.dat" using 2:xtic(1) title "${libs[0]}", "" using 3 title "${libs[1]}", \
+     "" using 4 title "${libs[2]}"
+set title "bandwidth = 4096 * n * 8 B / latency"
+set ylabel "bandwidth [GB/s]"
+plot "$out-mpi-submatrix.dat" using 5:xtic(1) title "${libs[0]}", "" using 6 title "${libs[1]}", \
+     "" using 7 title "${libs[2]}"
+unset multiplot
+GP
+        plots+=("$out-submatrix.png")
+    fi
+    for kind in native mpi; do
+        if [ $kind = native ]; then
+            dat=$out-plot.dat png=$out.png who=FMPL
+        else
+            dat=$out-mpi-plot.dat png=$out-mpi-ratios.png who=FMPL-MPI
+        fi
+        [ -s "$dat" ] || continue
+        gnuplot <<GP
+set terminal $wide
+set termoption noenhanced
+set output "$png"
+set datafile separator "\t"
 set style data histograms
 set style fill solid 0.8
 set logscale y
-set ylabel "FMPL / peer (time: <1 better; bandwidth: >1 better)"
-set xtics rotate by -40
-plot "bench/out/compare-$stamp-plot.dat" using (\$2/\$3):xtic(1) title "FMPL/MPICH", \
-     "" using (\$2/\$4) title "FMPL/Open MPI"
+set grid ytics
+set title "$who / peer, medians over rounds"
+set ylabel "$who / peer (time: <1 better; bandwidth: >1 better)"
+set xtics rotate by -40 font ",8"
+set bmargin 12
+set rmargin 10
+plot "$dat" using (\$2/\$3):xtic(1) title "$who/MPICH", \
+     "" using (\$2/\$4) title "$who/Open MPI"
 GP
-    echo "plot: bench/out/compare-$stamp.png"
+        plots+=("$png")
+    done
+    echo "plots: ${plots[*]}"
 fi
+[ -n "$report_only" ] || echo "compare: done in $((SECONDS - start)) s"
