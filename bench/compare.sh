@@ -14,6 +14,8 @@
 #        bidirectional bandwidth over COMPARE_SIZES (default 1 B .. 16 MiB, powers of 2),
 #        and seed 004's sub-matrix ping-pong (MPI_Type_vector(4096, n, z+1, MPI_DOUBLE),
 #        n = 1, 16, z = 256, 1024, 4096);
+#      - mpi_match at 2 ranks: time per message with 1, 1024, 8192 receives posted
+#        (or messages unexpected) ahead of it;
 #      - mpi_coll at 2 and 4 ranks; mpi_hello at 16 ranks (peak RSS).
 # The peers' ping-pong figures in the native table come from the same mpi_pingpong runs.
 # Each program reports medians of its own repetitions; the tables show the median over
@@ -81,7 +83,7 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_hello; do
+    for p in mpi_pingpong mpi_coll mpi_hello mpi_match; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -128,13 +130,16 @@ measure() {
     local sweep=(--csv "--sizes=$sizes" --reps=5)
     local order=(fmpl mpich openmpi)
     echo "compare: $reps rounds, each: native ping-pong, collectives and RSS; MPI (ours, MPICH,"
-    echo "  Open MPI) ping-pong/stream/bibw at sizes $sizes, sub-matrix, collectives, RSS"
+    echo "  Open MPI) ping-pong/stream/bibw at sizes $sizes, sub-matrix, matching, collectives, RSS"
     for round in $(seq 1 "$reps"); do
         echo "  round $round/$reps ($((SECONDS - start)) s)"
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" | rows
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" --mem=heap | rows
         for who in "${order[@]}"; do
             mpi "$who" 2 mpi_pingpong "${sweep[@]}"
+        done
+        for who in "${order[@]}"; do
+            mpi "$who" 2 mpi_match --csv --depths=1,1024,8192 --reps=3
         done
         for np in 2 4; do
             fmpl $np "$bin/fmpl_coll" --csv --reps=5 | rows
@@ -265,6 +270,11 @@ END {
         printf "n=%d z=%d\t%s\t%s\t%s\t%s\t%s\t%s\n", nn, zz, nan(get("fmpl-mpi", k "|latency_us")), nan(get("mpich", k "|latency_us")),
             nan(get("openmpi", k "|latency_us")), nan(get("fmpl-mpi", k "|bw_GBps")), nan(get("mpich", k "|bw_GBps")),
             nan(get("openmpi", k "|bw_GBps")) > subdat
+    }
+    split("1024 8192", md, " ")
+    for (i = 1; i <= 2; i++) {
+        mp("matching, " md[i] " posted [ns/msg]", "match_posted|malloc|2|" md[i] "|ns_per_msg", "lower")
+        mp("matching, " md[i] " unexpected [ns/msg]", "match_unexpected|malloc|2|" md[i] "|ns_per_msg", "lower")
     }
     for (np = 2; np <= 4; np += 2) {
         t = np > ncpu ? "*" : ""
