@@ -409,6 +409,8 @@ static inline void shm_copy_small(void *dst, const void *src, size_t n)
 
 /* ---- fastbox (design comment at the top) */
 
+static void shm_fb_publish_acks(shm_t *s);
+
 static inline uint16_t shm_fb_next(uint16_t seq)
 {
     return seq == 0x7fff ? 1 : (uint16_t)(seq + 1);
@@ -526,6 +528,8 @@ static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t i
     size_t len = alen + blen;
     if (len <= SHM_FB_DATA && imm == 0 && p->fb_mine && shm_fb_send(s, p, chan, a, alen, b, blen))
         return FMPL_SUCCESS;
+    if (BASE_UNLIKELY(s->fb_acks_due)) /* no reply rides on the fastbox: acknowledge now */
+        shm_fb_publish_acks(s);
     uint32_t n = shm_ncells(len);
     shm_cell_t *cells = shm_cells_of(s, p->area);
     uint64_t t = shm_tickets(s, p, n);
@@ -1212,6 +1216,8 @@ cma_rest:;
  * still fill those chunks later: their slots forget g and are just freed then. */
 static int shm_bget_takeover(shm_t *s, shm_bget_t *g, uint64_t raddr)
 {
+    if (s->fb_acks_due) /* the CMA reads below do not progress */
+        shm_fb_publish_acks(s);
     shm_bget_unlink(s, g);
     int rc = g->status;
     for (uint32_t i = 0; i < s->lay.nbounce; i++) {
@@ -1352,6 +1358,8 @@ static int shm_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
 {
     shm_t *s = (shm_t *)tr;
     shm_peer_t *p = &s->peers[s->local_of[op->peer]];
+    if (BASE_UNLIKELY(s->fb_acks_due)) /* no reply rides on the fastbox: acknowledge now */
+        shm_fb_publish_acks(s);
     if (op->opcode == VNIC_OP_SEND) {
         shm_cell_t h;
         memset(&h, 0, sizeof h);
