@@ -280,6 +280,17 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &t), MPI_SUCCESS);
         CHECK_RC(MPI_Comm_free(&t), MPI_SUCCESS);
     }
+    /* splits where some ranks give MPI_UNDEFINED, more times than there are context ids
+     * (2048 pairs): a process outside every part must not keep the agreed pair */
+    for (int i = 0; i < 4000; i++) {
+        MPI_Comm t;
+        int undefined = (i + me) % 4 != 0;
+        CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, undefined ? MPI_UNDEFINED : 1, me, &t),
+                 MPI_SUCCESS);
+        CHECK((t == MPI_COMM_NULL) == undefined);
+        if (t != MPI_COMM_NULL)
+            CHECK_RC(MPI_Comm_free(&t), MPI_SUCCESS);
+    }
 
     /* info */
     {

@@ -1,5 +1,6 @@
 # MPI environment: init/finalize and queries, errors and handlers, info objects,
-# attributes; MPI_Abort and fatal errors through mpiexec; the mpicc/mpiexec tools.
+# attributes, language interoperability, sessions; MPI_Abort and fatal errors through
+# mpiexec; the mpicc/mpiexec tools.
 fmpl_test(mpi_env_init mpi_env_init.c RANKS 1 2 3)
 fmpl_test(mpi_env_init_single mpi_env_init.c RANKS 1 2 ARGS 0)
 fmpl_test(mpi_env_init_funneled mpi_env_init.c RANKS 2 ARGS 1)
@@ -7,6 +8,9 @@ fmpl_test(mpi_env_init_plain mpi_env_init.c RANKS 1 3 ARGS plain)
 fmpl_test(mpi_env_errors mpi_env_errors.c RANKS 1 2 3)
 fmpl_test(mpi_env_info mpi_env_info.c RANKS 1 2 4)
 fmpl_test(mpi_env_attr mpi_env_attr.c RANKS 1 2 3 4)
+fmpl_test(mpi_env_interop mpi_env_interop.c RANKS 1 2 3)
+fmpl_test(mpi_env_session mpi_env_session.c RANKS 1 2 3 4 7)
+fmpl_test(mpi_env_session_only mpi_env_session.c RANKS 1 2 3 ARGS only)
 
 # A program the shell tests run (no test of its own).
 add_executable(mpi_env_fatal mpi_env_fatal.c)

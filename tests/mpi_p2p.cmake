@@ -14,3 +14,9 @@ fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_STALL_US=0
 fmpl_test(mpi_p2p_cmaonly mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 120)
 # Thousands of posted and unexpected messages (the matching tables grow under load).
 fmpl_test(mpi_p2p_match mpi_p2p_match.c RANKS 1 2 3 4 7 TIMEOUT 120)
+# MPI_Isendrecv(_replace): ring exchanges, derived types, PROC_NULL, completion, cancel.
+fmpl_test(mpi_p2p_isendrecv mpi_p2p_isendrecv.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_p2p_isendrecv_rndv mpi_p2p_isendrecv.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 120)
+# MPI_Cancel of sends: cancelled when unmatched, not once matched or taken by Mprobe.
+fmpl_test(mpi_p2p_cancel mpi_p2p_cancel.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_p2p_cancel_rndv mpi_p2p_cancel.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 120)

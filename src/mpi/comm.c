@@ -9,6 +9,13 @@
  * 0 (ctx 0), MPI_COMM_SELF pair 1 (ctx 2). Disjoint communicators made by one call
  * (Comm_split colours) share a pair: their members never overlap.
  *
+ * Communicators from groups (MPI-4.0 11.3: MPI_Comm_create_from_group,
+ * MPI_Intercomm_create_from_groups) have no parent: the members agree over `boot_comm`,
+ * an internal communicator over every process with pair 2 (ctx 4) and no handle, with
+ * the tag a hash of the string tag (so concurrent calls with distinct tags do not mix;
+ * two distinct tags of concurrent calls over overlapping groups that hash alike, a
+ * 1-in-2^30 chance, would, undetected).
+ *
  * An intercommunicator has group (local), rgroup (remote), a pair agreed by both groups
  * for the traffic between them, and `local`: an internal intracommunicator over the
  * local group (a second pair, no handle) for the library's local collectives.
@@ -27,6 +34,7 @@
 #define CTX_WORDS (CTX_PAIRS / 64)
 
 static uint64_t ctx_free_map[CTX_WORDS]; /* bit set: pair free at this process */
+static struct mpii_comm *boot_comm;      /* every process, pair 2: see above */
 
 /* ---------------------------------------------------------------- objects */
 
@@ -69,7 +77,7 @@ void mpii_comm_release(mpii_comm_t *c)
     mpii_group_release(c->group);
     mpii_group_release(c->rgroup);
     mpii_topo_free(c->topo);
-    if (c->handle != MPI_COMM_WORLD && c->handle != MPI_COMM_SELF)
+    if (c->handle != MPI_COMM_WORLD && c->handle != MPI_COMM_SELF && c != boot_comm)
         mpii_ctx_free(c->ctx);
     mpii_errh_release(c->errh);
     if (c->info != MPI_INFO_NULL)
@@ -173,7 +181,7 @@ static mpii_comm_t *predef_comm(int index, mpii_group_t *g, uint32_t ctx, const 
 int mpii_comm_init(void)
 {
     memset(ctx_free_map, 0xff, sizeof ctx_free_map);
-    ctx_free_map[0] &= ~3ull; /* pairs 0 (WORLD) and 1 (SELF) */
+    ctx_free_map[0] &= ~7ull; /* pairs 0 (WORLD), 1 (SELF) and 2 (boot_comm) */
     mpii_group_empty.refs = 1;
     mpii_handle_set(FMPL_MPI_KIND_GROUP, 1, &mpii_group_empty);
     mpii_group_t *gw = mpii_group_new(mpii.world_size), *gs = mpii_group_new(1);
@@ -184,6 +192,10 @@ int mpii_comm_init(void)
     gs->world[0] = mpii.world_rank;
     predef_comm(1, gw, 0, "MPI_COMM_WORLD");
     predef_comm(2, gs, 2, "MPI_COMM_SELF");
+    gw->refs++;
+    boot_comm = comm_alloc(gw, NULL, 4);
+    if (!boot_comm)
+        return MPI_ERR_NO_MEM;
     return MPI_SUCCESS;
 }
 
@@ -217,6 +229,8 @@ void mpii_comm_finalize(void)
         }
     }
     mpii_handle_set(FMPL_MPI_KIND_GROUP, 1, NULL);
+    mpii_comm_release(boot_comm);
+    boot_comm = NULL;
 }
 
 /* ---------------------------------------------------------------- accessors */
@@ -369,8 +383,18 @@ MPII_WEAK(MPI_Comm_get_info, PMPI_Comm_get_info)
 /* A new communicator from the agreed pairs: group and rgroup references are taken over
  * (released on failure); errhandler inherited from parent. ctx[1] is the local pair of
  * an intercommunicator. Returns the class. */
+static int comm_make_errh(int errh, mpii_group_t *g, mpii_group_t *rg, const uint32_t *ctx,
+                          mpii_comm_t **out);
 static int comm_make(mpii_comm_t *parent, mpii_group_t *g, mpii_group_t *rg, const uint32_t *ctx,
                      mpii_comm_t **out)
+{
+    return comm_make_errh(parent->errh, g, rg, ctx, out);
+}
+
+/* A new communicator over g (and rg: inter) with pair(s) ctx and error handler errh;
+ * takes the caller's references to g and rg. */
+static int comm_make_errh(int errh, mpii_group_t *g, mpii_group_t *rg, const uint32_t *ctx,
+                          mpii_comm_t **out)
 {
     mpii_comm_t *c = mpii_comm_new(g, rg, ctx[0]);
     if (!c) {
@@ -381,7 +405,7 @@ static int comm_make(mpii_comm_t *parent, mpii_group_t *g, mpii_group_t *rg, con
             mpii_ctx_free(ctx[1]);
         return MPI_ERR_NO_MEM;
     }
-    c->errh = parent->errh;
+    c->errh = errh;
     mpii_errh_ref(c->errh);
     if (rg) {
         g->refs++;
@@ -502,6 +526,8 @@ int mpii_comm_split_intra(mpii_comm_t *p, int color, int key, mpii_comm_t **out)
     if (rc == MPI_SUCCESS)
         rc = mpii_ctx_alloc(p, &ctx);
     if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
+        if (rc == MPI_SUCCESS) /* not a member of any part: the pair stays free here */
+            mpii_ctx_free(ctx);
         free(all);
         return rc;
     }
@@ -960,3 +986,144 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Intercomm_merge, PMPI_Intercomm_merge)
+
+/* ---------------------------------------------------------------- from groups (sessions) */
+
+/* The library tag of a string tag (FNV-1a), below MPII_TAG_LIBCOLL. */
+static int stringtag_tag(const char *t)
+{
+    uint32_t h = 2166136261u;
+    for (; *t; t++)
+        h = (h ^ (uint8_t)*t) * 16777619u;
+    return (int)(h % (uint32_t)MPII_TAG_LIBCOLL);
+}
+
+/* Checks the common arguments of the two calls below. */
+static int from_group_args(const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                           const void *out)
+{
+    if (!out || !stringtag || strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return MPI_ERR_ARG;
+    if (mpii_errh_check(errhandler, FMPL_MPI_KIND_COMM) != MPI_SUCCESS)
+        return MPI_ERR_ARG;
+    if (info != MPI_INFO_NULL) {
+        MPI_Info copy;
+        int rc = mpii_info_dup(info, &copy);
+        if (rc != MPI_SUCCESS)
+            return rc == MPI_ERR_NO_MEM ? rc : MPI_ERR_INFO;
+        mpii_info_free(&copy);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Raises code for a call without a communicator yet: on errhandler when it is a valid
+ * communicator handler, else on the default. */
+static int from_group_err(MPI_Errhandler errhandler, int code, const char *fn)
+{
+    if (mpii_errh_check(errhandler, FMPL_MPI_KIND_COMM) == MPI_SUCCESS)
+        return mpii_err_with(errhandler, FMPL_MPI_KIND_COMM, MPI_COMM_NULL, code, fn, NULL);
+    return MPII_ERR(code, fn);
+}
+
+/* Gives new communicator c the info hints (a copy) and returns its handle in *out. */
+static int from_group_finish(mpii_comm_t *c, MPI_Info info, MPI_Comm *out)
+{
+    if (info != MPI_INFO_NULL) {
+        int rc = mpii_info_dup(info, &c->info);
+        if (rc != MPI_SUCCESS) {
+            c->info = MPI_INFO_NULL;
+            comm_discard(c);
+            return rc;
+        }
+    }
+    *out = c->handle;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Comm_create_from_group (MPI-4.0 11.3.4... 7.4.2): collective over the members of
+ * group; a process outside it gets MPI_COMM_NULL. */
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_from_group";
+    MPII_CHECK_INIT(fn);
+    mpii_group_t *g = mpii_group_get(group);
+    if (!g)
+        return from_group_err(errhandler, MPI_ERR_GROUP, fn);
+    int rc = from_group_args(stringtag, info, errhandler, newcomm);
+    if (rc != MPI_SUCCESS)
+        return from_group_err(errhandler, rc, fn);
+    *newcomm = MPI_COMM_NULL;
+    if (g->rank == MPI_UNDEFINED)
+        return MPI_SUCCESS;
+    uint64_t words[CTX_WORDS];
+    memcpy(words, ctx_free_map, sizeof words);
+    rc = mpii_lib_allreduce_band_tag(boot_comm, g->world, g->size, g->rank, words, CTX_WORDS,
+                                     stringtag_tag(stringtag));
+    uint32_t ctx;
+    if (rc == MPI_SUCCESS)
+        rc = ctx_take(words, 1, &ctx);
+    if (rc != MPI_SUCCESS)
+        return from_group_err(errhandler, rc, fn);
+    g->refs++;
+    mpii_comm_t *c;
+    rc = comm_make_errh(errhandler, g, NULL, &ctx, &c);
+    if (rc == MPI_SUCCESS)
+        rc = from_group_finish(c, info, newcomm);
+    return rc != MPI_SUCCESS ? from_group_err(errhandler, rc, fn) : MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Comm_create_from_group, PMPI_Comm_create_from_group)
+
+/* MPI_Intercomm_create_from_groups (MPI-4.0 7.6.2): collective over both groups, which
+ * must be disjoint; this process is in local_group. The pair of context ids (and the
+ * local pair) are agreed like MPI_Intercomm_create's: an AND over each group, the leaders
+ * exchange and combine, each broadcasts to its group. */
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    static const char fn[] = "MPI_Intercomm_create_from_groups";
+    MPII_CHECK_INIT(fn);
+    mpii_group_t *lg = mpii_group_get(local_group), *rg = mpii_group_get(remote_group);
+    if (!lg || !rg || lg->size == 0 || rg->size == 0 || lg->rank == MPI_UNDEFINED)
+        return from_group_err(errhandler, MPI_ERR_GROUP, fn);
+    if (local_leader < 0 || local_leader >= lg->size || remote_leader < 0 ||
+        remote_leader >= rg->size)
+        return from_group_err(errhandler, MPI_ERR_RANK, fn);
+    int rc = from_group_args(stringtag, info, errhandler, newintercomm);
+    if (rc != MPI_SUCCESS)
+        return from_group_err(errhandler, rc, fn);
+    if (rg->rank != MPI_UNDEFINED) /* in both: they overlap */
+        return from_group_err(errhandler, MPI_ERR_GROUP, fn);
+    int tag = stringtag_tag(stringtag);
+    uint64_t mine[CTX_WORDS], theirs[CTX_WORDS];
+    memcpy(mine, ctx_free_map, sizeof mine);
+    rc =
+        mpii_lib_allreduce_band_tag(boot_comm, lg->world, lg->size, lg->rank, mine, CTX_WORDS, tag);
+    if (rc == MPI_SUCCESS && lg->rank == local_leader) {
+        int peer = rg->world[remote_leader];
+        int first = mpii.world_rank < peer;
+        for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++)
+            rc = step == first ? mpii_lib_recv(boot_comm, theirs, sizeof theirs, peer, tag)
+                               : mpii_lib_send(boot_comm, mine, sizeof mine, peer, tag);
+        for (int i = 0; i < CTX_WORDS; i++)
+            mine[i] &= theirs[i];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mpii_lib_bcast_tag(boot_comm, lg->world, lg->size, lg->rank, mine, sizeof mine,
+                                local_leader, tag);
+    uint32_t ctx[2];
+    if (rc == MPI_SUCCESS)
+        rc = ctx_take(mine, 2, ctx);
+    if (rc != MPI_SUCCESS)
+        return from_group_err(errhandler, rc, fn);
+    lg->refs++;
+    rg->refs++;
+    mpii_comm_t *c;
+    rc = comm_make_errh(errhandler, lg, rg, ctx, &c);
+    if (rc == MPI_SUCCESS)
+        rc = from_group_finish(c, info, newintercomm);
+    return rc != MPI_SUCCESS ? from_group_err(errhandler, rc, fn) : MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups)

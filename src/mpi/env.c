@@ -7,7 +7,14 @@
  * ops, communicators, point-to-point. MPI_Finalize deletes the attributes of
  * MPI_COMM_SELF (then MPI_COMM_WORLD) first, as MPI-4.0 11.2.2 requires, then finalizes
  * the parts in reverse (point-to-point first: it completes pending communication) and
- * ends with fmpl_finalize (collective over the job). */
+ * ends with fmpl_finalize (collective over the job).
+ *
+ * The world model and sessions (MPI-4.0 11.3, session.c) share that runtime: it starts
+ * with the first of MPI_Init / MPI_Session_init and ends with the last of MPI_Finalize /
+ * MPI_Session_finalize (mpii_runtime_acquire / mpii_runtime_release count its users), so
+ * they coexist in any order. Its end is collective over the job, and it cannot start
+ * again after that (fmpl and the launcher's PMI session end with it).
+ * MPI_Initialized / MPI_Finalized tell about the world model only. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +28,8 @@
 
 mpii_state_t mpii;
 static int mpii_was_initialized; /* MPI_Initialized stays true after MPI_Finalize */
+static int world_state;          /* the world model: MPII_BEFORE, MPII_ACTIVE, MPII_FINALIZED */
+static int runtime_users;        /* the world model while active, plus each live session */
 static int *init_argc;           /* MPI_Init's arguments, for MPI_INFO_ENV */
 static char ***init_argv;
 
@@ -29,13 +38,9 @@ static int env_info_init(void)
     return mpii_info_init(init_argc, init_argv);
 }
 
-static int env_init(int *argc, char ***argv, int required, const char *fname)
+/* Starts the runtime (the first user). */
+static int runtime_start(int *argc, char ***argv, int required, const char *fname)
 {
-    if (mpii.state != MPII_BEFORE)
-        return MPII_ERRF(MPI_ERR_OTHER, fname,
-                         mpii.state == MPII_ACTIVE ? "MPI is already initialized"
-                                                   : "MPI cannot be initialized again after "
-                                                     "MPI_Finalize");
     int rc = fmpl_init(argc, argv);
     if (rc != FMPL_SUCCESS)
         return MPII_ERRF(mpii_err_from_fmpl(rc), fname, "fmpl_init failed: %s",
@@ -52,7 +57,6 @@ static int env_init(int *argc, char ***argv, int required, const char *fname)
     init_argv = argv;
     /* Active from here on: the parts below may call MPI functions. */
     mpii.state = MPII_ACTIVE;
-    mpii_was_initialized = 1;
 
     struct {
         int (*fn)(void);
@@ -75,6 +79,61 @@ static int env_init(int *argc, char ***argv, int required, const char *fname)
             boot_abort(mpii.boot, 1, msg);
         }
     }
+    return MPI_SUCCESS;
+}
+
+int mpii_runtime_acquire(int *argc, char ***argv, int required, const char *fname)
+{
+    if (mpii.state == MPII_ACTIVE) {
+        runtime_users++;
+        return MPI_SUCCESS;
+    }
+    if (mpii.state == MPII_FINALIZED)
+        return MPI_ERR_OTHER; /* not raised: the caller knows which handler applies */
+    int rc = runtime_start(argc, argv, required, fname);
+    if (rc == MPI_SUCCESS)
+        runtime_users = 1;
+    return rc;
+}
+
+int mpii_runtime_release(const char *fname)
+{
+    if (--runtime_users > 0)
+        return MPI_SUCCESS;
+    mpii_p2p_finalize();
+    mpii_comm_finalize();
+    mpii_ops_finalize();
+    mpii_types_finalize();
+    mpii_attr_finalize();
+    mpii_info_finalize();
+    mpii_errors_finalize();
+    int rc = fmpl_finalize();
+    mpii.state = MPII_FINALIZED;
+    mpii.vnic = NULL;
+    mpii.boot = NULL;
+    if (rc != FMPL_SUCCESS)
+        return MPII_ERRF(mpii_err_from_fmpl(rc), fname, "fmpl_finalize: %s", fmpl_error_string(rc));
+    return MPI_SUCCESS;
+}
+
+/* MPI_Init / MPI_Init_thread: starts the world model. */
+static int env_init(int *argc, char ***argv, int required, const char *fname)
+{
+    if (world_state != MPII_BEFORE)
+        return MPII_ERRF(MPI_ERR_OTHER, fname,
+                         world_state == MPII_ACTIVE ? "MPI is already initialized"
+                                                    : "MPI cannot be initialized again after "
+                                                      "MPI_Finalize");
+    init_argc = argc;
+    init_argv = argv;
+    int rc = mpii_runtime_acquire(argc, argv, required, fname);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERRF(rc, fname, "MPI cannot start again after the last session ended it");
+    mpii.thread_level = required < MPI_THREAD_SINGLE       ? MPI_THREAD_SINGLE
+                        : required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+                                                           : required;
+    world_state = MPII_ACTIVE;
+    mpii_was_initialized = 1;
     return MPI_SUCCESS;
 }
 
@@ -103,6 +162,8 @@ MPII_WEAK(MPI_Init_thread, PMPI_Init_thread)
 int PMPI_Finalize(void)
 {
     MPII_CHECK_INIT("MPI_Finalize");
+    if (world_state != MPII_ACTIVE)
+        return MPII_ERRF(MPI_ERR_OTHER, "MPI_Finalize", "MPI_Init was not called");
     static const MPI_Comm first[] = {MPI_COMM_SELF, MPI_COMM_WORLD};
     for (int i = 0; i < 2; i++) {
         mpii_comm_t *c = mpii_comm_get(first[i]);
@@ -113,21 +174,8 @@ int PMPI_Finalize(void)
                                       "an attribute delete callback failed");
         }
     }
-    mpii_p2p_finalize();
-    mpii_comm_finalize();
-    mpii_ops_finalize();
-    mpii_types_finalize();
-    mpii_attr_finalize();
-    mpii_info_finalize();
-    mpii_errors_finalize();
-    int rc = fmpl_finalize();
-    mpii.state = MPII_FINALIZED;
-    mpii.vnic = NULL;
-    mpii.boot = NULL;
-    if (rc != FMPL_SUCCESS)
-        return MPII_ERRF(mpii_err_from_fmpl(rc), "MPI_Finalize", "fmpl_finalize: %s",
-                         fmpl_error_string(rc));
-    return MPI_SUCCESS;
+    world_state = MPII_FINALIZED;
+    return mpii_runtime_release("MPI_Finalize");
 }
 MPII_WEAK(MPI_Finalize, PMPI_Finalize)
 
@@ -146,7 +194,7 @@ int PMPI_Finalized(int *flag)
 {
     if (!flag)
         return MPII_ERR(MPI_ERR_ARG, "MPI_Finalized");
-    *flag = mpii.state == MPII_FINALIZED;
+    *flag = world_state == MPII_FINALIZED;
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Finalized, PMPI_Finalized)

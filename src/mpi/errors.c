@@ -221,11 +221,11 @@ static MPI_Comm err_target(int kind, int handle)
     return mpii_comm_get(MPI_COMM_WORLD) ? MPI_COMM_WORLD : MPI_COMM_NULL;
 }
 
-static int err_run(int kind, int handle, int code, const char *fname, const char *detail)
+/* Runs handler eh (invalid: MPI_ERRORS_ARE_FATAL) for object (kind, handle). */
+static int errh_invoke(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
+                       const char *detail)
 {
-    MPI_Comm target = err_target(kind, handle);
-    mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
-    mpii_errhandler_t *e = c ? errh_obj(c->errh) : &eh_predef[EH_FATAL];
+    mpii_errhandler_t *e = errh_obj(eh);
     if (!e)
         e = &eh_predef[EH_FATAL];
     switch (e->predefined) {
@@ -234,14 +234,42 @@ static int err_run(int kind, int handle, int code, const char *fname, const char
     case EH_ABORT: err_abort(code, fname, detail);
     default: break;
     }
-    /* A user handler may free the handler or change the comm's handler: hold it. */
-    MPI_Errhandler eh = c->errh;
+    /* A user handler may free the handler or change the object's handler: hold it. */
     mpii_errh_ref(eh);
-    MPI_Comm h = target;
-    int ucode = code;
-    ((MPI_Comm_errhandler_function *)(void (*)(void))e->fn)(&h, &ucode, fname, detail);
+    int h = handle, ucode = code;
+    if (kind == FMPL_MPI_KIND_SESSION)
+        ((MPI_Session_errhandler_function *)(void (*)(void))e->fn)(&h, &ucode, fname, detail);
+    else
+        ((MPI_Comm_errhandler_function *)(void (*)(void))e->fn)(&h, &ucode, fname, detail);
     mpii_errh_release(eh);
     return ucode;
+}
+
+static int err_run(int kind, int handle, int code, const char *fname, const char *detail)
+{
+    if (kind == FMPL_MPI_KIND_SESSION && mpii.state == MPII_ACTIVE) {
+        mpii_session_t *ss = mpii_session_get(handle);
+        if (ss)
+            return errh_invoke(ss->errh, kind, handle, code, fname, detail);
+    }
+    MPI_Comm target = err_target(kind, handle);
+    mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
+    return errh_invoke(c ? c->errh : MPI_ERRORS_ARE_FATAL, FMPL_MPI_KIND_COMM, target, code, fname,
+                       detail);
+}
+
+int mpii_err_with(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
+                  const char *detail)
+{
+    return errh_invoke(eh, kind, handle, code, fname, detail);
+}
+
+int mpii_errh_check(MPI_Errhandler h, int kind)
+{
+    mpii_errhandler_t *e = errh_obj(h);
+    if (!e)
+        return MPI_ERR_ARG;
+    return e->predefined || e->kind == kind ? MPI_SUCCESS : MPI_ERR_ARG;
 }
 
 int mpii_err(int kind, int handle, int code, const char *fname)
@@ -442,8 +470,8 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
 }
 MPII_WEAK(MPI_File_create_errhandler, PMPI_File_create_errhandler)
 
-/* MPI_Session_create_errhandler: a user handler for sessions (none exist yet). Like
- * MPI_Session_init, callable before MPI_Init. */
+/* MPI_Session_create_errhandler: a user handler for sessions. Like MPI_Session_init,
+ * callable before MPI_Init. */
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
                                    MPI_Errhandler *errhandler)
 {
@@ -521,11 +549,11 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 }
 MPII_WEAK(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler)
 
-/* Windows, files and sessions do not exist yet: every handle of theirs is invalid. */
+/* Windows and files do not exist yet: every handle of theirs is invalid. */
 #define NO_OBJECT(cls, what, fname)                                                                \
     MPII_ERRF(cls, fname,                                                                          \
-              "no " what " exists in this version of FMPL (one-sided windows, "                    \
-              "MPI-IO and sessions are not implemented)")
+              "no " what " exists in this version of FMPL (one-sided windows and MPI-IO "          \
+              "are not implemented)")
 
 /* MPI_Win_set_errhandler: MPI_ERR_WIN (no window exists). */
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
@@ -598,29 +626,53 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 }
 MPII_WEAK(MPI_File_call_errhandler, PMPI_File_call_errhandler)
 
-/* MPI_Session_set_errhandler: MPI_ERR_SESSION (no session exists). */
+/* MPI_Session_set_errhandler: attaches a predefined or session handler to session. */
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return NO_OBJECT(MPI_ERR_SESSION, "session", "MPI_Session_set_errhandler");
+    static const char fn[] = "MPI_Session_set_errhandler";
+    MPII_CHECK_INIT(fn);
+    mpii_session_t *ss = mpii_session_get(session);
+    if (!ss)
+        return MPII_ERR(MPI_ERR_SESSION, fn);
+    if (mpii_errh_check(errhandler, FMPL_MPI_KIND_SESSION) != MPI_SUCCESS)
+        return mpii_errf(FMPL_MPI_KIND_SESSION, session, MPI_ERR_ARG, fn,
+                         "not a predefined or session error handler");
+    mpii_errh_ref(errhandler);
+    int old = ss->errh;
+    ss->errh = errhandler;
+    mpii_errh_release(old);
+    return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Session_set_errhandler, PMPI_Session_set_errhandler)
 
-/* MPI_Session_get_errhandler: MPI_ERR_SESSION (no session exists). */
+/* MPI_Session_get_errhandler: a new reference to session's handler. */
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return NO_OBJECT(MPI_ERR_SESSION, "session", "MPI_Session_get_errhandler");
+    static const char fn[] = "MPI_Session_get_errhandler";
+    MPII_CHECK_INIT(fn);
+    mpii_session_t *ss = mpii_session_get(session);
+    if (!ss)
+        return MPII_ERR(MPI_ERR_SESSION, fn);
+    if (!errhandler)
+        return mpii_err(FMPL_MPI_KIND_SESSION, session, MPI_ERR_ARG, fn);
+    mpii_errh_ref(ss->errh);
+    *errhandler = ss->errh;
+    return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Session_get_errhandler, PMPI_Session_get_errhandler)
 
-/* MPI_Session_call_errhandler: MPI_ERR_SESSION (no session exists). */
+/* MPI_Session_call_errhandler: runs session's handler with errorcode; MPI_SUCCESS when it
+ * returns. */
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
-    (void)session;
-    (void)errorcode;
-    return NO_OBJECT(MPI_ERR_SESSION, "session", "MPI_Session_call_errhandler");
+    static const char fn[] = "MPI_Session_call_errhandler";
+    MPII_CHECK_INIT(fn);
+    if (!mpii_session_get(session))
+        return MPII_ERR(MPI_ERR_SESSION, fn);
+    if (code_class(errorcode) < 0)
+        return mpii_errf(FMPL_MPI_KIND_SESSION, session, MPI_ERR_ARG, fn, "invalid error code %d",
+                         errorcode);
+    (void)err_run(FMPL_MPI_KIND_SESSION, session, errorcode, fn, NULL);
+    return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Session_call_errhandler, PMPI_Session_call_errhandler)

@@ -176,6 +176,25 @@ typedef struct mpii_state {
 } mpii_state_t;
 extern mpii_state_t mpii;
 
+/* A session (session.c, MPI-4.0 11.3). */
+typedef struct mpii_session {
+    int handle;
+    int errh;         /* MPI_Errhandler (a reference) */
+    MPI_Info info;    /* MPI_Session_get_info's hints: the init info's, thread_level as given */
+    int thread_level; /* provided */
+} mpii_session_t;
+static inline mpii_session_t *mpii_session_get(MPI_Session h)
+{
+    return (mpii_session_t *)mpii_handle_get(FMPL_MPI_KIND_SESSION, h);
+}
+
+/* (env.c) The runtime under the world model and the sessions: acquire starts it for its
+ * first user (MPI_Init or MPI_Session_init; collective over the job), release ends it
+ * with the last (collective over the job). Acquire returns MPI_ERR_OTHER, not raised,
+ * once the runtime has ended (it cannot start again). */
+int mpii_runtime_acquire(int *argc, char ***argv, int required, const char *fname);
+int mpii_runtime_release(const char *fname);
+
 /* Returns the communicator behind a handle, or NULL (caller raises MPI_ERR_COMM). */
 static inline mpii_comm_t *mpii_comm_get(MPI_Comm h)
 {
@@ -337,6 +356,13 @@ int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt
  * last reference goes. Invalid handles are ignored. */
 void mpii_errh_ref(MPI_Errhandler h);
 void mpii_errh_release(MPI_Errhandler h);
+/* MPI_SUCCESS when h is a predefined handler or a user one created for objects of kind
+ * (FMPL_MPI_KIND_COMM / SESSION ...), else MPI_ERR_ARG. */
+int mpii_errh_check(MPI_Errhandler h, int kind);
+/* Runs handler eh (not attached to anything yet, e.g. MPI_Session_init's argument) for an
+ * error on object (kind, handle); returns the code it leaves. detail may be NULL. */
+int mpii_err_with(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
+                  const char *detail);
 int mpii_errors_init(void); /* predefined errhandlers */
 void mpii_errors_finalize(void);
 /* The last error code in use (MPI_LASTUSEDCODE attribute): MPI_ERR_LASTCODE until

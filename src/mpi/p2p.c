@@ -28,6 +28,7 @@ static struct {
     mpii_link_t umsg_free;
     int hook_id; /* mpii_hook's vnic hook, armed while work is queued */
     int up;
+    uint64_t eager_seq; /* tokens of eager sends (MPII_TOKEN_EAGER | seq) */
 } p2p;
 
 int mpii_sends_pending;
@@ -460,6 +461,7 @@ static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, uint64_t size, int 
 static void mpii_send_finish(mpii_req_t *r);
 static void mpii_bsend_release(void *p);
 static int mpii_bsend_go(mpii_req_t *r);
+static void mpii_cancel_am(const mpii_hdr_t *h, const vnic_notify_t *n);
 
 static void mpii_am_handler(void *arg, const vnic_notify_t *n)
 {
@@ -470,7 +472,14 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     memcpy(&h, n->data, sizeof h);
     if (h.kind == MPII_AM_ACK || h.kind == MPII_AM_FIN) {
         mpii_req_t *r = (mpii_req_t *)(uintptr_t)n->imm;
-        mpii_send_finish(r);
+        if (BASE_UNLIKELY(r->cancel_pending))
+            r->fin_seen = 1; /* completes when the answer to its CANCEL arrives */
+        else
+            mpii_send_finish(r);
+        return;
+    }
+    if (BASE_UNLIKELY(h.kind >= MPII_AM_CANCEL)) {
+        mpii_cancel_am(&h, n);
         return;
     }
     mpii_match_t *m = mpii_match_of(h.ctx);
@@ -565,6 +574,10 @@ static int mpii_hook(void *arg)
 
 static void mpii_send_finish(mpii_req_t *r)
 {
+    if (r->bowner) {
+        r->bowner->bsub = NULL;
+        r->bowner = NULL;
+    }
     if (r->key != VNIC_KEY_INVALID) {
         vnic_mr_dereg(mpii.vnic, r->key);
         r->key = VNIC_KEY_INVALID;
@@ -596,12 +609,17 @@ static int mpii_send_go(mpii_req_t *r)
         if (r->mode == MPII_MODE_SYNC) {
             h.flags = MPII_AMF_SYNC;
             mpii_sends_pending++;
-            int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, (uint64_t)(uintptr_t)r);
+            r->s_token = (uint64_t)(uintptr_t)r;
+            int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
             if (rc)
                 mpii_sends_pending--;
             return rc;
         }
-        int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, 0);
+        /* A send MPI_Cancel may name (a user's request, a user Bsend's internal send, a
+         * part of MPI_Isendrecv) carries a token; the library's own sends carry 0, so
+         * the small ones may take the vnic fastbox (it carries no immediate). */
+        r->s_token = !r->internal || r->named || r->parent ? MPII_TOKEN_EAGER | ++p2p.eager_seq : 0;
+        int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
         if (rc == MPI_SUCCESS)
             mpii_req_done(r);
         return rc;
@@ -630,6 +648,7 @@ static int mpii_send_go(mpii_req_t *r)
     mpii_rts_t rts = {.h = h, .size = bytes, .key = r->key, .off = 0};
     rts.h.kind = MPII_AM_RTS;
     mpii_sends_pending++;
+    r->s_token = (uint64_t)(uintptr_t)r;
     rc = mpii_am(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r);
     if (rc) {
         mpii_sends_pending++; /* mpii_send_finish drops it again */
@@ -700,11 +719,25 @@ static int mpii_recv_go(mpii_req_t *r)
     return MPI_SUCCESS;
 }
 
+int mpii_p2p_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type, int peer,
+                  int tag, MPI_Comm comm, int recv)
+{
+    mpii_comm_t *c;
+    return mpii_args(r, buf, count, type, peer, tag, comm, recv, &c);
+}
+
 int mpii_p2p_start(mpii_req_t *r)
 {
     r->done = 0;
     r->err = MPI_SUCCESS;
     r->st.fmpl_cancelled = 0;
+    r->s_token = 0;
+    r->fin_seen = 0;
+    r->cancel_pending = 0;
+    if (r->bsub) { /* a buffered send restarted while its previous message is in flight */
+        r->bsub->bowner = NULL;
+        r->bsub = NULL;
+    }
     if (r->peer == MPI_PROC_NULL)
         return mpii_proc_null_done(r);
     if (r->kind == MPII_REQ_RECV)
@@ -712,6 +745,19 @@ int mpii_p2p_start(mpii_req_t *r)
     if (r->mode == MPII_MODE_BUF)
         return mpii_bsend_go(r);
     return mpii_send_go(r);
+}
+
+/* ------------------------------------------------------------------ cancellation */
+
+/* Asks the receiver of send r to remove its message (r has sent one, s_token != 0). */
+static void mpii_cancel_post(mpii_req_t *r)
+{
+    mpii_hdr_t h = {.ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_CANCEL};
+    r->cancel_pending = 1;
+    int rc = mpii_am(r->peer_world, &h, sizeof h, &r->s_token, sizeof r->s_token,
+                     (uint64_t)(uintptr_t)r);
+    if (rc) /* could not ask: the send goes on as if the receiver had said no */
+        r->cancel_pending = 0;
 }
 
 void mpii_p2p_cancel(mpii_req_t *r)
@@ -725,17 +771,98 @@ void mpii_p2p_cancel(mpii_req_t *r)
         r->st.fmpl_count = 0;
         r->err = MPI_SUCCESS;
         mpii_req_done(r);
+        return;
     }
+    if (r->kind != MPII_REQ_SEND || r->cancel_pending || r->st.fmpl_cancelled)
+        return;
+    if (r->bsub) { /* Bsend/Ibsend in rendezvous: cancel the internal send for it */
+        mpii_req_t *s = r->bsub;
+        if (s->cancel_pending || s->done)
+            return;
+        mpii_cancel_post(s);
+        if (s->cancel_pending) {
+            r->cancel_pending = 1; /* completes with the answer to s's CANCEL */
+            r->done = 0;
+        }
+        return;
+    }
+    if (!r->s_token)
+        return; /* nothing sent (MPI_PROC_NULL) */
+    if (r->s_token & MPII_TOKEN_EAGER) {
+        /* locally complete already: incomplete again until the answer arrives */
+        mpii_cancel_post(r);
+        if (r->cancel_pending) {
+            r->done = 0;
+            mpii_sends_pending++;
+        }
+    } else if (!r->done) {
+        mpii_cancel_post(r); /* SYNC eager or RTS, waiting for ACK / FIN */
+    }
+}
+
+/* The answer to the CANCEL of send r: ok 1 when the receiver removed the message. */
+static void mpii_cancel_answer(mpii_req_t *r, int ok)
+{
+    mpii_req_t *owner = r->bowner;
+    r->cancel_pending = 0;
+    if (ok) {
+        r->st.fmpl_cancelled = 1;
+        r->st.fmpl_count = 0;
+    }
+    if (r->s_token & MPII_TOKEN_EAGER) {
+        mpii_sends_pending--;
+        mpii_req_done(r);
+    } else if (ok || r->fin_seen) {
+        mpii_send_finish(r); /* no ACK / FIN will come (ok) or it came already */
+    }
+    if (owner && owner->cancel_pending) { /* the Bsend/Ibsend request r was sent for */
+        owner->cancel_pending = 0;
+        if (ok) {
+            owner->st.fmpl_cancelled = 1;
+            owner->st.fmpl_count = 0;
+        }
+        mpii_req_done(owner);
+    }
+}
+
+/* CANCEL (receiver side) and its answers (sender side), in the handler: answers are
+ * queued for the progress hook. */
+static void mpii_cancel_am(const mpii_hdr_t *h, const vnic_notify_t *n)
+{
+    if (h->kind != MPII_AM_CANCEL) {
+        mpii_cancel_answer((mpii_req_t *)(uintptr_t)n->imm, h->kind == MPII_AM_CANCEL_OK);
+        return;
+    }
+    uint64_t token;
+    if (BASE_UNLIKELY(n->len < sizeof *h + sizeof token))
+        base_fatal("mpi: short cancel request from rank %d", n->src);
+    memcpy(&token, (const char *)n->data + sizeof *h, sizeof token);
+    mpii_match_t *m = mpii_match_of(h->ctx);
+    mpii_link_t *b = &m->unexp[mpii_bucket(m, h->src, h->tag)];
+    int ok = 0;
+    for (mpii_link_t *e = b->next; e != b; e = e->next) {
+        mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, bl);
+        if (u->token == token && u->src_world == n->src && u->src == h->src && u->tag == h->tag) {
+            mpii_unexp_unlink(m, u);
+            mpii_umsg_put(u);
+            ok = 1;
+            break;
+        }
+    }
+    mpii_todo_add(n->src, ok ? MPII_AM_CANCEL_OK : MPII_AM_CANCEL_FAIL, n->imm);
 }
 
 /* ------------------------------------------------------------------ buffered mode */
 
+/* A block: this header at a 16-byte aligned address, then the packed message. The
+ * alignment wastes at most 15 bytes before the header, so a block never takes more than
+ * MPI_BSEND_OVERHEAD bytes besides its message (MPI-4.0 3.6.1: a buffer of size + overhead
+ * per message is enough). */
 typedef struct mpii_bblk {
     struct mpii_bblk *next; /* in address order */
-    size_t size;            /* bytes including this header */
-    uint64_t pad[14];       /* header = MPI_BSEND_OVERHEAD bytes */
+    size_t size;            /* bytes from this header to the end of the message */
 } mpii_bblk_t;
-_Static_assert(sizeof(mpii_bblk_t) == MPI_BSEND_OVERHEAD, "bsend header");
+_Static_assert(sizeof(mpii_bblk_t) + 15 <= MPI_BSEND_OVERHEAD, "bsend header");
 
 static struct {
     char *base;
@@ -746,15 +873,17 @@ static struct {
 
 static void *mpii_bsend_alloc(size_t n)
 {
-    size_t need = BASE_ALIGN_UP(n, 16) + sizeof(mpii_bblk_t);
-    char *base = (char *)BASE_ALIGN_UP((uintptr_t)bsend.base, 16);
+    size_t need = n + sizeof(mpii_bblk_t);
     char *end = bsend.base + bsend.size;
-    char *at = base;
+    char *at = bsend.base;
     mpii_bblk_t **pp = &bsend.used;
     for (;;) {
         char *lim = *pp ? (char *)*pp : end;
-        if (lim >= at && (size_t)(lim - at) >= need)
+        char *h = (char *)BASE_ALIGN_UP((uintptr_t)at, 16);
+        if (lim >= h && (size_t)(lim - h) >= need) {
+            at = h;
             break;
+        }
         if (!*pp)
             return NULL;
         at = (char *)*pp + (*pp)->size;
@@ -804,14 +933,21 @@ static int mpii_bsend_go(mpii_req_t *r)
     s->myrank = r->myrank;
     s->comm = r->comm;
     s->mode = MPII_MODE_STD;
+    s->named = !r->internal;
     int rc = mpii_send_go(s);
     if (bytes <= p2p.eager_max || rc) {
         mpii_bsend_release(blk); /* eager: locally complete, the block is free again */
         if (rc)
             mpii_req_free(s);
+        else
+            r->s_token = s->s_token; /* r cancels the eager message itself */
     } else {
         s->tmp = blk;
         s->tmp_bsend = 1;
+        if (!r->internal) { /* MPI_Cancel of r cancels s */
+            r->bsub = s;
+            s->bowner = r;
+        }
     }
     if (rc)
         return rc;
@@ -927,6 +1063,13 @@ void mpii_p2p_finalize(void)
 {
     if (!p2p.up)
         return;
+    /* A barrier first: a rank may still ask another to cancel a send (MPI_Cancel then
+     * MPI_Request_free), and that one must still be there to answer. */
+    mpii_comm_t *world = mpii_comm_get(MPI_COMM_WORLD);
+    if (world && world->size > 1) {
+        uint64_t w = 0;
+        mpii_lib_allreduce_band(world, &w, 1);
+    }
     vnic_wait(mpii.vnic, mpii_sends_idle, NULL, -1);
     vnic_hook_remove(mpii.vnic, p2p.hook_id);
     vnic_set_notify_handler(mpii.vnic, VNIC_CHAN_MPI_P2P, NULL, NULL);
@@ -1298,7 +1441,9 @@ static void mpii_proc_null_status(MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE)
         return;
+    int e = status->MPI_ERROR; /* a probe leaves MPI_ERROR alone */
     mpii_status_empty(status);
+    status->MPI_ERROR = e;
     status->MPI_SOURCE = MPI_PROC_NULL;
     status->MPI_TAG = MPI_ANY_TAG;
 }

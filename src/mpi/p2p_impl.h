@@ -9,6 +9,15 @@
  *          user buffer when contiguous, else a packed copy); the receiver, once
  *          matched, reads it with vnic GET (single copy) and answers FIN(imm);
  *   ACK / FIN {hdr}: complete the sender's request named by imm.
+ *   CANCEL {hdr (ctx, src, tag of the message), token}: MPI_Cancel of a send, imm = the
+ *          sender's request; the receiver removes the message from its unexpected queue
+ *          when it is still there (not matched, not taken by MPI_Mprobe) and answers
+ *          CANCEL_OK(imm), else CANCEL_FAIL(imm) (then ACK / FIN come as usual, possibly
+ *          before the answer). The token names the message among the sender's: the
+ *          request's address for SYNC eager and RTS (alive until ACK / FIN, so unique
+ *          among the unmatched ones), a per-process sequence number with bit 63 set
+ *          (MPII_TOKEN_EAGER) for the other eager messages (their request completes at
+ *          once and may be reused).
  * Receiver-side matching per context id (struct mpii_match): posted receives in hash
  * buckets by (source, tag) plus a wildcard list, unexpected messages in buckets plus
  * one arrival-order list; every entry carries a sequence number so that the earliest
@@ -49,7 +58,16 @@ static inline void mpii_list_del(mpii_link_t *e)
 }
 #define MPII_CONTAINER(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
 
-enum { MPII_AM_EAGER = 1, MPII_AM_RTS, MPII_AM_ACK, MPII_AM_FIN };
+enum {
+    MPII_AM_EAGER = 1,
+    MPII_AM_RTS,
+    MPII_AM_ACK,
+    MPII_AM_FIN,
+    MPII_AM_CANCEL,
+    MPII_AM_CANCEL_OK,
+    MPII_AM_CANCEL_FAIL
+};
+#define MPII_TOKEN_EAGER (UINT64_C(1) << 63)
 enum { MPII_AMF_SYNC = 1 };
 
 typedef struct mpii_hdr {
@@ -99,7 +117,10 @@ struct mpii_match {
 };
 typedef struct mpii_match mpii_match_t;
 
-enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ };
+/* MPII_REQ_COMPOUND: MPI_Isendrecv(_replace) (p2p_compound.c): part[0] the send, part[1]
+ * the receive, internal requests whose completion (mpii_req_done) counts down the parent's
+ * npending; the parent completes with the receive's status. */
+enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ, MPII_REQ_COMPOUND };
 enum { MPII_MODE_STD = 0, MPII_MODE_SYNC, MPII_MODE_BUF, MPII_MODE_READY };
 
 typedef struct mpii_req {
@@ -107,7 +128,9 @@ typedef struct mpii_req {
     uint64_t seq;
     int handle; /* MPI_REQUEST_NULL for the library's internal requests */
     uint8_t kind, mode, persistent, active;
-    uint8_t user_freed, posted, internal, pad;
+    uint8_t user_freed, posted, internal;
+    uint8_t named;          /* internal send that MPI_Cancel may still name (a user Bsend's) */
+    uint8_t cancel_pending; /* send: CANCEL sent, answer not yet in */
     volatile int done;
     int err;           /* MPI error class of the completed operation */
     int comm;          /* communicator handle (errors) */
@@ -131,6 +154,16 @@ typedef struct mpii_req {
     vnic_key_t key;
     void *tmp;
     int tmp_bsend;
+    /* send side, cancellation: the message's token (0: nothing sent), ACK / FIN seen
+     * while a cancel was pending; buffered mode: bsub is the internal rendezvous send of a
+     * Bsend/Ibsend request (alive until its FIN), bowner the user request it belongs to
+     * (each clears the other's pointer when it goes) */
+    uint64_t s_token;
+    int fin_seen;
+    struct mpii_req *bsub, *bowner;
+    /* compound (MPII_REQ_COMPOUND) and its parts */
+    struct mpii_req *parent, *part[2];
+    int npending;
     /* receive side, matched RTS waiting for the hook's GET */
     uint64_t r_size, r_token, r_off;
     vnic_key_t r_key;
@@ -168,12 +201,12 @@ void mpii_req_free(mpii_req_t *r);
 /* Gives r a user handle in *h; MPI_ERR_NO_MEM (r freed) when the table is full. */
 int mpii_req_handle(mpii_req_t *r, MPI_Request *h);
 /* Marks r complete (from the engine): frees it at once when the user already freed it. */
-void mpii_req_done_freed(mpii_req_t *r);
+void mpii_req_done_more(mpii_req_t *r);
 static inline void mpii_req_done(mpii_req_t *r)
 {
     r->done = 1;
-    if (BASE_UNLIKELY(r->user_freed))
-        mpii_req_done_freed(r);
+    if (BASE_UNLIKELY(r->user_freed || r->parent))
+        mpii_req_done_more(r);
 }
 /* Waits (progressing) until r->done. */
 void mpii_req_wait(mpii_req_t *r);
@@ -186,8 +219,24 @@ void mpii_req_finalize(void);
 /* Starts the operation described by r's arguments (send or receive; persistent Start
  * and the I-calls). Returns an MPI error class; r completes later (mpii_req_done). */
 int mpii_p2p_start(mpii_req_t *r);
-/* Cancels r if it is an unmatched receive (then it completes as cancelled). */
+/* Cancels r (MPI-4.0 3.8.4): an unmatched receive completes as cancelled at once; a send
+ * (also a completed eager or buffered one, which then becomes incomplete again until the
+ * answer) asks its receiver with CANCEL and completes cancelled or normally when the
+ * answer is in. Anything else: nothing happens. */
 void mpii_p2p_cancel(mpii_req_t *r);
+/* Checks the arguments of a send (recv 0) or receive (recv 1) and fills r's (kind, buffer,
+ * count, type, peer, tag, comm, ctx, matching state; r->dt not retained). Returns an MPI
+ * error class, not raised: MPI_ERR_COMM for an invalid comm (raise it on no object). */
+int mpii_p2p_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type, int peer,
+                  int tag, MPI_Comm comm, int recv);
+
+/* ---- p2p_compound.c */
+/* A part of a compound request completed (from mpii_req_done). */
+void mpii_compound_part_done(mpii_req_t *parent);
+/* MPI_Cancel of a compound request. */
+void mpii_compound_cancel(mpii_req_t *r);
+/* Frees the parts and the temporary buffer of a compound request (from mpii_req_free). */
+void mpii_compound_free(mpii_req_t *r);
 /* Number of sends in flight (finalize and Buffer_detach wait for them). */
 extern int mpii_sends_pending;
 

@@ -46,6 +46,12 @@ mpii_req_t *mpii_req_alloc(void)
 
 void mpii_req_free(mpii_req_t *r)
 {
+    if (r->kind == MPII_REQ_COMPOUND)
+        mpii_compound_free(r);
+    if (r->bsub)
+        r->bsub->bowner = NULL;
+    if (r->bowner)
+        r->bowner->bsub = NULL;
     if (r->handle != MPI_REQUEST_NULL)
         mpii_handle_del(FMPL_MPI_KIND_REQUEST, r->handle);
     if (r->kind != MPII_REQ_GREQ)
@@ -71,11 +77,17 @@ int mpii_req_handle(mpii_req_t *r, MPI_Request *h)
     return MPI_SUCCESS;
 }
 
-void mpii_req_done_freed(mpii_req_t *r)
+/* mpii_req_done's rare part: the user freed r already, or r is part of a compound. */
+void mpii_req_done_more(mpii_req_t *r)
 {
-    if (r->kind == MPII_REQ_GREQ && r->free_fn)
-        r->free_fn(r->extra);
-    mpii_req_free(r);
+    mpii_req_t *parent = r->parent; /* a part of a compound request */
+    if (r->user_freed) {
+        if (r->kind == MPII_REQ_GREQ && r->free_fn)
+            r->free_fn(r->extra);
+        mpii_req_free(r);
+    }
+    if (parent)
+        mpii_compound_part_done(parent);
 }
 
 static int mpii_req_ready(void *arg)
@@ -513,9 +525,12 @@ int PMPI_Cancel(MPI_Request *request)
     }
     if (!mpii_req_live(r))
         return MPII_ERR(MPI_ERR_REQUEST, "MPI_Cancel");
-    /* Receives not yet matched are cancelled; sends are not (they complete normally, and
-     * MPI_Test_cancelled reports false), as MPI-4.0 3.8.4 allows. */
-    mpii_p2p_cancel(r);
+    /* Receives not yet matched are cancelled at once; a send is cancelled when its
+     * receiver has not matched it yet (it answers; MPI_Wait / MPI_Test then tell which). */
+    if (r->kind == MPII_REQ_COMPOUND)
+        mpii_compound_cancel(r);
+    else
+        mpii_p2p_cancel(r);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Cancel, PMPI_Cancel)
