@@ -255,7 +255,8 @@ typedef struct shm {
     uint32_t bounce_seq, bounce_next;
     int bounce_busy;
     shm_bget_t *bget_head, *bget_tail;
-    int am_depth; /* SEND handlers running (nested progress holds RecvCNT) */
+    int bget_issuing; /* shm_bget_issue running (not re-entered) */
+    int am_depth;     /* SEND handlers running (nested progress holds RecvCNT) */
     shm_peer_t *fb_active[SHM_FB_ACTIVE_MAX]; /* peers whose fastbox I poll */
     int fb_nactive;
     int fb_acks_due; /* fb_active peers with ack_due */
@@ -701,8 +702,15 @@ static uint32_t shm_bounce_acquire(shm_t *s)
 
 /* ------------------------------------------------------------ bounce GET */
 
+/* Requests chunks for the GETs in the list while bounce chunks are free. Not
+ * re-entered: the sends below may wait for inbox room, and the progress in that wait
+ * (which frees chunks and would issue again) must not issue the same range twice; a
+ * GET's range is claimed before its request goes out. */
 static void shm_bget_issue(shm_t *s)
 {
+    if (s->bget_issuing)
+        return;
+    s->bget_issuing = 1;
     for (shm_bget_t *g = s->bget_head; g; g = g->next) {
         while (g->issued < g->total && s->bounce_busy < (int)s->lay.nbounce) {
             while (g->seg[g->seg_idx].len == g->seg_pos) {
@@ -724,11 +732,12 @@ static void shm_bget_issue(shm_t *s)
             h.u.bounce.slot = slot;
             h.u.bounce.slotseq = sl->seq;
             h.len = (uint32_t)k;
-            shm_send(s, g->peer, &h, NULL);
             g->issued += k;
             g->seg_pos += k;
+            shm_send(s, g->peer, &h, NULL);
         }
     }
+    s->bget_issuing = 0;
 }
 
 static void shm_bget_unlink(shm_t *s, shm_bget_t *g)
