@@ -31,7 +31,7 @@ int main(void)
     char val[BOOT_VALUE_MAX];
     snprintf(val, sizeof val, "%u,%u", fresh, heapkey); /* PMI values: no spaces */
     CHECK_RC(boot_put(t.boot, "keys", val), FMPL_SUCCESS);
-    CHECK_RC(boot_fence(t.boot), FMPL_SUCCESS);
+    CHECK_RC(vnic_fence(t.v), FMPL_SUCCESS);
     CHECK_RC(vnic_mr_dereg(v, fresh), FMPL_SUCCESS);
     CHECK_RC(vnic_mr_dereg(v, fresh), FMPL_ERR_KEY); /* twice */
     vnic_key_t again; /* the index comes back later with another generation */

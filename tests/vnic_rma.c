@@ -73,7 +73,7 @@ int main(void)
     char val[BOOT_VALUE_MAX];
     snprintf(val, sizeof val, "%llu", (unsigned long long)vnic_mem_heap_offset(t.v, heapbuf));
     CHECK_RC(boot_put(t.boot, "heapoff", val), FMPL_SUCCESS);
-    CHECK_RC(boot_fence(t.boot), FMPL_SUCCESS);
+    CHECK_RC(vnic_fence(t.v), FMPL_SUCCESS);
     for (int r = 0; r < t.size; r++) {
         CHECK_RC(boot_get(t.boot, r, "heapoff", val), FMPL_SUCCESS);
         heapoff[r] = strtoull(val, NULL, 10);

@@ -81,7 +81,7 @@ int main(void)
     char val[BOOT_VALUE_MAX];
     snprintf(val, sizeof val, "%llu", (unsigned long long)vnic_mem_heap_offset(v, hflag));
     CHECK_RC(boot_put(t.boot, "hflag", val), FMPL_SUCCESS);
-    CHECK_RC(boot_fence(t.boot), FMPL_SUCCESS);
+    CHECK_RC(vnic_fence(t.v), FMPL_SUCCESS);
     if (t.size > 1) {
         if (t.rank == 0) {
             t0 = base_time_ns();

@@ -1422,6 +1422,15 @@ static int shm_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
     }
 }
 
+int vnic_shm_peer_region(vnic_transport_t *tr, int world, vnic_key_t key, vnic_region_t *out)
+{
+    shm_t *s = (shm_t *)tr;
+    if (!s || world < 0 || world >= s->v->size || s->local_of[world] < 0)
+        return -1;
+    return vnic_region_read(shm_regions_of(s, s->peers[s->local_of[world]].area), s->lay.nregions,
+                            key, out);
+}
+
 /* ------------------------------------------------------------ sleeping */
 
 static void shm_sleep_prepare(vnic_transport_t *tr)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vnic/udp_wire.h"
 #include "vnic/vnic_impl.h"
 
 /* ---------------------------------------------------------------- lifetime */
@@ -67,7 +68,34 @@ int vnic_open(boot_t *boot, vnic_t **out)
         vnic_free_state(v);
         return rc;
     }
-    snprintf(v->transports, sizeof v->transports, "%s", v->local->ops->name);
+    /* FMPL_TRANSPORT: auto = shm on this host, udp to other hosts; udp = every peer but
+     * self through udp (the udp transport's tests on one machine). */
+    const char *tr = base_env_str("FMPL_TRANSPORT", "auto",
+                                  "auto: shm within a host, udp between hosts; udp: udp for "
+                                  "every peer but self");
+    if (strcmp(tr, "udp") == 0)
+        v->force_udp = 1;
+    else if (strcmp(tr, "auto") != 0)
+        base_fatal("FMPL_TRANSPORT=%s: expected auto or udp", tr);
+    if (v->force_udp || v->nodes->nnodes > 1) {
+        rc = vnic_udp_open(v, &v->remote);
+        if (rc) {
+            /* no quiesce: it waits for every local rank, and the others may have
+             * succeeded; the caller fails and the launcher ends the job */
+            v->local->ops->close(v->local);
+            vnic_heap_destroy(v->heap);
+            vnic_free_state(v);
+            return rc;
+        }
+        /* an active message is one datagram */
+        vnic_udp_stats_t st;
+        vnic_udp_get_stats(v->remote, &st);
+        size_t am = st.mtu - UDP_HDRS;
+        if (am < v->info.am_max)
+            v->info.am_max = am;
+    }
+    snprintf(v->transports, sizeof v->transports, "%s%s", v->local->ops->name,
+             v->remote ? (v->force_udp ? ",udp(forced)" : ",udp") : "");
     v->info.transports = v->transports;
     *out = v;
     return FMPL_SUCCESS;
@@ -83,12 +111,18 @@ int vnic_close(vnic_t *v)
     if (!v)
         return FMPL_ERR_ARG;
     int rc = FMPL_SUCCESS;
+    if (v->remote)
+        rc = v->remote->ops->quiesce(v->remote);
     if (v->local) {
-        rc = v->local->ops->quiesce(v->local);
+        int lrc = v->local->ops->quiesce(v->local);
+        if (!rc)
+            rc = lrc;
     }
     int frc = boot_fence(v->boot); /* every host quiesced before anyone unmaps */
     if (!rc)
         rc = frc;
+    if (v->remote)
+        v->remote->ops->close(v->remote);
     if (v->local)
         v->local->ops->close(v->local);
     vnic_heap_destroy(v->heap);
@@ -347,6 +381,8 @@ static inline int vnic_rdesc_check(const vnic_rdesc_t *d, size_t total)
 
 static inline vnic_transport_t *vnic_transport_of(const vnic_t *v, int peer)
 {
+    if (BASE_UNLIKELY(v->force_udp))
+        return peer == v->rank ? v->local : v->remote;
     return v->nodes->node_of[peer] == v->nodes->my_node ? v->local : v->remote;
 }
 
@@ -482,6 +518,16 @@ int vnic_atomic(vnic_t *v, vnic_opcode_t opcode, int peer, vnic_key_t key, uint6
     return vnic_post(v, &op);
 }
 
+int vnic_udp_stats(const vnic_t *v, vnic_udp_stats_t *out)
+{
+    if (!v || !out)
+        return FMPL_ERR_ARG;
+    if (!v->remote)
+        return FMPL_ERR_UNSUPPORTED;
+    vnic_udp_get_stats(v->remote, out);
+    return FMPL_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- notify */
 
 int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *arg)
@@ -509,7 +555,13 @@ int vnic_fence(vnic_t *v)
 {
     if (!v)
         return FMPL_ERR_ARG;
-    return boot_fence(v->boot);
+    /* A transport that delivers after the post (udp) first lets every peer's traffic
+     * to this process arrive: the boot fence does not progress. */
+    int rc = FMPL_SUCCESS;
+    if (v->remote && v->remote->ops->fence)
+        rc = v->remote->ops->fence(v->remote);
+    int frc = boot_fence(v->boot);
+    return rc ? rc : frc;
 }
 
 /* One round of progress: transports, then the armed hooks (not from inside a hook). */
@@ -581,11 +633,14 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
     base_backoff_t bo;
     base_backoff_init(&bo);
     uint64_t deadline = timeout_ns >= 0 ? base_time_ns() + (uint64_t)timeout_ns : UINT64_MAX;
-    vnic_transport_t *t = v->local;
+    vnic_transport_t *t = v->local, *r = v->remote;
     for (;;) {
         vnic_progress_round(v);
         if (ready(arg))
             return FMPL_SUCCESS;
+        /* a peer declared dead: what we wait for may never come */
+        if (BASE_UNLIKELY(__atomic_load_n(&v->peer_failures, __ATOMIC_RELAXED) != 0))
+            return FMPL_ERR_PEER;
         base_backoff_action_t a = base_backoff_next(&bo);
         if (a == BASE_BACKOFF_SPIN) {
             /* pause costs ~50 ns on this class of CPU (AMD EPYC): in the first
@@ -607,8 +662,12 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
         /* Sleep: announce, re-check (a delivery after the announcement wakes us),
          * then block until woken or the safety period ends. */
         t->ops->sleep_prepare(t);
+        if (r)
+            r->ops->sleep_prepare(r);
         if (vnic_progress(v) > 0 || ready(arg)) {
             t->ops->sleep_cancel(t);
+            if (r)
+                r->ops->sleep_cancel(r);
             if (ready(arg))
                 return FMPL_SUCCESS;
             continue;
@@ -616,7 +675,15 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
         int64_t ns = base_backoff_sleep_ns();
         if (deadline != UINT64_MAX && (int64_t)(deadline - now) < ns)
             ns = (int64_t)(deadline - now);
-        t->ops->sleep(t, ns);
+        if (r) {
+            /* Sleep on the socket (and the retransmission timers). A shm delivery from a
+             * rank of this host only futex-wakes: it is seen when the poll times out
+             * (at most FMPL_SLEEP_US); with FMPL_TRANSPORT=udp there is none. */
+            r->ops->sleep(r, ns);
+            t->ops->sleep_cancel(t);
+        } else {
+            t->ops->sleep(t, ns);
+        }
     }
 }
 

@@ -16,6 +16,15 @@
  * counter moves) in posting order, each after its own data is visible at the
  * target. Plain puts have no ordering guarantee against each other.
  *
+ * Transports: shm serves ranks on this host, udp the ranks on other hosts; with
+ * FMPL_TRANSPORT=udp every peer but self goes through udp. Over udp a put to a rank
+ * on another host is validated by the target only: a refused one still returns
+ * FMPL_SUCCESS at the initiator (the target logs and counts it, see
+ * vnic_udp_stats); gets and atomics report FMPL_ERR_KEY as usual. A peer silent for
+ * FMPL_UDP_PEER_TIMEOUT_MS while operations to it are unacknowledged is declared
+ * dead: those operations fail with FMPL_ERR_PEER, later posts to it too, and every
+ * vnic_wait in progress or started later returns FMPL_ERR_PEER.
+ *
  * Extension points kept open for later issues without changing callers:
  *   - a third descriptor kind, VNIC_DESC_STRIDED, on both sides (seed 004);
  *   - vnic_post_triggered(vnic, op, cntr, threshold): the same vnic_op_t, fired
@@ -41,9 +50,12 @@ int vnic_open(boot_t *boot, vnic_t **out);
 /* Collective over the job: waits for in-flight operations, tears down. */
 int vnic_close(vnic_t *v);
 /* Job-wide barrier through the bootstrap: returns once every rank of the job has called
- * it. A launcher round trip (milliseconds) during which this rank does not progress:
- * for start-up and teardown only, e.g. so a region that a layer registers on every rank
- * exists before any peer addresses it. Collective over the job; blocks. */
+ * it, and (udp) once everything every rank posted to this one before its call has been
+ * delivered here. A launcher round trip (milliseconds) during which this rank does not
+ * progress: for start-up and teardown only, e.g. so a region that a layer registers on
+ * every rank exists before any peer addresses it. Use it rather than boot_fence once
+ * operations have been posted: over udp a rank blocked in boot_fence neither
+ * retransmits nor acknowledges. Collective over the job; blocks. */
 int vnic_fence(vnic_t *v);
 
 int vnic_rank(const vnic_t *v);
@@ -281,5 +293,40 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns);
 
 /* Waits until c reaches at least value (vnic_wait on the counter). */
 int vnic_cntr_wait(vnic_t *v, vnic_cntr_t *c, uint64_t value, int64_t timeout_ns);
+
+/* ------------------------------------------------------------ udp statistics */
+
+/* Counters of the udp transport (src/vnic/udp.c) of this process, for tests, fmpl-info
+ * and benchmarks. All counts since vnic_open. */
+typedef struct vnic_udp_stats {
+    uint64_t tx_packets, rx_packets; /* datagrams sent (incl. retransmissions) / received */
+    uint64_t tx_bytes, rx_bytes;
+    uint64_t data_sent;            /* DATA packets handed to the socket, first transmissions */
+    uint64_t retransmits;          /* DATA packets sent again (timeout, LOSE, GO) */
+    uint64_t timeouts;             /* retransmission timer expiries (each doubles the timer) */
+    uint64_t acks_sent, acks_recv; /* standalone ACK packets */
+    uint64_t lose_sent, lose_recv; /* LOSE: a gap seen by the receiver */
+    uint64_t lose_ignored;         /* LOSE asking for what a go-back already resent */
+    uint64_t stop_sent, stop_recv; /* STOP: the receive buffer was full */
+    uint64_t go_sent, go_recv;     /* GO: room again */
+    uint64_t dup_dropped;          /* DATA already received (duplicate or go-back) */
+    uint64_t ooo_dropped;          /* DATA after a gap (go-back-N keeps no out-of-order data) */
+    uint64_t full_dropped;         /* DATA dropped because the receive buffer was full */
+    uint64_t queued;               /* messages that waited in the receive buffer */
+    uint64_t bad_secret, bad_csum; /* datagrams refused: foreign job, corrupted */
+    uint64_t truncated, malformed; /* datagrams refused: too short, fields out of range */
+    uint64_t stale;                /* from a departed or dead peer, or stale responses */
+    uint64_t refused;              /* operations refused at this target (key, bounds, access) */
+    uint64_t inj_loss, inj_dup, inj_reorder, inj_delay; /* faults injected (FMPL_UDP_*) */
+    uint64_t peer_deaths;                /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */
+    uint64_t peers;                      /* peers contacted (per-peer state created) */
+    uint64_t peer_state_bytes;           /* bytes of per-peer state, all peers */
+    uint64_t sndbuf_bytes, rcvbuf_bytes; /* the channel's send and receive buffers */
+    uint32_t mtu;                        /* largest datagram sent */
+    uint16_t port;                       /* this process's UDP port */
+} vnic_udp_stats_t;
+/* Fills *out. Never blocks. FMPL_ERR_UNSUPPORTED when this vnic has no udp transport,
+ * FMPL_ERR_ARG for NULL. */
+int vnic_udp_stats(const vnic_t *v, vnic_udp_stats_t *out);
 
 #endif

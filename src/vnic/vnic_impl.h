@@ -6,7 +6,9 @@
  * Division of work:
  *   vnic.c  validates every argument of the public calls, owns counters, regions,
  *           notify handlers and the wait loop, and dispatches to the transport that
- *           serves a peer (shm for ranks on this host; udp, later, for the others).
+ *           serves a peer (shm for ranks on this host; udp for the others, or for
+ *           every peer but self with FMPL_TRANSPORT=udp).
+ *   udp.c   the reliable-datagram transport (seed 001), see the comment at its top.
  *   shm.c   the shared-memory transport; it also provides the memory in which the
  *           region table, the counters and the heap live (the host segment), so that
  *           peers on the host can validate keys and bump counters without the owner.
@@ -114,6 +116,12 @@ typedef struct vnic_transport_ops {
     void (*sleep_prepare)(vnic_transport_t *t);
     void (*sleep_cancel)(vnic_transport_t *t);
     void (*sleep)(vnic_transport_t *t, int64_t ns);
+    /* Collective over the ranks this transport serves (may be NULL when delivery is
+     * complete at post, as with shm): returns once every such rank has called it and
+     * everything each posted to this process before its call has been delivered here,
+     * serving the peers meanwhile. vnic_fence calls it before the blocking boot fence,
+     * during which this process does not progress. May block. */
+    int (*fence)(vnic_transport_t *t);
     /* Collective over the ranks this transport serves: completes this process's
      * in-flight operations while serving the peers', then waits (progressing) until
      * every one of them has done the same. May block. */
@@ -151,7 +159,7 @@ struct vnic {
     int rank, size;
     const boot_nodes_t *nodes;
     vnic_transport_t *local;  /* serves ranks on this host (shm) */
-    vnic_transport_t *remote; /* serves other hosts; NULL until a network transport exists */
+    vnic_transport_t *remote; /* serves other hosts (udp); NULL on a single host unless forced */
 
     /* Region table (storage provided by the local transport, in the host segment). */
     vnic_region_t *regions;
@@ -189,6 +197,8 @@ struct vnic {
 
     vnic_info_t info;
     char transports[32];
+    int force_udp;          /* FMPL_TRANSPORT=udp: every peer but self through remote */
+    uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
 };
 
 /* Runs the notify handler of n->chan (called by transports at the target); without
@@ -212,6 +222,20 @@ static inline uint64_t *vnic_cntr_word(vnic_t *v, uint32_t id)
  * v->regions, v->cntr_mem, v->heap*, v->seg_*, v->info fields it knows, registers the
  * heap as VNIC_KEY_HEAP. Collective over the job (boot fences). */
 int vnic_shm_open(vnic_t *v, vnic_transport_t **out);
+/* Reads the region entry of `key` in the table of rank `world` when that rank is on this
+ * host (the table lives in the host segment): 1 valid key (*out filled), 0 invalid key,
+ * -1 when the rank is not served by this shm transport. Never blocks. */
+int vnic_shm_peer_region(vnic_transport_t *shm, int world, vnic_key_t key, vnic_region_t *out);
+
+/* Opens the udp transport (src/vnic/udp.c): one socket, address and secret exchanged
+ * through boot. Collective over the job: every rank calls it (one boot fence inside,
+ * even on a local error, so no rank is left waiting); blocks for it. Needs the storage
+ * of the local transport (regions, counters) to be set up. On success *out belongs to
+ * v (released by its ops->close). */
+int vnic_udp_open(vnic_t *v, vnic_transport_t **out);
+/* Copies the statistics of an open udp transport into *out. Never blocks. */
+void vnic_udp_get_stats(vnic_transport_t *t, vnic_udp_stats_t *out);
+
 /* Called by the transport providing storage once v->regions/nregions and
  * v->cntr_mem/ncntr are set: builds the private free lists. */
 int vnic_storage_ready(vnic_t *v);

@@ -1,0 +1,2104 @@
+/* udp.c — the reliable-datagram transport of the vnic (seed 001, GigaE PM, in user space
+ * over one UDP socket). Serves ranks on other hosts, or every peer but self with
+ * FMPL_TRANSPORT=udp (how one machine exercises it).
+ *
+ * CHANNEL. One socket per process (bound to FMPL_UDP_ADDR on an ephemeral port), all
+ * peers multiplexed on it. The address ("ip:port") and the job secret (64 random bits
+ * from rank 0, mixed with a hash of the job id) are published through boot. Buffers
+ * belong to the channel, not to peers:
+ *   - the send pool: FMPL_UDP_SNDBUF bytes, a quarter in 2 KiB slots for small messages
+ *     (when the MTU exceeds 8 KiB), the rest in MTU-sized slots; every message waiting
+ *     for transmission or acknowledgement sits in one slot, chained in a FIFO per peer
+ *     (SBuf(r, i) of the paper);
+ *   - the receive buffer: FMPL_UDP_RCVBUF bytes, a ring of in-order messages accepted
+ *     (and acknowledged) but not yet executed; plus two batches of recvmmsg buffers.
+ * Per peer: udp_peer_t, 64 bytes, created on first contact (plus an 8-byte pointer in a
+ * table of all ranks); the address of a peer comes from its first packet or, when this
+ * rank speaks first, from boot.
+ *
+ * PROTOCOL (the paper's appendix; names as there). Every DATA packet is one message
+ * with seq = MsgIdSent+1 on the (sender, receiver) stream. The sender transmits
+ * message j while j <= MsgIdAcked + N (N = FMPL_UDP_WINDOW) and the receiver has not
+ * said STOP. The receiver accepts only seq == MsgIdRecv + 1:
+ *   - accepted: MsgIdRecv += 1; acknowledged cumulatively, by the `ack` field every
+ *     packet to the sender carries (piggyback), or by an ACK packet once N/4 messages
+ *     are unacknowledged, or FMPL_UDP_ACK_DELAY_US after the first, or before sleeping;
+ *   - seq > MsgIdRecv + 1 (a gap): dropped; LOSE(MsgIdRecv) once per gap, and the
+ *     sender goes back: it frees what LOSE acknowledges and retransmits from
+ *     MsgIdRecv + 1 (go-back-N: the receiver keeps no out-of-order data);
+ *   - seq <= MsgIdRecv: a duplicate, dropped and acknowledged again;
+ *   - in order but the receive buffer is full: dropped, STOP(MsgIdRecv); the sender
+ *     frees up to it and stops. Once the buffer is at most half full, GO(MsgIdRecv+1)
+ *     goes to every stopped sender, which resumes from there.
+ * Window: N is the most a peer may have unacknowledged; the window in force (cwnd)
+ * halves at each go-back or timeout (not below N/4) and grows by one per message
+ * acknowledged. Retransmission: when the oldest unacknowledged message of a peer waits
+ * longer than RTO << backoff (RTO = max(T, 2 x smoothed round trip) <= 4 T, T =
+ * FMPL_UDP_RTO_US; backoff +1 per expiry up to 6, reset by an acknowledgement),
+ * the sender goes back to it (a stopped sender sends that one message as a probe, which
+ * the receiver answers with STOP or accepts). A peer silent for FMPL_UDP_PEER_TIMEOUT_MS
+ * while messages to it are unacknowledged is declared dead (see vnic.h).
+ *
+ * OPERATIONS, executed by the target on arrival (in its vnic_progress), in stream order:
+ *   PUT: fragments of at most MTU - 88 bytes, each (key, off, len) bounds-checked at
+ *        the target; TAIL_FLAG, RCNTR and NOTIFY ride on the last fragment (ordering
+ *        of the stream gives "data visible first"). For a peer on this host the
+ *        initiator also checks the key in the peer's region table (host segment), so
+ *        refused puts return FMPL_ERR_KEY as with shm; for other hosts see vnic.h.
+ *   GET: GETREQ messages carry the remote segments; the target streams GETRESP
+ *        messages (data read at streaming time) through its own stream back; the
+ *        initiator scatters them and completes lcntr when all bytes are in.
+ *   FADD/CSWAP/SWAP: AMO executed with __atomic at the target, AMORESP returns the old
+ *        value. SEND: one AM message (am_max = MTU - 88, at most shm's).
+ * Local completion: a put or send is locally complete once copied into the send pool
+ * (lcntr then), a get or atomic when its response is in.
+ * Responses (GETRESP, AMORESP) are executed as soon as they arrive; requests (PUT, AM,
+ * AMO, GETREQ) directly when the receive buffer is empty and no handler is running,
+ * else they wait there in order. Handlers (NOTIFY, AM) run at nesting depth 0 only:
+ * progress called inside a handler receives, acknowledges and completes responses, but
+ * queues requests.
+ *
+ * FAULTS. Every datagram carries the job secret and a keyed checksum (udp_wire.h);
+ * truncated, foreign, corrupted or malformed ones are counted and dropped. Loss,
+ * duplication, reordering and delay are injected on transmission with a seeded PRNG
+ * (FMPL_UDP_LOSS, _DUP, _REORDER, _DELAY_US, _SEED).
+ *
+ * CLOSE. quiesce: wait for this rank's gets and atomics; send DONE to every peer of the
+ * transport; serve until every peer's DONE arrived and everything sent is
+ * acknowledged; then BYE (three copies: it carries the last acknowledgement, in case
+ * the ACK of a peer's DONE was lost). A peer whose DONE arrived and which stays silent
+ * for 50 T while messages to it are unacknowledged is taken as gone. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vnic/udp_wire.h"
+#include "vnic/vnic_impl.h"
+
+#define UDP_NIL UINT32_MAX
+#define UDP_BATCH 16
+#define UDP_LEVELS 2 /* receive batches: depth 0, and progress nested in a handler */
+#define UDP_BACKOFF_MAX 6
+#define UDP_RESERVE 4 /* send slots kept for responses (AMORESP, DONE) */
+#define UDP_HOLD 32   /* datagrams held back by reorder/delay injection */
+#define UDP_BYE_COPIES 3
+#define UDP_SMALL 2048 /* bytes of a small send slot (headers + up to 1960 bytes) */
+
+enum {
+    PF_STOPPED = 1,   /* the peer said STOP: do not transmit */
+    PF_STOP_SENT = 2, /* we said STOP: drop its DATA until we say GO */
+    PF_ACK_DUE = 4,   /* accepted messages not yet acknowledged */
+    PF_LOSE_SENT = 8, /* LOSE sent for the current gap */
+    PF_DONE = 16,     /* its DONE arrived (vnic_close) */
+    PF_GONE = 32,     /* it left (BYE) */
+    PF_DEAD = 64,     /* silent past the deadline */
+    PF_ACTIVE = 128,  /* in the active list (timers) */
+    PF_ACK_NOW = 256  /* acknowledge at the end of this progress call */
+};
+
+/* Per-peer state: 64 bytes. Sequence numbers compare modulo 2^32. */
+typedef struct udp_peer {
+    uint32_t head, tail, txnext; /* slots: oldest unacked, newest, next to transmit */
+    uint32_t next_seq;           /* seq of the next message queued to it */
+    uint32_t acked;              /* MsgIdAcked: it has everything up to here */
+    uint32_t recv;               /* MsgIdRecv: we have everything from it up to here */
+    uint32_t ip;                 /* network order, 0 until known */
+    uint16_t port;               /* network order */
+    uint16_t flags;              /* PF_* */
+    uint8_t backoff;
+    uint8_t fence_rx;    /* epoch (mod 256) of the last FENCE message it sent us */
+    uint16_t cwnd;       /* window in force, 1..N: halved at each go-back, +1 per ACK (AIMD) */
+    uint32_t rx_unacked; /* accepted since our last acknowledgement to it */
+    uint64_t timer_ns;   /* retransmission deadline of its oldest unacked message, 0: none */
+    uint64_t ack_ns;     /* delayed-ACK deadline, 0: none */
+    uint64_t heard_ns;   /* last packet from it (or start of waiting for one) */
+} udp_peer_t;
+_Static_assert(sizeof(udp_peer_t) == 64, "per-peer state is one cache line");
+
+typedef struct udp_req {
+    uint16_t gen;
+    uint8_t busy, kind; /* UDP_OP_GETREQ or UDP_OP_AMO */
+    int peer;
+    int status;
+    int *done, *statusp; /* blocking post */
+    vnic_cntr_t *lcntr;
+    uint64_t *result;
+    size_t total, got;
+    struct iovec *iov; /* the local descriptor (a private copy for iovec kinds) */
+    int iovcnt;
+    struct iovec one;
+    uint32_t next_free;
+} udp_req_t;
+
+/* A GET being answered: streamed as send slots allow. */
+typedef struct udp_job {
+    struct udp_job *next;
+    int peer;
+    uint32_t reqid;
+    vnic_key_t key;
+    uint64_t pos; /* initiator position of the next byte */
+    uint64_t end; /* position after the request's last byte */
+    int nseg, seg_i;
+    uint64_t seg_pos;
+    vnic_rseg_t seg[];
+} udp_job_t;
+
+typedef struct udp_hold {
+    uint64_t due_ns;
+    uint32_t ip;
+    uint16_t port;
+    uint16_t used;
+    size_t len;
+    char *buf;
+} udp_hold_t;
+
+typedef struct udp {
+    vnic_transport_t base;
+    vnic_t *v;
+    int rank, size;
+    int fd;
+    uint64_t secret;
+    uint32_t my_ip;
+    uint16_t my_port;
+    size_t mtu;        /* datagram bytes */
+    size_t data_max;   /* payload bytes per DATA packet (mtu - headers) */
+    uint32_t window;   /* N */
+    uint32_t cwnd_min; /* floor of a peer's window after losses: N/4 */
+    uint32_t ack_every;
+    uint64_t rto_ns, ack_delay_ns, peer_timeout_ns, close_linger_ns;
+    int exec_budget; /* requests executed per progress call, 0: no limit */
+
+    udp_peer_t **peer; /* [size], NULL until first contact */
+    udp_peer_t *peer_mem;
+    int peer_mem_left;
+    udp_peer_t **slabs; /* blocks of 64 peer states */
+    int nslabs, slabs_cap;
+    int *active; /* ranks with timers or pending acks */
+    int nactive;
+    uint64_t next_scan_ns;
+
+    /* send pool */
+    char *pool;
+    uint32_t nslots; /* small slots [0, nsmall), then MTU-sized ones */
+    uint32_t nsmall; /* slots of UDP_SMALL bytes (small messages: a quarter of the pool) */
+    uint32_t nfree[2], free_head[2]; /* per class: 0 small, 1 MTU-sized */
+    uint32_t *slot_next;
+    uint32_t *slot_len;
+    uint64_t *slot_sent; /* time of the last transmission */
+    uint64_t srtt_ns;    /* smoothed round trip (first transmissions only, Karn) */
+    uint64_t rto_cur;    /* retransmission timeout in force: max(T, 2 srtt), <= 4 T */
+
+    /* receive buffer: ring of {u32 len, u32 src, data[len]} 8-aligned */
+    char *rq;
+    size_t rq_cap, rq_head, rq_tail, rq_used;
+    uint32_t rq_count;
+    int stopped_peers; /* peers we said STOP to */
+
+    /* receive batches */
+    char *rxbuf[UDP_LEVELS];
+    struct mmsghdr rxmsg[UDP_LEVELS][UDP_BATCH];
+    struct iovec rxiov[UDP_LEVELS][UDP_BATCH];
+    struct sockaddr_in rxaddr[UDP_LEVELS][UDP_BATCH];
+    int rx_n[UDP_LEVELS], rx_i[UDP_LEVELS];
+    int depth;    /* handlers running */
+    int executed; /* requests executed in this progress call */
+
+    /* outstanding gets/atomics */
+    udp_req_t *req;
+    uint32_t nreq, req_free, req_busy;
+    udp_job_t *jobs, *jobs_tail;
+    int njobs, max_jobs;
+
+    /* fault injection */
+    double loss, dup, reorder;
+    uint64_t delay_ns;
+    int inject;
+    uint64_t rng;
+    udp_hold_t hold[UDP_HOLD];
+    int nhold;
+
+    int closing;
+    uint8_t fence_epoch; /* vnic_fence calls so far (mod 256) */
+    vnic_udp_stats_t st;
+} udp_t;
+
+/* ------------------------------------------------------------ helpers */
+
+static inline int seq_lt(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+static inline int seq_le(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) <= 0;
+}
+
+static inline char *udp_slot(udp_t *s, uint32_t i)
+{
+    if (i < s->nsmall)
+        return s->pool + (size_t)i * UDP_SMALL;
+    return s->pool + (size_t)s->nsmall * UDP_SMALL + (size_t)(i - s->nsmall) * s->mtu;
+}
+static inline udp_hdr_t *udp_slot_hdr(udp_t *s, uint32_t i)
+{
+    return (udp_hdr_t *)(void *)udp_slot(s, i);
+}
+static inline udp_op_t *udp_slot_op(udp_t *s, uint32_t i)
+{
+    return (udp_op_t *)(void *)(udp_slot(s, i) + sizeof(udp_hdr_t));
+}
+
+static double udp_rand(udp_t *s)
+{
+    uint64_t x = s->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    s->rng = x;
+    return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void udp_activate(udp_t *s, int rank, udp_peer_t *p)
+{
+    if (p->flags & PF_ACTIVE)
+        return;
+    p->flags |= PF_ACTIVE;
+    s->active[s->nactive++] = rank;
+}
+
+/* Per-peer state, created on first contact. */
+static udp_peer_t *udp_peer_of(udp_t *s, int rank)
+{
+    udp_peer_t *p = s->peer[rank];
+    if (BASE_LIKELY(p))
+        return p;
+    if (!s->peer_mem_left) {
+        if (s->nslabs == s->slabs_cap) {
+            s->slabs_cap = s->slabs_cap ? 2 * s->slabs_cap : 4;
+            s->slabs = realloc(s->slabs, (size_t)s->slabs_cap * sizeof *s->slabs);
+            if (!s->slabs)
+                base_fatal("vnic/udp: out of memory for peer state");
+        }
+        s->peer_mem = calloc(64, sizeof *s->peer_mem);
+        if (!s->peer_mem)
+            base_fatal("vnic/udp: out of memory for peer state");
+        s->slabs[s->nslabs++] = s->peer_mem;
+        s->peer_mem_left = 64;
+    }
+    p = s->peer_mem++;
+    s->peer_mem_left--;
+    p->head = p->tail = p->txnext = UDP_NIL;
+    p->next_seq = 1;
+    p->cwnd = (uint16_t)s->window;
+    s->peer[rank] = p;
+    s->st.peers++;
+    s->st.peer_state_bytes += sizeof *p;
+    return p;
+}
+
+/* Looks up the address of a peer that has not spoken yet (boot KV; blocking, once). */
+static int udp_peer_addr(udp_t *s, int rank, udp_peer_t *p)
+{
+    if (p->ip)
+        return FMPL_SUCCESS;
+    char val[BOOT_VALUE_MAX];
+    int rc = boot_get(s->v->boot, rank, "vnic.udp", val);
+    if (rc) {
+        base_log("vnic/udp: no address published by rank %d", rank);
+        return rc;
+    }
+    char ip[64];
+    unsigned port;
+    struct in_addr a;
+    if (sscanf(val, "%63[0-9.]:%u", ip, &port) != 2 || port > 65535 || inet_aton(ip, &a) == 0) {
+        base_log("vnic/udp: malformed address '%s' of rank %d", val, rank);
+        return FMPL_ERR_PEER;
+    }
+    p->ip = a.s_addr;
+    p->port = htons((uint16_t)port);
+    return FMPL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ transmission */
+
+static void udp_sendto(udp_t *s, uint32_t ip, uint16_t port, const void *pkt, size_t len)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = port};
+    sa.sin_addr.s_addr = ip;
+    for (;;) {
+        ssize_t r = sendto(s->fd, pkt, len, 0, (struct sockaddr *)&sa, sizeof sa);
+        if (r >= 0 || errno != EINTR)
+            break;
+    }
+    /* A datagram the kernel refuses (ENOBUFS, EAGAIN) is a loss like any other. */
+    s->st.tx_packets++;
+    s->st.tx_bytes += len;
+}
+
+static void udp_hold_flush(udp_t *s, uint64_t now, int all)
+{
+    for (int i = 0; s->nhold && i < UDP_HOLD; i++) {
+        udp_hold_t *h = &s->hold[i];
+        if (!h->used || (!all && h->due_ns > now))
+            continue;
+        udp_sendto(s, h->ip, h->port, h->buf, h->len);
+        h->used = 0;
+        s->nhold--;
+    }
+}
+
+/* Sends one datagram, through the fault injector when it is on. */
+static void udp_tx(udp_t *s, udp_peer_t *p, const void *pkt, size_t len)
+{
+    if (BASE_LIKELY(!s->inject)) {
+        udp_sendto(s, p->ip, p->port, pkt, len);
+        return;
+    }
+    uint64_t now = base_time_ns();
+    if (s->loss > 0 && udp_rand(s) < s->loss) {
+        s->st.inj_loss++;
+        udp_hold_flush(s, now, 0);
+        return;
+    }
+    int copies = s->dup > 0 && udp_rand(s) < s->dup ? 2 : 1;
+    if (copies == 2)
+        s->st.inj_dup++;
+    int held = 0;
+    int hold_reorder = s->reorder > 0 && udp_rand(s) < s->reorder;
+    if ((hold_reorder || s->delay_ns) && s->nhold < UDP_HOLD) {
+        for (int i = 0; i < UDP_HOLD; i++) {
+            udp_hold_t *h = &s->hold[i];
+            if (h->used)
+                continue;
+            if (!h->buf && !(h->buf = malloc(s->mtu)))
+                break;
+            memcpy(h->buf, pkt, len);
+            h->len = len;
+            h->ip = p->ip;
+            h->port = p->port;
+            h->used = 1;
+            /* reordered: released after the next datagram; delayed: up to delay_ns */
+            h->due_ns = s->delay_ns ? now + (uint64_t)((double)s->delay_ns * udp_rand(s)) : now;
+            s->nhold++;
+            held = 1;
+            if (hold_reorder)
+                s->st.inj_reorder++;
+            else
+                s->st.inj_delay++;
+            break;
+        }
+    }
+    if (!held)
+        udp_sendto(s, p->ip, p->port, pkt, len);
+    if (copies == 2)
+        udp_sendto(s, p->ip, p->port, pkt, len);
+    if (!held)
+        udp_hold_flush(s, now, 0);
+}
+
+/* Sends a control packet (ACK, LOSE, STOP, GO, BYE) with argument k. */
+static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k)
+{
+    udp_hdr_t h;
+    memset(&h, 0, sizeof h);
+    h.secret = s->secret;
+    h.type = type;
+    h.version = UDP_WIRE_VERSION;
+    h.src = (uint32_t)s->rank;
+    h.dst = (uint32_t)rank;
+    h.ack = k;
+    udp_seal(&h, sizeof h, s->secret);
+    udp_tx(s, p, &h, sizeof h);
+    if (type == UDP_T_ACK || type == UDP_T_STOP || type == UDP_T_GO || type == UDP_T_LOSE) {
+        p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
+        p->rx_unacked = 0;
+        p->ack_ns = 0;
+    }
+    switch (type) {
+    case UDP_T_ACK: s->st.acks_sent++; break;
+    case UDP_T_LOSE: s->st.lose_sent++; break;
+    case UDP_T_STOP: s->st.stop_sent++; break;
+    case UDP_T_GO: s->st.go_sent++; break;
+    default: break;
+    }
+}
+
+/* Transmits messages of peer `rank` allowed by the window (all of them batched with
+ * sendmmsg when no fault is injected). */
+static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
+{
+    if (p->txnext == UDP_NIL || (p->flags & (PF_STOPPED | PF_DEAD | PF_GONE)))
+        return;
+    struct mmsghdr mm[UDP_BATCH];
+    struct iovec iov[UDP_BATCH];
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = p->port};
+    sa.sin_addr.s_addr = p->ip;
+    int n = 0;
+    uint64_t now = 0;
+    while (p->txnext != UDP_NIL) {
+        uint32_t i = p->txnext;
+        udp_hdr_t *h = udp_slot_hdr(s, i);
+        if ((uint32_t)(h->seq - p->acked) > p->cwnd)
+            break;
+        if (!now)
+            now = base_time_ns();
+        if (h->pad1) {
+            s->st.retransmits++;
+            h->pad1 = 2; /* retransmitted: no round-trip sample (the receiver ignores it) */
+        } else {
+            s->st.data_sent++;
+            h->pad1 = 1;
+        }
+        s->slot_sent[i] = now;
+        h->ack = p->recv;
+        udp_seal(h, s->slot_len[i], s->secret);
+        p->txnext = s->slot_next[i];
+        if (s->inject) {
+            udp_tx(s, p, h, s->slot_len[i]);
+        } else {
+            iov[n].iov_base = h;
+            iov[n].iov_len = s->slot_len[i];
+            memset(&mm[n].msg_hdr, 0, sizeof mm[n].msg_hdr);
+            mm[n].msg_hdr.msg_name = &sa;
+            mm[n].msg_hdr.msg_namelen = sizeof sa;
+            mm[n].msg_hdr.msg_iov = &iov[n];
+            mm[n].msg_hdr.msg_iovlen = 1;
+            if (++n == UDP_BATCH) {
+                int k = 0;
+                while (k < n) {
+                    int r = sendmmsg(s->fd, mm + k, (unsigned)(n - k), 0);
+                    if (r <= 0) {
+                        if (r < 0 && errno == EINTR)
+                            continue;
+                        break;
+                    }
+                    k += r;
+                }
+                for (int j = 0; j < n; j++)
+                    s->st.tx_bytes += iov[j].iov_len;
+                s->st.tx_packets += (uint64_t)n;
+                n = 0;
+            }
+        }
+        if (!p->timer_ns)
+            p->timer_ns = now + (s->rto_cur << p->backoff);
+    }
+    if (n) {
+        int k = 0;
+        while (k < n) {
+            int r = sendmmsg(s->fd, mm + k, (unsigned)(n - k), 0);
+            if (r <= 0) {
+                if (r < 0 && errno == EINTR)
+                    continue;
+                break;
+            }
+            k += r;
+        }
+        for (int j = 0; j < n; j++)
+            s->st.tx_bytes += iov[j].iov_len;
+        s->st.tx_packets += (uint64_t)n;
+    }
+    /* every DATA packet carried our acknowledgement */
+    p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
+    p->rx_unacked = 0;
+    p->ack_ns = 0;
+    udp_activate(s, rank, p);
+}
+
+static void udp_slot_put_back(udp_t *s, uint32_t i);
+
+/* Frees the messages of p acknowledged up to k (MsgIdAcked <- k). */
+static void udp_acked(udp_t *s, udp_peer_t *p, uint32_t k)
+{
+    if (!seq_lt(p->acked, k) || !seq_lt(k, p->next_seq))
+        return; /* nothing new, or beyond what we sent (stale or bogus) */
+    uint64_t now = base_time_ns();
+    while (p->head != UDP_NIL && seq_le(udp_slot_hdr(s, p->head)->seq, k)) {
+        uint32_t i = p->head;
+        udp_hdr_t *h = udp_slot_hdr(s, i);
+        if (h->seq == k && h->pad1 == 1 && now > s->slot_sent[i]) {
+            uint64_t sample = now - s->slot_sent[i];
+            s->srtt_ns = s->srtt_ns ? (7 * s->srtt_ns + sample) / 8 : sample;
+            s->rto_cur = BASE_MIN(BASE_MAX(s->rto_ns, 2 * s->srtt_ns), 4 * s->rto_ns);
+        }
+        if (p->txnext == i)
+            p->txnext = s->slot_next[i];
+        p->head = s->slot_next[i];
+        udp_slot_put_back(s, i);
+    }
+    if (p->head == UDP_NIL)
+        p->tail = p->txnext = UDP_NIL;
+    /* slow start: +1 per message acknowledged, up to N */
+    p->cwnd = (uint16_t)BASE_MIN((uint32_t)s->window, (uint32_t)p->cwnd + (k - p->acked));
+    p->acked = k;
+    p->backoff = 0;
+    p->timer_ns = p->head != UDP_NIL ? now + s->rto_cur : 0;
+}
+
+/* Go back N: retransmit from the oldest unacknowledged message, with the peer's window
+ * halved (not below N/4): repeated losses slow the sender down. */
+static void udp_go_back(udp_t *s, int rank, udp_peer_t *p)
+{
+    p->cwnd = (uint16_t)BASE_MAX(p->cwnd / 2, s->cwnd_min);
+    p->txnext = p->head;
+    p->timer_ns = 0;
+    udp_kick(s, rank, p);
+}
+
+/* Appends the message built in slot i (op header and payload filled, len = datagram
+ * bytes) to peer's stream and transmits what the window allows. */
+static void udp_enqueue(udp_t *s, int rank, udp_peer_t *p, uint32_t i, size_t len)
+{
+    udp_hdr_t *h = udp_slot_hdr(s, i);
+    memset(h, 0, sizeof *h);
+    h->secret = s->secret;
+    h->type = UDP_T_DATA;
+    h->version = UDP_WIRE_VERSION;
+    h->src = (uint32_t)s->rank;
+    h->dst = (uint32_t)rank;
+    h->seq = p->next_seq++;
+    h->len = (uint32_t)(len - sizeof *h);
+    s->slot_len[i] = (uint32_t)len;
+    s->slot_next[i] = UDP_NIL;
+    if (p->tail == UDP_NIL) {
+        p->head = i;
+        uint64_t now = base_time_ns();
+        if (now > p->heard_ns)
+            p->heard_ns = now; /* the silence deadline counts from here */
+    } else {
+        s->slot_next[p->tail] = i;
+    }
+    p->tail = i;
+    if (p->txnext == UDP_NIL)
+        p->txnext = i;
+    udp_kick(s, rank, p);
+}
+
+/* ------------------------------------------------------------ send slots */
+
+typedef struct udp_room {
+    udp_t *s;
+    udp_peer_t *p;
+    uint32_t keep;
+    size_t need;
+} udp_room_t;
+
+/* Class of slot that holds `need` datagram bytes and has more than `keep` free, or -1.
+ * A small message takes a large slot when the small ones are all taken. */
+static inline int udp_room_class(udp_t *s, size_t need, uint32_t keep)
+{
+    if (need <= UDP_SMALL && s->nfree[0] > keep)
+        return 0;
+    return s->nfree[1] > keep ? 1 : -1;
+}
+
+static int udp_room_ready(void *arg)
+{
+    udp_room_t *r = arg;
+    return udp_room_class(r->s, r->need, r->keep) >= 0 ||
+           (r->p && (r->p->flags & (PF_DEAD | PF_GONE)));
+}
+
+/* Takes a free send slot for a datagram of `need` bytes, waiting (progressing) when the
+ * pool has none. keep: slots of the class that must stay free (the response reserve).
+ * FMPL_ERR_PEER when p dies meanwhile. */
+static int udp_slot_take(udp_t *s, udp_peer_t *p, uint32_t keep, size_t need, uint32_t *out)
+{
+    int c = udp_room_class(s, need, keep);
+    if (BASE_UNLIKELY(c < 0)) {
+        udp_room_t r = {s, p, keep, need};
+        int rc = vnic_wait(s->v, udp_room_ready, &r, -1);
+        if (p && (p->flags & (PF_DEAD | PF_GONE)))
+            return FMPL_ERR_PEER;
+        if (rc)
+            return rc;
+        c = udp_room_class(s, need, keep);
+    }
+    if (p && (p->flags & (PF_DEAD | PF_GONE)))
+        return FMPL_ERR_PEER;
+    uint32_t i = s->free_head[c];
+    s->free_head[c] = s->slot_next[i];
+    s->nfree[c]--;
+    *out = i;
+    return FMPL_SUCCESS;
+}
+
+static void udp_slot_put_back(udp_t *s, uint32_t i)
+{
+    int c = i >= s->nsmall;
+    s->slot_next[i] = s->free_head[c];
+    s->free_head[c] = i;
+    s->nfree[c]++;
+}
+
+/* ------------------------------------------------------------ requests */
+
+typedef struct udp_flag {
+    int *flag;
+} udp_flag_t;
+
+static int udp_flag_ready(void *arg)
+{
+    return __atomic_load_n(((udp_flag_t *)arg)->flag, __ATOMIC_ACQUIRE);
+}
+
+static int udp_req_free_ready(void *arg)
+{
+    udp_t *s = arg;
+    return s->req_free != UDP_NIL;
+}
+
+static int udp_req_take(udp_t *s, uint32_t *out)
+{
+    if (BASE_UNLIKELY(s->req_free == UDP_NIL)) {
+        int rc = vnic_wait(s->v, udp_req_free_ready, s, -1);
+        if (rc)
+            return rc;
+    }
+    uint32_t i = s->req_free;
+    udp_req_t *r = &s->req[i];
+    s->req_free = r->next_free;
+    r->busy = 1;
+    r->gen++;
+    r->status = FMPL_SUCCESS;
+    r->got = 0;
+    r->iov = NULL;
+    r->done = r->statusp = NULL;
+    s->req_busy++;
+    *out = i;
+    return FMPL_SUCCESS;
+}
+
+static inline uint32_t udp_reqid(udp_t *s, uint32_t i)
+{
+    return (uint32_t)s->req[i].gen << 16 | i;
+}
+
+static void udp_req_finish(udp_t *s, uint32_t i, int status)
+{
+    udp_req_t *r = &s->req[i];
+    if (status && !r->status)
+        r->status = status;
+    if (r->iov != &r->one)
+        free(r->iov);
+    r->iov = NULL;
+    r->busy = 0;
+    s->req_busy--;
+    vnic_cntr_complete(r->lcntr, r->status);
+    if (r->done) {
+        *r->statusp = r->status;
+        __atomic_store_n(r->done, 1, __ATOMIC_RELEASE);
+    }
+    r->next_free = s->req_free;
+    s->req_free = i;
+}
+
+static udp_req_t *udp_req_lookup(udp_t *s, uint32_t id, int src, uint8_t kind, uint32_t *idx)
+{
+    uint32_t i = id & 0xffff;
+    if (i >= s->nreq)
+        return NULL;
+    udp_req_t *r = &s->req[i];
+    if (!r->busy || r->gen != (uint16_t)(id >> 16) || r->peer != src || r->kind != kind)
+        return NULL;
+    *idx = i;
+    return r;
+}
+
+/* ------------------------------------------------------------ peer death */
+
+static void udp_peer_dead(udp_t *s, int rank, udp_peer_t *p, const char *why)
+{
+    if (p->flags & PF_DEAD)
+        return;
+    p->flags |= PF_DEAD;
+    s->st.peer_deaths++;
+    base_log("vnic/udp: rank %d %s: its operations fail with FMPL_ERR_PEER (stream: acked %u, "
+             "sent up to %u, received %u, flags %#x)",
+             rank, why, p->acked, p->next_seq - 1, p->recv, p->flags);
+    while (p->head != UDP_NIL) {
+        uint32_t i = p->head;
+        p->head = s->slot_next[i];
+        udp_slot_put_back(s, i);
+    }
+    p->tail = p->txnext = UDP_NIL;
+    p->timer_ns = 0;
+    for (uint32_t i = 0; i < s->nreq; i++)
+        if (s->req[i].busy && s->req[i].peer == rank)
+            udp_req_finish(s, i, FMPL_ERR_PEER);
+    for (udp_job_t **jp = &s->jobs; *jp;) {
+        udp_job_t *j = *jp;
+        if (j->peer == rank) {
+            *jp = j->next;
+            s->njobs--;
+            free(j);
+        } else {
+            jp = &j->next;
+        }
+    }
+    s->jobs_tail = NULL;
+    for (udp_job_t *j = s->jobs; j; j = j->next)
+        s->jobs_tail = j;
+    __atomic_fetch_add(&s->v->peer_failures, 1, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ target side */
+
+static int udp_region(udp_t *s, vnic_key_t key, uint64_t off, uint64_t len, unsigned access,
+                      vnic_region_t *r)
+{
+    return vnic_region_read(s->v->regions, s->v->nregions, key, r) && (r->access & access) &&
+           vnic_region_bounds_ok(r->len, off, len);
+}
+
+static void udp_refused(udp_t *s, int src, const udp_op_t *o, const char *what)
+{
+    s->st.refused++;
+    if (s->st.refused <= 10)
+        base_log("vnic/udp: %s from rank %d refused: key %#x offset %llu length %u not valid "
+                 "here",
+                 what, src, o->key, (unsigned long long)o->off, o->len);
+}
+
+static void udp_notify(udp_t *s, const vnic_notify_t *n)
+{
+    s->depth++;
+    vnic_deliver_notify(s->v, n);
+    s->depth--;
+}
+
+static void udp_exec_put(udp_t *s, int src, const udp_op_t *o, const char *data)
+{
+    vnic_region_t r;
+    uint32_t fl = o->flags;
+    if (udp_region(s, o->key, o->off, o->len, VNIC_ACC_REMOTE_WRITE, &r) &&
+        (!(fl & VNIC_F_TAIL_FLAG) || (o->len >= 8 && (r.base + o->off + o->len) % 8 == 0))) {
+        char *dst = (char *)(uintptr_t)r.base + o->off;
+        if (fl & VNIC_F_TAIL_FLAG) {
+            memcpy(dst, data, o->len - 8);
+            vnic_tail_store(dst + o->len - 8, data + o->len - 8);
+        } else if (o->len) {
+            memcpy(dst, data, o->len);
+        }
+    } else {
+        udp_refused(s, src, o, "put");
+        return;
+    }
+    if ((fl & VNIC_F_RCNTR) && o->aux < s->v->ncntr)
+        __atomic_fetch_add(vnic_cntr_word(s->v, o->aux), 1, __ATOMIC_RELEASE);
+    if (fl & VNIC_F_NOTIFY) {
+        vnic_notify_t nt = {.src = src,
+                            .chan = o->chan,
+                            .imm = o->imm,
+                            .key = o->key,
+                            .off = o->a,
+                            .len = (size_t)o->b};
+        udp_notify(s, &nt);
+    }
+}
+
+static uint64_t udp_amo_exec(uint8_t opcode, uint64_t *w, uint64_t operand, uint64_t compare)
+{
+    switch (opcode) {
+    case VNIC_OP_FADD: return __atomic_fetch_add(w, operand, __ATOMIC_SEQ_CST);
+    case VNIC_OP_SWAP: return __atomic_exchange_n(w, operand, __ATOMIC_SEQ_CST);
+    default: {
+        uint64_t old = compare;
+        __atomic_compare_exchange_n(w, &old, operand, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        return old;
+    }
+    }
+}
+
+/* 1 when the request can be executed now (resources for its answer exist). */
+static int udp_can_exec(udp_t *s, const udp_op_t *o)
+{
+    if (o->kind == UDP_OP_AMO)
+        return udp_room_class(s, UDP_HDRS, 0) >= 0;
+    if (o->kind == UDP_OP_GETREQ)
+        return s->njobs < s->max_jobs;
+    return 1;
+}
+
+static void udp_exec(udp_t *s, int src, const udp_op_t *o, const char *data)
+{
+    s->executed++;
+    switch (o->kind) {
+    case UDP_OP_PUT: udp_exec_put(s, src, o, data); break;
+    case UDP_OP_AM: {
+        vnic_notify_t nt = {.src = src,
+                            .chan = o->chan,
+                            .imm = o->imm,
+                            .key = VNIC_KEY_INVALID,
+                            .len = o->len,
+                            .data = data};
+        udp_notify(s, &nt);
+        break;
+    }
+    case UDP_OP_AMO: {
+        udp_peer_t *p = udp_peer_of(s, src);
+        if (p->flags & (PF_DEAD | PF_GONE))
+            break;
+        vnic_region_t r;
+        uint64_t old = 0;
+        int st = FMPL_SUCCESS;
+        if (o->amo >= VNIC_OP_FADD && o->amo <= VNIC_OP_SWAP &&
+            udp_region(s, o->key, o->off, 8, VNIC_ACC_REMOTE_ATOMIC, &r) &&
+            (r.base + o->off) % 8 == 0) {
+            old = udp_amo_exec(o->amo, (uint64_t *)(uintptr_t)(r.base + o->off), o->imm, o->a);
+        } else {
+            udp_refused(s, src, o, "atomic");
+            st = FMPL_ERR_KEY;
+        }
+        uint32_t i;
+        if (udp_slot_take(s, p, 0, UDP_HDRS, &i))
+            break;
+        udp_op_t *ro = udp_slot_op(s, i);
+        memset(ro, 0, sizeof *ro);
+        ro->kind = UDP_OP_AMORESP;
+        ro->aux = o->aux;
+        ro->a = old;
+        ro->b = (uint64_t)(int64_t)st;
+        udp_enqueue(s, src, p, i, UDP_HDRS);
+        break;
+    }
+    case UDP_OP_GETREQ: {
+        int nseg = (int)(o->len / 16);
+        udp_job_t *j = malloc(sizeof *j + (size_t)nseg * sizeof(vnic_rseg_t));
+        if (!j)
+            base_fatal("vnic/udp: out of memory for a get");
+        j->next = NULL;
+        j->peer = src;
+        j->reqid = o->aux;
+        j->key = o->key;
+        j->pos = o->b;
+        j->end = o->b;
+        j->nseg = nseg;
+        j->seg_i = 0;
+        j->seg_pos = 0;
+        for (int k = 0; k < nseg; k++) {
+            uint64_t w[2];
+            memcpy(w, data + 16 * k, 16);
+            j->seg[k].off = w[0];
+            j->seg[k].len = (size_t)w[1];
+            j->end += w[1];
+        }
+        if (s->jobs_tail)
+            s->jobs_tail->next = j;
+        else
+            s->jobs = j;
+        s->jobs_tail = j;
+        s->njobs++;
+        break;
+    }
+    default: break;
+    }
+}
+
+/* Streams GET responses while send slots are free (keeping the reserve). */
+static int udp_jobs_run(udp_t *s)
+{
+    int n = 0;
+    while (s->jobs) {
+        udp_job_t *j = s->jobs;
+        udp_peer_t *p = udp_peer_of(s, j->peer);
+        size_t need = UDP_HDRS + (size_t)BASE_MIN((uint64_t)s->data_max, j->end - j->pos);
+        if (udp_room_class(s, need, UDP_RESERVE) < 0)
+            break;
+        uint32_t i;
+        if (udp_slot_take(s, p, UDP_RESERVE, need, &i))
+            goto drop;
+        udp_op_t *ro = udp_slot_op(s, i);
+        memset(ro, 0, sizeof *ro);
+        ro->kind = UDP_OP_GETRESP;
+        ro->aux = j->reqid;
+        ro->off = j->pos;
+        char *dst = (char *)(ro + 1);
+        size_t room = need - UDP_HDRS, len = 0;
+        int st = FMPL_SUCCESS;
+        while (room && j->seg_i < j->nseg) {
+            vnic_rseg_t *g = &j->seg[j->seg_i];
+            if (j->seg_pos == g->len) {
+                j->seg_i++;
+                j->seg_pos = 0;
+                continue;
+            }
+            size_t k = BASE_MIN(room, g->len - j->seg_pos);
+            vnic_region_t r;
+            if (!udp_region(s, j->key, g->off + j->seg_pos, k, VNIC_ACC_REMOTE_READ, &r)) {
+                udp_op_t tmp = {.key = j->key, .off = g->off, .len = (uint32_t)g->len};
+                udp_refused(s, j->peer, &tmp, "get");
+                st = FMPL_ERR_KEY;
+                break;
+            }
+            memcpy(dst + len, (char *)(uintptr_t)r.base + g->off + j->seg_pos, k);
+            len += k;
+            room -= k;
+            j->seg_pos += k;
+        }
+        ro->len = (uint32_t)len;
+        if (st) {
+            /* the error covers everything left of this request */
+            ro->len = 0;
+            len = 0;
+            ro->a = (uint64_t)(int64_t)st;
+            ro->b = j->end - j->pos;
+            j->pos = j->end;
+        } else {
+            ro->b = len;
+            j->pos += len;
+        }
+        udp_enqueue(s, j->peer, p, i, UDP_HDRS + len);
+        n++;
+        if (j->pos < j->end)
+            continue;
+    drop:
+        s->jobs = j->next;
+        if (!s->jobs)
+            s->jobs_tail = NULL;
+        s->njobs--;
+        free(j);
+    }
+    return n;
+}
+
+/* Responses: completions at the initiator, executed on arrival at any depth. */
+static void udp_response(udp_t *s, int src, const udp_op_t *o, const char *data)
+{
+    uint32_t idx;
+    if (o->kind == UDP_OP_AMORESP) {
+        udp_req_t *r = udp_req_lookup(s, o->aux, src, UDP_OP_AMO, &idx);
+        if (!r) {
+            s->st.stale++;
+            return;
+        }
+        int st = (int)(int64_t)o->b;
+        if (!st && r->result)
+            *r->result = o->a;
+        udp_req_finish(s, idx, st);
+        return;
+    }
+    udp_req_t *r = udp_req_lookup(s, o->aux, src, UDP_OP_GETREQ, &idx);
+    if (!r || o->off + o->b > r->total || o->len > o->b) {
+        s->st.stale++;
+        return;
+    }
+    int st = (int)(int64_t)o->a;
+    if (st) {
+        if (!r->status)
+            r->status = st;
+    } else if (o->len) {
+        vnic_lcur_t lc = {.iov = r->iov, .cnt = r->iovcnt};
+        vnic_lcur_seek(&lc, o->off);
+        vnic_lcur_scatter(&lc, data, o->len);
+    }
+    r->got += o->b;
+    if (r->got >= r->total)
+        udp_req_finish(s, idx, FMPL_SUCCESS);
+}
+
+/* ------------------------------------------------------------ receive buffer */
+
+static inline size_t udp_rq_entry(size_t len)
+{
+    return BASE_ALIGN_UP(8 + len, 8);
+}
+
+/* Room for a message of len bytes (op header + payload). */
+static int udp_rq_room(udp_t *s, size_t len)
+{
+    size_t need = udp_rq_entry(len);
+    if (s->rq_used == 0)
+        return need <= s->rq_cap;
+    if (s->rq_tail >= s->rq_head) {
+        if (s->rq_cap - s->rq_tail >= need)
+            return 1;
+        return s->rq_head > need; /* wrap (strictly: tail never meets head) */
+    }
+    return s->rq_head - s->rq_tail > need;
+}
+
+static void udp_rq_push(udp_t *s, int src, const udp_op_t *o, const void *data)
+{
+    size_t len = sizeof *o + o->len, need = udp_rq_entry(len);
+    if (s->rq_used == 0)
+        s->rq_head = s->rq_tail = 0;
+    if (s->rq_tail >= s->rq_head && s->rq_cap - s->rq_tail < need) {
+        if (s->rq_cap - s->rq_tail >= 4) {
+            uint32_t mark = UINT32_MAX;
+            memcpy(s->rq + s->rq_tail, &mark, 4);
+        }
+        s->rq_used += s->rq_cap - s->rq_tail;
+        s->rq_tail = 0;
+    }
+    char *e = s->rq + s->rq_tail;
+    uint32_t l32 = (uint32_t)len, s32 = (uint32_t)src;
+    memcpy(e, &l32, 4);
+    memcpy(e + 4, &s32, 4);
+    memcpy(e + 8, o, sizeof *o);
+    if (o->len)
+        memcpy(e + 8 + sizeof *o, data, o->len);
+    s->rq_tail += need;
+    s->rq_used += need;
+    s->rq_count++;
+    s->st.queued++;
+}
+
+/* Executes queued requests in order (depth 0 only). */
+static int udp_rq_run(udp_t *s)
+{
+    int n = 0;
+    while (s->rq_count && !s->depth) {
+        if (s->exec_budget && s->executed >= s->exec_budget)
+            break;
+        if (s->rq_cap - s->rq_head < 8) {
+            s->rq_used -= s->rq_cap - s->rq_head;
+            s->rq_head = 0;
+        }
+        uint32_t len;
+        memcpy(&len, s->rq + s->rq_head, 4);
+        if (len == UINT32_MAX) {
+            s->rq_used -= s->rq_cap - s->rq_head;
+            s->rq_head = 0;
+            continue;
+        }
+        uint32_t src;
+        memcpy(&src, s->rq + s->rq_head + 4, 4);
+        udp_op_t o;
+        memcpy(&o, s->rq + s->rq_head + 8, sizeof o);
+        if (!udp_can_exec(s, &o))
+            break;
+        /* the entry stays in place (nested progress only appends) until executed */
+        udp_exec(s, (int)src, &o, s->rq + s->rq_head + 8 + sizeof o);
+        size_t need = udp_rq_entry(len);
+        s->rq_head += need;
+        s->rq_used -= need;
+        s->rq_count--;
+        if (s->rq_head == s->rq_cap)
+            s->rq_head = 0;
+        n++;
+    }
+    if (!s->rq_count)
+        s->rq_used = s->rq_head = s->rq_tail = 0;
+    /* GO once the buffer is at most half full */
+    if (s->stopped_peers && s->rq_used <= s->rq_cap / 2) {
+        for (int k = 0; k < s->nactive; k++) {
+            int rank = s->active[k];
+            udp_peer_t *p = s->peer[rank];
+            if (p->flags & PF_STOP_SENT) {
+                p->flags &= (uint16_t)~PF_STOP_SENT;
+                s->stopped_peers--;
+                udp_ctrl(s, rank, p, UDP_T_GO, p->recv + 1);
+            }
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ receive */
+
+static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
+{
+    uint32_t seq = m->h.seq;
+    if (seq_le(seq, p->recv)) {
+        s->st.dup_dropped++;
+        p->flags |= PF_ACK_DUE | PF_ACK_NOW; /* our ACK may have been lost */
+        udp_activate(s, src, p);
+        return;
+    }
+    if (seq != p->recv + 1) {
+        s->st.ooo_dropped++;
+        /* one LOSE per gap; a retransmitted packet beyond the gap means the sender went
+         * back and lost the head again: that is a new gap */
+        if (!(p->flags & PF_LOSE_SENT) || m->h.pad1 == 2) {
+            p->flags |= PF_LOSE_SENT;
+            udp_ctrl(s, src, p, UDP_T_LOSE, p->recv);
+        }
+        return;
+    }
+    const udp_op_t *o = &m->op;
+    int response = o->kind == UDP_OP_GETRESP || o->kind == UDP_OP_AMORESP || o->kind == UDP_OP_DONE;
+    int direct = response || (!s->depth && !s->rq_count && udp_can_exec(s, o) &&
+                              (!s->exec_budget || s->executed < s->exec_budget));
+    if (!direct) {
+        if ((p->flags & PF_STOP_SENT) || !udp_rq_room(s, sizeof *o + o->len)) {
+            s->st.full_dropped++;
+            if (!(p->flags & PF_STOP_SENT)) {
+                p->flags |= PF_STOP_SENT;
+                s->stopped_peers++;
+            }
+            udp_ctrl(s, src, p, UDP_T_STOP, p->recv);
+            udp_activate(s, src, p);
+            return;
+        }
+    }
+    /* accepted */
+    p->recv = seq;
+    p->flags &= (uint16_t)~PF_LOSE_SENT;
+    p->flags |= PF_ACK_DUE;
+    if (++p->rx_unacked >= s->ack_every)
+        p->flags |= PF_ACK_NOW;
+    else if (!p->ack_ns)
+        p->ack_ns = base_time_ns() + s->ack_delay_ns;
+    udp_activate(s, src, p);
+    if (o->kind == UDP_OP_DONE) {
+        if (o->a == UINT64_MAX)
+            p->flags |= PF_DONE;
+        else
+            p->fence_rx = (uint8_t)o->a;
+        return;
+    }
+    if (response) {
+        udp_response(s, src, o, m->payload);
+        return;
+    }
+    if (direct)
+        udp_exec(s, src, o, m->payload);
+    else
+        udp_rq_push(s, src, o, m->payload);
+}
+
+static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sockaddr_in *from)
+{
+    s->st.rx_packets++;
+    s->st.rx_bytes += n;
+    udp_parsed_t m;
+    int rc = udp_parse(buf, n, s->secret, (uint32_t)s->rank, (uint32_t)s->size, s->data_max, &m);
+    switch (rc) {
+    case UDP_PARSE_OK: break;
+    case UDP_PARSE_SHORT: s->st.truncated++; return;
+    case UDP_PARSE_SECRET: s->st.bad_secret++; return;
+    case UDP_PARSE_CSUM: s->st.bad_csum++; return;
+    default: s->st.malformed++; return;
+    }
+    int src = (int)m.h.src;
+    udp_peer_t *p = udp_peer_of(s, src);
+    if (p->flags & (PF_DEAD | PF_GONE)) {
+        s->st.stale++;
+        return;
+    }
+    if (!p->ip) {
+        p->ip = from->sin_addr.s_addr;
+        p->port = from->sin_port;
+    }
+    p->heard_ns = base_time_ns();
+    int rank = src;
+    /* every packet acknowledges the reverse stream cumulatively */
+    switch (m.h.type) {
+    case UDP_T_DATA: {
+        uint32_t before = p->acked;
+        udp_acked(s, p, m.h.ack);
+        if ((p->flags & PF_STOPPED) && p->acked != before) {
+            p->flags &= (uint16_t)~PF_STOPPED; /* see UDP_T_ACK */
+            p->txnext = p->head;
+        }
+        udp_rx_data(s, src, p, &m);
+        udp_kick(s, rank, p);
+        break;
+    }
+    case UDP_T_ACK: {
+        s->st.acks_recv++;
+        uint32_t before = p->acked;
+        udp_acked(s, p, m.h.ack);
+        if ((p->flags & PF_STOPPED) && p->acked != before) {
+            /* it accepted our probe after its STOP (which set acked): it has room again,
+             * as if its GO had come (the GO may have been lost) */
+            p->flags &= (uint16_t)~PF_STOPPED;
+            udp_go_back(s, rank, p);
+        } else {
+            udp_kick(s, rank, p);
+        }
+        break;
+    }
+    case UDP_T_LOSE:
+        s->st.lose_recv++;
+        udp_acked(s, p, m.h.ack);
+        if (!(p->flags & PF_STOPPED) && p->head != UDP_NIL) {
+            /* LOSEs of one burst (the receiver saw several gaps of one window) ask for
+             * what the first one already resent: go back only when the oldest message was
+             * not sent again within the last 20 us. Resending more is cheaper than waiting
+             * for the timer on a fast network (the receiver drops the duplicates). */
+            uint32_t i = p->head;
+            uint64_t now = base_time_ns();
+            if (udp_slot_hdr(s, i)->pad1 && now - s->slot_sent[i] < 20000u)
+                s->st.lose_ignored++;
+            else
+                udp_go_back(s, rank, p);
+        }
+        break;
+    case UDP_T_STOP:
+        s->st.stop_recv++;
+        udp_acked(s, p, m.h.ack);
+        p->flags |= PF_STOPPED;
+        p->txnext = p->head;
+        if (p->head != UDP_NIL && !p->timer_ns)
+            p->timer_ns = p->heard_ns + (s->rto_cur << p->backoff);
+        break;
+    case UDP_T_GO:
+        s->st.go_recv++;
+        udp_acked(s, p, m.h.ack - 1);
+        p->flags &= (uint16_t)~PF_STOPPED;
+        udp_go_back(s, rank, p);
+        break;
+    case UDP_T_BYE:
+        udp_acked(s, p, m.h.ack);
+        p->flags |= PF_GONE | PF_DONE;
+        while (p->head != UDP_NIL) {
+            uint32_t i = p->head;
+            p->head = s->slot_next[i];
+            udp_slot_put_back(s, i);
+        }
+        p->tail = p->txnext = UDP_NIL;
+        p->timer_ns = 0;
+        break;
+    default: break;
+    }
+}
+
+/* Receives and handles datagrams: first what an outer call left in its batch, then new
+ * batches (level = handler depth) until the socket is empty or max batches were read. */
+static int udp_rx(udp_t *s, int max_batches)
+{
+    int n = 0;
+    for (int lvl = 0; lvl < UDP_LEVELS; lvl++)
+        while (s->rx_i[lvl] < s->rx_n[lvl]) {
+            int i = s->rx_i[lvl]++;
+            udp_rx_packet(s, s->rxbuf[lvl] + (size_t)i * s->mtu, s->rxmsg[lvl][i].msg_len,
+                          &s->rxaddr[lvl][i]);
+            n++;
+        }
+    int lvl = s->depth < UDP_LEVELS ? s->depth : UDP_LEVELS - 1;
+    if (s->rx_i[lvl] < s->rx_n[lvl])
+        return n; /* deeper nesting than batches: leave the socket for later */
+    for (int b = 0; b < max_batches; b++) {
+        for (int i = 0; i < UDP_BATCH; i++) {
+            s->rxmsg[lvl][i].msg_hdr.msg_namelen = sizeof s->rxaddr[lvl][i];
+            s->rxmsg[lvl][i].msg_hdr.msg_flags = 0;
+        }
+        int r = recvmmsg(s->fd, s->rxmsg[lvl], UDP_BATCH, MSG_DONTWAIT, NULL);
+        if (r <= 0)
+            break;
+        s->rx_n[lvl] = r;
+        s->rx_i[lvl] = 0;
+        while (s->rx_i[lvl] < s->rx_n[lvl]) {
+            int i = s->rx_i[lvl]++;
+            size_t len = s->rxmsg[lvl][i].msg_len;
+            if (s->rxmsg[lvl][i].msg_hdr.msg_flags & MSG_TRUNC) {
+                s->st.rx_packets++;
+                s->st.truncated++;
+                continue;
+            }
+            udp_rx_packet(s, s->rxbuf[lvl] + (size_t)i * s->mtu, len, &s->rxaddr[lvl][i]);
+            n++;
+        }
+        s->rx_n[lvl] = s->rx_i[lvl] = 0;
+        if (r < UDP_BATCH)
+            break;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ timers */
+
+static int udp_timers(udp_t *s, uint64_t now)
+{
+    int n = 0;
+    for (int k = 0; k < s->nactive;) {
+        int rank = s->active[k];
+        udp_peer_t *p = s->peer[rank];
+        if ((p->flags & PF_ACK_DUE) && ((p->flags & PF_ACK_NOW) || (p->ack_ns && now >= p->ack_ns)))
+            udp_ctrl(s, rank, p, UDP_T_ACK, p->recv);
+        if (p->head != UDP_NIL && !(p->flags & (PF_DEAD | PF_GONE))) {
+            uint64_t silent = now > p->heard_ns ? now - p->heard_ns : 0;
+            if (silent > s->peer_timeout_ns) {
+                udp_peer_dead(s, rank, p, "stopped answering (FMPL_UDP_PEER_TIMEOUT_MS)");
+            } else if (p->timer_ns && now >= p->timer_ns) {
+                s->st.timeouts++;
+                if (p->backoff < UDP_BACKOFF_MAX)
+                    p->backoff++;
+                p->timer_ns = now + (s->rto_cur << p->backoff);
+                if (p->flags & PF_STOPPED) {
+                    /* probe: the oldest message alone; STOP again or accepted */
+                    uint32_t i = p->head;
+                    udp_hdr_t *h = udp_slot_hdr(s, i);
+                    h->ack = p->recv;
+                    udp_seal(h, s->slot_len[i], s->secret);
+                    udp_tx(s, p, h, s->slot_len[i]);
+                    s->st.retransmits++;
+                } else {
+                    p->cwnd = (uint16_t)BASE_MAX(p->cwnd / 2, s->cwnd_min);
+                    p->txnext = p->head;
+                    uint64_t keep = p->timer_ns;
+                    udp_kick(s, rank, p);
+                    p->timer_ns = keep;
+                }
+                n++;
+            }
+        }
+        if (p->head == UDP_NIL && !(p->flags & (PF_ACK_DUE | PF_STOP_SENT))) {
+            p->flags &= (uint16_t)~PF_ACTIVE;
+            p->timer_ns = 0;
+            s->active[k] = s->active[--s->nactive];
+            continue;
+        }
+        k++;
+    }
+    return n;
+}
+
+/* Sends the acknowledgements due now (PF_ACK_NOW), or all pending ones when all. */
+static void udp_flush_acks(udp_t *s, int all)
+{
+    for (int k = 0; k < s->nactive; k++) {
+        int rank = s->active[k];
+        udp_peer_t *p = s->peer[rank];
+        if ((p->flags & PF_ACK_DUE) && (all || (p->flags & PF_ACK_NOW)))
+            udp_ctrl(s, rank, p, UDP_T_ACK, p->recv);
+    }
+}
+
+static int udp_progress(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    s->executed = 0;
+    int n = udp_rx(s, 4);
+    if (s->rq_count)
+        n += udp_rq_run(s);
+    if (s->jobs)
+        n += udp_jobs_run(s);
+    if (s->nactive) {
+        uint64_t now = base_time_ns();
+        if (now >= s->next_scan_ns) {
+            n += udp_timers(s, now);
+            s->next_scan_ns = now + BASE_MIN(s->ack_delay_ns, s->rto_cur / 4);
+        } else {
+            udp_flush_acks(s, 0);
+        }
+    }
+    if (s->nhold)
+        udp_hold_flush(s, base_time_ns(), 0);
+    return n;
+}
+
+/* ------------------------------------------------------------ initiator side */
+
+/* Pre-validation for peers on this host (their region table is in the host segment):
+ * FMPL_ERR_KEY like shm. Peers elsewhere: validated at the target only. */
+static int udp_prevalidate(udp_t *s, const vnic_op_t *op, size_t total)
+{
+    vnic_region_t r;
+    int k = vnic_shm_peer_region(s->v->local, op->peer, op->remote.key, &r);
+    if (k < 0)
+        return FMPL_SUCCESS;
+    if (!k)
+        return FMPL_ERR_KEY;
+    unsigned need = op->opcode == VNIC_OP_PUT   ? VNIC_ACC_REMOTE_WRITE
+                    : op->opcode == VNIC_OP_GET ? VNIC_ACC_REMOTE_READ
+                                                : VNIC_ACC_REMOTE_ATOMIC;
+    if (!(r.access & need))
+        return FMPL_ERR_KEY;
+    if (op->opcode != VNIC_OP_PUT && op->opcode != VNIC_OP_GET)
+        return vnic_region_bounds_ok(r.len, op->remote.u.off, 8)
+                   ? ((r.base + op->remote.u.off) % 8 ? FMPL_ERR_ARG : FMPL_SUCCESS)
+                   : FMPL_ERR_KEY;
+    if (op->remote.kind == VNIC_DESC_CONTIG) {
+        if (!vnic_region_bounds_ok(r.len, op->remote.u.off, total))
+            return FMPL_ERR_KEY;
+        if ((op->flags & VNIC_F_TAIL_FLAG) && (r.base + op->remote.u.off + total) % 8)
+            return FMPL_ERR_ARG;
+        return FMPL_SUCCESS;
+    }
+    for (int i = 0; i < op->remote.u.iov.cnt; i++)
+        if (!vnic_region_bounds_ok(r.len, op->remote.u.iov.seg[i].off, op->remote.u.iov.seg[i].len))
+            return FMPL_ERR_KEY;
+    return FMPL_SUCCESS;
+}
+
+static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
+{
+    vnic_lcur_t lc;
+    vnic_lcur_init(&lc, &op->local);
+    vnic_rseg_t one;
+    const vnic_rseg_t *seg = &one;
+    int nseg = 1;
+    if (op->remote.kind == VNIC_DESC_CONTIG) {
+        one.off = op->remote.u.off;
+        one.len = total;
+    } else {
+        seg = op->remote.u.iov.seg;
+        nseg = op->remote.u.iov.cnt;
+    }
+    uint32_t eff = op->flags & (VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG);
+    uint64_t off0 = nseg ? seg[0].off : 0;
+    int last_seg = nseg - 1;
+    while (last_seg >= 0 && !seg[last_seg].len)
+        last_seg--;
+    if (last_seg < 0) { /* nothing to write: only effects, as one empty fragment */
+        if (!eff) {
+            vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+            return FMPL_SUCCESS;
+        }
+        last_seg = 0;
+    }
+    for (int g = 0; g <= last_seg; g++) {
+        uint64_t pos = 0;
+        size_t glen = nseg ? seg[g].len : 0;
+        do {
+            size_t rem = glen - pos, k = BASE_MIN(s->data_max, rem);
+            if ((eff & VNIC_F_TAIL_FLAG) && rem > k && rem - k < 8)
+                k -= 8; /* the last fragment keeps >= 8 bytes for the tail flag */
+            if (!k && g != last_seg)
+                break;
+            uint32_t i;
+            int rc = udp_slot_take(s, p, UDP_RESERVE, UDP_HDRS + k, &i);
+            if (rc) {
+                vnic_cntr_complete(op->lcntr, rc);
+                return rc;
+            }
+            udp_op_t *o = udp_slot_op(s, i);
+            memset(o, 0, sizeof *o);
+            o->kind = UDP_OP_PUT;
+            o->key = op->remote.key;
+            o->off = (nseg ? seg[g].off : off0) + pos;
+            o->len = (uint32_t)k;
+            vnic_lcur_gather(&lc, o + 1, k);
+            pos += k;
+            if (g == last_seg && pos == glen) {
+                o->flags = (uint8_t)eff;
+                o->chan = op->chan;
+                o->aux = op->rcntr;
+                o->imm = op->imm;
+                o->a = off0;
+                o->b = total;
+            }
+            udp_enqueue(s, op->peer, p, i, UDP_HDRS + k);
+        } while (pos < glen);
+    }
+    vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+    return FMPL_SUCCESS;
+}
+
+static int udp_wait_req(udp_t *s, int *done, int *status)
+{
+    udp_flag_t f = {done};
+    int rc = vnic_wait(s->v, udp_flag_ready, &f, -1);
+    if (__atomic_load_n(done, __ATOMIC_ACQUIRE))
+        return *status;
+    return rc ? rc : FMPL_ERR_INTERNAL;
+}
+
+static int udp_get(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
+{
+    if (total == 0) {
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    uint32_t ri;
+    int rc = udp_req_take(s, &ri);
+    if (rc)
+        return rc;
+    udp_req_t *r = &s->req[ri];
+    int done = 0, status = FMPL_SUCCESS;
+    r->kind = UDP_OP_GETREQ;
+    r->peer = op->peer;
+    r->lcntr = op->lcntr;
+    r->result = NULL;
+    r->total = total;
+    if (op->local.kind == VNIC_DESC_CONTIG) {
+        r->one.iov_base = op->local.u.contig.addr;
+        r->one.iov_len = op->local.u.contig.len;
+        r->iov = &r->one;
+        r->iovcnt = 1;
+    } else {
+        r->iovcnt = op->local.u.iov.cnt;
+        r->iov = malloc((size_t)r->iovcnt * sizeof(struct iovec));
+        if (!r->iov) {
+            r->iov = &r->one;
+            r->lcntr = NULL;
+            udp_req_finish(s, ri, FMPL_ERR_NOMEM);
+            return FMPL_ERR_NOMEM;
+        }
+        memcpy(r->iov, op->local.u.iov.iov, (size_t)r->iovcnt * sizeof(struct iovec));
+    }
+    if (!op->lcntr) {
+        r->done = &done;
+        r->statusp = &status;
+    }
+    uint32_t id = udp_reqid(s, ri);
+    vnic_rseg_t one = {op->remote.u.off, total};
+    const vnic_rseg_t *seg = &one;
+    int nseg = 1;
+    if (op->remote.kind == VNIC_DESC_IOV) {
+        seg = op->remote.u.iov.seg;
+        nseg = op->remote.u.iov.cnt;
+    }
+    size_t per = s->data_max / 16;
+    uint64_t pos = 0;
+    for (int g = 0; g < nseg;) {
+        int cnt = (int)BASE_MIN(per, (size_t)(nseg - g));
+        uint32_t i;
+        rc = udp_slot_take(s, p, UDP_RESERVE, UDP_HDRS + 16 * (size_t)cnt, &i);
+        if (rc)
+            break; /* the peer died: the request was failed with it */
+        udp_op_t *o = udp_slot_op(s, i);
+        memset(o, 0, sizeof *o);
+        o->kind = UDP_OP_GETREQ;
+        o->key = op->remote.key;
+        o->aux = id;
+        o->b = pos;
+        o->len = (uint32_t)(16 * cnt);
+        char *d = (char *)(o + 1);
+        for (int k = 0; k < cnt; k++) {
+            uint64_t w[2] = {seg[g + k].off, seg[g + k].len};
+            memcpy(d + 16 * k, w, 16);
+            pos += seg[g + k].len;
+        }
+        udp_enqueue(s, op->peer, p, i, UDP_HDRS + o->len);
+        g += cnt;
+    }
+    if (op->lcntr)
+        return FMPL_SUCCESS;
+    return udp_wait_req(s, &done, &status);
+}
+
+static int udp_atomic(udp_t *s, udp_peer_t *p, const vnic_op_t *op)
+{
+    uint32_t ri;
+    int rc = udp_req_take(s, &ri);
+    if (rc)
+        return rc;
+    udp_req_t *r = &s->req[ri];
+    int done = 0, status = FMPL_SUCCESS;
+    r->kind = UDP_OP_AMO;
+    r->peer = op->peer;
+    r->lcntr = op->lcntr;
+    r->result = op->result;
+    r->total = 8;
+    r->iov = &r->one;
+    if (!op->lcntr) {
+        r->done = &done;
+        r->statusp = &status;
+    }
+    uint32_t i;
+    rc = udp_slot_take(s, p, UDP_RESERVE, UDP_HDRS, &i);
+    if (!rc) {
+        udp_op_t *o = udp_slot_op(s, i);
+        memset(o, 0, sizeof *o);
+        o->kind = UDP_OP_AMO;
+        o->amo = (uint8_t)op->opcode;
+        o->key = op->remote.key;
+        o->off = op->remote.u.off;
+        o->aux = udp_reqid(s, ri);
+        o->imm = op->operand;
+        o->a = op->compare;
+        udp_enqueue(s, op->peer, p, i, UDP_HDRS);
+    }
+    if (op->lcntr)
+        return FMPL_SUCCESS;
+    return udp_wait_req(s, &done, &status);
+}
+
+static int udp_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
+{
+    udp_t *s = (udp_t *)tr;
+    udp_peer_t *p = udp_peer_of(s, op->peer);
+    if (BASE_UNLIKELY(p->flags & (PF_DEAD | PF_GONE)))
+        return FMPL_ERR_PEER;
+    if (BASE_UNLIKELY(!p->ip)) {
+        int rc = udp_peer_addr(s, op->peer, p);
+        if (rc)
+            return rc;
+    }
+    if (op->opcode == VNIC_OP_SEND) {
+        if (total > s->data_max)
+            return FMPL_ERR_TRUNCATE;
+        uint32_t i;
+        int rc = udp_slot_take(s, p, UDP_RESERVE, UDP_HDRS + total, &i);
+        if (rc)
+            return rc;
+        udp_op_t *o = udp_slot_op(s, i);
+        memset(o, 0, sizeof *o);
+        o->kind = UDP_OP_AM;
+        o->chan = op->chan;
+        o->imm = op->imm;
+        o->len = (uint32_t)total;
+        vnic_lcur_t lc;
+        vnic_lcur_init(&lc, &op->local);
+        vnic_lcur_gather(&lc, o + 1, total);
+        udp_enqueue(s, op->peer, p, i, UDP_HDRS + total);
+        vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    int rc = udp_prevalidate(s, op, total);
+    if (rc)
+        return rc;
+    switch (op->opcode) {
+    case VNIC_OP_PUT: return udp_put(s, p, op, total);
+    case VNIC_OP_GET: return udp_get(s, p, op, total);
+    default: return udp_atomic(s, p, op);
+    }
+}
+
+/* ------------------------------------------------------------ sleeping */
+
+static void udp_sleep_prepare(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    /* the peers must not wait for acknowledgements we are sitting on */
+    udp_flush_acks(s, 1);
+    if (s->nhold)
+        udp_hold_flush(s, 0, 1);
+}
+
+static void udp_sleep_cancel(vnic_transport_t *tr)
+{
+    (void)tr;
+}
+
+/* Blocks on the socket for at most ns, or until the next retransmission deadline. */
+static void udp_sleep(vnic_transport_t *tr, int64_t ns)
+{
+    udp_t *s = (udp_t *)tr;
+    uint64_t now = base_time_ns();
+    for (int k = 0; k < s->nactive; k++) {
+        udp_peer_t *p = s->peer[s->active[k]];
+        if (p->timer_ns) {
+            int64_t d = p->timer_ns > now ? (int64_t)(p->timer_ns - now) : 0;
+            if (d < ns)
+                ns = d;
+        }
+    }
+    if (s->jobs || s->rq_count)
+        ns = 0;
+    if (ns <= 0)
+        return;
+    struct pollfd pf = {.fd = s->fd, .events = POLLIN};
+    struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+    ppoll(&pf, 1, &ts, NULL);
+}
+
+/* ------------------------------------------------------------ fence and close */
+
+static inline int udp_serves(udp_t *s, int r)
+{
+    return r != s->rank && (s->v->force_udp || s->v->nodes->node_of[r] != s->v->nodes->my_node);
+}
+
+static int udp_reqs_idle(void *arg)
+{
+    udp_t *s = arg;
+    return s->req_busy == 0;
+}
+
+/* Sends the DONE message (a = epoch, UINT64_MAX for close) to every peer served. */
+static int udp_send_done(udp_t *s, uint64_t a)
+{
+    int rc = FMPL_SUCCESS;
+    for (int r = 0; r < s->size; r++) {
+        if (!udp_serves(s, r))
+            continue;
+        udp_peer_t *p = udp_peer_of(s, r);
+        if (p->flags & (PF_DEAD | PF_GONE))
+            continue;
+        int rc2 = udp_peer_addr(s, r, p);
+        uint32_t i;
+        if (!rc2)
+            rc2 = udp_slot_take(s, p, 0, UDP_HDRS, &i);
+        if (rc2) {
+            if (!rc)
+                rc = rc2;
+            continue;
+        }
+        udp_op_t *o = udp_slot_op(s, i);
+        memset(o, 0, sizeof *o);
+        o->kind = UDP_OP_DONE;
+        o->a = a;
+        udp_enqueue(s, r, p, i, UDP_HDRS);
+    }
+    return rc;
+}
+
+/* Our messages to p need no more waiting: all acknowledged, or p is gone, or p sent its
+ * DONE (so it had everything of ours before it) and has been silent for the linger
+ * time, i.e. it left before our last acknowledgement from it arrived. */
+static int udp_delivered(udp_t *s, udp_peer_t *p, int arrived)
+{
+    if (p->head == UDP_NIL || (p->flags & (PF_GONE | PF_DEAD)))
+        return 1;
+    return arrived && base_time_ns() - p->heard_ns > s->close_linger_ns;
+}
+
+static int udp_fence_done(void *arg)
+{
+    udp_t *s = arg;
+    if (s->rq_count || s->jobs)
+        return 0;
+    for (int r = 0; r < s->size; r++) {
+        if (!udp_serves(s, r))
+            continue;
+        udp_peer_t *p = s->peer[r];
+        if (!p || (p->flags & (PF_DEAD | PF_GONE)))
+            continue;
+        int arrived = p->fence_rx == s->fence_epoch;
+        if (!arrived || !udp_delivered(s, p, arrived))
+            return 0;
+    }
+    return 1;
+}
+
+/* Every peer's DONE is in, and everything we sent is delivered. */
+static int udp_all_done(void *arg)
+{
+    udp_t *s = arg;
+    if (s->rq_count || s->jobs)
+        return 0;
+    for (int r = 0; r < s->size; r++) {
+        if (!udp_serves(s, r))
+            continue;
+        udp_peer_t *p = s->peer[r];
+        if (!p || (p->flags & PF_DEAD))
+            continue;
+        int arrived = (p->flags & PF_DONE) != 0;
+        if (!arrived || !udp_delivered(s, p, arrived))
+            return 0;
+    }
+    return 1;
+}
+
+/* Final acknowledgements (copies: one may be lost), so peers waiting for the ACK of
+ * their DONE need not linger. */
+static void udp_final_acks(udp_t *s, uint8_t type)
+{
+    for (int c = 0; c < UDP_BYE_COPIES; c++)
+        for (int r = 0; r < s->size; r++) {
+            udp_peer_t *p = s->peer[r];
+            if (p && p->ip && udp_serves(s, r) && !(p->flags & (PF_DEAD | PF_GONE)))
+                udp_ctrl(s, r, p, type, p->recv);
+        }
+    udp_hold_flush(s, 0, 1);
+}
+
+static int udp_fence(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    s->fence_epoch++;
+    int rc = udp_send_done(s, s->fence_epoch);
+    int rc2 = vnic_wait(s->v, udp_fence_done, s, -1);
+    udp_final_acks(s, UDP_T_ACK);
+    return rc ? rc : rc2;
+}
+
+static int udp_quiesce(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    int rc = vnic_wait(s->v, udp_reqs_idle, s, -1);
+    s->closing = 1;
+    int rc2 = udp_send_done(s, UINT64_MAX);
+    if (!rc)
+        rc = rc2;
+    rc2 = vnic_wait(s->v, udp_all_done, s, -1);
+    if (!rc)
+        rc = rc2;
+    udp_final_acks(s, UDP_T_BYE);
+    return rc;
+}
+
+static void udp_free(udp_t *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s->pool);
+    free(s->slot_next);
+    free(s->slot_len);
+    free(s->slot_sent);
+    free(s->rq);
+    for (int l = 0; l < UDP_LEVELS; l++)
+        free(s->rxbuf[l]);
+    for (uint32_t i = 0; s->req && i < s->nreq; i++)
+        if (s->req[i].busy && s->req[i].iov != &s->req[i].one)
+            free(s->req[i].iov);
+    free(s->req);
+    while (s->jobs) {
+        udp_job_t *j = s->jobs;
+        s->jobs = j->next;
+        free(j);
+    }
+    for (int i = 0; i < UDP_HOLD; i++)
+        free(s->hold[i].buf);
+    for (int k = 0; k < s->nslabs; k++)
+        free(s->slabs[k]);
+    free(s->slabs);
+    free(s->peer);
+    free(s->active);
+    free(s);
+}
+
+static void udp_close(vnic_transport_t *tr)
+{
+    udp_free((udp_t *)tr);
+}
+
+static const vnic_transport_ops_t udp_ops = {
+    .name = "udp",
+    .post = udp_post,
+    .progress = udp_progress,
+    .sleep_prepare = udp_sleep_prepare,
+    .sleep_cancel = udp_sleep_cancel,
+    .sleep = udp_sleep,
+    .fence = udp_fence,
+    .quiesce = udp_quiesce,
+    .close = udp_close,
+};
+
+void vnic_udp_get_stats(vnic_transport_t *tr, vnic_udp_stats_t *out)
+{
+    udp_t *s = (udp_t *)tr;
+    *out = s->st;
+}
+
+/* ------------------------------------------------------------ open */
+
+/* The address to bind: FMPL_UDP_ADDR, else loopback when the job is on one host (or
+ * forced), else the first IPv4 address of this host's name. */
+static int udp_bind_addr(udp_t *s, const char *want, struct in_addr *out)
+{
+    if (strcmp(want, "auto") != 0) {
+        if (inet_aton(want, out) == 0) {
+            base_log("vnic/udp: FMPL_UDP_ADDR=%s is not an IPv4 address", want);
+            return FMPL_ERR_ARG;
+        }
+        return FMPL_SUCCESS;
+    }
+    if (s->v->nodes->nnodes == 1) {
+        out->s_addr = htonl(INADDR_LOOPBACK);
+        return FMPL_SUCCESS;
+    }
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        return FMPL_ERR_SYS;
+    host[sizeof host - 1] = 0;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
+        base_log("vnic/udp: cannot resolve this host's name '%s': set FMPL_UDP_ADDR", host);
+        return FMPL_ERR_SYS;
+    }
+    *out = ((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    if ((ntohl(out->s_addr) >> 24) == 127) {
+        base_log("vnic/udp: this host's name resolves to a loopback address but the job spans "
+                 "%d hosts: set FMPL_UDP_ADDR to this host's address on the cluster network",
+                 s->v->nodes->nnodes);
+        return FMPL_ERR_SYS;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* A probability setting (a decimal number in [0, 1]); malformed is fatal. */
+static double udp_env_prob(const char *name, const char *what)
+{
+    const char *t = base_env_str(name, "0", what);
+    char *end;
+    errno = 0;
+    double x = strtod(t, &end);
+    if (errno || end == t || *end || !(x >= 0.0 && x <= 1.0))
+        base_fatal("%s=%s: expected a probability between 0 and 1", name, t);
+    return x;
+}
+
+static int udp_setup(udp_t *s)
+{
+    vnic_t *v = s->v;
+    long long mtu_def = v->nodes->nnodes == 1 ? 65000 : 1468 + (long long)UDP_HDRS;
+    s->mtu = (size_t)base_env_int("FMPL_UDP_MTU", mtu_def, 1200, 65507,
+                                  "largest UDP datagram the udp transport sends, headers "
+                                  "included (88 bytes)");
+    s->mtu = BASE_ALIGN_UP(s->mtu, 8);
+    if (s->mtu > 65504)
+        s->mtu = 65504;
+    s->data_max = s->mtu - UDP_HDRS;
+    long long sndbuf = base_env_int("FMPL_UDP_SNDBUF", 4 << 20, 64 << 10, 1ll << 32,
+                                    "bytes of the udp channel's send buffer (all peers)");
+    long long rcvbuf = base_env_int("FMPL_UDP_RCVBUF", 1 << 20, 0, 1ll << 32,
+                                    "bytes of the udp channel's receive buffer (all peers)");
+    s->window = (uint32_t)base_env_int("FMPL_UDP_WINDOW", 64, 1, 1 << 20,
+                                       "unacknowledged messages per receiver (N of go-back-N)");
+    s->rto_ns = (uint64_t)base_env_int("FMPL_UDP_RTO_US", 250, 10, 10000000,
+                                       "retransmission timeout floor T in microseconds "
+                                       "(timeout max(T, 2 x round trip) <= 4 T, doubling per "
+                                       "expiry up to 64 x)") *
+                1000;
+    s->ack_delay_ns = (uint64_t)base_env_int("FMPL_UDP_ACK_DELAY_US", 50, 0, 1000000,
+                                             "microseconds an acknowledgement may wait for a "
+                                             "packet to ride on") *
+                      1000;
+    s->peer_timeout_ns = (uint64_t)base_env_int("FMPL_UDP_PEER_TIMEOUT_MS", 30000, 1, 86400000,
+                                                "milliseconds a peer may stay silent while "
+                                                "messages to it are unacknowledged") *
+                         1000000;
+    s->exec_budget = (int)base_env_int("FMPL_UDP_EXEC_BUDGET", 0, 0, 1 << 30,
+                                       "requests a vnic_progress call executes at most "
+                                       "(0: no limit); the rest wait in the receive buffer");
+    s->nreq = (uint32_t)base_env_int("FMPL_UDP_REQS", 1024, 16, 65536,
+                                     "gets and atomics in flight per process (udp)");
+    s->max_jobs = (int)base_env_int("FMPL_UDP_GET_JOBS", 256, 1, 1 << 20,
+                                    "gets this process answers at once (udp)");
+    s->loss =
+        udp_env_prob("FMPL_UDP_LOSS", "injected loss: probability that a datagram is dropped on "
+                                      "transmission (0..1)");
+    s->dup = udp_env_prob("FMPL_UDP_DUP", "injected duplication: probability that a datagram "
+                                          "is sent twice (0..1)");
+    s->reorder = udp_env_prob("FMPL_UDP_REORDER",
+                              "injected reordering: probability that a datagram is held back "
+                              "behind the next one (0..1)");
+    s->delay_ns = (uint64_t)base_env_int("FMPL_UDP_DELAY_US", 0, 0, 10000000,
+                                         "injected delay: every datagram held up to this many "
+                                         "microseconds (uniform)") *
+                  1000;
+    long long seed = base_env_int("FMPL_UDP_SEED", 1, 0, 1ll << 62,
+                                  "seed of the fault injector (mixed with the rank)");
+    s->inject = s->loss > 0 || s->dup > 0 || s->reorder > 0 || s->delay_ns;
+    s->rng = ((uint64_t)seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)s->rank << 32 | 0x5bd1e995);
+    if (!s->rng)
+        s->rng = 1;
+    s->close_linger_ns = (uint64_t)base_env_int("FMPL_UDP_LINGER_MS", 200, 1, 3600000,
+                                                "milliseconds a rank that sent its DONE (fence, "
+                                                "close) may stay silent before the others stop "
+                                                "waiting for its last acknowledgement") *
+                         1000000;
+    s->ack_every = BASE_MAX(1u, s->window / 4);
+    s->cwnd_min = BASE_MAX(1u, s->window / 4);
+
+    /* a quarter of the pool in small slots (when the MTU is large enough to matter),
+     * the rest in MTU-sized ones; each class keeps room for the response reserve */
+    size_t small_bytes = s->mtu > 4 * UDP_SMALL ? (size_t)sndbuf / 4 : 0;
+    s->nsmall = (uint32_t)(small_bytes / UDP_SMALL);
+    if (s->nsmall && s->nsmall < 2 * UDP_RESERVE + 2)
+        s->nsmall = 2 * UDP_RESERVE + 2;
+    uint32_t nlarge =
+        (uint32_t)BASE_MAX(((size_t)sndbuf - small_bytes) / s->mtu, (size_t)2 * UDP_RESERVE + 2);
+    s->nslots = s->nsmall + nlarge;
+    s->pool = malloc((size_t)s->nsmall * UDP_SMALL + (size_t)nlarge * s->mtu);
+    s->slot_next = malloc(s->nslots * sizeof *s->slot_next);
+    s->slot_len = calloc(s->nslots, sizeof *s->slot_len);
+    s->slot_sent = calloc(s->nslots, sizeof *s->slot_sent);
+    s->rto_cur = s->rto_ns;
+    s->rq_cap = BASE_ALIGN_UP((size_t)rcvbuf, 8);
+    s->rq = s->rq_cap ? malloc(s->rq_cap) : NULL;
+    s->peer = calloc((size_t)s->size, sizeof *s->peer);
+    s->active = malloc((size_t)s->size * sizeof *s->active);
+    s->req = calloc(s->nreq, sizeof *s->req);
+    if (!s->pool || !s->slot_next || !s->slot_len || !s->slot_sent || (s->rq_cap && !s->rq) ||
+        !s->peer || !s->active || !s->req)
+        return FMPL_ERR_NOMEM;
+    s->free_head[0] = s->free_head[1] = UDP_NIL;
+    for (uint32_t i = s->nslots; i-- > 0;)
+        udp_slot_put_back(s, i);
+    for (uint32_t i = 0; i < s->nreq; i++)
+        s->req[i].next_free = i + 1 < s->nreq ? i + 1 : UDP_NIL;
+    s->req_free = 0;
+    for (int l = 0; l < UDP_LEVELS; l++) {
+        s->rxbuf[l] = malloc((size_t)UDP_BATCH * s->mtu);
+        if (!s->rxbuf[l])
+            return FMPL_ERR_NOMEM;
+        for (int i = 0; i < UDP_BATCH; i++) {
+            s->rxiov[l][i].iov_base = s->rxbuf[l] + (size_t)i * s->mtu;
+            s->rxiov[l][i].iov_len = s->mtu;
+            memset(&s->rxmsg[l][i], 0, sizeof s->rxmsg[l][i]);
+            s->rxmsg[l][i].msg_hdr.msg_iov = &s->rxiov[l][i];
+            s->rxmsg[l][i].msg_hdr.msg_iovlen = 1;
+            s->rxmsg[l][i].msg_hdr.msg_name = &s->rxaddr[l][i];
+            s->rxmsg[l][i].msg_hdr.msg_namelen = sizeof s->rxaddr[l][i];
+        }
+    }
+    s->st.sndbuf_bytes = (uint64_t)s->nsmall * UDP_SMALL + (uint64_t)nlarge * s->mtu;
+    s->st.rcvbuf_bytes = s->rq_cap;
+    s->st.mtu = (uint32_t)s->mtu;
+
+    const char *want = base_env_str("FMPL_UDP_ADDR", "auto",
+                                    "IPv4 address the udp socket binds (auto: 127.0.0.1 on one "
+                                    "host, else the address of the host name)");
+    struct in_addr a;
+    int rc = udp_bind_addr(s, want, &a);
+    if (rc)
+        return rc;
+    s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->fd < 0) {
+        base_log("vnic/udp: socket: %s", strerror(errno));
+        return FMPL_ERR_SYS;
+    }
+    int sb = (int)base_env_int("FMPL_UDP_SOCKBUF", 4 << 20, 64 << 10, 1 << 30,
+                               "kernel socket buffer bytes requested (SO_SNDBUF/SO_RCVBUF)");
+    if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sb, sizeof sb) != 0)
+        setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof sb);
+    if (setsockopt(s->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sb, sizeof sb) != 0)
+        setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = a, .sin_port = 0};
+    socklen_t sl = sizeof sa;
+    if (bind(s->fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        getsockname(s->fd, (struct sockaddr *)&sa, &sl) != 0) {
+        base_log("vnic/udp: bind to %s: %s", inet_ntoa(a), strerror(errno));
+        return FMPL_ERR_SYS;
+    }
+    s->my_ip = sa.sin_addr.s_addr;
+    s->my_port = sa.sin_port;
+    s->st.port = ntohs(sa.sin_port);
+    return FMPL_SUCCESS;
+}
+
+int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
+{
+    udp_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return FMPL_ERR_NOMEM;
+    s->base.ops = &udp_ops;
+    s->base.v = v;
+    s->v = v;
+    s->fd = -1;
+    s->rank = v->rank;
+    s->size = v->size;
+    int err = udp_setup(s);
+    /* publish address (and, rank 0, the secret), fence, read the secret */
+    char val[BOOT_VALUE_MAX];
+    struct in_addr me = {.s_addr = s->my_ip};
+    snprintf(val, sizeof val, "%s:%u", err ? "0.0.0.0" : inet_ntoa(me), ntohs(s->my_port));
+    int rc = boot_put(v->boot, "vnic.udp", err ? "-" : val);
+    if (!err)
+        err = rc;
+    if (v->rank == 0) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = base_time_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+        snprintf(val, sizeof val, "%016llx", (unsigned long long)r);
+        rc = boot_put(v->boot, "vnic.udp.secret", val);
+        if (!err)
+            err = rc;
+    }
+    rc = boot_fence(v->boot);
+    if (!err)
+        err = rc;
+    if (!err) {
+        rc = boot_get(v->boot, 0, "vnic.udp.secret", val);
+        unsigned long long r;
+        if (rc || sscanf(val, "%16llx", &r) != 1) {
+            base_log("vnic/udp: the job secret was not published by rank 0");
+            err = rc ? rc : FMPL_ERR_INIT;
+        } else {
+            s->secret = udp_job_secret((uint64_t)r, boot_job_id(v->boot));
+        }
+    }
+    if (err) {
+        udp_free(s);
+        return err;
+    }
+    *out = &s->base;
+    return FMPL_SUCCESS;
+}

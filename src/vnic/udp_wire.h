@@ -1,0 +1,188 @@
+/* udp_wire.h — private to src/vnic (and to the tests and the fuzzer of the packet
+ * parser): the wire format of the udp transport and its validating parser.
+ *
+ * A datagram is one packet: a 40-byte header, then for DATA packets one 48-byte
+ * operation header and its payload. Fields are in the byte order of the hosts (the
+ * job is homogeneous: every rank runs the same build on the same architecture).
+ *
+ *   header:  secret(8) csum(4) type(1) version(1) pad(2) src(4) dst(4) seq(4) ack(4)
+ *            len(4) pad(4)
+ *   op:      kind(1) flags(1) chan(1) amo(1) key(4) off(8) len(4) aux(4) imm(8) a(8) b(8)
+ *
+ * secret: the job's 64-bit secret (boot KV). csum: udp_csum() of the whole datagram
+ * computed with csum = 0, seeded with the secret. len: bytes after the header (the
+ * datagram must be exactly 40 + len bytes). seq: DATA: the message's sequence number
+ * on the (src, dst) stream, from 1; ack: cumulative acknowledgement of the reverse
+ * stream (the last in-order seq received from dst), on every packet. Control packets
+ * (ACK, LOSE, STOP, GO, BYE) have len 0 and carry their argument k in `ack`.
+ * udp_parse() is a pure function: it never trusts a field before checking it. */
+#ifndef FMPL_VNIC_UDP_WIRE_H
+#define FMPL_VNIC_UDP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define UDP_WIRE_VERSION 1
+
+enum {
+    UDP_T_DATA = 1, /* a protocol message (seq numbered, acknowledged) */
+    UDP_T_ACK,      /* ACK(k): messages up to k arrived in order */
+    UDP_T_LOSE,     /* LOSE(k): a gap after k; the sender goes back to k+1 */
+    UDP_T_STOP,     /* STOP(k): the receive buffer is full; k acknowledged, stop sending */
+    UDP_T_GO,       /* GO(k): room again; resume from k */
+    UDP_T_BYE,      /* the sender left (vnic_close); ack = its last in-order seq from dst */
+    UDP_T_MAX
+};
+
+/* Operation kinds inside DATA packets. */
+enum {
+    UDP_OP_PUT = 1, /* write len bytes at (key, off); effects on the op's last packet */
+    UDP_OP_GETREQ,  /* read request: payload = aux segments (off, len) of 16 bytes */
+    UDP_OP_GETRESP, /* read data for request aux at position off (a: status, b: bytes covered) */
+    UDP_OP_AMO,     /* atomic amo on (key, off): imm operand, a compare; aux request id */
+    UDP_OP_AMORESP, /* atomic result for request aux: a old value, b status */
+    UDP_OP_AM,      /* active message: payload to the handler of chan with imm */
+    UDP_OP_DONE,    /* vnic_close: the sender's operations are all complete */
+    UDP_OP_MAX
+};
+
+typedef struct udp_hdr {
+    uint64_t secret;
+    uint32_t csum;
+    uint8_t type, version;
+    uint16_t pad0;
+    uint32_t src, dst;
+    uint32_t seq, ack;
+    uint32_t len;
+    uint32_t pad1;
+} udp_hdr_t;
+_Static_assert(sizeof(udp_hdr_t) == 40, "wire header is 40 bytes");
+
+typedef struct udp_op {
+    uint8_t kind, flags, chan, amo;
+    uint32_t key;
+    uint64_t off;
+    uint32_t len;
+    uint32_t aux;
+    uint64_t imm;
+    uint64_t a, b;
+} udp_op_t;
+_Static_assert(sizeof(udp_op_t) == 48, "operation header is 48 bytes");
+
+#define UDP_HDRS (sizeof(udp_hdr_t) + sizeof(udp_op_t))
+
+/* Keyed Fletcher-style checksum over 64-bit words (two running sums, so swapped or
+ * shifted words change it), then the tail bytes; folded to 32 bits. Runs near memory
+ * speed, which a byte-wise hash of 64 KiB datagrams would not. Computed over the
+ * header (40 bytes, csum field zero) followed by the body. */
+static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, size_t nbody,
+                                uint64_t key)
+{
+    uint64_t s1 = key ^ 0x9e3779b97f4a7c15ull, s2 = (uint64_t)nbody;
+    const unsigned char *c = (const unsigned char *)hdr_zeroed;
+    for (size_t i = 0; i < sizeof(udp_hdr_t); i += 8) {
+        uint64_t w;
+        memcpy(&w, c + i, 8);
+        s1 += w;
+        s2 += s1;
+    }
+    c = (const unsigned char *)body;
+    size_t i = 0;
+    for (; i + 8 <= nbody; i += 8) {
+        uint64_t w;
+        memcpy(&w, c + i, 8);
+        s1 += w;
+        s2 += s1;
+    }
+    uint64_t t = 0;
+    for (size_t k = 0; i < nbody; i++, k++)
+        t |= (uint64_t)c[i] << (8 * k);
+    s1 += t;
+    s2 += s1;
+    /* finalise each sum on its own (bijective mixes), then combine: a change in either
+     * sum, even in its top bit alone, changes the result */
+    s1 ^= s1 >> 31;
+    s1 *= 0xbf58476d1ce4e5b9ull;
+    s1 ^= s1 >> 29;
+    s2 ^= s2 >> 30;
+    s2 *= 0x94d049bb133111ebull;
+    s2 ^= s2 >> 31;
+    uint64_t x = s1 ^ (s2 << 1 | s2 >> 63);
+    return (uint32_t)(x ^ (x >> 32));
+}
+
+/* Fills h->csum for a datagram of n bytes at h (header included, body following it). */
+static inline void udp_seal(udp_hdr_t *h, size_t n, uint64_t secret)
+{
+    h->csum = 0;
+    h->csum = udp_csum(h, (const unsigned char *)h + sizeof *h, n - sizeof *h, secret);
+}
+
+/* The job secret: rank 0's 64 random bits (published through boot as 16 hex digits
+ * under "vnic.udp.secret") mixed with a hash of the job id. */
+static inline uint64_t udp_job_secret(uint64_t random_bits, const char *job_id)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *job_id; job_id++)
+        h = (h ^ (unsigned char)*job_id) * 0x100000001b3ull;
+    return random_bits ^ h;
+}
+
+/* Why a datagram was refused. */
+enum {
+    UDP_PARSE_OK = 0,
+    UDP_PARSE_SHORT,    /* shorter than a header, or than its len says (truncated) */
+    UDP_PARSE_SECRET,   /* not from this job */
+    UDP_PARSE_CSUM,     /* checksum mismatch (corrupted) */
+    UDP_PARSE_MALFORMED /* a field out of range: type, version, ranks, lengths, op */
+};
+
+typedef struct udp_parsed {
+    udp_hdr_t h;
+    udp_op_t op;         /* DATA only */
+    const void *payload; /* DATA: op.len bytes after the op header */
+} udp_parsed_t;
+
+/* Validates a datagram of n bytes received by rank `me` of a job of `size` ranks with
+ * `secret`. Payloads up to max_payload bytes (after both headers) are accepted. On
+ * UDP_PARSE_OK, out holds copies of the headers and a pointer into pkt. pkt may be
+ * unaligned. Never reads outside [pkt, pkt+n). */
+static inline int udp_parse(const void *pkt, size_t n, uint64_t secret, uint32_t me, uint32_t size,
+                            size_t max_payload, udp_parsed_t *out)
+{
+    if (n < sizeof(udp_hdr_t))
+        return UDP_PARSE_SHORT;
+    udp_hdr_t h;
+    memcpy(&h, pkt, sizeof h);
+    if (h.secret != secret)
+        return UDP_PARSE_SECRET;
+    if (h.len != n - sizeof h)
+        return h.len > n - sizeof h ? UDP_PARSE_SHORT : UDP_PARSE_MALFORMED;
+    udp_hdr_t z = h;
+    z.csum = 0;
+    if (udp_csum(&z, (const unsigned char *)pkt + sizeof h, n - sizeof h, secret) != h.csum)
+        return UDP_PARSE_CSUM;
+    if (h.version != UDP_WIRE_VERSION || h.type == 0 || h.type >= UDP_T_MAX || h.src >= size ||
+        h.dst != me || h.src == me)
+        return UDP_PARSE_MALFORMED;
+    out->h = h;
+    out->payload = NULL;
+    if (h.type != UDP_T_DATA)
+        return h.len == 0 ? UDP_PARSE_OK : UDP_PARSE_MALFORMED;
+    if (h.len < sizeof(udp_op_t) || h.seq == 0)
+        return UDP_PARSE_MALFORMED;
+    memcpy(&out->op, (const unsigned char *)pkt + sizeof h, sizeof out->op);
+    const udp_op_t *o = &out->op;
+    if (o->kind == 0 || o->kind >= UDP_OP_MAX || o->len != h.len - sizeof(udp_op_t) ||
+        o->len > max_payload)
+        return UDP_PARSE_MALFORMED;
+    if (o->kind == UDP_OP_GETREQ && (o->len % 16 || o->len == 0))
+        return UDP_PARSE_MALFORMED;
+    if ((o->kind == UDP_OP_AMO || o->kind == UDP_OP_AMORESP || o->kind == UDP_OP_DONE) && o->len)
+        return UDP_PARSE_MALFORMED;
+    out->payload = (const unsigned char *)pkt + UDP_HDRS;
+    return UDP_PARSE_OK;
+}
+
+#endif

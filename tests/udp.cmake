@@ -1,0 +1,88 @@
+# udp: the reliable-datagram transport (src/vnic/udp.c), exercised on one machine with
+# FMPL_TRANSPORT=udp (every peer but self over udp on 127.0.0.1). Faults are injected
+# inside the transport with a seed (FMPL_UDP_LOSS, _DUP, _REORDER).
+set(UDP_ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=30000)
+set(UDP_FAULTS ${UDP_ENV} FMPL_UDP_LOSS=0.1 FMPL_UDP_DUP=0.05 FMPL_UDP_REORDER=0.05
+    FMPL_UDP_SEED=7)
+
+# udp_variant(NAME TARGET RANKS n... ENV k=v... [ARGS ...] [TIMEOUT s]): runs an existing
+# test program (defined in another tests/<area>.cmake) under a udp environment.
+function(udp_variant name target)
+  cmake_parse_arguments(U "" "TIMEOUT" "RANKS;ENV;ARGS" ${ARGN})
+  if(NOT U_TIMEOUT)
+    set(U_TIMEOUT 120)
+  endif()
+  foreach(n ${U_RANKS})
+    add_test(NAME ${name}.np${n} COMMAND ${FMPLRUN} -n ${n} --timeout ${U_TIMEOUT}
+             $<TARGET_FILE:${target}> ${U_ARGS})
+    set_tests_properties(${name}.np${n} PROPERTIES TIMEOUT ${U_TIMEOUT} ENVIRONMENT "${U_ENV}")
+  endforeach()
+endfunction()
+
+# The vnic tests over udp, without and with faults: puts/gets (contiguous and iovec,
+# 0 B to 4 MiB), refused operations, atomics, notifications, waiting (sleeping on the
+# socket), active messages.
+foreach(t vnic_rma vnic_errors vnic_atomic vnic_notify vnic_wait vnic_am)
+  udp_variant(udp_${t} ${t} RANKS 2 3 4 7 ENV ${UDP_ENV})
+  udp_variant(udp_${t}_faults ${t} RANKS 3 ENV ${UDP_FAULTS})
+endforeach()
+udp_variant(udp_vnic_rma_mtu1468_faults vnic_rma RANKS 2 ENV ${UDP_FAULTS} FMPL_UDP_MTU=1556)
+
+# Ordered, exactly-once, intact delivery of messages of random sizes (1 B .. 1 MiB).
+fmpl_test(udp_stream udp_stream.c RANKS 1 2 3 4 7 ENV ${UDP_ENV} ARGS 2000 TIMEOUT 120)
+udp_variant(udp_stream_faults udp_stream RANKS 2 3 4 7 ENV ${UDP_FAULTS} ARGS 2000)
+udp_variant(udp_stream_faults_mtu1468 udp_stream RANKS 3 ENV ${UDP_FAULTS} FMPL_UDP_MTU=1556
+            ARGS 1000)
+# The paper's experiment, scaled: 100 000 messages per sender at 10% loss.
+udp_variant(udp_stream_100k udp_stream RANKS 2 ENV ${UDP_FAULTS} ARGS 100000 TIMEOUT 300)
+# A slow receiver: STOP and GO.
+fmpl_test(udp_stopgo udp_stopgo.c RANKS 2 3 4 7
+          ENV ${UDP_ENV} FMPL_UDP_EXEC_BUDGET=1 FMPL_UDP_RCVBUF=65536 TIMEOUT 120)
+udp_variant(udp_stopgo_faults udp_stopgo RANKS 3
+            ENV ${UDP_FAULTS} FMPL_UDP_EXEC_BUDGET=1 FMPL_UDP_RCVBUF=65536)
+# Datagrams from outside the job are refused and counted.
+fmpl_test(udp_foreign udp_foreign.c RANKS 2 3 4 7 ENV ${UDP_ENV} TIMEOUT 60)
+# A silent peer makes operations fail with FMPL_ERR_PEER, no hang.
+fmpl_test(udp_timeout udp_timeout.c RANKS 2 3 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=500
+          TIMEOUT 60)
+
+# The native API and the MPI face over udp (a representative subset; the full suites
+# run by hand with FMPL_TRANSPORT=udp, see docs/ARCHITECTURE.md).
+foreach(t fmpl_p2p fmpl_any fmpl_comm fmpl_collectives fmpl_spool fmpl_preposted)
+  udp_variant(udp_${t} ${t} RANKS 2 3 4 ENV ${UDP_ENV})
+endforeach()
+udp_variant(udp_fmpl_p2p_faults fmpl_p2p RANKS 3 ENV ${UDP_FAULTS})
+foreach(t mpi_p2p mpi_coll mpi_comm_basic)
+  udp_variant(udp_${t} ${t} RANKS 2 3 4 ENV ${UDP_ENV} TIMEOUT 300)
+endforeach()
+udp_variant(udp_mpi_p2p_rndv mpi_p2p RANKS 3 ENV ${UDP_ENV} FMPL_MPI_EAGER_MAX=0)
+udp_variant(udp_mpi_p2p_faults mpi_p2p RANKS 3 ENV ${UDP_FAULTS} TIMEOUT 300)
+
+# The packet parser: a unit run with any compiler, and a libFuzzer run (20 s) when
+# clang can build one (tools/udp_fuzz.sh runs it longer by hand).
+add_executable(udp_wire udp_fuzz.c)
+target_compile_definitions(udp_wire PRIVATE UDP_FUZZ_MAIN)
+target_include_directories(udp_wire PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+add_test(NAME udp_wire COMMAND $<TARGET_FILE:udp_wire>)
+set_tests_properties(udp_wire PROPERTIES TIMEOUT 60)
+find_program(FMPL_CLANG NAMES clang)
+if(FMPL_CLANG)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo "int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }"
+                  OUTPUT_FILE ${CMAKE_BINARY_DIR}/fuzz_probe.c)
+  execute_process(COMMAND ${FMPL_CLANG} -fsanitize=fuzzer ${CMAKE_BINARY_DIR}/fuzz_probe.c
+                          -o ${CMAKE_BINARY_DIR}/fuzz_probe
+                  RESULT_VARIABLE FMPL_FUZZ_RC OUTPUT_QUIET ERROR_QUIET)
+  if(FMPL_FUZZ_RC EQUAL 0)
+    add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/bin/udp_fuzz
+      COMMAND ${FMPL_CLANG} -g -O1 -fsanitize=fuzzer,address,undefined
+              -fno-sanitize-recover=undefined -I${CMAKE_SOURCE_DIR}/src
+              -I${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c
+              -o ${CMAKE_BINARY_DIR}/bin/udp_fuzz
+      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c ${CMAKE_SOURCE_DIR}/src/vnic/udp_wire.h
+      COMMENT "libFuzzer target of the udp packet parser")
+    add_custom_target(udp_fuzz ALL DEPENDS ${CMAKE_BINARY_DIR}/bin/udp_fuzz)
+    add_test(NAME udp_fuzz COMMAND ${CMAKE_BINARY_DIR}/bin/udp_fuzz -max_total_time=20
+             -rss_limit_mb=1024 -print_final_stats=1)
+    set_tests_properties(udp_fuzz PROPERTIES TIMEOUT 90)
+  endif()
+endif()
