@@ -432,6 +432,25 @@ static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k
     }
 }
 
+/* Sends n prepared datagrams with sendmmsg (what the socket refuses is lost like a
+ * dropped packet: retransmission covers it) and counts them. */
+static void udp_send_batch(udp_t *s, struct mmsghdr *mm, const struct iovec *iov, int n)
+{
+    int k = 0;
+    while (k < n) {
+        int r = sendmmsg(s->fd, mm + k, (unsigned)(n - k), 0);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            break;
+        }
+        k += r;
+    }
+    for (int j = 0; j < n; j++)
+        s->st.tx_bytes += iov[j].iov_len;
+    s->st.tx_packets += (uint64_t)n;
+}
+
 /* Transmits messages of peer `rank` allowed by the window (all of them batched with
  * sendmmsg when no fault is injected). */
 static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
@@ -473,40 +492,15 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
             mm[n].msg_hdr.msg_iov = &iov[n];
             mm[n].msg_hdr.msg_iovlen = 1;
             if (++n == UDP_BATCH) {
-                int k = 0;
-                while (k < n) {
-                    int r = sendmmsg(s->fd, mm + k, (unsigned)(n - k), 0);
-                    if (r <= 0) {
-                        if (r < 0 && errno == EINTR)
-                            continue;
-                        break;
-                    }
-                    k += r;
-                }
-                for (int j = 0; j < n; j++)
-                    s->st.tx_bytes += iov[j].iov_len;
-                s->st.tx_packets += (uint64_t)n;
+                udp_send_batch(s, mm, iov, n);
                 n = 0;
             }
         }
         if (!p->timer_ns)
             p->timer_ns = now + (s->rto_cur << p->backoff);
     }
-    if (n) {
-        int k = 0;
-        while (k < n) {
-            int r = sendmmsg(s->fd, mm + k, (unsigned)(n - k), 0);
-            if (r <= 0) {
-                if (r < 0 && errno == EINTR)
-                    continue;
-                break;
-            }
-            k += r;
-        }
-        for (int j = 0; j < n; j++)
-            s->st.tx_bytes += iov[j].iov_len;
-        s->st.tx_packets += (uint64_t)n;
-    }
+    if (n)
+        udp_send_batch(s, mm, iov, n);
     /* every DATA packet carried our acknowledgement */
     p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
     p->rx_unacked = 0;
