@@ -52,6 +52,18 @@ int main(void)
     base_backoff_t b;
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_SPIN);
+    /* past 2 us of spinning: every 64th poll asks to yield if a peer shares the CPU */
+    int asked = 0, others = 0;
+    uint64_t t_spin = base_time_ns();
+    while (base_time_ns() - t_spin < 5000 || asked < 2) {
+        base_backoff_action_t a = base_backoff_next(&b);
+        if (a == BASE_BACKOFF_YIELD_IF_SHARED)
+            asked++;
+        else if (a != BASE_BACKOFF_SPIN)
+            others++;
+        CHECK(base_time_ns() - t_spin < 1000000000ull);
+    }
+    CHECK(others == 0);
     base_backoff_configure(1);
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_YIELD);

@@ -260,12 +260,12 @@ base_backoff_action_t base_backoff_decide(base_backoff_t *b)
     uint64_t idle = now - b->start_ns;
     uint64_t spin = b->oversubscribed ? 0 : base_bo.spin_ns;
     if (idle < spin) {
-        /* Past the first 2 us (longer than any answer from a running peer), yield once
-         * every 64 polls: when the scheduler has put the peer on this CPU (the other one
-         * busy with a third process), the peer runs now instead of after our spin. With
-         * nothing else runnable here, sched_yield returns at once. */
+        /* Past the first 2 us (longer than any answer from a running peer), once every
+         * 64 polls: if the scheduler has put a peer on this CPU (the other one busy with
+         * a third process), yield so that it runs now instead of after our spin; if not,
+         * keep the CPU (a yield would hand it to an unrelated process). */
         b->last = BASE_BACKOFF_SPIN;
-        return idle >= 2000 ? BASE_BACKOFF_YIELD : BASE_BACKOFF_SPIN;
+        return idle >= 2000 ? BASE_BACKOFF_YIELD_IF_SHARED : BASE_BACKOFF_SPIN;
     }
     if (idle < spin + base_bo.yield_ns)
         b->last = BASE_BACKOFF_YIELD;

@@ -95,7 +95,15 @@ void base_futex_wake(uint32_t *addr, int n);
  * The policy of every wait loop: spin briefly, then yield, then sleep. With more
  * ranks than cores on the host (oversubscribed), yield at once. A loop calls
  * base_backoff_next() after each unsuccessful poll and acts on the answer. */
-typedef enum { BASE_BACKOFF_SPIN, BASE_BACKOFF_YIELD, BASE_BACKOFF_SLEEP } base_backoff_action_t;
+/* SPIN: poll again; YIELD_IF_SHARED: spinning still, but yield the CPU if a rank this
+ * one may wait for shares it (the caller knows how to tell, see vnic_cpu_shared);
+ * YIELD: sched_yield; SLEEP: block (futex) for base_backoff_sleep_ns at most. */
+typedef enum {
+    BASE_BACKOFF_SPIN,
+    BASE_BACKOFF_YIELD_IF_SHARED,
+    BASE_BACKOFF_YIELD,
+    BASE_BACKOFF_SLEEP
+} base_backoff_action_t;
 typedef struct base_backoff {
     uint64_t start_ns; /* first clock reading of the wait (0: not yet; poll 64 when spinning) */
     uint32_t polls;

@@ -122,6 +122,10 @@ static void fmpli_any_backoff(base_backoff_t *b)
         fmpli_progress_sends();
     switch (base_backoff_next(b)) {
     case BASE_BACKOFF_SPIN: base_cpu_relax(); break;
+    case BASE_BACKOFF_YIELD_IF_SHARED:
+        if (vnic_cpu_shared(fmpli.vnic))
+            sched_yield();
+        break;
     case BASE_BACKOFF_YIELD: sched_yield(); break;
     case BASE_BACKOFF_SLEEP: {
         int64_t ns = base_backoff_sleep_ns();

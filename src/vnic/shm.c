@@ -82,6 +82,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,7 @@ typedef struct shm_ctrl {
     int32_t pid;
     int32_t cma_ok;
     uint64_t probe_addr, probe_value;
+    int32_t cpu; /* the CPU this rank last noted (shm_cpu_shared), -1 before */
 } BASE_ALIGNED shm_ctrl_t;
 
 typedef struct shm_line32 {
@@ -1502,6 +1504,21 @@ static void shm_close(vnic_transport_t *tr)
     shm_unmap((shm_t *)tr);
 }
 
+/* Notes this rank's CPU, and tells whether another local rank noted the same one. */
+static int shm_cpu_shared(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return 1; /* unknown: yield, as before */
+    __atomic_store_n(&shm_ctrl_of(s, s->area)->cpu, cpu, __ATOMIC_RELAXED);
+    for (int i = 0; i < s->nlocal; i++)
+        if (&s->peers[i] != s->self &&
+            __atomic_load_n(&shm_ctrl_of(s, s->peers[i].area)->cpu, __ATOMIC_RELAXED) == cpu)
+            return 1;
+    return 0;
+}
+
 static const vnic_transport_ops_t shm_ops = {
     .name = "shm",
     .post = shm_post,
@@ -1510,6 +1527,7 @@ static const vnic_transport_ops_t shm_ops = {
     .sleep_prepare = shm_sleep_prepare,
     .sleep_cancel = shm_sleep_cancel,
     .sleep = shm_sleep,
+    .cpu_shared = shm_cpu_shared,
     .quiesce = shm_quiesce,
     .close = shm_close,
 };
@@ -1683,6 +1701,7 @@ static int shm_setup_local(shm_t *s)
     s->recvcnt = shm_recvcnt_of(s, s->area);
     shm_ctrl_t *ctrl = shm_ctrl_of(s, s->area);
     ctrl->pid = (int32_t)getpid();
+    ctrl->cpu = -1;
     shm_probe_word = SHM_MAGIC ^ ((uint64_t)getpid() << 20) ^ base_time_ns();
     ctrl->probe_addr = (uint64_t)(uintptr_t)&shm_probe_word;
     ctrl->probe_value = shm_probe_word;

@@ -590,6 +590,11 @@ int vnic_progress(vnic_t *v)
     return vnic_progress_round(v);
 }
 
+int vnic_cpu_shared(vnic_t *v)
+{
+    return v && v->local->ops->cpu_shared && v->local->ops->cpu_shared(v->local);
+}
+
 int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id)
 {
     if (!v || !fn || !id)
@@ -642,6 +647,11 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
         if (BASE_UNLIKELY(__atomic_load_n(&v->peer_failures, __ATOMIC_RELAXED) != 0))
             return FMPL_ERR_PEER;
         base_backoff_action_t a = base_backoff_next(&bo);
+        if (a == BASE_BACKOFF_YIELD_IF_SHARED) {
+            if (vnic_cpu_shared(v))
+                sched_yield();
+            a = BASE_BACKOFF_SPIN;
+        }
         if (a == BASE_BACKOFF_SPIN) {
             /* pause costs ~50 ns on this class of CPU (AMD EPYC): in the first
              * ~10 us of a wait (where a reply normally arrives) it would delay noticing

@@ -280,6 +280,11 @@ int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id
 void vnic_hook_arm(vnic_t *v, int id, int armed);
 void vnic_hook_remove(vnic_t *v, int id);
 
+/* 1 when a rank of this host last seen running on this process's CPU waits or runs
+ * there too (each rank notes its CPU in shared memory when it asks): the back-off's
+ * BASE_BACKOFF_YIELD_IF_SHARED yields only then. Never blocks. */
+int vnic_cpu_shared(vnic_t *v);
+
 /* Advances the transports: executes arrived operations, runs handlers, continues
  * pipelined transfers. Never blocks. Returns the number of events handled. */
 int vnic_progress(vnic_t *v);

@@ -116,6 +116,9 @@ typedef struct vnic_transport_ops {
     void (*sleep_prepare)(vnic_transport_t *t);
     void (*sleep_cancel)(vnic_transport_t *t);
     void (*sleep)(vnic_transport_t *t, int64_t ns);
+    /* 1 when another rank this transport serves last ran on the CPU this process runs
+     * on (a yield would let it run). Optional; cheap enough for every 64th poll. */
+    int (*cpu_shared)(vnic_transport_t *t);
     /* Collective over the ranks this transport serves (may be NULL when delivery is
      * complete at post, as with shm): returns once every such rank has called it and
      * everything each posted to this process before its call has been delivered here,
