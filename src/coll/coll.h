@@ -110,4 +110,91 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
  * this rank's block is already in place at recv + rank*size. */
 int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size);
 
+/* ---------------------------------------------------------------- schedules
+ * A schedule is one collective operation of one rank compiled into steps, built once
+ * and run any number of times (blocking calls keep it in a cache, nonblocking calls run
+ * it once, persistent requests re-arm it at every start). Its steps form a layered DAG:
+ * the steps between two coll_sched_fence calls are one round; a round starts when the
+ * previous one is complete, and is complete when all its transfers are. Inside a round
+ * the steps start in the order they were added: a local step (coll_sched_call) runs
+ * right then, a transfer (coll_sched_send / coll_sched_recv) is posted through the
+ * owner's transport. So "copy into a temporary, then send it" may share a round, but
+ * "receive, then combine" needs a fence between the two.
+ *
+ * The engine knows nothing about datatypes, matching or communicators: transfers go
+ * through the coll_sched_ops_t table of the layer that built the schedule (the MPI layer
+ * passes its point-to-point engine on the communicator's collective context), with the
+ * layer's own opaque type and context words. All transfers of one run carry the tag given
+ * to coll_sched_start; two transfers between the same pair of ranks in one run must be
+ * added in the same order on both sides (they match in posting order).
+ *
+ * Progress: a blocking caller drives its schedule with coll_sched_advance (from its wait
+ * loop); a schedule started with coll_sched_start(.., background = 1) is advanced by a
+ * vnic progress hook, so it moves whenever anyone enters the library (any wait, any
+ * progress call), not only when its owner tests it. One thread at a time. */
+
+typedef struct coll_sched coll_sched_t;
+
+/* The transport of a schedule's transfers (the owning layer's point-to-point).
+ *   isend / irecv: start moving count elements of `type` (the owner's opaque word) from
+ *       / to buf with rank `peer` of the owner's context `ctx`, tag `tag`; the request
+ *       state lives in `req` (req_size bytes of the schedule's memory, untouched
+ *       between the start and completion). Must not block for the peer; return 0 or the
+ *       owner's error code (the transfer then counts as complete with that error).
+ *   test: nonzero once the transfer in req is complete; then *err is 0 or the owner's
+ *       error code. Must not block. */
+typedef struct coll_sched_ops {
+    size_t req_size;
+    int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                 void *req);
+    int (*irecv)(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                 void *req);
+    int (*test)(void *req, int *err);
+} coll_sched_ops_t;
+
+/* A local step: runs fn(args) with a copy of the argument block given to coll_sched_call;
+ * returns 0 or the owner's error code. */
+typedef int (*coll_step_fn)(const void *args);
+#define COLL_STEP_ARGS 56 /* bytes of a local step's argument block */
+
+/* Makes an empty schedule whose transfers use ops on context ctx (both kept by pointer:
+ * they must outlive the schedule). NULL: out of memory. */
+coll_sched_t *coll_sched_new(vnic_t *v, const coll_sched_ops_t *ops, void *ctx);
+/* Frees s and everything it owns (its temporaries). s must not be running (its
+ * transfers' request state is part of it). NULL: nothing. */
+void coll_sched_free(coll_sched_t *s);
+
+/* Building (only before the first start). Each returns 0, or -1 when out of memory or
+ * when len > COLL_STEP_ARGS; the schedule remembers the failure and coll_sched_start
+ * refuses it, so a builder may check once at the end. */
+int coll_sched_send(coll_sched_t *s, const void *buf, int64_t count, uintptr_t type, int peer);
+int coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, uintptr_t type, int peer);
+int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len);
+/* Ends the current round (a no-op when it is empty). */
+int coll_sched_fence(coll_sched_t *s);
+/* Memory owned by the schedule (freed with it): n bytes aligned to 64, or NULL (out of
+ * memory: remembered as above). */
+void *coll_sched_mem(coll_sched_t *s, size_t n);
+/* Number of steps (0: the schedule does nothing). */
+int coll_sched_steps(const coll_sched_t *s);
+
+/* Starts a run of s with tag `tag`. background = 1: runs the first rounds as far as
+ * they go without waiting, then the vnic progress hook advances s from now on and calls
+ * done(done_arg, err) once it is complete (err: 0 or the first error code of the run);
+ * done may free s, and may already run inside this call. background = 0: nothing moves
+ * until the caller advances s with coll_sched_advance, and done is not called. s must
+ * not be running. Returns 0, or -1: the schedule is broken (see building) or the
+ * progress hook could not be installed. Steps that fail do not stop a run (transfers
+ * are still posted, so peers do not hang); the first failure is reported at the end. */
+int coll_sched_start(coll_sched_t *s, int tag, int background,
+                     void (*done)(void *done_arg, int err), void *done_arg);
+/* Advances s as far as it goes without waiting. Returns 1 once complete (then *err is 0
+ * or the first error code of the run), 0 while running. Never blocks. */
+int coll_sched_advance(coll_sched_t *s, int *err);
+/* Advances every background schedule (what the hook does); returns how many
+ * completed. */
+int coll_sched_progress(void);
+/* Removes the engine's progress hook from v (at finalize, when nothing runs). */
+void coll_sched_shutdown(vnic_t *v);
+
 #endif

@@ -1,9 +1,10 @@
-/* coll_basic.c — blocking MPI collectives on intracommunicators, data movement part:
- * Barrier, Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), over the
- * point-to-point engine (coll_impl.h). Reductions are in coll_reduce.c.
+/* coll_basic.c — MPI collectives on intracommunicators, data movement part: Barrier,
+ * Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), each blocking, nonblocking
+ * (MPI_I...) and persistent (..._init), built as schedules (coll_impl.h). Reductions
+ * are in coll_reduce.c.
  *
  * Algorithms: dissemination barrier; binomial-tree bcast, and for large messages on 3 or
- * more ranks a binomial scatter of the packed bytes followed by a ring allgather; linear
+ * more ranks (FMPL_MPI_BCAST_LARGE) a binomial scatter of the packed bytes followed by a ring allgather; linear
  * gather(v) / scatter(v) (every message posted at once at the root); ring allgather(v);
  * pairwise-exchange alltoall(v,w) posting a window of exchanges at once, and for
  * MPI_IN_PLACE a globally ordered sequence of pair exchanges through a temporary.
@@ -12,11 +13,6 @@
 #include <string.h>
 
 #include "mpi/coll_impl.h"
-
-/* Bytes above which Bcast switches to scatter + ring allgather (3 ranks or more). */
-#define MC_BCAST_LARGE (64 * 1024)
-/* Exchanges in flight at once in the pairwise alltoall. */
-#define MC_A2A_WINDOW 32
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -63,40 +59,6 @@ int mpii_coll_copy(const void *sbuf, int64_t scount, MPI_Datatype stype, void *r
     return sn > rn ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }
 
-/* Contract: coll_impl.h. */
-void *mpii_coll_tmp(MPI_Datatype type, int64_t count, void **mem)
-{
-    dt_t *t = mpii_type_get(type);
-    int64_t lo = 0, hi = 1;
-    if (t && count > 0) {
-        int64_t ext = dt_extent(t), last = (count - 1) * ext;
-        /* the whole extent too: kernels may touch a pair type's trailing padding */
-        int64_t tlo = dt_true_lb(t), thi = tlo + dt_true_extent(t);
-        lo = (dt_lb(t) < tlo ? dt_lb(t) : tlo) + (last < 0 ? last : 0);
-        hi = (dt_ub(t) > thi ? dt_ub(t) : thi) + (last > 0 ? last : 0);
-        if (hi <= lo)
-            hi = lo + 1;
-    }
-    *mem = malloc((size_t)(hi - lo));
-    if (!*mem)
-        return NULL;
-    return (char *)*mem - lo;
-}
-
-/* Request arrays: the small stack array when n fits, else the heap. */
-#define MC_NREQ_STACK 16
-static mpii_req_t *mc_reqs(int n, mpii_req_t *stack)
-{
-    if (n <= MC_NREQ_STACK)
-        return stack;
-    return malloc((size_t)n * sizeof(mpii_req_t));
-}
-static void mc_reqs_free(mpii_req_t *r, mpii_req_t *stack)
-{
-    if (r != stack)
-        free(r);
-}
-
 /* An int array of n as int64 (for the int-count entry points); NULL in, NULL out. On no
  * memory *err is set. */
 static int64_t *mc_i64(const int *a, int n, int *err)
@@ -132,186 +94,171 @@ static int64_t *mc_a64(const MPI_Aint *a, int n, int *err)
 
 /* ------------------------------------------------------------------ barrier */
 
-static int mc_barrier(mpii_comm_t *c, int tag)
+/* Dissemination: round k exchanges an empty message with the ranks 2^k away. */
+static int cb_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     int p = c->size, r = c->rank;
     for (int d = 1; d < p; d *= 2) {
-        mpii_req_t rq[2];
-        mpii_lib_irecv(c, NULL, 0, MPI_BYTE, (r - d + p) % p, tag, &rq[0]);
-        mpii_lib_isend(c, NULL, 0, MPI_BYTE, (r + d) % p, tag, &rq[1]);
-        int rc = mpii_lib_waitall(rq, 2);
-        if (rc)
-            return rc;
+        mpii_cs_recv(s, NULL, 0, MPI_BYTE, (r - d + p) % p);
+        mpii_cs_send(s, NULL, 0, MPI_BYTE, (r + d) % p);
+        mpii_cs_fence(s);
     }
     return MPI_SUCCESS;
 }
 
-/* MPI_Barrier: MPI_Barrier on an intracommunicator (contract: MPI-4.0 6.3);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Barrier(MPI_Comm comm)
+static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
-    int rc = mpii_coll_enter(comm, "MPI_Barrier", &c);
+    int rc = mpii_coll_enter(comm, m->fname, &c);
     if (rc)
         return rc;
-    return mpii_coll_fail(comm, mc_barrier(c, mpii_coll_tag(c)), "MPI_Barrier");
+    mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
+    MC_BUILD_RUN(c, comm, m, &kb, cb_barrier(s, c));
 }
-MPII_WEAK(MPI_Barrier, PMPI_Barrier)
 
 /* ------------------------------------------------------------------ bcast */
 
 /* Binomial tree rooted at root: receive from the parent, then send to the children. */
-static int mc_bcast_binomial(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int root,
-                             int tag)
+static void cb_bcast_binomial(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                              MPI_Datatype type, int root)
 {
-    int p = c->size, vr = (c->rank - root + p) % p;
-    int mask = 1, rc;
+    int p = c->size, vr = (c->rank - root + p) % p, mask = 1;
     while (mask < p) {
         if (vr & mask) {
-            mpii_req_t rq;
-            mpii_lib_irecv(c, buf, count, type, (vr - mask + root) % p, tag, &rq);
-            if ((rc = mpii_lib_waitall(&rq, 1)))
-                return rc;
+            mpii_cs_recv(s, buf, count, type, (vr - mask + root) % p);
+            mpii_cs_fence(s);
             break;
         }
         mask <<= 1;
     }
-    mpii_req_t st[MC_NREQ_STACK];
-    int n = 0;
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < p)
-            mpii_lib_isend(c, buf, count, type, (vr + mask + root) % p, tag, &st[n++]);
-    return mpii_lib_waitall(st, n);
+            mpii_cs_send(s, buf, count, type, (vr + mask + root) % p);
 }
 
-/* Scatter of n bytes (binomial, chunk per rank) then ring allgather of the chunks. */
-static int mc_bcast_scag(mpii_comm_t *c, char *b, int64_t n, int root, int tag)
+/* Scatter of n bytes (binomial, a chunk per rank) then ring allgather of the chunks. */
+static void cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, int root)
 {
-    int p = c->size, vr = (c->rank - root + p) % p, rc;
+    int p = c->size, vr = (c->rank - root + p) % p;
     int64_t chunk = (n + p - 1) / p;
 #define LO(i) ((int64_t)(i)*chunk < n ? (int64_t)(i)*chunk : n)
     int mask = 1;
     while (mask < p) {
         if (vr & mask) {
             int64_t lo = LO(vr), hi = LO((int64_t)vr + mask);
-            mpii_req_t rq;
-            mpii_lib_irecv(c, b + lo, hi - lo, MPI_BYTE, (vr - mask + root) % p, tag, &rq);
-            if ((rc = mpii_lib_waitall(&rq, 1)))
-                return rc;
+            mpii_cs_recv(s, b + lo, hi - lo, MPI_BYTE, (vr - mask + root) % p);
+            mpii_cs_fence(s);
             break;
         }
         mask <<= 1;
     }
-    mpii_req_t st[MC_NREQ_STACK];
-    int k = 0;
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < p) {
             int64_t lo = LO(vr + mask), hi = LO((int64_t)vr + 2 * mask);
-            mpii_lib_isend(c, b + lo, hi - lo, MPI_BYTE, (vr + mask + root) % p, tag, &st[k++]);
+            mpii_cs_send(s, b + lo, hi - lo, MPI_BYTE, (vr + mask + root) % p);
         }
-    if ((rc = mpii_lib_waitall(st, k)))
-        return rc;
+    mpii_cs_fence(s);
     int right = (c->rank + 1) % p, left = (c->rank - 1 + p) % p;
-    for (int s = 0; s < p - 1; s++) {
-        int sb = (vr - s + p) % p, rb = (vr - s - 1 + 2 * p) % p;
-        mpii_req_t rq[2];
-        mpii_lib_irecv(c, b + LO(rb), LO(rb + 1) - LO(rb), MPI_BYTE, left, tag, &rq[0]);
-        mpii_lib_isend(c, b + LO(sb), LO(sb + 1) - LO(sb), MPI_BYTE, right, tag, &rq[1]);
-        if ((rc = mpii_lib_waitall(rq, 2)))
-            return rc;
+    for (int k = 0; k < p - 1; k++) {
+        int sb = (vr - k + p) % p, rb = (vr - k - 1 + 2 * p) % p;
+        mpii_cs_recv(s, b + LO(rb), LO(rb + 1) - LO(rb), MPI_BYTE, left);
+        mpii_cs_send(s, b + LO(sb), LO(sb + 1) - LO(sb), MPI_BYTE, right);
+        mpii_cs_fence(s);
     }
 #undef LO
-    return MPI_SUCCESS;
+}
+
+/* Packing step of a non-contiguous large bcast: count x type at buf <-> n bytes at tmp. */
+typedef struct cb_pack_args {
+    void *buf, *tmp;
+    int64_t count, n;
+    MPI_Datatype type;
+    int unpack;
+} cb_pack_args_t;
+
+static int cb_pack_step(const void *a)
+{
+    const cb_pack_args_t *x = a;
+    dt_t *t = mpii_type_get(x->type);
+    if (!t)
+        return MPI_ERR_TYPE;
+    int rc = x->unpack ? dt_unpack(t, x->count, x->buf, 0, x->n, x->tmp)
+                       : dt_pack(t, x->count, x->buf, 0, x->n, x->tmp);
+    return rc < 0 ? MPI_ERR_ARG : MPI_SUCCESS;
 }
 
 /* Contract: coll_impl.h. */
-int mpii_coll_bcast(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int root, int tag)
+int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                  int root)
 {
     if (c->size == 1 || count == 0)
         return MPI_SUCCESS;
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
-    if (n < MC_BCAST_LARGE || c->size < 3)
-        return mc_bcast_binomial(c, buf, count, type, root, tag);
-    if (dt_is_contig(t, count))
-        return mc_bcast_scag(c, (char *)buf + dt_true_lb(t), n, root, tag);
-    char *tmp = malloc((size_t)n);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
+    if (n < mpii_coll_tune.bcast_large || c->size < 3) {
+        cb_bcast_binomial(s, c, buf, count, type, root);
+        return MPI_SUCCESS;
+    }
+    if (dt_is_contig(t, count)) {
+        cb_bcast_scag(s, c, (char *)buf + dt_true_lb(t), n, root);
+        return MPI_SUCCESS;
+    }
+    char *tmp = mpii_cs_bytes(s, n);
+    cb_pack_args_t a = {buf, tmp, count, n, type, 0};
     if (c->rank == root)
-        dt_pack(t, count, buf, 0, n, tmp);
-    int rc = mc_bcast_scag(c, tmp, n, root, tag);
-    if (rc == MPI_SUCCESS && c->rank != root)
-        dt_unpack(t, count, buf, 0, n, tmp);
-    free(tmp);
-    return rc;
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    cb_bcast_scag(s, c, tmp, n, root);
+    if (c->rank != root) {
+        mpii_cs_fence(s);
+        a.unpack = 1;
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    }
+    return MPI_SUCCESS;
 }
 
-static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MPI_Comm comm)
+static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MPI_Comm comm,
+                          const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Bcast";
     mpii_comm_t *c;
-    int rc = mpii_coll_enter(comm, fname, &c);
+    int rc = mpii_coll_enter(comm, m->fname, &c);
     if (rc)
         return rc;
     if ((rc = mpii_coll_check_buf(buf, count, type, 0)))
-        return mpii_coll_fail(comm, rc, fname);
+        return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
-    return mpii_coll_fail(comm, mpii_coll_bcast(c, buf, count, type, root, mpii_coll_tag(c)),
-                          fname);
+        return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
+    mpii_ckey_t kb = {.kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count,
+                      .sbuf = buf};
+    MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_bcast(s, c, buf, count, type, root));
 }
-
-/* MPI_Bcast: MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return mc_bcast_entry(buffer, count, datatype, root, comm);
-}
-MPII_WEAK(MPI_Bcast, PMPI_Bcast)
-
-/* MPI_Bcast_c: large-count form of MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return mc_bcast_entry(buffer, count, datatype, root, comm);
-}
-MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
 
 /* ------------------------------------------------------------------ gather(v) */
 
 /* Linear gatherv: the root posts every receive at once. counts/displs (root only) in
  * elements of rtype. sbuf MPI_IN_PLACE at the root: its block is already in place. */
-static int mc_gatherv(mpii_comm_t *c, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                      void *rbuf, const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
-                      int root, int tag)
+static int cb_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                      MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
+                      MPI_Datatype rtype, int root)
 {
     int p = c->size, r = c->rank;
     if (r != root) {
-        mpii_req_t rq;
-        mpii_lib_isend(c, sbuf, scount, stype, root, tag, &rq);
-        return mpii_lib_waitall(&rq, 1);
+        mpii_cs_send(s, sbuf, scount, stype, root);
+        return MPI_SUCCESS;
     }
     int64_t ext = mpii_coll_ext(rtype);
-    mpii_req_t st[MC_NREQ_STACK], *rq = mc_reqs(p, st);
-    if (!rq)
-        return MPI_ERR_NO_MEM;
-    int n = 0;
+    if (sbuf != MPI_IN_PLACE)
+        mpii_cs_copy(s, sbuf, scount, stype, (char *)rbuf + displs[r] * ext, counts[r], rtype);
     for (int i = 0; i < p; i++)
         if (i != r)
-            mpii_lib_irecv(c, (char *)rbuf + displs[i] * ext, counts[i], rtype, i, tag, &rq[n++]);
-    int rc = MPI_SUCCESS;
-    if (sbuf != MPI_IN_PLACE)
-        rc = mpii_coll_copy(sbuf, scount, stype, (char *)rbuf + displs[r] * ext, counts[r], rtype);
-    int rc2 = mpii_lib_waitall(rq, n);
-    mc_reqs_free(rq, st);
-    return rc ? rc : rc2;
+            mpii_cs_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
+    return MPI_SUCCESS;
 }
 
 static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                           int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+                           int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                           const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Gather";
+    const char *fname = m->fname;
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
@@ -338,29 +285,19 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
             cd[p + i] = (int64_t)i * rcount;
         }
     }
-    rc = mc_gatherv(c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root,
-                    mpii_coll_tag(c));
+    mpii_ckey_t kb = {.kind = MPII_CK_GATHER, .root = root, .stype = stype, .rtype = rtype,
+                      .scount = scount, .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
+    const mpii_ckey_t *k = mpii_cs_key(m, &kb);
+    coll_sched_t *s = mpii_cs_lookup(c, k);
+    if (s) {
+        free(cd);
+        return mpii_cs_run(c, comm, s, m, k, 0);
+    }
+    s = mpii_cs_new(c);
+    rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
     free(cd);
-    return mpii_coll_fail(comm, rc, fname);
+    return mpii_cs_run(c, comm, s, m, k, rc);
 }
-
-/* MPI_Gather: MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-MPII_WEAK(MPI_Gather, PMPI_Gather)
-
-/* MPI_Gather_c: large-count form of MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-MPII_WEAK(MPI_Gather_c, PMPI_Gather_c)
 
 /* Checks of a v-collective's per-rank counts (displs may be anything). */
 static int mc_check_counts(const int64_t *counts, const int64_t *displs, int p)
@@ -375,9 +312,9 @@ static int mc_check_counts(const int64_t *counts, const int64_t *displs, int p)
 
 static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                             const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
-                            int root, MPI_Comm comm, int conv_err)
+                            int root, MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Gatherv";
+    const char *fname = m->fname;
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
@@ -397,79 +334,39 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         if (sbuf == rbuf && scount > 0 && counts[c->rank] > 0)
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
-    rc = mc_gatherv(c, sbuf, scount, stype, rbuf, counts, displs, rtype, root, mpii_coll_tag(c));
-    return mpii_coll_fail(comm, rc, fname);
+    coll_sched_t *s = mpii_cs_new(c);
+    rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root) : 0;
+    return mpii_cs_run(c, comm, s, m, NULL, rc);
 }
-
-/* MPI_Gatherv: MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
-    int64_t *cn = mc_i64(recvcounts, p, &err), *dp = mc_i64(displs, p, &err);
-    int rc =
-        mc_gatherv_entry(sendbuf, sendcount, sendtype, recvbuf, cn, dp, recvtype, root, comm, err);
-    free(cn);
-    free(dp);
-    return rc;
-}
-MPII_WEAK(MPI_Gatherv, PMPI_Gatherv)
-
-/* MPI_Gatherv_c: large-count form of MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                   int root, MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
-    int64_t *cn = mc_c64(recvcounts, p, &err), *dp = mc_a64(displs, p, &err);
-    int rc =
-        mc_gatherv_entry(sendbuf, sendcount, sendtype, recvbuf, cn, dp, recvtype, root, comm, err);
-    free(cn);
-    free(dp);
-    return rc;
-}
-MPII_WEAK(MPI_Gatherv_c, PMPI_Gatherv_c)
 
 /* ------------------------------------------------------------------ scatter(v) */
 
-/* Contract: coll_impl.h. */
-int mpii_coll_scatterv(mpii_comm_t *c, const void *sbuf, const int64_t *counts,
-                       const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                       MPI_Datatype rtype, int root, int tag)
+/* Contract: coll_impl.h. Linear: the root posts every send at once. */
+int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
+                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                     MPI_Datatype rtype, int root)
 {
     int p = c->size, r = c->rank;
     if (r != root) {
-        mpii_req_t rq;
-        mpii_lib_irecv(c, rbuf, rcount, rtype, root, tag, &rq);
-        return mpii_lib_waitall(&rq, 1);
+        mpii_cs_recv(s, rbuf, rcount, rtype, root);
+        return MPI_SUCCESS;
     }
     int64_t ext = mpii_coll_ext(stype);
-    mpii_req_t st[MC_NREQ_STACK], *rq = mc_reqs(p, st);
-    if (!rq)
-        return MPI_ERR_NO_MEM;
-    int n = 0;
     for (int k = 1; k < p; k++) { /* start with the next rank: spreads the load of a chain */
         int i = (r + k) % p;
-        mpii_lib_isend(c, (const char *)sbuf + displs[i] * ext, counts[i], stype, i, tag, &rq[n++]);
+        mpii_cs_send(s, (const char *)sbuf + displs[i] * ext, counts[i], stype, i);
     }
-    int rc = MPI_SUCCESS;
     if (rbuf != MPI_IN_PLACE)
-        rc = mpii_coll_copy((const char *)sbuf + displs[r] * ext, counts[r], stype, rbuf, rcount,
-                            rtype);
-    int rc2 = mpii_lib_waitall(rq, n);
-    mc_reqs_free(rq, st);
-    return rc ? rc : rc2;
+        mpii_cs_copy(s, (const char *)sbuf + displs[r] * ext, counts[r], stype, rbuf, rcount,
+                     rtype);
+    return MPI_SUCCESS;
 }
 
 static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                            int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+                            int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                            const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Scatter";
+    const char *fname = m->fname;
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
@@ -496,35 +393,26 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
             cd[p + i] = (int64_t)i * scount;
         }
     }
-    rc = mpii_coll_scatterv(c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype, root,
-                            mpii_coll_tag(c));
+    mpii_ckey_t kb = {.kind = MPII_CK_SCATTER, .root = root, .stype = stype, .rtype = rtype,
+                      .scount = scount, .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
+    const mpii_ckey_t *k = mpii_cs_key(m, &kb);
+    coll_sched_t *s = mpii_cs_lookup(c, k);
+    if (s) {
+        free(cd);
+        return mpii_cs_run(c, comm, s, m, k, 0);
+    }
+    s = mpii_cs_new(c);
+    rc = s ? mpii_cb_scatterv(s, c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype, root)
+           : 0;
     free(cd);
-    return mpii_coll_fail(comm, rc, fname);
+    return mpii_cs_run(c, comm, s, m, k, rc);
 }
-
-/* MPI_Scatter: MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-MPII_WEAK(MPI_Scatter, PMPI_Scatter)
-
-/* MPI_Scatter_c: large-count form of MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-MPII_WEAK(MPI_Scatter_c, PMPI_Scatter_c)
 
 static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int64_t *displs,
                              MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                             int root, MPI_Comm comm, int conv_err)
+                             int root, MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Scatterv";
+    const char *fname = m->fname;
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
@@ -544,75 +432,40 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
         if (sbuf == rbuf && rcount > 0 && counts[c->rank] > 0)
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
-    rc = mpii_coll_scatterv(c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root,
-                            mpii_coll_tag(c));
-    return mpii_coll_fail(comm, rc, fname);
+    coll_sched_t *s = mpii_cs_new(c);
+    rc = s ? mpii_cb_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root) : 0;
+    return mpii_cs_run(c, comm, s, m, NULL, rc);
 }
-
-/* MPI_Scatterv: MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
-    int64_t *cn = mc_i64(sendcounts, p, &err), *dp = mc_i64(displs, p, &err);
-    int rc =
-        mc_scatterv_entry(sendbuf, cn, dp, sendtype, recvbuf, recvcount, recvtype, root, comm, err);
-    free(cn);
-    free(dp);
-    return rc;
-}
-MPII_WEAK(MPI_Scatterv, PMPI_Scatterv)
-
-/* MPI_Scatterv_c: large-count form of MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                    MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
-    int64_t *cn = mc_c64(sendcounts, p, &err), *dp = mc_a64(displs, p, &err);
-    int rc =
-        mc_scatterv_entry(sendbuf, cn, dp, sendtype, recvbuf, recvcount, recvtype, root, comm, err);
-    free(cn);
-    free(dp);
-    return rc;
-}
-MPII_WEAK(MPI_Scatterv_c, PMPI_Scatterv_c)
 
 /* ------------------------------------------------------------------ allgather(v) */
 
 /* Ring allgatherv: own block copied in (unless MPI_IN_PLACE), then p - 1 steps passing
  * blocks to the right. counts/displs in elements of rtype. */
-static int mc_allgatherv(mpii_comm_t *c, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                         void *rbuf, const int64_t *counts, const int64_t *displs,
-                         MPI_Datatype rtype, int tag)
+static int cb_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                         MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                         const int64_t *displs, MPI_Datatype rtype)
 {
-    int p = c->size, r = c->rank, rc;
+    int p = c->size, r = c->rank;
     int64_t ext = mpii_coll_ext(rtype);
     char *b = rbuf;
-    if (sbuf != MPI_IN_PLACE &&
-        (rc = mpii_coll_copy(sbuf, scount, stype, b + displs[r] * ext, counts[r], rtype)))
-        return rc;
+    if (sbuf != MPI_IN_PLACE)
+        mpii_cs_copy(s, sbuf, scount, stype, b + displs[r] * ext, counts[r], rtype);
     int right = (r + 1) % p, left = (r - 1 + p) % p;
-    for (int s = 0; s < p - 1; s++) {
-        int sb = (r - s + p) % p, rb = (r - s - 1 + 2 * p) % p;
-        mpii_req_t rq[2];
-        mpii_lib_irecv(c, b + displs[rb] * ext, counts[rb], rtype, left, tag, &rq[0]);
-        mpii_lib_isend(c, b + displs[sb] * ext, counts[sb], rtype, right, tag, &rq[1]);
-        if ((rc = mpii_lib_waitall(rq, 2)))
-            return rc;
+    for (int k = 0; k < p - 1; k++) {
+        int sb = (r - k + p) % p, rb = (r - k - 1 + 2 * p) % p;
+        mpii_cs_recv(s, b + displs[rb] * ext, counts[rb], rtype, left);
+        mpii_cs_send(s, b + displs[sb] * ext, counts[sb], rtype, right);
+        mpii_cs_fence(s);
     }
     return MPI_SUCCESS;
 }
 
 static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                                const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
-                               MPI_Comm comm, int conv_err, const char *fname)
+                               MPI_Comm comm, int conv_err, const mpii_cmode_t *m,
+                               const mpii_ckey_t *kb)
 {
+    const char *fname = m->fname;
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
@@ -627,14 +480,13 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && scount > 0 && counts[c->rank] > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    rc = mc_allgatherv(c, sbuf, scount, stype, rbuf, counts, displs, rtype, mpii_coll_tag(c));
-    return mpii_coll_fail(comm, rc, fname);
+    MC_BUILD_RUN(c, comm, m, kb, cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
 }
 
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                              int64_t rcount, MPI_Datatype rtype, MPI_Comm comm)
+                              int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
+                              const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Allgather";
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? c->size : 0;
     int64_t *cd = malloc(2 * (size_t)(p > 0 ? p : 1) * sizeof *cd);
@@ -643,115 +495,53 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
             cd[i] = rcount;
             cd[p + i] = (int64_t)i * rcount;
         }
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER, .stype = stype, .rtype = rtype,
+                      .scount = scount, .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
     int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
-                                 cd ? 0 : MPI_ERR_NO_MEM, fname);
+                                 cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(cd);
     return rc;
 }
-
-/* MPI_Allgather: MPI_Allgather on an intracommunicator (contract: MPI-4.0 6.7);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-MPII_WEAK(MPI_Allgather, PMPI_Allgather)
-
-/* MPI_Allgather_c: large-count form of MPI_Allgather on an intracommunicator (contract:
- * MPI-4.0 6.7); MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-MPII_WEAK(MPI_Allgather_c, PMPI_Allgather_c)
-
-/* MPI_Allgatherv: MPI_Allgatherv on an intracommunicator (contract: MPI-4.0 6.7);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0;
-    int64_t *cn = mc_i64(recvcounts, p, &err), *dp = mc_i64(displs, p, &err);
-    int rc = mc_allgatherv_entry(sendbuf, sendcount, sendtype, recvbuf, cn, dp, recvtype, comm, err,
-                                 "MPI_Allgatherv");
-    free(cn);
-    free(dp);
-    return rc;
-}
-MPII_WEAK(MPI_Allgatherv, PMPI_Allgatherv)
-
-/* MPI_Allgatherv_c: large-count form of MPI_Allgatherv on an intracommunicator (contract:
- * MPI-4.0 6.7); MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                      MPI_Datatype recvtype, MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0;
-    int64_t *cn = mc_c64(recvcounts, p, &err), *dp = mc_a64(displs, p, &err);
-    int rc = mc_allgatherv_entry(sendbuf, sendcount, sendtype, recvbuf, cn, dp, recvtype, comm, err,
-                                 "MPI_Allgatherv");
-    free(cn);
-    free(dp);
-    return rc;
-}
-MPII_WEAK(MPI_Allgatherv_c, PMPI_Allgatherv_c)
 
 /* ------------------------------------------------------------------ alltoall(v,w) */
 
 /* The general form: per-peer counts, byte displacements and types. sbuf MPI_IN_PLACE:
  * the data is taken from rbuf (receive layout). */
-static int mc_alltoallw(mpii_comm_t *c, const void *sbuf, const int64_t *scounts,
+static int cb_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *scounts,
                         const int64_t *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                        const int64_t *rcounts, const int64_t *rdispls, const MPI_Datatype *rtypes,
-                        int tag)
+                        const int64_t *rcounts, const int64_t *rdispls, const MPI_Datatype *rtypes)
 {
-    int p = c->size, r = c->rank, rc = MPI_SUCCESS;
+    int p = c->size, r = c->rank;
     char *rb = rbuf;
     if (sbuf == MPI_IN_PLACE) {
         /* Pairs (i, j), i < j, in one global order: no cycle of waits. */
-        for (int i = 0; i < p && !rc; i++)
-            for (int j = i + 1; j < p && !rc; j++) {
+        for (int i = 0; i < p; i++)
+            for (int j = i + 1; j < p; j++) {
                 int peer = r == i ? j : r == j ? i : -1;
                 if (peer < 0)
                     continue;
-                void *mem;
-                void *tmp = mpii_coll_tmp(rtypes[peer], rcounts[peer], &mem);
-                if (!tmp)
-                    return MPI_ERR_NO_MEM;
+                void *tmp = mpii_cs_tmp(s, rtypes[peer], rcounts[peer]);
                 char *blk = rb + rdispls[peer];
-                rc = mpii_coll_copy(blk, rcounts[peer], rtypes[peer], tmp, rcounts[peer],
-                                    rtypes[peer]);
-                mpii_req_t rq[2];
-                mpii_lib_irecv(c, blk, rcounts[peer], rtypes[peer], peer, tag, &rq[0]);
-                mpii_lib_isend(c, tmp, rcounts[peer], rtypes[peer], peer, tag, &rq[1]);
-                int rc2 = mpii_lib_waitall(rq, 2);
-                free(mem);
-                if (!rc)
-                    rc = rc2;
+                mpii_cs_copy(s, blk, rcounts[peer], rtypes[peer], tmp, rcounts[peer],
+                             rtypes[peer]);
+                mpii_cs_recv(s, blk, rcounts[peer], rtypes[peer], peer);
+                mpii_cs_send(s, tmp, rcounts[peer], rtypes[peer], peer);
+                mpii_cs_fence(s);
             }
-        return rc;
+        return MPI_SUCCESS;
     }
     const char *sb = sbuf;
-    rc = mpii_coll_copy(sb + sdispls[r], scounts[r], stypes[r], rb + rdispls[r], rcounts[r],
-                        rtypes[r]);
-    mpii_req_t rq[2 * MC_A2A_WINDOW];
-    for (int s0 = 1; s0 < p; s0 += MC_A2A_WINDOW) {
-        int n = 0;
-        for (int s = s0; s < p && s < s0 + MC_A2A_WINDOW; s++) {
-            int src = (r - s + p) % p, dst = (r + s) % p;
-            mpii_lib_irecv(c, rb + rdispls[src], rcounts[src], rtypes[src], src, tag, &rq[n++]);
-            mpii_lib_isend(c, sb + sdispls[dst], scounts[dst], stypes[dst], dst, tag, &rq[n++]);
+    mpii_cs_copy(s, sb + sdispls[r], scounts[r], stypes[r], rb + rdispls[r], rcounts[r], rtypes[r]);
+    int win = mpii_coll_tune.a2a_window;
+    for (int s0 = 1; s0 < p; s0 += win) {
+        for (int k = s0; k < p && k < s0 + win; k++) {
+            int src = (r - k + p) % p, dst = (r + k) % p;
+            mpii_cs_recv(s, rb + rdispls[src], rcounts[src], rtypes[src], src);
+            mpii_cs_send(s, sb + sdispls[dst], scounts[dst], stypes[dst], dst);
         }
-        int rc2 = mpii_lib_waitall(rq, n);
-        if (!rc)
-            rc = rc2;
+        mpii_cs_fence(s);
     }
-    return rc;
+    return MPI_SUCCESS;
 }
 
 /* Entry of all three forms, counts/displs already as int64 (displs in bytes), types per
@@ -759,8 +549,9 @@ static int mc_alltoallw(mpii_comm_t *c, const void *sbuf, const int64_t *scounts
 static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
                               const MPI_Datatype *stypes, void *rbuf, const int64_t *rcounts,
                               const int64_t *rdispls, const MPI_Datatype *rtypes, mpii_comm_t *c,
-                              MPI_Comm comm, const char *fname)
+                              MPI_Comm comm, const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
+    const char *fname = m->fname;
     int p = c->size, rc;
     if (!rcounts || !rdispls || !rtypes ||
         (sbuf != MPI_IN_PLACE && (!scounts || !sdispls || !stypes)))
@@ -778,18 +569,17 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
     }
     if (sbuf == rbuf && sany && rany)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    rc = mc_alltoallw(c, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,
-                      mpii_coll_tag(c));
-    return mpii_coll_fail(comm, rc, fname);
+    MC_BUILD_RUN(c, comm, m, kb,
+                 cb_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes));
 }
 
-/* Alltoall and Alltoallv: counts and element displacements (NULL displs: i * count[i]...
- * given by the caller) turned into the w form. */
+/* Alltoall and Alltoallv: counts and element displacements turned into the w form. */
 static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
                               MPI_Datatype stype, void *rbuf, const int64_t *rcounts,
                               const int64_t *rdispls, MPI_Datatype rtype, MPI_Comm comm,
-                              int conv_err, const char *fname)
+                              int conv_err, const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
+    const char *fname = m->fname;
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
@@ -818,16 +608,16 @@ static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const in
         t[i] = stype;
         t[p + i] = rtype;
     }
-    rc = mc_alltoall_common(sbuf, scounts, a, t, rbuf, rcounts, a + p, t + p, c, comm, fname);
+    rc = mc_alltoall_common(sbuf, scounts, a, t, rbuf, rcounts, a + p, t + p, c, comm, m, kb);
     free(a);
     free(t);
     return rc;
 }
 
 static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                             int64_t rcount, MPI_Datatype rtype, MPI_Comm comm)
+                             int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
+                             const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Alltoall";
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? c->size : 1;
     int64_t *a = malloc(4 * (size_t)p * sizeof *a);
@@ -838,125 +628,703 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
             a[2 * p + i] = rcount;
             a[3 * p + i] = (int64_t)i * rcount;
         }
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL, .stype = stype, .rtype = rtype, .scount = scount,
+                      .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
     int rc = mc_alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
-                                a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, fname);
+                                a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(a);
     return rc;
 }
 
-/* MPI_Alltoall: MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
-
-/* MPI_Alltoall_c: large-count form of MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-MPII_WEAK(MPI_Alltoall_c, PMPI_Alltoall_c)
-
-/* MPI_Alltoallv: MPI_Alltoallv on an intracommunicator (contract: MPI-4.0 6.8);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sendbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_i64(sendcounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
-    int64_t *rc_ = mc_i64(recvcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
-    int rc = mc_alltoallv_entry(sendbuf, sc, sd, sendtype, recvbuf, rc_, rd, recvtype, comm, err,
-                                "MPI_Alltoallv");
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
-}
-MPII_WEAK(MPI_Alltoallv, PMPI_Alltoallv)
-
-/* MPI_Alltoallv_c: large-count form of MPI_Alltoallv on an intracommunicator (contract:
- * MPI-4.0 6.8); MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sendbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_c64(sendcounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
-    int64_t *rc_ = mc_c64(recvcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
-    int rc = mc_alltoallv_entry(sendbuf, sc, sd, sendtype, recvbuf, rc_, rd, recvtype, comm, err,
-                                "MPI_Alltoallv");
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
-}
-MPII_WEAK(MPI_Alltoallv_c, PMPI_Alltoallv_c)
-
 static int mc_alltoallw_entry(const void *sbuf, const int64_t *sc, const int64_t *sd,
                               const MPI_Datatype *st, void *rbuf, const int64_t *rc_,
                               const int64_t *rd, const MPI_Datatype *rt, MPI_Comm comm,
-                              int conv_err)
+                              int conv_err, const mpii_cmode_t *m)
 {
-    const char *fname = "MPI_Alltoallw";
     mpii_comm_t *c;
-    int rc = mpii_coll_enter(comm, fname, &c);
+    int rc = mpii_coll_enter(comm, m->fname, &c);
     if (rc)
         return rc;
     if (conv_err)
-        return mpii_coll_fail(comm, conv_err, fname);
-    return mc_alltoall_common(sbuf, sc, sd, st, rbuf, rc_, rd, rt, c, comm, fname);
+        return mpii_coll_fail(comm, conv_err, m->fname);
+    return mc_alltoall_common(sbuf, sc, sd, st, rbuf, rc_, rd, rt, c, comm, m, NULL);
 }
 
-/* MPI_Alltoallw: MPI_Alltoallw on an intracommunicator (contract: MPI-4.0 6.8);
- * MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+/* ------------------------------------------------------------------ v-forms' counts */
+
+static int mc_gatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                        const int *counts, const int *displs, MPI_Datatype rtype, int root,
+                        MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sendbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_i64(sendcounts, p, &err);
+    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
+    int rc = mc_gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int mc_gatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                        const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
+    int rc = mc_gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int mc_scatterv_i(const void *sbuf, const int *counts, const int *displs,
+                         MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                         int root, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
+    int rc = mc_scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int mc_scatterv_c(const void *sbuf, const MPI_Count *counts, const MPI_Aint *displs,
+                         MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                         int root, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
+    int rc = mc_scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int mc_allgatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                           const int *counts, const int *displs, MPI_Datatype rtype,
+                           MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? c->size : 0, err = 0;
+    int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
+    int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int mc_allgatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                           const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
+                           MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? c->size : 0, err = 0;
+    int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
+    int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int mc_alltoallv_i(const void *sbuf, const int *scounts, const int *sdispls,
+                          MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
+                          MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
-    int64_t *rc_ = mc_i64(recvcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
-    int rc = mc_alltoallw_entry(sendbuf, sc, sd, ip ? NULL : sendtypes, recvbuf, rc_, rd, recvtypes,
-                                comm, err);
+    int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
+    int rc = mc_alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
     free(sc);
     free(sd);
     free(rc_);
     free(rd);
     return rc;
+}
+
+static int mc_alltoallv_c(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                          MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
+                          const MPI_Aint *rdispls, MPI_Datatype rtype, MPI_Comm comm,
+                          const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
+    int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
+    int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
+    int rc = mc_alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+
+static int mc_alltoallw_i(const void *sbuf, const int *scounts, const int *sdispls,
+                          const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+                          const int *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
+                          const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
+    int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
+    int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
+    int rc = mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err,
+                                m);
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+
+static int mc_alltoallw_c(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                          const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
+                          const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
+                          const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
+    int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
+    int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
+    int rc = mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err,
+                                m);
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+
+/* MPI_Barrier: MPI_Barrier on an intracommunicator (contract: MPI-4.0 6.3). */
+int PMPI_Barrier(MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Barrier"};
+    return mc_barrier_entry(comm, &m);
+}
+MPII_WEAK(MPI_Barrier, PMPI_Barrier)
+
+/* MPI_Ibarrier: nonblocking MPI_Barrier (contract: MPI-4.0 6.12). */
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibarrier"};
+    return mc_barrier_entry(comm, &m);
+}
+MPII_WEAK(MPI_Ibarrier, PMPI_Ibarrier)
+
+/* MPI_Barrier_init: persistent MPI_Barrier (contract: MPI-4.0 6.13). */
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Barrier_init"};
+    return mc_barrier_entry(comm, &m);
+}
+MPII_WEAK(MPI_Barrier_init, PMPI_Barrier_init)
+
+/* MPI_Bcast: MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4). */
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Bcast"};
+    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+}
+MPII_WEAK(MPI_Bcast, PMPI_Bcast)
+
+/* MPI_Ibcast: nonblocking MPI_Bcast (contract: MPI-4.0 6.12). */
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibcast"};
+    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+}
+MPII_WEAK(MPI_Ibcast, PMPI_Ibcast)
+
+/* MPI_Bcast_init: persistent MPI_Bcast (contract: MPI-4.0 6.13). */
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Bcast_init"};
+    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+}
+MPII_WEAK(MPI_Bcast_init, PMPI_Bcast_init)
+
+/* MPI_Bcast_c: large-count form of MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4). */
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Bcast_c"};
+    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+}
+MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
+
+/* MPI_Ibcast_c: nonblocking MPI_Bcast_c (contract: MPI-4.0 6.12). */
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibcast_c"};
+    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+}
+MPII_WEAK(MPI_Ibcast_c, PMPI_Ibcast_c)
+
+/* MPI_Bcast_init_c: persistent MPI_Bcast_c (contract: MPI-4.0 6.13). */
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Bcast_init_c"};
+    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+}
+MPII_WEAK(MPI_Bcast_init_c, PMPI_Bcast_init_c)
+
+/* MPI_Gather: MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5). */
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gather"};
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gather, PMPI_Gather)
+
+/* MPI_Igather: nonblocking MPI_Gather (contract: MPI-4.0 6.12). */
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igather"};
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Igather, PMPI_Igather)
+
+/* MPI_Gather_init: persistent MPI_Gather (contract: MPI-4.0 6.13). */
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gather_init"};
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gather_init, PMPI_Gather_init)
+
+/* MPI_Gather_c: large-count form of MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5). */
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gather_c"};
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gather_c, PMPI_Gather_c)
+
+/* MPI_Igather_c: nonblocking MPI_Gather_c (contract: MPI-4.0 6.12). */
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igather_c"};
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Igather_c, PMPI_Igather_c)
+
+/* MPI_Gather_init_c: persistent MPI_Gather_c (contract: MPI-4.0 6.13). */
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gather_init_c"};
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gather_init_c, PMPI_Gather_init_c)
+
+/* MPI_Gatherv: MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5). */
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gatherv"};
+    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gatherv, PMPI_Gatherv)
+
+/* MPI_Igatherv: nonblocking MPI_Gatherv (contract: MPI-4.0 6.12). */
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igatherv"};
+    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Igatherv, PMPI_Igatherv)
+
+/* MPI_Gatherv_init: persistent MPI_Gatherv (contract: MPI-4.0 6.13). */
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gatherv_init"};
+    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gatherv_init, PMPI_Gatherv_init)
+
+/* MPI_Gatherv_c: large-count form of MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5). */
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gatherv_c"};
+    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gatherv_c, PMPI_Gatherv_c)
+
+/* MPI_Igatherv_c: nonblocking MPI_Gatherv_c (contract: MPI-4.0 6.12). */
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igatherv_c"};
+    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Igatherv_c, PMPI_Igatherv_c)
+
+/* MPI_Gatherv_init_c: persistent MPI_Gatherv_c (contract: MPI-4.0 6.13). */
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gatherv_init_c"};
+    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Gatherv_init_c, PMPI_Gatherv_init_c)
+
+/* MPI_Scatter: MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6). */
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatter"};
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatter, PMPI_Scatter)
+
+/* MPI_Iscatter: nonblocking MPI_Scatter (contract: MPI-4.0 6.12). */
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatter"};
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Iscatter, PMPI_Iscatter)
+
+/* MPI_Scatter_init: persistent MPI_Scatter (contract: MPI-4.0 6.13). */
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatter_init"};
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatter_init, PMPI_Scatter_init)
+
+/* MPI_Scatter_c: large-count form of MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6). */
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatter_c"};
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatter_c, PMPI_Scatter_c)
+
+/* MPI_Iscatter_c: nonblocking MPI_Scatter_c (contract: MPI-4.0 6.12). */
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatter_c"};
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Iscatter_c, PMPI_Iscatter_c)
+
+/* MPI_Scatter_init_c: persistent MPI_Scatter_c (contract: MPI-4.0 6.13). */
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatter_init_c"};
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatter_init_c, PMPI_Scatter_init_c)
+
+/* MPI_Scatterv: MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6). */
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatterv"};
+    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatterv, PMPI_Scatterv)
+
+/* MPI_Iscatterv: nonblocking MPI_Scatterv (contract: MPI-4.0 6.12). */
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatterv"};
+    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Iscatterv, PMPI_Iscatterv)
+
+/* MPI_Scatterv_init: persistent MPI_Scatterv (contract: MPI-4.0 6.13). */
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatterv_init"};
+    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatterv_init, PMPI_Scatterv_init)
+
+/* MPI_Scatterv_c: large-count form of MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6). */
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatterv_c"};
+    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatterv_c, PMPI_Scatterv_c)
+
+/* MPI_Iscatterv_c: nonblocking MPI_Scatterv_c (contract: MPI-4.0 6.12). */
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatterv_c"};
+    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Iscatterv_c, PMPI_Iscatterv_c)
+
+/* MPI_Scatterv_init_c: persistent MPI_Scatterv_c (contract: MPI-4.0 6.13). */
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatterv_init_c"};
+    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+}
+MPII_WEAK(MPI_Scatterv_init_c, PMPI_Scatterv_init_c)
+
+/* MPI_Allgather: MPI_Allgather on an intracommunicator (contract: MPI-4.0 6.7). */
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgather"};
+    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgather, PMPI_Allgather)
+
+/* MPI_Iallgather: nonblocking MPI_Allgather (contract: MPI-4.0 6.12). */
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgather"};
+    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Iallgather, PMPI_Iallgather)
+
+/* MPI_Allgather_init: persistent MPI_Allgather (contract: MPI-4.0 6.13). */
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgather_init"};
+    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgather_init, PMPI_Allgather_init)
+
+/* MPI_Allgather_c: large-count form of MPI_Allgather on an intracommunicator (contract: MPI-4.0 6.7). */
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgather_c"};
+    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgather_c, PMPI_Allgather_c)
+
+/* MPI_Iallgather_c: nonblocking MPI_Allgather_c (contract: MPI-4.0 6.12). */
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgather_c"};
+    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Iallgather_c, PMPI_Iallgather_c)
+
+/* MPI_Allgather_init_c: persistent MPI_Allgather_c (contract: MPI-4.0 6.13). */
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgather_init_c"};
+    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgather_init_c, PMPI_Allgather_init_c)
+
+/* MPI_Allgatherv: MPI_Allgatherv on an intracommunicator (contract: MPI-4.0 6.7). */
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgatherv"};
+    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgatherv, PMPI_Allgatherv)
+
+/* MPI_Iallgatherv: nonblocking MPI_Allgatherv (contract: MPI-4.0 6.12). */
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgatherv"};
+    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Iallgatherv, PMPI_Iallgatherv)
+
+/* MPI_Allgatherv_init: persistent MPI_Allgatherv (contract: MPI-4.0 6.13). */
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgatherv_init"};
+    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgatherv_init, PMPI_Allgatherv_init)
+
+/* MPI_Allgatherv_c: large-count form of MPI_Allgatherv on an intracommunicator (contract: MPI-4.0 6.7). */
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgatherv_c"};
+    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgatherv_c, PMPI_Allgatherv_c)
+
+/* MPI_Iallgatherv_c: nonblocking MPI_Allgatherv_c (contract: MPI-4.0 6.12). */
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgatherv_c"};
+    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Iallgatherv_c, PMPI_Iallgatherv_c)
+
+/* MPI_Allgatherv_init_c: persistent MPI_Allgatherv_c (contract: MPI-4.0 6.13). */
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgatherv_init_c"};
+    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c)
+
+/* MPI_Alltoall: MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8). */
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoall"};
+    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
+
+/* MPI_Ialltoall: nonblocking MPI_Alltoall (contract: MPI-4.0 6.12). */
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoall"};
+    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Ialltoall, PMPI_Ialltoall)
+
+/* MPI_Alltoall_init: persistent MPI_Alltoall (contract: MPI-4.0 6.13). */
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoall_init"};
+    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init)
+
+/* MPI_Alltoall_c: large-count form of MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8). */
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoall_c"};
+    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoall_c, PMPI_Alltoall_c)
+
+/* MPI_Ialltoall_c: nonblocking MPI_Alltoall_c (contract: MPI-4.0 6.12). */
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoall_c"};
+    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Ialltoall_c, PMPI_Ialltoall_c)
+
+/* MPI_Alltoall_init_c: persistent MPI_Alltoall_c (contract: MPI-4.0 6.13). */
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoall_init_c"};
+    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoall_init_c, PMPI_Alltoall_init_c)
+
+/* MPI_Alltoallv: MPI_Alltoallv on an intracommunicator (contract: MPI-4.0 6.8). */
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallv"};
+    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoallv, PMPI_Alltoallv)
+
+/* MPI_Ialltoallv: nonblocking MPI_Alltoallv (contract: MPI-4.0 6.12). */
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallv"};
+    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Ialltoallv, PMPI_Ialltoallv)
+
+/* MPI_Alltoallv_init: persistent MPI_Alltoallv (contract: MPI-4.0 6.13). */
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallv_init"};
+    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoallv_init, PMPI_Alltoallv_init)
+
+/* MPI_Alltoallv_c: large-count form of MPI_Alltoallv on an intracommunicator (contract: MPI-4.0 6.8). */
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallv_c"};
+    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoallv_c, PMPI_Alltoallv_c)
+
+/* MPI_Ialltoallv_c: nonblocking MPI_Alltoallv_c (contract: MPI-4.0 6.12). */
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallv_c"};
+    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Ialltoallv_c, PMPI_Ialltoallv_c)
+
+/* MPI_Alltoallv_init_c: persistent MPI_Alltoallv_c (contract: MPI-4.0 6.13). */
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallv_init_c"};
+    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+}
+MPII_WEAK(MPI_Alltoallv_init_c, PMPI_Alltoallv_init_c)
+
+/* MPI_Alltoallw: MPI_Alltoallw on an intracommunicator (contract: MPI-4.0 6.8). */
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallw"};
+    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw, PMPI_Alltoallw)
 
-/* MPI_Alltoallw_c: large-count form of MPI_Alltoallw on an intracommunicator (contract:
- * MPI-4.0 6.8); MPI_ERR_COMM on an intercommunicator (not implemented yet). */
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+/* MPI_Ialltoallw: nonblocking MPI_Alltoallw (contract: MPI-4.0 6.12). */
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sendbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_c64(sendcounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
-    int64_t *rc_ = mc_c64(recvcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
-    int rc = mc_alltoallw_entry(sendbuf, sc, sd, ip ? NULL : sendtypes, recvbuf, rc_, rd, recvtypes,
-                                comm, err);
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallw"};
+    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Ialltoallw, PMPI_Ialltoallw)
+
+/* MPI_Alltoallw_init: persistent MPI_Alltoallw (contract: MPI-4.0 6.13). */
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallw_init"};
+    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Alltoallw_init, PMPI_Alltoallw_init)
+
+/* MPI_Alltoallw_c: large-count form of MPI_Alltoallw on an intracommunicator (contract: MPI-4.0 6.8). */
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallw_c"};
+    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_c, PMPI_Alltoallw_c)
+
+/* MPI_Ialltoallw_c: nonblocking MPI_Alltoallw_c (contract: MPI-4.0 6.12). */
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallw_c"};
+    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Ialltoallw_c, PMPI_Ialltoallw_c)
+
+/* MPI_Alltoallw_init_c: persistent MPI_Alltoallw_c (contract: MPI-4.0 6.13). */
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallw_init_c"};
+    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Alltoallw_init_c, PMPI_Alltoallw_init_c)
+

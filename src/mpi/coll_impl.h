@@ -1,14 +1,15 @@
-/* coll_impl.h — private to the blocking MPI collectives (coll_basic.c, coll_reduce.c).
+/* coll_impl.h — private to the MPI collectives (coll_sched.c, coll_basic.c,
+ * coll_reduce.c, coll_inter.c).
  *
- * The blocking collectives on intracommunicators run over the point-to-point engine
- * (p2p_impl.h: mpii_lib_isend / mpii_lib_irecv / mpii_lib_waitall on the communicator's
- * library context ctx + 1). Each call takes a fresh tag from the communicator's sequence
- * (mpii_coll_tag) so back-to-back collectives never match each other's messages; inside
- * one call the messages between a pair of processes are told apart by non-overtaking.
- * No process sends to itself: its own part is a local typed copy (dt_copy).
- * Every helper returns an MPI error class without raising it; the MPI_X entry points
- * raise through mpii_err. (The issue-4 schedule engine will later replace the
- * algorithms behind the same entry points.) */
+ * Every collective call is built as a schedule of the coll layer (coll.h) whose
+ * transfers run over the point-to-point engine (p2p_impl.h: mpii_lib_isend /
+ * mpii_lib_irecv on the communicator's library context ctx + 1). Each call (each
+ * persistent request, at its init) takes a fresh tag from the communicator's sequence
+ * (mpii_coll_tag), so collectives in flight at once never match each other's messages;
+ * inside one call the messages between a pair of processes are told apart by
+ * non-overtaking (builders add them in the same order on both sides). No process sends
+ * to itself: its own part is a local typed copy (dt_copy). Every helper returns an MPI
+ * error class without raising it; the MPI_X entry points raise through mpii_err. */
 #ifndef FMPL_MPI_COLL_IMPL_H
 #define FMPL_MPI_COLL_IMPL_H
 
@@ -38,11 +39,6 @@ int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int i
 int mpii_coll_copy(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf, int64_t rcount,
                    MPI_Datatype rtype);
 
-/* A temporary buffer holding count elements of type in the type's own layout: returns the
- * address to use as buffer (may differ from the allocation by the type's lower bound) and
- * stores the allocation in *mem (free(*mem) later). NULL: out of memory. */
-void *mpii_coll_tmp(MPI_Datatype type, int64_t count, void **mem);
-
 /* The extent of a valid datatype handle. */
 static inline int64_t mpii_coll_ext(MPI_Datatype t)
 {
@@ -55,11 +51,109 @@ static inline int mpii_coll_fail(MPI_Comm comm, int rc, const char *fname)
     return rc == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_COMM(comm, rc, fname);
 }
 
-/* Binomial-tree bcast / linear scatterv of the library, usable by the reductions
- * (tag given, arguments already checked). counts/displs in elements of type. */
-int mpii_coll_bcast(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int root, int tag);
-int mpii_coll_scatterv(mpii_comm_t *c, const void *sbuf, const int64_t *counts,
-                       const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                       MPI_Datatype rtype, int root, int tag);
+/* ------------------------------------------------------------ schedules (coll_sched.c)
+ * Every collective is built as a schedule (coll.h) whose transfers are mpii_lib_isend /
+ * mpii_lib_irecv on the communicator's library context, and whose local steps are typed
+ * copies and reductions; then run in one of three ways (mpii_cmode_t). */
+
+/* How a call runs: blocking (MPI_X), nonblocking (MPI_IX: *req gets a request) or
+ * persistent (MPI_X_init: *req gets an inactive persistent request). fname names the
+ * call in errors. */
+enum { MPII_CM_BLOCK = 0, MPII_CM_NB, MPII_CM_PERSIST };
+typedef struct mpii_cmode {
+    int kind;
+    MPI_Request *req;
+    const char *fname;
+} mpii_cmode_t;
+
+/* What identifies a blocking call for the schedule cache: two calls with equal keys on a
+ * communicator build equal schedules. Only calls whose types and op are predefined (their
+ * handles never change meaning) and that take no count arrays are cached (mpii_cs_key). */
+typedef struct mpii_ckey {
+    int kind, root;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    int64_t scount, rcount;
+    const void *sbuf, *rbuf;
+} mpii_ckey_t;
+enum {
+    MPII_CK_BARRIER = 1,
+    MPII_CK_BCAST,
+    MPII_CK_GATHER,
+    MPII_CK_SCATTER,
+    MPII_CK_ALLGATHER,
+    MPII_CK_ALLTOALL,
+    MPII_CK_REDUCE,
+    MPII_CK_ALLREDUCE,
+    MPII_CK_RSB,
+    MPII_CK_SCAN,
+    MPII_CK_EXSCAN
+};
+
+/* A new empty schedule of c's collective traffic; NULL: out of memory. */
+coll_sched_t *mpii_cs_new(mpii_comm_t *c);
+/* Steps (coll.h's building rules: sticky failure, fence between receive and use). */
+void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer);
+void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer);
+/* Local typed copy (mpii_coll_copy's rules) when the run gets there. */
+void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                  int64_t rcount, MPI_Datatype rtype);
+/* inout = in op inout (count elements of type) when the run gets there. */
+void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
+                    MPI_Datatype type);
+void mpii_cs_fence(coll_sched_t *s);
+/* A temporary of the schedule holding count elements of type in the type's own layout
+ * (the address to use as buffer; it may differ from the memory by the type's lower
+ * bound); NULL: out of memory (the
+ * schedule is then refused at start, the builder need not check). */
+void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count);
+/* n plain scratch bytes of the schedule (NULL as above). */
+void *mpii_cs_bytes(coll_sched_t *s, int64_t n);
+
+/* Returns k when the call it describes may use the cache, NULL when not (k NULL, not a
+ * blocking call, or a type / op that is not predefined). */
+const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k);
+/* The cached schedule of key k on c, or NULL (k NULL: NULL). */
+coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
+/* Runs s as m says and takes it over: blocking: start, wait, then keep it in c's cache
+ * under k (k not NULL) or free it; nonblocking: start it in the background behind a new
+ * request in *m->req; persistent: an inactive persistent request in *m->req that
+ * MPI_Start runs. A failing build is passed as build_err (s is freed, the error
+ * raised). Returns MPI_SUCCESS or the error raised on comm (m->fname). */
+int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                const mpii_ckey_t *k, int build_err);
+/* MPI_Start of a persistent collective request (request.c). */
+int mpii_cs_start(mpii_req_t *r);
+
+/* The tail of an entry point: runs the cached schedule of key *kb (NULL: not cacheable)
+ * or builds one with BUILD (an expression of the new schedule `s` giving an MPI error
+ * class) and runs it. */
+#define MC_BUILD_RUN(c, comm, m, kb, BUILD)                                                        \
+    do {                                                                                           \
+        const mpii_ckey_t *k_ = mpii_cs_key((m), (kb));                                              \
+        coll_sched_t *s = mpii_cs_lookup((c), k_);                                                 \
+        if (s)                                                                                     \
+            return mpii_cs_run((c), (comm), s, (m), k_, 0);                                        \
+        s = mpii_cs_new(c);                                                                        \
+        return mpii_cs_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                              \
+    } while (0)
+
+/* Algorithm thresholds (environment, read at the first collective; see
+ * docs/ARCHITECTURE.md): FMPL_MPI_BCAST_LARGE bytes from which Bcast on 3+ ranks is
+ * scatter + ring allgather; FMPL_MPI_ALLREDUCE_LARGE bytes from which a commutative
+ * Allreduce is reduce-scatter + allgather (Rabenseifner); FMPL_MPI_A2A_WINDOW exchanges
+ * in flight per round of the pairwise Alltoall. */
+typedef struct mpii_coll_tune {
+    int64_t bcast_large, allreduce_large;
+    int a2a_window;
+} mpii_coll_tune_t;
+extern mpii_coll_tune_t mpii_coll_tune;
+
+/* Builders shared between files (arguments checked; counts/displs in elements). */
+int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                  int root);
+int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
+                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                     MPI_Datatype rtype, int root);
 
 #endif

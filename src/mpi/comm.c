@@ -74,6 +74,7 @@ void mpii_comm_release(mpii_comm_t *c)
         return;
     if (c->local)
         mpii_comm_release(c->local);
+    mpii_cs_cache_free(c);
     mpii_group_release(c->group);
     mpii_group_release(c->rgroup);
     mpii_topo_free(c->topo);

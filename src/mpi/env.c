@@ -101,6 +101,7 @@ int mpii_runtime_release(const char *fname)
     if (--runtime_users > 0)
         return MPI_SUCCESS;
     mpii_p2p_finalize();
+    coll_sched_shutdown(mpii.vnic);
     mpii_comm_finalize();
     mpii_ops_finalize();
     mpii_types_finalize();

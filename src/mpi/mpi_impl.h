@@ -130,9 +130,12 @@ typedef struct mpii_comm {
     struct mpii_comm *local; /* (comm.c) intercommunicator: an internal intracommunicator
                               * over the local group with its own context pair, no handle,
                               * for the library's local traffic; NULL when intra */
-    coll_group_t *coll;      /* created on first use by collectives; may stay NULL */
-    uint32_t coll_seq;       /* tag sequence of the library's own collectives */
+    struct mpii_ccache *ccache; /* (coll_sched.c) schedules of recent blocking collectives */
+    uint32_t coll_seq;          /* tag sequence of the library's own collectives */
 } mpii_comm_t;
+
+/* (coll_sched.c) Frees c's cached collective schedules (at the communicator's release). */
+void mpii_cs_cache_free(mpii_comm_t *c);
 
 typedef struct mpii_type {
     int refs;

@@ -120,7 +120,9 @@ typedef struct mpii_match mpii_match_t;
 /* MPII_REQ_COMPOUND: MPI_Isendrecv(_replace) (p2p_compound.c): part[0] the send, part[1]
  * the receive, internal requests whose completion (mpii_req_done) counts down the parent's
  * npending; the parent completes with the receive's status. */
-enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ, MPII_REQ_COMPOUND };
+/* MPII_REQ_COLL: a nonblocking or persistent collective (coll_sched.c): sched is its
+ * schedule (owned), tag the tag of a persistent one. */
+enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ, MPII_REQ_COMPOUND, MPII_REQ_COLL };
 enum { MPII_MODE_STD = 0, MPII_MODE_SYNC, MPII_MODE_BUF, MPII_MODE_READY };
 
 typedef struct mpii_req {
@@ -168,6 +170,8 @@ typedef struct mpii_req {
     uint64_t r_size, r_token, r_off;
     vnic_key_t r_key;
     int r_world;
+    /* collective */
+    coll_sched_t *sched;
     /* generalized */
     MPI_Grequest_query_function *query_fn;
     MPI_Grequest_free_function *free_fn;

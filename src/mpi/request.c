@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/p2p_impl.h"
+#include "mpi/coll_impl.h"
 
 #define MPII_REQ_SLAB 64
 
@@ -48,6 +48,10 @@ void mpii_req_free(mpii_req_t *r)
 {
     if (r->kind == MPII_REQ_COMPOUND)
         mpii_compound_free(r);
+    if (r->kind == MPII_REQ_COLL) {
+        coll_sched_free(r->sched);
+        r->sched = NULL;
+    }
     if (r->bsub)
         r->bsub->bowner = NULL;
     if (r->bowner)
@@ -525,6 +529,9 @@ int PMPI_Cancel(MPI_Request *request)
     }
     if (!mpii_req_live(r))
         return MPII_ERR(MPI_ERR_REQUEST, "MPI_Cancel");
+    if (r->kind == MPII_REQ_COLL) /* MPI-4.0 3.8.4: collectives cannot be cancelled */
+        return MPII_ERRF_COMM(r->comm, MPI_ERR_REQUEST, "MPI_Cancel", "%s",
+                              "a collective operation cannot be cancelled");
     /* Receives not yet matched are cancelled at once; a send is cancelled when its
      * receiver has not matched it yet (it answers; MPI_Wait / MPI_Test then tell which). */
     if (r->kind == MPII_REQ_COMPOUND)
@@ -546,7 +553,7 @@ int PMPI_Start(MPI_Request *request)
     if (!r || !r->persistent || r->active)
         return MPII_ERR(MPI_ERR_REQUEST, "MPI_Start");
     r->active = 1;
-    int rc = mpii_p2p_start(r);
+    int rc = r->kind == MPII_REQ_COLL ? mpii_cs_start(r) : mpii_p2p_start(r);
     if (rc) {
         r->active = 0;
         r->done = 1;

@@ -1,0 +1,319 @@
+/* coll_sched.c — the schedule engine (contract: coll.h, "schedules"): steps kept in
+ * one array, rounds as end indices into it, transfer requests in one block sized for
+ * the largest round, and a list of the schedules the progress hook advances. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+
+enum { STEP_SEND = 1, STEP_RECV, STEP_CALL };
+
+typedef struct coll_step {
+    int kind;
+    int peer;
+    union {
+        struct {
+            void *buf;
+            int64_t count;
+            uintptr_t type;
+        } x;
+        struct {
+            coll_step_fn fn;
+            uint64_t args[COLL_STEP_ARGS / 8];
+        } c;
+    } u;
+} coll_step_t;
+
+struct coll_sched {
+    vnic_t *v;
+    const coll_sched_ops_t *ops;
+    void *ctx;
+    coll_step_t *steps;
+    int nsteps, capsteps;
+    int *round_end; /* round i is steps [round_end[i-1], round_end[i]) */
+    int nrounds, caprounds;
+    int round_xfers, max_xfers; /* transfers of the open round; most in one round */
+    void **mem;                 /* owned temporaries */
+    int nmem, capmem;
+    char *reqs;          /* max_xfers request states, req_stride bytes each */
+    unsigned char *busy; /* [max_xfers]: request k is in flight */
+    size_t req_stride;
+    /* run state */
+    int broken; /* a build step ran out of memory: never started */
+    int running, background, posted;
+    int round, pending, err, tag;
+    void (*done)(void *, int);
+    void *done_arg;
+    coll_sched_t *prev, *next; /* background list */
+};
+
+/* Schedules the hook advances, and the hook. */
+static struct {
+    coll_sched_t *head;
+    vnic_t *v;
+    int hook_id, hooked;
+} bg;
+
+static int grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int n = *cap ? *cap * 2 : 8;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, (size_t)n * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+coll_sched_t *coll_sched_new(vnic_t *v, const coll_sched_ops_t *ops, void *ctx)
+{
+    coll_sched_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->v = v;
+    s->ops = ops;
+    s->ctx = ctx;
+    s->req_stride = BASE_ALIGN_UP(BASE_MAX(ops->req_size, (size_t)8), 16);
+    return s;
+}
+
+static void bg_remove(coll_sched_t *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        bg.head = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    if (!bg.head && bg.hooked)
+        vnic_hook_arm(bg.v, bg.hook_id, 0);
+}
+
+void coll_sched_free(coll_sched_t *s)
+{
+    if (!s)
+        return;
+    if (s->running && s->background)
+        bg_remove(s);
+    for (int i = 0; i < s->nmem; i++)
+        free(s->mem[i]);
+    free(s->mem);
+    free(s->steps);
+    free(s->round_end);
+    free(s->reqs);
+    free(s->busy);
+    free(s);
+}
+
+static coll_step_t *add_step(coll_sched_t *s, int kind)
+{
+    if (grow((void **)&s->steps, &s->capsteps, s->nsteps + 1, sizeof *s->steps)) {
+        s->broken = 1;
+        return NULL;
+    }
+    coll_step_t *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    return st;
+}
+
+static int add_xfer(coll_sched_t *s, int kind, void *buf, int64_t count, uintptr_t type, int peer)
+{
+    coll_step_t *st = add_step(s, kind);
+    if (!st)
+        return -1;
+    st->peer = peer;
+    st->u.x.buf = buf;
+    st->u.x.count = count;
+    st->u.x.type = type;
+    if (++s->round_xfers > s->max_xfers)
+        s->max_xfers = s->round_xfers;
+    return 0;
+}
+
+int coll_sched_send(coll_sched_t *s, const void *buf, int64_t count, uintptr_t type, int peer)
+{
+    return add_xfer(s, STEP_SEND, (void *)(uintptr_t)buf, count, type, peer);
+}
+
+int coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, uintptr_t type, int peer)
+{
+    return add_xfer(s, STEP_RECV, buf, count, type, peer);
+}
+
+int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len)
+{
+    if (len > COLL_STEP_ARGS) {
+        s->broken = 1;
+        return -1;
+    }
+    coll_step_t *st = add_step(s, STEP_CALL);
+    if (!st)
+        return -1;
+    st->u.c.fn = fn;
+    memcpy(st->u.c.args, args, len);
+    return 0;
+}
+
+int coll_sched_fence(coll_sched_t *s)
+{
+    int start = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
+    if (s->nsteps == start)
+        return 0;
+    if (grow((void **)&s->round_end, &s->caprounds, s->nrounds + 1, sizeof *s->round_end)) {
+        s->broken = 1;
+        return -1;
+    }
+    s->round_end[s->nrounds++] = s->nsteps;
+    s->round_xfers = 0;
+    return 0;
+}
+
+void *coll_sched_mem(coll_sched_t *s, size_t n)
+{
+    void *p = NULL;
+    if (grow((void **)&s->mem, &s->capmem, s->nmem + 1, sizeof *s->mem) ||
+        posix_memalign(&p, 64, BASE_MAX(n, (size_t)1))) {
+        s->broken = 1;
+        return NULL;
+    }
+    s->mem[s->nmem++] = p;
+    return p;
+}
+
+int coll_sched_steps(const coll_sched_t *s)
+{
+    return s->nsteps;
+}
+
+static void note_err(coll_sched_t *s, int rc)
+{
+    if (rc && !s->err)
+        s->err = rc;
+}
+
+/* Runs the local steps and posts the transfers of the current round. */
+static void post_round(coll_sched_t *s)
+{
+    int lo = s->round ? s->round_end[s->round - 1] : 0, hi = s->round_end[s->round], k = 0;
+    for (int i = lo; i < hi; i++) {
+        coll_step_t *st = &s->steps[i];
+        if (st->kind == STEP_CALL) {
+            note_err(s, st->u.c.fn(st->u.c.args));
+            continue;
+        }
+        void *req = s->reqs + (size_t)k * s->req_stride;
+        int rc = st->kind == STEP_SEND ? s->ops->isend(s->ctx, st->u.x.buf, st->u.x.count,
+                                                       st->u.x.type, st->peer, s->tag, req)
+                                       : s->ops->irecv(s->ctx, st->u.x.buf, st->u.x.count,
+                                                       st->u.x.type, st->peer, s->tag, req);
+        s->busy[k] = !rc;
+        s->pending += !rc;
+        note_err(s, rc);
+        k++;
+    }
+    s->posted = 1;
+}
+
+int coll_sched_advance(coll_sched_t *s, int *err)
+{
+    while (s->round < s->nrounds) {
+        if (!s->posted)
+            post_round(s);
+        if (s->pending) {
+            int n = s->round_end[s->round] - (s->round ? s->round_end[s->round - 1] : 0);
+            for (int k = 0; k < n && k < s->max_xfers; k++) {
+                int e = 0;
+                if (s->busy[k] && s->ops->test(s->reqs + (size_t)k * s->req_stride, &e)) {
+                    s->busy[k] = 0;
+                    s->pending--;
+                    note_err(s, e);
+                }
+            }
+            if (s->pending)
+                return 0;
+        }
+        s->round++;
+        s->posted = 0;
+    }
+    s->running = 0;
+    *err = s->err;
+    return 1;
+}
+
+static int bg_hook(void *arg)
+{
+    (void)arg;
+    int n = 0;
+    for (coll_sched_t *s = bg.head, *next; s; s = next) {
+        next = s->next;
+        int err;
+        if (coll_sched_advance(s, &err)) {
+            bg_remove(s);
+            n++;
+            if (s->done)
+                s->done(s->done_arg, err); /* may free s */
+        }
+    }
+    return n;
+}
+
+int coll_sched_progress(void)
+{
+    return bg.head ? bg_hook(NULL) : 0;
+}
+
+int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void *, int),
+                     void *done_arg)
+{
+    if (coll_sched_fence(s) || s->broken)
+        return -1;
+    if (!s->reqs && s->max_xfers) {
+        s->reqs = calloc((size_t)s->max_xfers, s->req_stride);
+        s->busy = calloc((size_t)s->max_xfers, 1);
+        if (!s->reqs || !s->busy)
+            return -1;
+    }
+    if (background && !bg.hooked) {
+        if (vnic_hook_add(s->v, bg_hook, NULL, 0, &bg.hook_id))
+            return -1;
+        bg.v = s->v;
+        bg.hooked = 1;
+    }
+    s->running = 1;
+    s->background = background;
+    s->round = 0;
+    s->posted = 0;
+    s->pending = 0;
+    s->err = 0;
+    s->tag = tag;
+    s->done = done;
+    s->done_arg = done_arg;
+    if (!background)
+        return 0;
+    int err;
+    if (coll_sched_advance(s, &err)) { /* nothing to wait for */
+        if (done)
+            done(done_arg, err);
+        return 0;
+    }
+    if (!bg.head)
+        vnic_hook_arm(bg.v, bg.hook_id, 1);
+    s->next = bg.head;
+    if (bg.head)
+        bg.head->prev = s;
+    bg.head = s;
+    return 0;
+}
+
+void coll_sched_shutdown(vnic_t *v)
+{
+    if (bg.hooked && bg.v == v)
+        vnic_hook_remove(v, bg.hook_id);
+    memset(&bg, 0, sizeof bg);
+}

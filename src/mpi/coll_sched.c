@@ -1,0 +1,287 @@
+/* coll_sched.c — the MPI collectives' use of the schedule engine (coll.h): the transport
+ * (the library's point-to-point on ctx + 1), the local steps (typed copy, reduction), the
+ * three ways of running a schedule (blocking, nonblocking, persistent) and the cache of
+ * blocking schedules (contract: coll_impl.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/coll_impl.h"
+
+/* ------------------------------------------------------------------ transport */
+
+static int cs_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    void *req)
+{
+    return mpii_lib_isend(ctx, buf, count, (MPI_Datatype)type, peer, tag, req);
+}
+
+static int cs_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    void *req)
+{
+    return mpii_lib_irecv(ctx, buf, count, (MPI_Datatype)type, peer, tag, req);
+}
+
+static int cs_test(void *req, int *err)
+{
+    mpii_req_t *r = req;
+    if (!r->done)
+        return 0;
+    *err = r->err;
+    return 1;
+}
+
+static const coll_sched_ops_t cs_ops = {
+    .req_size = sizeof(mpii_req_t), .isend = cs_isend, .irecv = cs_irecv, .test = cs_test};
+
+mpii_coll_tune_t mpii_coll_tune;
+
+static void cs_tune_read(void)
+{
+    mpii_coll_tune.bcast_large =
+        base_env_int("FMPL_MPI_BCAST_LARGE", 64 * 1024, 0, INT64_MAX / 2,
+                     "bytes from which MPI_Bcast on 3 or more ranks is scatter + ring allgather");
+    mpii_coll_tune.allreduce_large = base_env_int(
+        "FMPL_MPI_ALLREDUCE_LARGE", 32 * 1024, 0, INT64_MAX / 2,
+        "bytes from which a commutative MPI_Allreduce is reduce-scatter + allgather");
+    mpii_coll_tune.a2a_window = (int)base_env_int(
+        "FMPL_MPI_A2A_WINDOW", 32, 1, 1 << 20, "exchanges in flight per round of MPI_Alltoall");
+}
+
+coll_sched_t *mpii_cs_new(mpii_comm_t *c)
+{
+    if (BASE_UNLIKELY(!mpii_coll_tune.a2a_window))
+        cs_tune_read();
+    return coll_sched_new(mpii.vnic, &cs_ops, c);
+}
+
+void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer)
+{
+    coll_sched_send(s, buf, count, (uintptr_t)type, peer);
+}
+
+void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer)
+{
+    coll_sched_recv(s, buf, count, (uintptr_t)type, peer);
+}
+
+void mpii_cs_fence(coll_sched_t *s)
+{
+    coll_sched_fence(s);
+}
+
+/* ------------------------------------------------------------------ local steps */
+
+typedef struct cs_copy_args {
+    const void *sbuf;
+    void *rbuf;
+    int64_t scount, rcount;
+    MPI_Datatype stype, rtype;
+} cs_copy_args_t;
+
+static int cs_copy_step(const void *a)
+{
+    const cs_copy_args_t *x = a;
+    return mpii_coll_copy(x->sbuf, x->scount, x->stype, x->rbuf, x->rcount, x->rtype);
+}
+
+void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                  int64_t rcount, MPI_Datatype rtype)
+{
+    cs_copy_args_t a = {sbuf, rbuf, scount, rcount, stype, rtype};
+    coll_sched_call(s, cs_copy_step, &a, sizeof a);
+}
+
+typedef struct cs_reduce_args {
+    const void *in;
+    void *inout;
+    int64_t count;
+    MPI_Op op;
+    MPI_Datatype type;
+} cs_reduce_args_t;
+
+static int cs_reduce_step(const void *a)
+{
+    const cs_reduce_args_t *x = a;
+    return mpii_op_apply(x->op, x->in, x->inout, x->count, x->type);
+}
+
+void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
+                    MPI_Datatype type)
+{
+    cs_reduce_args_t a = {in, inout, count, op, type};
+    coll_sched_call(s, cs_reduce_step, &a, sizeof a);
+}
+
+void *mpii_cs_bytes(coll_sched_t *s, int64_t n)
+{
+    return coll_sched_mem(s, (size_t)(n > 0 ? n : 1));
+}
+
+void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
+{
+    dt_t *t = mpii_type_get(type);
+    int64_t lo = 0, hi = 1;
+    if (t && count > 0) {
+        int64_t ext = dt_extent(t), last = (count - 1) * ext;
+        /* the whole extent too: kernels may touch a pair type's trailing padding */
+        int64_t tlo = dt_true_lb(t), thi = tlo + dt_true_extent(t);
+        lo = (dt_lb(t) < tlo ? dt_lb(t) : tlo) + (last < 0 ? last : 0);
+        hi = (dt_ub(t) > thi ? dt_ub(t) : thi) + (last > 0 ? last : 0);
+        if (hi <= lo)
+            hi = lo + 1;
+    }
+    char *m = coll_sched_mem(s, (size_t)(hi - lo));
+    return m ? m - lo : NULL;
+}
+
+/* ------------------------------------------------------------------ cache */
+
+#define CS_CACHE 8 /* blocking schedules kept per communicator */
+
+typedef struct mpii_ccache {
+    int next; /* slot replaced next */
+    mpii_ckey_t key[CS_CACHE];
+    coll_sched_t *s[CS_CACHE];
+} mpii_ccache_t;
+
+const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
+{
+    if (!k || m->kind != MPII_CM_BLOCK)
+        return NULL;
+    /* (fields a call does not use are 0, which is no handle) */
+    if ((k->stype && !FMPL_MPI_DT_IS_PREDEF(k->stype)) ||
+        (k->rtype && !FMPL_MPI_DT_IS_PREDEF(k->rtype)))
+        return NULL;
+    if (k->op && mpii_op_get(k->op)->fn)
+        return NULL; /* a user op: its handle may be freed and reused */
+    return k;
+}
+
+coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k)
+{
+    mpii_ccache_t *cc = c->ccache;
+    if (!k || !cc)
+        return NULL;
+    for (int i = 0; i < CS_CACHE; i++)
+        if (cc->s[i] && !memcmp(&cc->key[i], k, sizeof *k))
+            return cc->s[i];
+    return NULL;
+}
+
+/* Keeps s under k in c's cache (s not in it yet); frees s when there is no room. */
+static void cs_cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
+{
+    if (!c->ccache && !(c->ccache = calloc(1, sizeof *c->ccache))) {
+        coll_sched_free(s);
+        return;
+    }
+    mpii_ccache_t *cc = c->ccache;
+    int i = cc->next;
+    cc->next = (i + 1) % CS_CACHE;
+    coll_sched_free(cc->s[i]);
+    cc->key[i] = *k;
+    cc->s[i] = s;
+}
+
+void mpii_cs_cache_free(mpii_comm_t *c)
+{
+    if (!c->ccache)
+        return;
+    for (int i = 0; i < CS_CACHE; i++)
+        coll_sched_free(c->ccache->s[i]);
+    free(c->ccache);
+    c->ccache = NULL;
+}
+
+/* ------------------------------------------------------------------ running */
+
+typedef struct cs_wait {
+    coll_sched_t *s;
+    int err;
+} cs_wait_t;
+
+static int cs_ready(void *arg)
+{
+    cs_wait_t *w = arg;
+    return coll_sched_advance(w->s, &w->err);
+}
+
+/* A background run finished: the request completes with an empty status. */
+static void cs_done(void *arg, int err)
+{
+    mpii_req_t *r = arg;
+    r->err = err;
+    mpii_status_empty(&r->st);
+    r->st.MPI_ERROR = err;
+    mpii_req_done(r);
+}
+
+int mpii_cs_start(mpii_req_t *r)
+{
+    r->done = 0;
+    r->err = MPI_SUCCESS;
+    if (coll_sched_start(r->sched, r->tag, 1, cs_done, r)) {
+        r->done = 1;
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
+}
+
+int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                const mpii_ckey_t *k, int build_err)
+{
+    if (!s)
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
+    if (build_err) {
+        coll_sched_free(s);
+        return MPII_ERR_COMM(comm, build_err, m->fname);
+    }
+    if (m->kind == MPII_CM_BLOCK) {
+        int cached = mpii_cs_lookup(c, k) == s;
+        if (coll_sched_start(s, mpii_coll_tag(c), 0, NULL, NULL)) {
+            if (!cached)
+                coll_sched_free(s);
+            return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
+        }
+        cs_wait_t w = {s, 0};
+        if (!coll_sched_advance(s, &w.err)) {
+            int rc = vnic_wait(mpii.vnic, cs_ready, &w, -1);
+            if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
+                return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), m->fname);
+        }
+        if (k && !cached)
+            cs_cache_put(c, k, s);
+        else if (!cached)
+            coll_sched_free(s);
+        return w.err ? MPII_ERR_COMM(comm, w.err, m->fname) : MPI_SUCCESS;
+    }
+    if (!m->req) {
+        coll_sched_free(s);
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, m->fname);
+    }
+    mpii_req_t *r = mpii_req_alloc();
+    if (!r) {
+        coll_sched_free(s);
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
+    }
+    r->kind = MPII_REQ_COLL;
+    r->sched = s;
+    r->comm = c->handle;
+    c->refs++;
+    r->cref = c;
+    r->tag = mpii_coll_tag(c);
+    mpii_status_empty(&r->st);
+    int rc;
+    if (m->kind == MPII_CM_PERSIST) {
+        r->persistent = 1;
+        r->done = 1;
+        rc = mpii_req_handle(r, m->req);
+    } else {
+        rc = mpii_req_handle(r, m->req);
+        if (rc == MPI_SUCCESS && mpii_cs_start(r) != MPI_SUCCESS) {
+            PMPI_Request_free(m->req);
+            rc = MPI_ERR_NO_MEM;
+        }
+    }
+    return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
+}
