@@ -16,12 +16,16 @@
 #        n = 1, 16, z = 256, 1024, 4096);
 #      - mpi_match at 2 ranks: time per message with 1, 1024, 8192 receives posted
 #        (or messages unexpected) ahead of it;
-#      - mpi_coll at 2 and 4 ranks; mpi_hello at 16 ranks (peak RSS).
+#      - mpi_coll at 2 and 4 ranks: barrier; bcast, reduce, allreduce, allgather, alltoall
+#        at 8 B, 8 KiB, 1 MiB (per-rank block for allgather and alltoall); persistent bcast
+#        and allreduce (MPI_Bcast_init / MPI_Allreduce_init, then MPI_Start + MPI_Wait; a
+#        library without them reports "missing", shown as such);
+#      - mpi_hello at 16 ranks (peak RSS).
 # The peers' ping-pong figures in the native table come from the same mpi_pingpong runs.
 # Each program reports medians of its own repetitions; the tables show the median over
-# the rounds and the ratios ours/MPICH and ours/Open MPI, then every point of the MPI
-# sweep where ours is more than COMPARE_WORSE (default 1.25) times worse than the faster
-# peer.
+# the rounds and the ratios ours/MPICH and ours/Open MPI, then persistent / blocking
+# collectives per library, then every point of the MPI sweep and every collective where
+# ours is more than COMPARE_WORSE (default 1.25) times worse than the faster peer.
 # Output in bench/out/: compare-<time>.csv (every row of every round), -summary.csv (the
 # medians), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
 # -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png.
@@ -180,8 +184,14 @@ awk -F, 'NR > 1 {
 END { for (rk in s) { split(rk, a, "|"); sub(/^[^|]*\|/, "", rk); print rk "," s[a[1] "|" rk] / c[a[1] "|" rk] } }' "$raw" |
     sort -t, -k1,1 -k2,2g |
     awk -F, '
-    function flush() { if (n) { m = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2; print key "," m } }
-    $1 != key { flush(); key = $1; n = 0 }
+    # Median of the numbers; a key that only ever had "missing" (a library without that
+    # operation, e.g. persistent collectives) stays "missing".
+    function flush() {
+        if (n) { m = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2; print key "," m }
+        else if (miss) print key ",missing"
+    }
+    $1 != key { flush(); key = $1; n = 0; miss = 0 }
+    $2 == "missing" { miss = 1; next }
     { x[++n] = $2 }
     END { flush() }' | tr '|' ',' | sort >"$sum"
 
@@ -196,17 +206,20 @@ awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
       if ($2 ~ /^submatrix_n[0-9]+_z[0-9]+$/) sub_cases[$2 "|" $5] = 1
   }
 }
+# A value: a number, "missing" (the library lacks the operation) or "" (not measured).
 function get(impl, k) { return (impl "|" k) in v ? v[impl "|" k] : "" }
-function fmt(x) { return x == "" ? sprintf("%10s", "-") : sprintf("%10.3f", x) }
-function ratio(a, b) { return (a == "" || b == "" || b == 0) ? sprintf("%9s", "-") : sprintf("%9.3g", a / b) }
+function isnum(x) { return x != "" && x != "missing" }
+function num(x) { return isnum(x) ? x : "" }
+function fmt(x) { return x == "" ? sprintf("%10s", "-") : x == "missing" ? sprintf("%10s", x) : sprintf("%10.3f", x) }
+function ratio(a, b) { return (!isnum(a) || !isnum(b) || b == 0) ? sprintf("%9s", "-") : sprintf("%9.3g", a / b) }
 function hs(n) { return n >= 1048576 && n % 1048576 == 0 ? n / 1048576 " MiB" : n >= 1024 && n % 1024 == 0 ? n / 1024 " KiB" : n " B" }
-function hdr(us) { printf "%-36s %10s %10s %10s %9s %9s   %s\n", "benchmark", us, "MPICH", "Open MPI", "/MPICH", "/OpenMPI", "better" }
+function hdr(us) { printf "%-42s %10s %10s %10s %9s %9s   %s\n", "benchmark", us, "MPICH", "Open MPI", "/MPICH", "/OpenMPI", "better" }
 function nan(x) { return x == "" ? "NaN" : x }
 # One table row: ours (impl us, key kours) against both peers (key kpeer).
 function row(label, us, kours, kpeer, better, plotfile) {
     o = get(us, kours); m = get("mpich", kpeer); p = get("openmpi", kpeer)
-    printf "%-36s %s %s %s %s %s   %s\n", label, fmt(o), fmt(m), fmt(p), ratio(o, m), ratio(o, p), better
-    if (o != "" && m != "" && p != "")
+    printf "%-42s %s %s %s %s %s   %s\n", label, fmt(o), fmt(m), fmt(p), ratio(o, m), ratio(o, p), better
+    if (isnum(o) && isnum(m) && isnum(p))
         printf "%s\t%s\t%s\t%s\t%s\n", label, o, m, p, better > plotfile
 }
 function pp(label, kours, kpeer, better) { row(label, "fmpl", kours, kpeer, better, plotdata) }
@@ -219,13 +232,13 @@ function nsort(keys, n,    i, j, t) {
 function subkey(k,    a, b) { split(k, a, "|"); split(a[1], b, /[nz_]+/); return sprintf("%09d|%09d|%s|%s", b[2], b[3], a[1], a[2]) }
 # How many times worse ours is than the faster peer (time: lower is better), or "".
 function slowdown(k, lower,    o, m, p, best) {
-    o = get("fmpl-mpi", k); m = get("mpich", k); p = get("openmpi", k)
+    o = num(get("fmpl-mpi", k)); m = num(get("mpich", k)); p = num(get("openmpi", k))
     if (o == "" || o == 0 || (m == "" && p == "")) return ""
     if (lower) { best = m == "" ? p : p == "" ? m : (m < p ? m : p); return o / best }
     best = m == "" ? p : p == "" ? m : (m > p ? m : p); return best / o
 }
 function faster(k, lower,    m, p) {
-    m = get("mpich", k); p = get("openmpi", k)
+    m = num(get("mpich", k)); p = num(get("openmpi", k))
     if (m == "") return "Open MPI"; if (p == "") return "MPICH"
     return (lower ? m + 0 <= p + 0 : m + 0 >= p + 0) ? "MPICH" : "Open MPI"
 }
@@ -276,16 +289,45 @@ END {
         mp("matching, " md[i] " posted [ns/msg]", "match_posted|malloc|2|" md[i] "|ns_per_msg", "lower")
         mp("matching, " md[i] " unexpected [ns/msg]", "match_unexpected|malloc|2|" md[i] "|ns_per_msg", "lower")
     }
+    # mpi_coll: its bench names, and the labels (allgather and alltoall: size per block).
+    split("8 8192 1048576", sz, " "); split("8 B|8 KiB|1 MiB", sn, "|")
+    split("bcast bcast_persistent reduce allreduce allreduce_persistent allgather alltoall", cops, " ")
+    split("bcast|persistent bcast|reduce|allreduce|persistent allreduce|allgather|alltoall", cnames, "|")
+    nc = 0 # collective rows, for the "worse" list: ck[] keys, cl[] short labels
     for (np = 2; np <= 4; np += 2) {
         t = np > ncpu ? "*" : ""
-        mp("barrier, " np " ranks" t " [us]", "barrier|malloc|" np "|0|time_us", "lower")
-        for (i = 1; i <= 3; i++)
-            mp("bcast " sn[i] ", " np " ranks" t " [us]", "bcast|malloc|" np "|" sz[i] "|time_us", "lower")
-        for (i = 1; i <= 3; i++)
-            mp("allreduce " sn[i] ", " np " ranks" t " [us]", "allreduce|malloc|" np "|" sz[i] "|time_us", "lower")
+        k = "barrier|malloc|" np "|0|time_us"
+        mp("barrier, " np " ranks" t " [us]", k, "lower")
+        ck[++nc] = k; cl[nc] = "barrier, " np " ranks" t
+        for (c = 1; c <= 7; c++)
+            for (i = 1; i <= 3; i++) {
+                k = cops[c] "|malloc|" np "|" sz[i] "|time_us"
+                mp(cnames[c] " " sn[i] (cops[c] ~ /^all(gather|toall)$/ ? "/rank" : "") ", " np " ranks" t " [us]", k, "lower")
+                ck[++nc] = k; cl[nc] = cnames[c] " " sn[i] ", " np " ranks" t
+            }
     }
     mp("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "lower")
     if (4 > ncpu) printf "* more ranks than the %d CPUs: oversubscribed\n", ncpu
+    print "missing: the library has no such operation (Open MPI 4 has the persistent ones as MPIX_*_init)"
+
+    # Persistent collectives against the blocking call, per library.
+    print ""
+    print "== persistent / blocking (mpi_coll: MPI_Bcast_init or MPI_Allreduce_init once, then MPI_Start + MPI_Wait per call)"
+    printf "%-42s %10s %10s %10s   %s\n", "time per call, persistent / blocking", "FMPL-MPI", "MPICH", "Open MPI", "better"
+    split("fmpl-mpi mpich openmpi", libs, " ")
+    split("bcast allreduce", pops, " ")
+    for (np = 2; np <= 4; np += 2) {
+        t = np > ncpu ? "*" : ""
+        for (c = 1; c <= 2; c++)
+            for (i = 1; i <= 3; i++) {
+                line = sprintf("%-42s", pops[c] " " sn[i] ", " np " ranks" t)
+                for (l = 1; l <= 3; l++) {
+                    pk = get(libs[l], pops[c] "_persistent|malloc|" np "|" sz[i] "|time_us")
+                    line = line " " (pk == "missing" ? fmt(pk) : sprintf("%10s", ratio(pk, get(libs[l], pops[c] "|malloc|" np "|" sz[i] "|time_us"))))
+                }
+                print line "   lower"
+            }
+    }
 
     # The whole MPI sweep: the plot data, and where ours is behind the faster peer.
     n = 0
@@ -300,7 +342,7 @@ END {
         }
         print line > sweepdat
     }
-    printf "\nFMPL-MPI more than %gx worse than the faster peer (full MPI sweep; factor, faster peer):\n", worse
+    printf "\nFMPL-MPI more than %gx worse than the faster peer (full MPI sweep and collectives; factor, faster peer):\n", worse
     any = 0
     for (j = 1; j <= 4; j++) {
         if (j == 2) continue # ping-pong bandwidth is the latency again
@@ -317,6 +359,12 @@ END {
         if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("n=%d z=%d %.2fx %s", a[1], a[2], f, faster(k, 1))
     }
     if (list != "") { printf "  sub-matrix latency: %s\n", list; any = 1 }
+    list = ""
+    for (i = 1; i <= nc; i++) {
+        f = slowdown(ck[i], 1)
+        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", cl[i], f, faster(ck[i], 1))
+    }
+    if (list != "") { printf "  collectives: %s\n", list; any = 1 }
     if (!any) print "  none"
 }' "$sum"
 } >"$out.txt"
@@ -329,9 +377,11 @@ echo "raw rows: $raw; medians: $sum; tables: $out.txt"
 if ! command -v gnuplot >/dev/null; then
     echo "compare: gnuplot not installed: no plots"
 else
+    # widest: the MPI ratios, about 80 bars since mpi_coll's extra collectives
     term="pngcairo size 1200,700 font ',10'" wide="pngcairo size 1600,800 font ',10'"
+    widest="pngcairo size 2600,900 font ',10'"
     if ! gnuplot -e "set terminal pngcairo" 2>/dev/null; then
-        term="png size 1200,700" wide="png size 1600,800"
+        term="png size 1200,700" wide="png size 1600,800" widest="png size 2600,900"
     fi
     sizetics='("1 B" 1, "16 B" 16, "256 B" 256, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576, "16 MiB" 16777216)'
     libs=(FMPL-MPI MPICH "Open MPI")
@@ -402,13 +452,13 @@ GP
     fi
     for kind in native mpi; do
         if [ $kind = native ]; then
-            dat=$out-plot.dat png=$out.png who=FMPL
+            dat=$out-plot.dat png=$out.png who=FMPL size=$wide
         else
-            dat=$out-mpi-plot.dat png=$out-mpi-ratios.png who=FMPL-MPI
+            dat=$out-mpi-plot.dat png=$out-mpi-ratios.png who=FMPL-MPI size=$widest
         fi
         [ -s "$dat" ] || continue
         gnuplot <<GP
-set terminal $wide
+set terminal $size
 set termoption noenhanced
 set output "$png"
 set datafile separator "\t"
@@ -420,7 +470,7 @@ set title "$who / peer, medians over rounds"
 set ylabel "$who / peer (time: <1 better; bandwidth: >1 better)"
 set xtics rotate by -40 font ",8"
 set bmargin 12
-set rmargin 10
+set rmargin 14
 plot "$dat" using (\$2/\$3):xtic(1) title "$who/MPICH", \
      "" using (\$2/\$4) title "$who/Open MPI"
 GP

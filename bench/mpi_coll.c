@@ -1,12 +1,29 @@
-/* mpi_coll — the MPI counterpart of fmpl_coll: MPI_Barrier, MPI_Bcast and MPI_Allreduce
- * (MPI_DOUBLE, MPI_SUM) at 8 B, 8 KiB and 1 MiB, in the same output format.
+/* mpi_coll — MPI collectives, the MPI counterpart of fmpl_coll (barrier, bcast, allreduce)
+ * plus reduce, allgather, alltoall and the persistent (MPI-4.0) bcast and allreduce, in the
+ * same output format. One source, built with our mpicc, MPICH's and Open MPI's.
  *
  *   mpiexec -n 2 mpi_coll [--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B]
  *
- * What is timed: each rank times a loop of `iters` back-to-back calls (root 0 for bcast)
- * and divides by iters; a repetition's figure is the slowest rank's; the table shows the
- * median over --reps repetitions; iters is calibrated to about 0.1 s per repetition
- * (0.04 s with --quick), identical on every rank. Results are checked once per size. */
+ * Operations (root 0 where there is one), each at 8 B, 8 KiB and 1 MiB (--max caps them):
+ *   barrier                MPI_Barrier (size 0 in the CSV rows)
+ *   bcast                  MPI_Bcast of size bytes (MPI_BYTE)
+ *   bcast_persistent       the same through MPI_Bcast_init once, then MPI_Start + MPI_Wait
+ *   reduce                 MPI_Reduce, size bytes of MPI_DOUBLE, MPI_SUM, separate buffers
+ *   allreduce              MPI_Allreduce, MPI_IN_PLACE, size bytes of MPI_DOUBLE, MPI_SUM
+ *   allreduce_persistent   the same through MPI_Allreduce_init once, then Start + Wait
+ *   allgather              MPI_Allgather of MPI_DOUBLE: size is the per-rank block, each
+ *                          rank contributes size bytes and receives nranks * size
+ *   alltoall               MPI_Alltoall of MPI_DOUBLE: size is the per-rank block, each
+ *                          rank sends size bytes to every rank (nranks * size in total)
+ * The persistent rows are "missing" (the value column says so, never a number) when the
+ * library has no persistent collectives: see BENCH_PCOLL below.
+ *
+ * What is timed: each rank times a loop of `iters` back-to-back calls and divides by
+ * iters; a repetition's figure is the slowest rank's; the table shows the median over
+ * --reps repetitions; iters is calibrated to about 0.1 s per repetition (0.04 s with
+ * --quick), identical on every rank. Results are checked once per operation and size
+ * before timing (reduce at the root; allgather and alltoall every element of every
+ * block; the persistent requests twice, to check a restart too). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
@@ -17,50 +34,224 @@
 
 #include "bench_util.h"
 
-enum { OP_BARRIER, OP_BCAST, OP_ALLREDUCE };
-static const char *op_name[] = {"barrier", "bcast", "allreduce"};
-static int rank, nranks;
+/* Persistent collectives under one name, bench_bcast_init and bench_allreduce_init (the
+ * MPI-4.0 arguments, MPI_Info included): the standard names for MPI-4 libraries (FMPL,
+ * MPICH 4) and Open MPI 5; Open MPI 4's MPIX_ names from <mpi-ext.h> when it was built
+ * with the pcollreq extension; none otherwise (BENCH_PCOLL 0: the rows say "missing").
+ * -DBENCH_NO_PERSISTENT forces the last case, to try that path with any library. */
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#if defined(BENCH_NO_PERSISTENT)
+#define BENCH_PCOLL 0
+#elif MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define BENCH_PCOLL 1
+#define bench_bcast_init MPI_Bcast_init
+#define bench_allreduce_init MPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define BENCH_PCOLL 1
+#define bench_bcast_init MPIX_Bcast_init
+#define bench_allreduce_init MPIX_Allreduce_init
+#else
+#define BENCH_PCOLL 0
+#endif
 
-static void run(int op, double *buf, size_t n, int iters)
+enum {
+    OP_BARRIER,
+    OP_BCAST,
+    OP_BCAST_P,
+    OP_REDUCE,
+    OP_ALLREDUCE,
+    OP_ALLREDUCE_P,
+    OP_ALLGATHER,
+    OP_ALLTOALL,
+    OP_COUNT
+};
+/* The bench column of the CSV rows (compare.sh keys on these). */
+static const char *op_name[OP_COUNT] = {"barrier",   "bcast",     "bcast_persistent",
+                                        "reduce",    "allreduce", "allreduce_persistent",
+                                        "allgather", "alltoall"};
+static int rank, nranks;
+/* sbuf: reduce's, allgather's and alltoall's send side; rbuf: their receive side, and
+ * bcast's and allreduce's (in place) only buffer. nranks * 1 MiB each. */
+static double *sbuf, *rbuf;
+/* The persistent request of the current OP_*_P operation and size. */
+static MPI_Request preq = MPI_REQUEST_NULL;
+
+static int is_persistent(int op)
+{
+    return op == OP_BCAST_P || op == OP_ALLREDUCE_P;
+}
+
+/* iters calls of op with n bytes (per block for allgather and alltoall). */
+static void run(int op, size_t n, int iters)
 {
     int cnt = (int)(n / sizeof(double));
     for (int i = 0; i < iters; i++) {
         switch (op) {
         case OP_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
-        case OP_BCAST: MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-        default: MPI_Allreduce(MPI_IN_PLACE, buf, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        case OP_BCAST: MPI_Bcast(rbuf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+        case OP_REDUCE: MPI_Reduce(sbuf, rbuf, cnt, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+        case OP_ALLREDUCE:
+            MPI_Allreduce(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case OP_ALLGATHER:
+            MPI_Allgather(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, MPI_COMM_WORLD);
+            break;
+        case OP_ALLTOALL:
+            MPI_Alltoall(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, MPI_COMM_WORLD);
+            break;
+        default: /* OP_BCAST_P, OP_ALLREDUCE_P */
+            MPI_Start(&preq);
+            MPI_Wait(&preq, MPI_STATUS_IGNORE);
         }
     }
 }
 
-static double timed(int op, double *buf, size_t n, int iters)
+/* Slowest rank's time per call, seconds (the same on every rank). */
+static double timed(int op, size_t n, int iters)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    run(op, buf, n, iters);
+    run(op, n, iters);
     double t = (MPI_Wtime() - t0) / iters;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return t;
 }
 
-static void check(int op, double *buf, size_t n)
+/* Calls per timed loop so one lasts about target seconds, the same on every rank: loops of
+ * doubling length until one lasts target / 8, then scaled. (A fixed 3-call estimate is too
+ * short for calls whose cost only shows once queues fill, such as eager bcasts on
+ * oversubscribed cores: it asked for loops of seconds.) */
+static int calibrate(int op, size_t n, double target)
 {
-    size_t cnt = n / sizeof(double);
+    int iters = 1;
+    double t = timed(op, n, iters);
+    while (t * iters < target / 8 && iters < 100000) {
+        iters *= 2;
+        t = timed(op, n, iters);
+    }
+    double it = t > 0 ? target / t : 100000;
+    return it < 3 ? 3 : it > 100000 ? 100000 : (int)it;
+}
+
+/* The persistent request of op at n bytes, into preq; collective. Returns 0 when every
+ * rank has one, -1 when the library has no persistent collectives or one rank's call
+ * failed (then no rank keeps a request). */
+static int pcoll_init(int op, size_t n)
+{
+#if BENCH_PCOLL
+    int cnt = (int)(n / sizeof(double));
+    /* A library that declares the call but refuses it must not end the run. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = op == OP_BCAST_P
+                 ? bench_bcast_init(rbuf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &preq)
+                 : bench_allreduce_init(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM,
+                                        MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    int ok = rc == MPI_SUCCESS, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok)
+        return 0;
+    if (ok)
+        MPI_Request_free(&preq);
+    preq = MPI_REQUEST_NULL;
+    return -1;
+#else
+    (void)op;
+    (void)n;
+    return -1;
+#endif
+}
+
+/* Element i of the block that rank src sends to rank dst (allgather: dst 0), distinct
+ * over the whole exchange and exact in a double; seed tells two checks apart. */
+static double block_val(int src, int dst, size_t cnt, size_t i, int seed)
+{
+    return (double)(((size_t)seed * (size_t)nranks + (size_t)src) * (size_t)nranks + (size_t)dst) *
+               (double)cnt +
+           (double)i;
+}
+
+static void fail(int op, size_t n, size_t i, double got, double want)
+{
+    fprintf(stderr, "mpi_coll: rank %d: %s of %zu bytes: element %zu is %g, not %g\n", rank,
+            op_name[op], n, i, got, want);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* One call of op at n bytes on known contents, the result compared with what it must be
+ * (the receive side is spoiled first, so stale data does not pass). */
+static void check(int op, size_t n, int seed)
+{
+    size_t cnt = n / sizeof(double), all = cnt * (size_t)nranks;
     if (op == OP_BARRIER)
         return;
-    for (size_t i = 0; i < cnt; i++)
-        buf[i] = op == OP_BCAST ? (rank == 0 ? (double)i : -1.0) : (double)(rank + 1);
-    run(op, buf, n, 1);
-    double want_sum = (double)nranks * (nranks + 1) / 2;
+    for (size_t i = 0; i < all; i++)
+        rbuf[i] = -1.0;
     for (size_t i = 0; i < cnt; i++) {
-        double want = op == OP_BCAST ? (double)i : want_sum;
-        if (buf[i] != want) {
-            fprintf(stderr, "mpi_coll: rank %d: %s of %zu bytes: element %zu is %g, not %g\n", rank,
-                    op_name[op], n, i, buf[i], want);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+        switch (op) {
+        case OP_BCAST:
+        case OP_BCAST_P: rbuf[i] = rank == 0 ? (double)i + seed : -1.0; break;
+        case OP_REDUCE: sbuf[i] = (double)(rank + 1 + seed) * (double)(i % 5 + 1); break;
+        case OP_ALLREDUCE:
+        case OP_ALLREDUCE_P: rbuf[i] = (double)(rank + 1 + seed) * (double)(i % 5 + 1); break;
+        case OP_ALLGATHER: sbuf[i] = block_val(rank, 0, cnt, i, seed); break;
+        default: /* OP_ALLTOALL */
+            for (int d = 0; d < nranks; d++)
+                sbuf[(size_t)d * cnt + i] = block_val(rank, d, cnt, i, seed);
         }
     }
-    memset(buf, 0, n);
+    run(op, n, 1);
+    /* sum over ranks r of (r + 1 + seed) = nranks * (nranks + 1) / 2 + nranks * seed */
+    double sum = (double)nranks * (nranks + 1) / 2 + (double)nranks * seed;
+    switch (op) {
+    case OP_BCAST:
+    case OP_BCAST_P:
+        for (size_t i = 0; i < cnt; i++)
+            if (rbuf[i] != (double)i + seed)
+                fail(op, n, i, rbuf[i], (double)i + seed);
+        break;
+    case OP_REDUCE:
+    case OP_ALLREDUCE:
+    case OP_ALLREDUCE_P:
+        if (op == OP_REDUCE && rank != 0)
+            break; /* only the root has the result */
+        for (size_t i = 0; i < cnt; i++)
+            if (rbuf[i] != sum * (double)(i % 5 + 1))
+                fail(op, n, i, rbuf[i], sum * (double)(i % 5 + 1));
+        break;
+    default: /* OP_ALLGATHER, OP_ALLTOALL: block s comes from rank s */
+        for (int s = 0; s < nranks; s++)
+            for (size_t i = 0; i < cnt; i++) {
+                double want = block_val(s, op == OP_ALLGATHER ? 0 : rank, cnt, i, seed);
+                if (rbuf[(size_t)s * cnt + i] != want)
+                    fail(op, n, (size_t)s * cnt + i, rbuf[(size_t)s * cnt + i], want);
+            }
+    }
+    /* Zeros for the timed loops: repeated in-place sums stay finite. */
+    memset(sbuf, 0, all * sizeof(double));
+    memset(rbuf, 0, all * sizeof(double));
+}
+
+/* One output line: the time in microseconds, or "missing" when t < 0. */
+static void report(const bench_opts_t *o, const char *impl, int op, size_t n, double t)
+{
+    size_t sz = op == OP_BARRIER ? 0 : n;
+    if (o->csv) {
+        if (t < 0)
+            printf("%s,%s,malloc,%d,%zu,time_us,missing\n", impl, op_name[op], nranks, sz);
+        else
+            printf("%s,%s,malloc,%d,%zu,time_us,%.4f\n", impl, op_name[op], nranks, sz, t);
+    } else {
+        char s[32];
+        const char *size = op == OP_BARRIER ? "-" : bench_size_str(n, s, sizeof s);
+        if (t < 0)
+            printf("%20s %10s %14s\n", op_name[op], size, "missing");
+        else
+            printf("%20s %10s %14.3f\n", op_name[op], size, t);
+    }
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -72,11 +263,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     static const size_t sizes[] = {8, 8192, 1u << 20};
-    double *buf = malloc(1u << 20);
+    size_t bytes = (size_t)nranks << 20;
+    sbuf = malloc(bytes);
+    rbuf = malloc(bytes);
     double *reps = calloc((size_t)o.reps, sizeof *reps);
-    if (!buf || !reps)
+    if (!sbuf || !rbuf || !reps)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    memset(buf, 0, 1u << 20);
+    memset(sbuf, 0, bytes);
+    memset(rbuf, 0, bytes);
     const char *impl = o.impl ? o.impl : "mpi";
     double target = o.quick ? 0.04 : 0.1;
     if (rank == 0) {
@@ -84,42 +278,43 @@ int main(int argc, char **argv)
             printf("impl,bench,mem,np,size,metric,value\n");
         } else {
             printf("# %s: MPI collectives, %d ranks; time per call = slowest rank's mean over a "
-                   "loop, median of %d repetitions\n",
+                   "loop, median of %d repetitions; allgather and alltoall: size per block\n",
                    impl, nranks, o.reps);
+            if (!BENCH_PCOLL)
+                printf("# no persistent collectives (MPI_Bcast_init, MPI_Allreduce_init) in "
+                       "this build: those rows are missing\n");
             bench_oversubscribed_note(nranks, o.csv);
-            printf("%10s %10s %14s\n", "operation", "size", "time [us]");
+            printf("%20s %10s %14s\n", "operation", "size", "time [us]");
         }
         fflush(stdout);
     }
-    for (int op = OP_BARRIER; op <= OP_ALLREDUCE; op++) {
+    for (int op = 0; op < OP_COUNT; op++) {
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             size_t n = sizes[si];
             if (n > o.max)
                 continue;
             if (op == OP_BARRIER && si > 0)
                 break;
-            check(op, buf, n);
-            double est = timed(op, buf, n, 3);
-            double it = est > 0 ? target / est : 10000;
-            int iters = it < 3 ? 3 : it > 100000 ? 100000 : (int)it;
-            for (int r = 0; r < o.reps; r++)
-                reps[r] = timed(op, buf, n, iters);
-            if (rank == 0) {
-                double t = bench_median(reps, o.reps) * 1e6;
-                if (o.csv) {
-                    printf("%s,%s,malloc,%d,%zu,time_us,%.4f\n", impl, op_name[op], nranks,
-                           op == OP_BARRIER ? (size_t)0 : n, t);
-                } else {
-                    char sz[32];
-                    printf("%10s %10s %14.3f\n", op_name[op],
-                           op == OP_BARRIER ? "-" : bench_size_str(n, sz, sizeof sz), t);
-                }
-                fflush(stdout);
+            if (is_persistent(op) && pcoll_init(op, n) != 0) {
+                if (rank == 0)
+                    report(&o, impl, op, n, -1.0);
+                continue;
             }
+            check(op, n, 0);
+            if (is_persistent(op))
+                check(op, n, 1); /* the same request again: a restart gives fresh results */
+            int iters = calibrate(op, n, target);
+            for (int r = 0; r < o.reps; r++)
+                reps[r] = timed(op, n, iters);
+            if (is_persistent(op))
+                MPI_Request_free(&preq);
+            if (rank == 0)
+                report(&o, impl, op, n, bench_median(reps, o.reps) * 1e6);
         }
     }
     free(reps);
-    free(buf);
+    free(rbuf);
+    free(sbuf);
     MPI_Finalize();
     return 0;
 }
