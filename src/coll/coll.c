@@ -214,6 +214,8 @@ int coll_group_free(coll_group_t *g)
         if (rc == FMPL_SUCCESS)
             rc = coll_barrier_impl(g);
     }
+    for (int i = 0; i < COLL_GCACHE; i++)
+        coll_sched_free(g->gsched[i]);
     g->st->slot_used[g->slot] = 0;
     g->magic = 0;
     free(g->members);
@@ -223,13 +225,99 @@ int coll_group_free(coll_group_t *g)
 
 /* ------------------------------------------------------------ public calls */
 
+/* Blocking runs of group schedules, cached by call (the builder runs on a miss). */
+typedef struct gs_wait {
+    coll_sched_t *s;
+    int err;
+} gs_wait_t;
+
+static int gs_ready(void *arg)
+{
+    gs_wait_t *w = arg;
+    return coll_sched_advance(w->s, &w->err);
+}
+
+static int gs_run(coll_group_t *g, coll_sched_t *s)
+{
+    if (coll_sched_start(s, 0, 0, NULL, NULL))
+        return FMPL_ERR_NOMEM;
+    gs_wait_t w = {s, 0};
+    if (!coll_sched_advance(s, &w.err)) {
+        int rc = vnic_wait(g->v, gs_ready, &w, -1);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return w.err;
+}
+
+enum { GK_BARRIER = 1, GK_BCAST, GK_REDUCE, GK_ALLREDUCE, GK_ALLGATHER };
+
+/* The cached schedule of *k, or a new one built (and cached) for it; NULL: out of memory
+ * (*rc set) or the builder failed (*rc its code). */
+static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
+                            int *rc)
+{
+    for (int i = 0; i < COLL_GCACHE; i++)
+        if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
+            return g->gsched[i];
+    coll_sched_t *s = coll_group_sched(g);
+    if (!s) {
+        *rc = FMPL_ERR_NOMEM;
+        return NULL;
+    }
+    switch (k->kind) {
+    case GK_BARRIER: *rc = coll_build_barrier(s, g); break;
+    case GK_BCAST: *rc = coll_build_bcast(s, g, k->out, k->n, k->root); break;
+    case GK_REDUCE: *rc = coll_build_reduce(s, g, k->in, k->out, k->n, op, k->root); break;
+    case GK_ALLREDUCE: *rc = coll_build_allreduce(s, g, k->in, k->out, k->n, op); break;
+    default: *rc = coll_build_allgather(s, g, k->in, k->out, k->n); break;
+    }
+    if (*rc != FMPL_SUCCESS) {
+        coll_sched_free(s);
+        return NULL;
+    }
+    int i = g->gnext;
+    g->gnext = (i + 1) % COLL_GCACHE;
+    coll_sched_free(g->gsched[i]);
+    g->gkey[i] = *k;
+    g->gsched[i] = s;
+    return s;
+}
+
+static int gs_call(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op)
+{
+    int rc = FMPL_SUCCESS;
+    coll_sched_t *s = gs_get(g, k, op, &rc);
+    return s ? gs_run(g, s) : rc;
+}
+
+static coll_gkey_t gs_key(int kind, int root, const void *in, void *out, size_t n,
+                          const coll_reduce_op_t *op)
+{
+    coll_gkey_t k;
+    memset(&k, 0, sizeof k);
+    k.kind = kind;
+    k.root = root;
+    k.in = in;
+    k.out = out;
+    k.n = n;
+    if (op) {
+        k.fn = op->fn;
+        k.arg = op->arg;
+        k.elem = op->elem_size;
+        k.commutative = op->commutative;
+    }
+    return k;
+}
+
 int coll_barrier(coll_group_t *g)
 {
     if (BASE_UNLIKELY(!group_ok(g)))
         return FMPL_ERR_COMM;
     if (g->size == 1)
         return FMPL_SUCCESS;
-    return coll_barrier_impl(g);
+    coll_gkey_t k = gs_key(GK_BARRIER, 0, NULL, NULL, 0, NULL);
+    return gs_call(g, &k, NULL);
 }
 
 int coll_bcast(coll_group_t *g, void *buf, size_t size, int root)
@@ -242,7 +330,8 @@ int coll_bcast(coll_group_t *g, void *buf, size_t size, int root)
         return FMPL_ERR_BUFFER;
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    return coll_bcast_impl(g, buf, size, root);
+    coll_gkey_t k = gs_key(GK_BCAST, root, NULL, buf, size, NULL);
+    return gs_call(g, &k, NULL);
 }
 
 static int check_reduce(coll_group_t *g, const void *buf, size_t count, const coll_reduce_op_t *op)
@@ -269,7 +358,10 @@ int coll_reduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t
         return FMPL_ERR_ROOT;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    return coll_reduce_impl(g, buf, count, op, root);
+    if (count * op->elem_size > g->st->reduce_tree_max)
+        return coll_reduce_chain(g, buf, count, op, root);
+    coll_gkey_t k = gs_key(GK_REDUCE, root, buf, buf, count, op);
+    return gs_call(g, &k, op);
 }
 
 int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op, void *work)
@@ -280,7 +372,24 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
         return rc;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    return coll_allreduce_impl(g, buf, count, op);
+    if (count * op->elem_size <= g->st->reduce_tree_max) {
+        coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
+        return gs_call(g, &k, op);
+    }
+    rc = coll_reduce_chain(g, buf, count, op, 0);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    coll_gkey_t k = gs_key(GK_BCAST, 0, NULL, buf, count * op->elem_size, NULL);
+    return gs_call(g, &k, NULL);
+}
+
+/* Largest message of a Bruck allgather round of size-byte blocks among p members. */
+static size_t bruck_max_message(int p, size_t size)
+{
+    size_t m = 0;
+    for (long long d = 1; d < p; d <<= 1)
+        m = BASE_MAX(m, (size_t)BASE_MIN(d, p - d) * size);
+    return m;
 }
 
 int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
@@ -298,5 +407,8 @@ int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
         memmove(mine, send, size);
     if (g->size == 1)
         return FMPL_SUCCESS;
-    return coll_allgather_impl(g, recv, size);
+    if (bruck_max_message(g->size, size) > g->st->allgather_bruck_max)
+        return coll_allgather_ring(g, recv, size);
+    coll_gkey_t k = gs_key(GK_ALLGATHER, 0, NULL, recv, size, NULL);
+    return gs_call(g, &k, NULL);
 }

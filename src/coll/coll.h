@@ -135,20 +135,26 @@ int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size);
 
 typedef struct coll_sched coll_sched_t;
 
-/* The transport of a schedule's transfers (the owning layer's point-to-point).
+/* The transport of a schedule's transfers (the owning layer's point-to-point, or the
+ * group mailboxes of coll_group_sched).
+ *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run, in
+ *       the order they were added, before any is posted; its value is handed to that
+ *       transfer's isend / irecv as `seq` (a transport that numbers the uses of a channel
+ *       in call order, whatever order the rounds post them in).
  *   isend / irecv: start moving count elements of `type` (the owner's opaque word) from
  *       / to buf with rank `peer` of the owner's context `ctx`, tag `tag`; the request
  *       state lives in `req` (req_size bytes of the schedule's memory, untouched
  *       between the start and completion). Must not block for the peer; return 0 or the
  *       owner's error code (the transfer then counts as complete with that error).
  *   test: nonzero once the transfer in req is complete; then *err is 0 or the owner's
- *       error code. Must not block. */
+ *       error code. Must not block; may move the transfer on (post what it deferred). */
 typedef struct coll_sched_ops {
     size_t req_size;
+    uint64_t (*reserve)(void *ctx, int send, int peer);
     int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                 void *req);
+                 uint64_t seq, void *req);
     int (*irecv)(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                 void *req);
+                 uint64_t seq, void *req);
     int (*test)(void *req, int *err);
 } coll_sched_ops_t;
 
@@ -194,6 +200,39 @@ int coll_sched_advance(coll_sched_t *s, int *err);
 /* Advances every background schedule (what the hook does); returns how many
  * completed. */
 int coll_sched_progress(void);
+/* ---------------------------------------------------------------- group schedules
+ * Schedules whose transfers go through a group's acknowledged mailbox edges
+ * (coll_gsched.c): a transfer joins two members 2^k apart (either way round); its
+ * count is in bytes and at most the edge's room (FMPL_COLL_SEG between neighbours,
+ * FMPL_COLL_SMALL otherwise; the type and tag words are unused). Any number of such
+ * runs may be in flight on a group, started in the same order on every member. Local
+ * steps and transfers report FMPL codes. The builders below add the group's collective
+ * algorithms to s (every member must build the same call); they return FMPL_SUCCESS,
+ * FMPL_ERR_NOMEM, or FMPL_ERR_UNSUPPORTED when a message would not fit the mailboxes. */
+
+/* An empty schedule over g's mailboxes; NULL: g not a live group, or out of memory. */
+coll_sched_t *coll_group_sched(coll_group_t *g);
+/* FMPL_COLL_SMALL: what every edge carries. */
+size_t coll_group_small(const coll_group_t *g);
+/* Dissemination barrier. */
+int coll_build_barrier(coll_sched_t *s, coll_group_t *g);
+/* size bytes from root's buf to every member's buf: binomial tree up to
+ * FMPL_COLL_BCAST_TREE_MAX, else a chain of FMPL_COLL_SEG segments. */
+int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, int root);
+/* count elements: `in` of every member combined (in group-rank order when the op is not
+ * commutative) into `out` at root (in == out allowed; out unused elsewhere); binomial
+ * tree; count * elem_size <= FMPL_COLL_SMALL. */
+int coll_build_reduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
+                      const coll_reduce_op_t *op, int root);
+/* The same result in every member's out (bit-identical): recursive doubling on powers of
+ * two, else reduce to 0 + binomial bcast; count * elem_size <= FMPL_COLL_SMALL. */
+int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
+                         const coll_reduce_op_t *op);
+/* size bytes of every member into recv in rank order (send NULL: already in place at
+ * recv + rank * size); Bruck; size * group size <= FMPL_COLL_SMALL. */
+int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
+                         size_t size);
+
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);
 

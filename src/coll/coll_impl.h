@@ -73,6 +73,19 @@ typedef struct coll_state {
     size_t allgather_bruck_max;
 } coll_state_t;
 
+/* What identifies a blocking call for the group's schedule cache (compared bytewise: no
+ * padding). */
+typedef struct coll_gkey {
+    int kind, root;
+    size_t n, elem;
+    const void *in;
+    void *out;
+    coll_reduce_fn fn;
+    void *arg;
+    int commutative, pad;
+} coll_gkey_t;
+#define COLL_GCACHE 4 /* schedules of blocking calls kept per group */
+
 struct coll_group {
     uint32_t magic;
     coll_state_t *st;
@@ -87,6 +100,9 @@ struct coll_group {
     uint64_t seq_a;                            /* A-calls made */
     uint64_t sent[COLL_NDIR][COLL_MAX_ROUNDS]; /* uses of my outgoing edge (dir, k) */
     uint64_t rcvd[COLL_NDIR][COLL_MAX_ROUNDS]; /* uses of my incoming edge (dir, k) */
+    coll_gkey_t gkey[COLL_GCACHE];             /* the schedule cache (coll.c) */
+    coll_sched_t *gsched[COLL_GCACHE];
+    int gnext;
 };
 
 /* ----------------------------------------------------------------- layout */
@@ -204,16 +220,12 @@ int coll_edge_release(coll_group_t *g, int dir, int k);
  * ack lines (no more acknowledgements can come). */
 int coll_edges_drain(coll_group_t *g);
 
-/* ---- algorithms (one file each) ---- */
+/* ---- algorithms run directly (not as schedules) ---- */
+/* The A-cell dissemination barrier of coll_group_free (its parity rule keeps the slot
+ * clean for the next group). */
 int coll_barrier_impl(coll_group_t *g);
-int coll_allgather_impl(coll_group_t *g, void *recv, size_t size);
-int coll_bcast_impl(coll_group_t *g, void *buf, size_t size, int root);
-int coll_reduce_impl(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op,
-                     int root);
-int coll_allreduce_impl(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op);
-
-/* Pipelined chain broadcast (large messages), used by bcast and allreduce. */
-int coll_bcast_chain(coll_group_t *g, char *buf, size_t size, int root);
+/* Ring allgather of large blocks (segments on DOWN edge 0). */
+int coll_allgather_ring(coll_group_t *g, char *recv, size_t size);
 /* Pipelined two-chain reduction to root (large messages), used by reduce and allreduce. */
 int coll_reduce_chain(coll_group_t *g, char *buf, size_t count, const coll_reduce_op_t *op,
                       int root);

@@ -11,6 +11,7 @@ enum { STEP_SEND = 1, STEP_RECV, STEP_CALL };
 typedef struct coll_step {
     int kind;
     int peer;
+    uint64_t seq; /* the transport's reservation for this run (ops->reserve) */
     union {
         struct {
             void *buf;
@@ -208,10 +209,11 @@ static void post_round(coll_sched_t *s)
             continue;
         }
         void *req = s->reqs + (size_t)k * s->req_stride;
-        int rc = st->kind == STEP_SEND ? s->ops->isend(s->ctx, st->u.x.buf, st->u.x.count,
-                                                       st->u.x.type, st->peer, s->tag, req)
-                                       : s->ops->irecv(s->ctx, st->u.x.buf, st->u.x.count,
-                                                       st->u.x.type, st->peer, s->tag, req);
+        int rc = st->kind == STEP_SEND
+                     ? s->ops->isend(s->ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
+                                     s->tag, st->seq, req)
+                     : s->ops->irecv(s->ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
+                                     s->tag, st->seq, req);
         s->busy[k] = !rc;
         s->pending += !rc;
         note_err(s, rc);
@@ -285,6 +287,11 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
         bg.v = s->v;
         bg.hooked = 1;
     }
+    if (s->ops->reserve)
+        for (int i = 0; i < s->nsteps; i++)
+            if (s->steps[i].kind != STEP_CALL)
+                s->steps[i].seq =
+                    s->ops->reserve(s->ctx, s->steps[i].kind == STEP_SEND, s->steps[i].peer);
     s->running = 1;
     s->background = background;
     s->round = 0;

@@ -4,9 +4,9 @@
  * are in coll_reduce.c.
  *
  * Algorithms: dissemination barrier; binomial-tree bcast, and for large messages on 3 or
- * more ranks (FMPL_MPI_BCAST_LARGE) a binomial scatter of the packed bytes followed by a ring allgather; linear
- * gather(v) / scatter(v) (every message posted at once at the root); ring allgather(v);
- * pairwise-exchange alltoall(v,w) posting a window of exchanges at once, and for
+ * more ranks (FMPL_MPI_BCAST_LARGE) a binomial scatter of the packed bytes followed by a ring
+ * allgather; linear gather(v) / scatter(v) (every message posted at once at the root); ring
+ * allgather(v); pairwise-exchange alltoall(v,w) posting a window of exchanges at once, and for
  * MPI_IN_PLACE a globally ordered sequence of pair exchanges through a temporary.
  * Intercommunicators are refused with MPI_ERR_COMM (not implemented yet). */
 #include <stdlib.h>
@@ -227,8 +227,8 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
-    mpii_ckey_t kb = {.kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count,
-                      .sbuf = buf};
+    mpii_ckey_t kb = {
+        .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
     MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_bcast(s, c, buf, count, type, root));
 }
 
@@ -285,8 +285,14 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
             cd[p + i] = (int64_t)i * rcount;
         }
     }
-    mpii_ckey_t kb = {.kind = MPII_CK_GATHER, .root = root, .stype = stype, .rtype = rtype,
-                      .scount = scount, .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = MPII_CK_GATHER,
+                      .root = root,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     const mpii_ckey_t *k = mpii_cs_key(m, &kb);
     coll_sched_t *s = mpii_cs_lookup(c, k);
     if (s) {
@@ -393,8 +399,14 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
             cd[p + i] = (int64_t)i * scount;
         }
     }
-    mpii_ckey_t kb = {.kind = MPII_CK_SCATTER, .root = root, .stype = stype, .rtype = rtype,
-                      .scount = scount, .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = MPII_CK_SCATTER,
+                      .root = root,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     const mpii_ckey_t *k = mpii_cs_key(m, &kb);
     coll_sched_t *s = mpii_cs_lookup(c, k);
     if (s) {
@@ -480,7 +492,8 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && scount > 0 && counts[c->rank] > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    MC_BUILD_RUN(c, comm, m, kb, cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
+    MC_BUILD_RUN(c, comm, m, kb,
+                 cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
 }
 
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
@@ -495,8 +508,13 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
             cd[i] = rcount;
             cd[p + i] = (int64_t)i * rcount;
         }
-    mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER, .stype = stype, .rtype = rtype,
-                      .scount = scount, .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
                                  cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(cd);
@@ -522,8 +540,7 @@ static int cb_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const
                     continue;
                 void *tmp = mpii_cs_tmp(s, rtypes[peer], rcounts[peer]);
                 char *blk = rb + rdispls[peer];
-                mpii_cs_copy(s, blk, rcounts[peer], rtypes[peer], tmp, rcounts[peer],
-                             rtypes[peer]);
+                mpii_cs_copy(s, blk, rcounts[peer], rtypes[peer], tmp, rcounts[peer], rtypes[peer]);
                 mpii_cs_recv(s, blk, rcounts[peer], rtypes[peer], peer);
                 mpii_cs_send(s, tmp, rcounts[peer], rtypes[peer], peer);
                 mpii_cs_fence(s);
@@ -569,8 +586,9 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
     }
     if (sbuf == rbuf && sany && rany)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    MC_BUILD_RUN(c, comm, m, kb,
-                 cb_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes));
+    MC_BUILD_RUN(
+        c, comm, m, kb,
+        cb_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes));
 }
 
 /* Alltoall and Alltoallv: counts and element displacements turned into the w form. */
@@ -628,8 +646,13 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
             a[2 * p + i] = rcount;
             a[3 * p + i] = (int64_t)i * rcount;
         }
-    mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL, .stype = stype, .rtype = rtype, .scount = scount,
-                      .rcount = rcount, .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     int rc = mc_alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
                                 a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(a);
@@ -678,9 +701,9 @@ static int mc_gatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype, vo
     return rc;
 }
 
-static int mc_scatterv_i(const void *sbuf, const int *counts, const int *displs,
-                         MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                         int root, MPI_Comm comm, const mpii_cmode_t *m)
+static int mc_scatterv_i(const void *sbuf, const int *counts, const int *displs, MPI_Datatype stype,
+                         void *rbuf, int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                         const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c && c->rank == root ? c->size : 0, err = 0;
@@ -705,8 +728,8 @@ static int mc_scatterv_c(const void *sbuf, const MPI_Count *counts, const MPI_Ai
 }
 
 static int mc_allgatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                           const int *counts, const int *displs, MPI_Datatype rtype,
-                           MPI_Comm comm, const mpii_cmode_t *m)
+                           const int *counts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                           const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? c->size : 0, err = 0;
@@ -775,8 +798,8 @@ static int mc_alltoallw_i(const void *sbuf, const int *scounts, const int *sdisp
     int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
     int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
-    int rc = mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err,
-                                m);
+    int rc =
+        mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
     free(sc);
     free(sd);
     free(rc_);
@@ -794,8 +817,8 @@ static int mc_alltoallw_c(const void *sbuf, const MPI_Count *scounts, const MPI_
     int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
     int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
-    int rc = mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err,
-                                m);
+    int rc =
+        mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
     free(sc);
     free(sd);
     free(rc_);
@@ -837,7 +860,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 MPII_WEAK(MPI_Bcast, PMPI_Bcast)
 
 /* MPI_Ibcast: nonblocking MPI_Bcast (contract: MPI-4.0 6.12). */
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibcast"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
@@ -845,7 +869,8 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 MPII_WEAK(MPI_Ibcast, PMPI_Ibcast)
 
 /* MPI_Bcast_init: persistent MPI_Bcast (contract: MPI-4.0 6.13). */
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Bcast_init"};
@@ -862,7 +887,8 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
 
 /* MPI_Ibcast_c: nonblocking MPI_Bcast_c (contract: MPI-4.0 6.12). */
-int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibcast_c"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
@@ -870,7 +896,8 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 MPII_WEAK(MPI_Ibcast_c, PMPI_Ibcast_c)
 
 /* MPI_Bcast_init_c: persistent MPI_Bcast_c (contract: MPI-4.0 6.13). */
-int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Bcast_init_c"};
@@ -879,207 +906,281 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
 MPII_WEAK(MPI_Bcast_init_c, PMPI_Bcast_init_c)
 
 /* MPI_Gather: MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gather"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           &m);
 }
 MPII_WEAK(MPI_Gather, PMPI_Gather)
 
 /* MPI_Igather: nonblocking MPI_Gather (contract: MPI-4.0 6.12). */
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igather"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           &m);
 }
 MPII_WEAK(MPI_Igather, PMPI_Igather)
 
 /* MPI_Gather_init: persistent MPI_Gather (contract: MPI-4.0 6.13). */
-int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gather_init"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           &m);
 }
 MPII_WEAK(MPI_Gather_init, PMPI_Gather_init)
 
 /* MPI_Gather_c: large-count form of MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gather_c"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           &m);
 }
 MPII_WEAK(MPI_Gather_c, PMPI_Gather_c)
 
 /* MPI_Igather_c: nonblocking MPI_Gather_c (contract: MPI-4.0 6.12). */
-int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igather_c"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           &m);
 }
 MPII_WEAK(MPI_Igather_c, PMPI_Igather_c)
 
 /* MPI_Gather_init_c: persistent MPI_Gather_c (contract: MPI-4.0 6.13). */
-int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gather_init_c"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           &m);
 }
 MPII_WEAK(MPI_Gather_init_c, PMPI_Gather_init_c)
 
 /* MPI_Gatherv: MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gatherv"};
-    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Gatherv, PMPI_Gatherv)
 
 /* MPI_Igatherv: nonblocking MPI_Gatherv (contract: MPI-4.0 6.12). */
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igatherv"};
-    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Igatherv, PMPI_Igatherv)
 
 /* MPI_Gatherv_init: persistent MPI_Gatherv (contract: MPI-4.0 6.13). */
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gatherv_init"};
-    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Gatherv_init, PMPI_Gatherv_init)
 
-/* MPI_Gatherv_c: large-count form of MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* MPI_Gatherv_c: large-count form of MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5).
+ */
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gatherv_c"};
-    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Gatherv_c, PMPI_Gatherv_c)
 
 /* MPI_Igatherv_c: nonblocking MPI_Gatherv_c (contract: MPI-4.0 6.12). */
-int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igatherv_c"};
-    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Igatherv_c, PMPI_Igatherv_c)
 
 /* MPI_Gatherv_init_c: persistent MPI_Gatherv_c (contract: MPI-4.0 6.13). */
-int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gatherv_init_c"};
-    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &m);
+    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Gatherv_init_c, PMPI_Gatherv_init_c)
 
 /* MPI_Scatter: MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6). */
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatter"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            &m);
 }
 MPII_WEAK(MPI_Scatter, PMPI_Scatter)
 
 /* MPI_Iscatter: nonblocking MPI_Scatter (contract: MPI-4.0 6.12). */
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatter"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            &m);
 }
 MPII_WEAK(MPI_Iscatter, PMPI_Iscatter)
 
 /* MPI_Scatter_init: persistent MPI_Scatter (contract: MPI-4.0 6.13). */
-int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatter_init"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            &m);
 }
 MPII_WEAK(MPI_Scatter_init, PMPI_Scatter_init)
 
-/* MPI_Scatter_c: large-count form of MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6). */
-int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* MPI_Scatter_c: large-count form of MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6).
+ */
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatter_c"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            &m);
 }
 MPII_WEAK(MPI_Scatter_c, PMPI_Scatter_c)
 
 /* MPI_Iscatter_c: nonblocking MPI_Scatter_c (contract: MPI-4.0 6.12). */
-int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatter_c"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            &m);
 }
 MPII_WEAK(MPI_Iscatter_c, PMPI_Iscatter_c)
 
 /* MPI_Scatter_init_c: persistent MPI_Scatter_c (contract: MPI-4.0 6.13). */
-int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatter_init_c"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            &m);
 }
 MPII_WEAK(MPI_Scatter_init_c, PMPI_Scatter_init_c)
 
 /* MPI_Scatterv: MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6). */
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatterv"};
-    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Scatterv, PMPI_Scatterv)
 
 /* MPI_Iscatterv: nonblocking MPI_Scatterv (contract: MPI-4.0 6.12). */
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatterv"};
-    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Iscatterv, PMPI_Iscatterv)
 
 /* MPI_Scatterv_init: persistent MPI_Scatterv (contract: MPI-4.0 6.13). */
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatterv_init"};
-    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Scatterv_init, PMPI_Scatterv_init)
 
-/* MPI_Scatterv_c: large-count form of MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6). */
-int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* MPI_Scatterv_c: large-count form of MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6).
+ */
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatterv_c"};
-    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Scatterv_c, PMPI_Scatterv_c)
 
 /* MPI_Iscatterv_c: nonblocking MPI_Scatterv_c (contract: MPI-4.0 6.12). */
-int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatterv_c"};
-    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Iscatterv_c, PMPI_Iscatterv_c)
 
 /* MPI_Scatterv_init_c: persistent MPI_Scatterv_c (contract: MPI-4.0 6.13). */
-int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatterv_init_c"};
-    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
+    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Scatterv_init_c, PMPI_Scatterv_init_c)
 
 /* MPI_Allgather: MPI_Allgather on an intracommunicator (contract: MPI-4.0 6.7). */
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgather"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1087,7 +1188,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 MPII_WEAK(MPI_Allgather, PMPI_Allgather)
 
 /* MPI_Iallgather: nonblocking MPI_Allgather (contract: MPI-4.0 6.12). */
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgather"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1095,7 +1197,9 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 MPII_WEAK(MPI_Iallgather, PMPI_Iallgather)
 
 /* MPI_Allgather_init: persistent MPI_Allgather (contract: MPI-4.0 6.13). */
-int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgather_init"};
@@ -1103,8 +1207,10 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 }
 MPII_WEAK(MPI_Allgather_init, PMPI_Allgather_init)
 
-/* MPI_Allgather_c: large-count form of MPI_Allgather on an intracommunicator (contract: MPI-4.0 6.7). */
-int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Allgather_c: large-count form of MPI_Allgather on an intracommunicator (contract:
+ * MPI-4.0 6.7). */
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgather_c"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1112,7 +1218,9 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 MPII_WEAK(MPI_Allgather_c, PMPI_Allgather_c)
 
 /* MPI_Iallgather_c: nonblocking MPI_Allgather_c (contract: MPI-4.0 6.12). */
-int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgather_c"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1120,7 +1228,9 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 MPII_WEAK(MPI_Iallgather_c, PMPI_Iallgather_c)
 
 /* MPI_Allgather_init_c: persistent MPI_Allgather_c (contract: MPI-4.0 6.13). */
-int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgather_init_c"};
@@ -1129,57 +1239,78 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 MPII_WEAK(MPI_Allgather_init_c, PMPI_Allgather_init_c)
 
 /* MPI_Allgatherv: MPI_Allgatherv on an intracommunicator (contract: MPI-4.0 6.7). */
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgatherv"};
-    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm, &m);
 }
 MPII_WEAK(MPI_Allgatherv, PMPI_Allgatherv)
 
 /* MPI_Iallgatherv: nonblocking MPI_Allgatherv (contract: MPI-4.0 6.12). */
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgatherv"};
-    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm, &m);
 }
 MPII_WEAK(MPI_Iallgatherv, PMPI_Iallgatherv)
 
 /* MPI_Allgatherv_init: persistent MPI_Allgatherv (contract: MPI-4.0 6.13). */
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgatherv_init"};
-    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm, &m);
 }
 MPII_WEAK(MPI_Allgatherv_init, PMPI_Allgatherv_init)
 
-/* MPI_Allgatherv_c: large-count form of MPI_Allgatherv on an intracommunicator (contract: MPI-4.0 6.7). */
-int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Allgatherv_c: large-count form of MPI_Allgatherv on an intracommunicator (contract:
+ * MPI-4.0 6.7). */
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgatherv_c"};
-    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm, &m);
 }
 MPII_WEAK(MPI_Allgatherv_c, PMPI_Allgatherv_c)
 
 /* MPI_Iallgatherv_c: nonblocking MPI_Allgatherv_c (contract: MPI-4.0 6.12). */
-int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgatherv_c"};
-    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm, &m);
 }
 MPII_WEAK(MPI_Iallgatherv_c, PMPI_Iallgatherv_c)
 
 /* MPI_Allgatherv_init_c: persistent MPI_Allgatherv_c (contract: MPI-4.0 6.13). */
-int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgatherv_init_c"};
-    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &m);
+    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm, &m);
 }
 MPII_WEAK(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c)
 
 /* MPI_Alltoall: MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoall"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1187,7 +1318,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
 
 /* MPI_Ialltoall: nonblocking MPI_Alltoall (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoall"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1195,7 +1327,9 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 MPII_WEAK(MPI_Ialltoall, PMPI_Ialltoall)
 
 /* MPI_Alltoall_init: persistent MPI_Alltoall (contract: MPI-4.0 6.13). */
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoall_init"};
@@ -1203,8 +1337,10 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 }
 MPII_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init)
 
-/* MPI_Alltoall_c: large-count form of MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Alltoall_c: large-count form of MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8).
+ */
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoall_c"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1212,7 +1348,9 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 MPII_WEAK(MPI_Alltoall_c, PMPI_Alltoall_c)
 
 /* MPI_Ialltoall_c: nonblocking MPI_Alltoall_c (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoall_c"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
@@ -1220,7 +1358,9 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 MPII_WEAK(MPI_Ialltoall_c, PMPI_Ialltoall_c)
 
 /* MPI_Alltoall_init_c: persistent MPI_Alltoall_c (contract: MPI-4.0 6.13). */
-int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoall_init_c"};
@@ -1229,102 +1369,147 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 MPII_WEAK(MPI_Alltoall_init_c, PMPI_Alltoall_init_c)
 
 /* MPI_Alltoallv: MPI_Alltoallv on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallv"};
-    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv, PMPI_Alltoallv)
 
 /* MPI_Ialltoallv: nonblocking MPI_Alltoallv (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallv"};
-    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallv, PMPI_Ialltoallv)
 
 /* MPI_Alltoallv_init: persistent MPI_Alltoallv (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallv_init"};
-    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv_init, PMPI_Alltoallv_init)
 
-/* MPI_Alltoallv_c: large-count form of MPI_Alltoallv on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Alltoallv_c: large-count form of MPI_Alltoallv on an intracommunicator (contract:
+ * MPI-4.0 6.8). */
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallv_c"};
-    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv_c, PMPI_Alltoallv_c)
 
 /* MPI_Ialltoallv_c: nonblocking MPI_Alltoallv_c (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallv_c"};
-    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallv_c, PMPI_Ialltoallv_c)
 
 /* MPI_Alltoallv_init_c: persistent MPI_Alltoallv_c (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallv_init_c"};
-    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &m);
+    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv_init_c, PMPI_Alltoallv_init_c)
 
 /* MPI_Alltoallw: MPI_Alltoallw on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallw"};
-    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw, PMPI_Alltoallw)
 
 /* MPI_Ialltoallw: nonblocking MPI_Alltoallw (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallw"};
-    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallw, PMPI_Ialltoallw)
 
 /* MPI_Alltoallw_init: persistent MPI_Alltoallw (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallw_init"};
-    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_init, PMPI_Alltoallw_init)
 
-/* MPI_Alltoallw_c: large-count form of MPI_Alltoallw on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+/* MPI_Alltoallw_c: large-count form of MPI_Alltoallw on an intracommunicator (contract:
+ * MPI-4.0 6.8). */
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallw_c"};
-    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_c, PMPI_Alltoallw_c)
 
 /* MPI_Ialltoallw_c: nonblocking MPI_Alltoallw_c (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallw_c"};
-    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallw_c, PMPI_Ialltoallw_c)
 
 /* MPI_Alltoallw_init_c: persistent MPI_Alltoallw_c (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallw_init_c"};
-    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &m);
+    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_init_c, PMPI_Alltoallw_init_c)
-

@@ -73,6 +73,7 @@ typedef struct mpii_ckey {
     int kind, root;
     MPI_Datatype stype, rtype;
     MPI_Op op;
+    int pad; /* 0: keys are compared bytewise */
     int64_t scount, rcount;
     const void *sbuf, *rbuf;
 } mpii_ckey_t;
@@ -130,7 +131,7 @@ int mpii_cs_start(mpii_req_t *r);
  * class) and runs it. */
 #define MC_BUILD_RUN(c, comm, m, kb, BUILD)                                                        \
     do {                                                                                           \
-        const mpii_ckey_t *k_ = mpii_cs_key((m), (kb));                                              \
+        const mpii_ckey_t *k_ = mpii_cs_key((m), (kb));                                            \
         coll_sched_t *s = mpii_cs_lookup((c), k_);                                                 \
         if (s)                                                                                     \
             return mpii_cs_run((c), (comm), s, (m), k_, 0);                                        \

@@ -8,8 +8,8 @@
  * Algorithms: binomial-tree reduce (rooted at the root for commutative ops; rooted at 0
  * then forwarded for non-commutative ones, so each subtree covers consecutive ranks);
  * allreduce by recursive doubling with the non-power-of-two fold (ranks < 2*rem pair up
- * first), and for large commutative ones (FMPL_MPI_ALLREDUCE_LARGE) Rabenseifner's reduce-scatter (recursive
- * halving) + allgather (recursive doubling); reduce_scatter by direct exchange of the
+ * first), and for large commutative ones (FMPL_MPI_ALLREDUCE_LARGE) Rabenseifner's reduce-scatter
+ * (recursive halving) + allgather (recursive doubling); reduce_scatter by direct exchange of the
  * blocks for commutative ops, reduce + scatterv otherwise; scan / exscan by recursive
  * doubling. Temporaries have the datatype's own layout (mpii_cs_tmp), so derived
  * types with user ops are received and combined as they are. */
@@ -35,7 +35,6 @@ static int mc_commute(MPI_Op op)
 {
     return mpii_op_get(op)->commute;
 }
-
 
 /* One exchange with peer: send count of type at sb, receive into rb; ends the round. */
 static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *rb, int64_t rcount,
@@ -123,8 +122,13 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
         if (sbuf == MPI_IN_PLACE)
             sbuf = rbuf;
     }
-    mpii_ckey_t kb = {.kind = MPII_CK_REDUCE, .root = root, .stype = type, .op = op,
-                      .scount = count, .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = MPII_CK_REDUCE,
+                      .root = root,
+                      .stype = type,
+                      .op = op,
+                      .scount = count,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     MC_BUILD_RUN(c, comm, m, &kb, cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
@@ -273,8 +277,12 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && count > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    mpii_ckey_t kb = {.kind = MPII_CK_ALLREDUCE, .stype = type, .op = op, .scount = count,
-                      .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLREDUCE,
+                      .stype = type,
+                      .op = op,
+                      .scount = count,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     MC_BUILD_RUN(c, comm, m, &kb, cb_allreduce(s, c, sbuf, rbuf, count, type, op));
 }
 
@@ -360,8 +368,8 @@ static int mc_rsb_entry(const void *sbuf, void *rbuf, int64_t rcount, MPI_Dataty
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);
     for (int i = 0; i < c->size; i++)
         counts[i] = rcount;
-    mpii_ckey_t kb = {.kind = MPII_CK_RSB, .stype = type, .op = op, .scount = rcount,
-                      .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {
+        .kind = MPII_CK_RSB, .stype = type, .op = op, .scount = rcount, .sbuf = sbuf, .rbuf = rbuf};
     rc = mc_reduce_scatter_entry(sbuf, rbuf, counts, type, op, c, comm, m, &kb);
     free(counts);
     return rc;
@@ -453,8 +461,12 @@ static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Dataty
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && count > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    mpii_ckey_t kb = {.kind = ex ? MPII_CK_EXSCAN : MPII_CK_SCAN, .stype = type, .op = op,
-                      .scount = count, .sbuf = sbuf, .rbuf = rbuf};
+    mpii_ckey_t kb = {.kind = ex ? MPII_CK_EXSCAN : MPII_CK_SCAN,
+                      .stype = type,
+                      .op = op,
+                      .scount = count,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
     MC_BUILD_RUN(c, comm, m, &kb, cb_scan(s, c, sbuf, rbuf, count, type, op, ex));
 }
 
@@ -471,7 +483,8 @@ static int mc_exscan(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype t
 }
 
 /* MPI_Reduce: MPI_Reduce on an intracommunicator (contract: MPI-4.0 6.9.1). */
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
@@ -479,7 +492,8 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 MPII_WEAK(MPI_Reduce, PMPI_Reduce)
 
 /* MPI_Ireduce: nonblocking MPI_Reduce (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
@@ -487,7 +501,8 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 MPII_WEAK(MPI_Ireduce, PMPI_Ireduce)
 
 /* MPI_Reduce_init: persistent MPI_Reduce (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_init"};
@@ -495,8 +510,10 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 }
 MPII_WEAK(MPI_Reduce_init, PMPI_Reduce_init)
 
-/* MPI_Reduce_c: large-count form of MPI_Reduce on an intracommunicator (contract: MPI-4.0 6.9.1). */
-int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+/* MPI_Reduce_c: large-count form of MPI_Reduce on an intracommunicator (contract: MPI-4.0 6.9.1).
+ */
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_c"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
@@ -504,7 +521,8 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 MPII_WEAK(MPI_Reduce_c, PMPI_Reduce_c)
 
 /* MPI_Ireduce_c: nonblocking MPI_Reduce_c (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_c"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
@@ -512,7 +530,8 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 MPII_WEAK(MPI_Ireduce_c, PMPI_Ireduce_c)
 
 /* MPI_Reduce_init_c: persistent MPI_Reduce_c (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_init_c"};
@@ -521,7 +540,8 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 MPII_WEAK(MPI_Reduce_init_c, PMPI_Reduce_init_c)
 
 /* MPI_Allreduce: MPI_Allreduce on an intracommunicator (contract: MPI-4.0 6.9.6). */
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allreduce"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -529,7 +549,8 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 MPII_WEAK(MPI_Allreduce, PMPI_Allreduce)
 
 /* MPI_Iallreduce: nonblocking MPI_Allreduce (contract: MPI-4.0 6.12). */
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallreduce"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -537,7 +558,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 MPII_WEAK(MPI_Iallreduce, PMPI_Iallreduce)
 
 /* MPI_Allreduce_init: persistent MPI_Allreduce (contract: MPI-4.0 6.13). */
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allreduce_init"};
@@ -545,8 +567,10 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 }
 MPII_WEAK(MPI_Allreduce_init, PMPI_Allreduce_init)
 
-/* MPI_Allreduce_c: large-count form of MPI_Allreduce on an intracommunicator (contract: MPI-4.0 6.9.6). */
-int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* MPI_Allreduce_c: large-count form of MPI_Allreduce on an intracommunicator (contract:
+ * MPI-4.0 6.9.6). */
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allreduce_c"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -554,7 +578,8 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 MPII_WEAK(MPI_Allreduce_c, PMPI_Allreduce_c)
 
 /* MPI_Iallreduce_c: nonblocking MPI_Allreduce_c (contract: MPI-4.0 6.12). */
-int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallreduce_c"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -562,7 +587,9 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 MPII_WEAK(MPI_Iallreduce_c, PMPI_Iallreduce_c)
 
 /* MPI_Allreduce_init_c: persistent MPI_Allreduce_c (contract: MPI-4.0 6.13). */
-int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allreduce_init_c"};
@@ -570,8 +597,10 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
 }
 MPII_WEAK(MPI_Allreduce_init_c, PMPI_Allreduce_init_c)
 
-/* MPI_Reduce_scatter_block: MPI_Reduce_scatter_block on an intracommunicator (contract: MPI-4.0 6.10.1). */
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* MPI_Reduce_scatter_block: MPI_Reduce_scatter_block on an intracommunicator (contract:
+ * MPI-4.0 6.10.1). */
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter_block"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
@@ -579,7 +608,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 MPII_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
 
 /* MPI_Ireduce_scatter_block: nonblocking MPI_Reduce_scatter_block (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter_block"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
@@ -587,7 +618,9 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 MPII_WEAK(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block)
 
 /* MPI_Reduce_scatter_block_init: persistent MPI_Reduce_scatter_block (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_block_init"};
@@ -595,8 +628,10 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 }
 MPII_WEAK(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init)
 
-/* MPI_Reduce_scatter_block_c: large-count form of MPI_Reduce_scatter_block on an intracommunicator (contract: MPI-4.0 6.10.1). */
-int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* MPI_Reduce_scatter_block_c: large-count form of MPI_Reduce_scatter_block on an intracommunicator
+ * (contract: MPI-4.0 6.10.1). */
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter_block_c"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
@@ -604,15 +639,20 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 MPII_WEAK(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
 
 /* MPI_Ireduce_scatter_block_c: nonblocking MPI_Reduce_scatter_block_c (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter_block_c"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c)
 
-/* MPI_Reduce_scatter_block_init_c: persistent MPI_Reduce_scatter_block_c (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+/* MPI_Reduce_scatter_block_init_c: persistent MPI_Reduce_scatter_block_c (contract: MPI-4.0 6.13).
+ */
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_block_init_c"};
@@ -621,7 +661,8 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 MPII_WEAK(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c)
 
 /* MPI_Reduce_scatter: MPI_Reduce_scatter on an intracommunicator (contract: MPI-4.0 6.10.2). */
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter"};
     return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
@@ -629,7 +670,8 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 MPII_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter)
 
 /* MPI_Ireduce_scatter: nonblocking MPI_Reduce_scatter (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter"};
     return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
@@ -637,7 +679,9 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 MPII_WEAK(MPI_Ireduce_scatter, PMPI_Ireduce_scatter)
 
 /* MPI_Reduce_scatter_init: persistent MPI_Reduce_scatter (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_init"};
@@ -645,8 +689,10 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
 }
 MPII_WEAK(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init)
 
-/* MPI_Reduce_scatter_c: large-count form of MPI_Reduce_scatter on an intracommunicator (contract: MPI-4.0 6.10.2). */
-int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* MPI_Reduce_scatter_c: large-count form of MPI_Reduce_scatter on an intracommunicator (contract:
+ * MPI-4.0 6.10.2). */
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter_c"};
     return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
@@ -654,7 +700,8 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 MPII_WEAK(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
 
 /* MPI_Ireduce_scatter_c: nonblocking MPI_Reduce_scatter_c (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter_c"};
     return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
@@ -662,7 +709,9 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
 MPII_WEAK(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c)
 
 /* MPI_Reduce_scatter_init_c: persistent MPI_Reduce_scatter_c (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_init_c"};
@@ -671,7 +720,8 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
 MPII_WEAK(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c)
 
 /* MPI_Scan: MPI_Scan on an intracommunicator (contract: MPI-4.0 6.11.1). */
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scan"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -679,7 +729,8 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 MPII_WEAK(MPI_Scan, PMPI_Scan)
 
 /* MPI_Iscan: nonblocking MPI_Scan (contract: MPI-4.0 6.12). */
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscan"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -687,7 +738,8 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 MPII_WEAK(MPI_Iscan, PMPI_Iscan)
 
 /* MPI_Scan_init: persistent MPI_Scan (contract: MPI-4.0 6.13). */
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scan_init"};
@@ -696,7 +748,8 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 MPII_WEAK(MPI_Scan_init, PMPI_Scan_init)
 
 /* MPI_Scan_c: large-count form of MPI_Scan on an intracommunicator (contract: MPI-4.0 6.11.1). */
-int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scan_c"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -704,7 +757,8 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 MPII_WEAK(MPI_Scan_c, PMPI_Scan_c)
 
 /* MPI_Iscan_c: nonblocking MPI_Scan_c (contract: MPI-4.0 6.12). */
-int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscan_c"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -712,7 +766,8 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 MPII_WEAK(MPI_Iscan_c, PMPI_Iscan_c)
 
 /* MPI_Scan_init_c: persistent MPI_Scan_c (contract: MPI-4.0 6.13). */
-int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scan_init_c"};
@@ -721,7 +776,8 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 MPII_WEAK(MPI_Scan_init_c, PMPI_Scan_init_c)
 
 /* MPI_Exscan: MPI_Exscan on an intracommunicator (contract: MPI-4.0 6.11.2). */
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Exscan"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -729,7 +785,8 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 MPII_WEAK(MPI_Exscan, PMPI_Exscan)
 
 /* MPI_Iexscan: nonblocking MPI_Exscan (contract: MPI-4.0 6.12). */
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iexscan"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -737,7 +794,8 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 MPII_WEAK(MPI_Iexscan, PMPI_Iexscan)
 
 /* MPI_Exscan_init: persistent MPI_Exscan (contract: MPI-4.0 6.13). */
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Exscan_init"};
@@ -745,8 +803,10 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 }
 MPII_WEAK(MPI_Exscan_init, PMPI_Exscan_init)
 
-/* MPI_Exscan_c: large-count form of MPI_Exscan on an intracommunicator (contract: MPI-4.0 6.11.2). */
-int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* MPI_Exscan_c: large-count form of MPI_Exscan on an intracommunicator (contract: MPI-4.0 6.11.2).
+ */
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Exscan_c"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -754,7 +814,8 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 MPII_WEAK(MPI_Exscan_c, PMPI_Exscan_c)
 
 /* MPI_Iexscan_c: nonblocking MPI_Exscan_c (contract: MPI-4.0 6.12). */
-int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iexscan_c"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
@@ -762,11 +823,11 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 MPII_WEAK(MPI_Iexscan_c, PMPI_Iexscan_c)
 
 /* MPI_Exscan_init_c: persistent MPI_Exscan_c (contract: MPI-4.0 6.13). */
-int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Exscan_init_c"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_init_c, PMPI_Exscan_init_c)
-

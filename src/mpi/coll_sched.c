@@ -10,14 +10,16 @@
 /* ------------------------------------------------------------------ transport */
 
 static int cs_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    void *req)
+                    uint64_t seq, void *req)
 {
+    (void)seq;
     return mpii_lib_isend(ctx, buf, count, (MPI_Datatype)type, peer, tag, req);
 }
 
 static int cs_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    void *req)
+                    uint64_t seq, void *req)
 {
+    (void)seq;
     return mpii_lib_irecv(ctx, buf, count, (MPI_Datatype)type, peer, tag, req);
 }
 
@@ -40,11 +42,11 @@ static void cs_tune_read(void)
     mpii_coll_tune.bcast_large =
         base_env_int("FMPL_MPI_BCAST_LARGE", 64 * 1024, 0, INT64_MAX / 2,
                      "bytes from which MPI_Bcast on 3 or more ranks is scatter + ring allgather");
-    mpii_coll_tune.allreduce_large = base_env_int(
-        "FMPL_MPI_ALLREDUCE_LARGE", 32 * 1024, 0, INT64_MAX / 2,
-        "bytes from which a commutative MPI_Allreduce is reduce-scatter + allgather");
-    mpii_coll_tune.a2a_window = (int)base_env_int(
-        "FMPL_MPI_A2A_WINDOW", 32, 1, 1 << 20, "exchanges in flight per round of MPI_Alltoall");
+    mpii_coll_tune.allreduce_large =
+        base_env_int("FMPL_MPI_ALLREDUCE_LARGE", 32 * 1024, 0, INT64_MAX / 2,
+                     "bytes from which a commutative MPI_Allreduce is reduce-scatter + allgather");
+    mpii_coll_tune.a2a_window = (int)base_env_int("FMPL_MPI_A2A_WINDOW", 32, 1, 1 << 20,
+                                                  "exchanges in flight per round of MPI_Alltoall");
 }
 
 coll_sched_t *mpii_cs_new(mpii_comm_t *c)

@@ -1,0 +1,380 @@
+/* coll_gsched.c — schedules over a group's mailboxes (contract: coll.h, "group
+ * schedules"): the transport that carries a schedule's transfers through the group's
+ * acknowledged edges (coll_impl.h), and the small-message algorithms of the group's
+ * collectives built as schedules.
+ *
+ * The transport. A transfer between group ranks a and b = a + 2^k (mod p) travels on
+ * edge (DOWN, k) of b; between a and b = a - 2^k on edge (UP, k) of b (smallest such k,
+ * DOWN first: both ends compute the same edge). Uses of an edge are numbered when a run
+ * starts (reserve), in the order the schedules were started and their transfers added,
+ * which MPI's and our collective ordering rules make the same on both ends; so several
+ * runs may be in flight on one group at once. A send whose cell still holds the use two
+ * before it (not yet acknowledged) is deferred: test puts it once the acknowledgement is
+ * in. A receive completes when its cell's flag carries its number: test copies the
+ * payload out, clears the flag and acknowledges. Payloads up to the edge's room
+ * (COLL_SEG on k = 0, COLL_SMALL otherwise). Errors are FMPL codes. */
+#include <stdlib.h>
+
+#include "coll/coll_impl.h"
+
+typedef struct gx_req {
+    coll_group_t *g;
+    char *buf;
+    size_t len;
+    uint64_t seq;
+    int dir, k, peer, send, pending;
+} gx_req_t;
+
+/* Edge carrying a transfer from group rank `from` to `to`: 0 and (*dir, *k), or -1. */
+static int gx_edge(const coll_group_t *g, int from, int to, int *dir, int *k)
+{
+    int p = g->size;
+    for (int dd = 0; dd < COLL_NDIR; dd++)
+        for (int kk = 0; kk < g->rounds; kk++)
+            if (coll_mod(dd == COLL_DIR_DOWN ? from + (1 << kk) : from - (1 << kk), p) == to) {
+                *dir = dd;
+                *k = kk;
+                return 0;
+            }
+    return -1;
+}
+
+static uint64_t gx_reserve(void *ctx, int send, int peer)
+{
+    coll_group_t *g = ctx;
+    int dir, k;
+    if (peer < 0 || peer >= g->size ||
+        gx_edge(g, send ? g->rank : peer, send ? peer : g->rank, &dir, &k))
+        return 0;
+    return send ? ++g->sent[dir][k] : ++g->rcvd[dir][k];
+}
+
+static uint64_t gx_flag_off(const coll_state_t *st, int dir, int k, uint64_t use)
+{
+    size_t stride = k == 0 ? st->seg_stride : st->small_stride;
+    return coll_edge_off(st, dir, k, (int)((use - 1) & 1)) + stride - 8;
+}
+
+static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
+                    int send)
+{
+    coll_group_t *g = ctx;
+    gx_req_t *x = req;
+    x->g = g;
+    x->buf = buf;
+    x->len = (size_t)count;
+    x->seq = seq;
+    x->peer = peer;
+    x->send = send;
+    x->pending = 0;
+    if (!seq || gx_edge(g, send ? g->rank : peer, send ? peer : g->rank, &x->dir, &x->k))
+        return FMPL_ERR_RANK; /* no edge joins the two: the builder's mistake */
+    if (x->len > coll_edge_room(g->st, x->k))
+        return FMPL_ERR_ARG;
+    x->pending = 1;
+    return FMPL_SUCCESS;
+}
+
+/* Moves x on; 1 when complete (*err set), 0 when still waiting. */
+static int gx_test(void *req, int *err)
+{
+    gx_req_t *x = req;
+    if (!x->pending)
+        return 1;
+    coll_group_t *g = x->g;
+    if (x->send) {
+        if (x->seq > 2) {
+            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, x->dir, x->k));
+            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - 2)
+                return 0;
+        }
+        *err = coll_put_cell(g, x->peer, gx_flag_off(g->st, x->dir, x->k, x->seq), x->buf, x->len,
+                             x->seq);
+    } else {
+        uint64_t *flag = (uint64_t *)(g->area + gx_flag_off(g->st, x->dir, x->k, x->seq));
+        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+            return 0;
+        if (x->len)
+            memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
+        coll_cell_clear(flag);
+        *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->k), x->seq);
+    }
+    x->pending = 0;
+    return 1;
+}
+
+static int gx_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    uint64_t seq, void *req)
+{
+    (void)type;
+    (void)tag;
+    int rc = gx_start(ctx, (void *)(uintptr_t)buf, count, peer, seq, req, 1);
+    int err = 0;
+    if (rc == FMPL_SUCCESS && gx_test(req, &err)) /* put now when the cell is free */
+        rc = err;
+    return rc;
+}
+
+static int gx_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    uint64_t seq, void *req)
+{
+    (void)type;
+    (void)tag;
+    return gx_start(ctx, buf, count, peer, seq, req, 0);
+}
+
+static const coll_sched_ops_t gx_ops = {.req_size = sizeof(gx_req_t),
+                                        .reserve = gx_reserve,
+                                        .isend = gx_isend,
+                                        .irecv = gx_irecv,
+                                        .test = gx_test};
+
+coll_sched_t *coll_group_sched(coll_group_t *g)
+{
+    if (!g || g->magic != COLL_GROUP_MAGIC)
+        return NULL;
+    return coll_sched_new(g->v, &gx_ops, g);
+}
+
+size_t coll_group_small(const coll_group_t *g)
+{
+    return g->st->small;
+}
+
+/* ------------------------------------------------------------------ local steps */
+
+typedef struct gx_copy_args {
+    void *dst;
+    const void *src;
+    size_t n;
+} gx_copy_args_t;
+
+static int gx_copy_step(const void *a)
+{
+    const gx_copy_args_t *x = a;
+    memmove(x->dst, x->src, x->n);
+    return FMPL_SUCCESS;
+}
+
+/* Adds "copy n bytes from src to dst" (nothing when they are the same). */
+static void gx_copy(coll_sched_t *s, void *dst, const void *src, size_t n)
+{
+    if (dst == src || n == 0)
+        return;
+    gx_copy_args_t a = {dst, src, n};
+    coll_sched_call(s, gx_copy_step, &a, sizeof a);
+}
+
+typedef struct gx_reduce_args {
+    coll_reduce_fn fn;
+    void *arg;
+    void *inout;
+    const void *in;
+    size_t count;
+} gx_reduce_args_t;
+
+static int gx_reduce_step(const void *a)
+{
+    const gx_reduce_args_t *x = a;
+    x->fn(x->inout, x->in, x->count, x->arg);
+    return FMPL_SUCCESS;
+}
+
+/* Adds "inout = inout (op) in". */
+static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, const void *in,
+                      size_t count)
+{
+    gx_reduce_args_t a = {op->fn, op->arg, inout, in, count};
+    coll_sched_call(s, gx_reduce_step, &a, sizeof a);
+}
+
+/* ------------------------------------------------------------------ algorithms */
+
+int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
+{
+    int p = g->size, r = g->rank;
+    for (int d = 1; d < p; d *= 2) { /* dissemination: DOWN edges */
+        coll_sched_recv(s, NULL, 0, 0, coll_mod(r - d, p));
+        coll_sched_send(s, NULL, 0, 0, coll_mod(r + d, p));
+        coll_sched_fence(s);
+    }
+    return FMPL_SUCCESS;
+}
+
+/* Binomial tree in ranks relative to the root: every transfer is 2^k apart. */
+static void build_bcast_binomial(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root)
+{
+    int p = g->size, c = coll_mod(g->rank - root, p), mask = 1;
+    while (mask < p) {
+        if (c & mask) {
+            coll_sched_recv(s, buf, (int64_t)size, 0, coll_mod(g->rank - mask, p));
+            coll_sched_fence(s);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (c + mask < p)
+            coll_sched_send(s, buf, (int64_t)size, 0, coll_mod(g->rank + mask, p));
+}
+
+/* Pipelined chain root -> root+1 -> ... in segments (DOWN edge 0): a rank forwards
+ * segment i while it receives segment i+1. */
+static void build_bcast_chain(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root)
+{
+    int p = g->size, c = coll_mod(g->rank - root, p);
+    int left = coll_mod(g->rank - 1, p), right = coll_mod(g->rank + 1, p);
+    size_t seg = g->st->seg, nseg = (size + seg - 1) / seg;
+#define SEG(i) buf + (i)*seg, (int64_t)BASE_MIN(seg, size - (i)*seg), 0
+    if (c == 0) {
+        for (size_t i = 0; i < nseg; i++)
+            coll_sched_send(s, SEG(i), right);
+        return;
+    }
+    for (size_t i = 0; i <= nseg; i++) {
+        if (i > 0 && c != p - 1)
+            coll_sched_send(s, SEG(i - 1), right);
+        if (i < nseg)
+            coll_sched_recv(s, SEG(i), left);
+        coll_sched_fence(s);
+    }
+#undef SEG
+}
+
+int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, int root)
+{
+    if (size == 0 || g->size == 1)
+        return FMPL_SUCCESS;
+    if (size <= g->st->bcast_tree_max)
+        build_bcast_binomial(s, g, buf, size, root);
+    else
+        build_bcast_chain(s, g, buf, size, root);
+    return FMPL_SUCCESS;
+}
+
+/* Binomial reduction of `in` to the tree's root vroot; returns the buffer holding this
+ * rank's partial result after its last step (the result, at vroot). acc and tmp: count
+ * elements of scratch each. A subtree covers consecutive relative ranks and acc always
+ * holds the lower ones, so with vroot 0 the operands combine in rank order
+ * (non-commutative ops). */
+static char *build_reduce_tree(coll_sched_t *s, coll_group_t *g, const void *in, char *acc,
+                               char *tmp, size_t count, const coll_reduce_op_t *op, int vroot)
+{
+    int p = g->size, c = coll_mod(g->rank - vroot, p);
+    size_t n = count * op->elem_size;
+    const char *cur = in;
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if (c & mask) {
+            coll_sched_send(s, cur, (int64_t)n, 0, coll_mod(g->rank - mask, p));
+            coll_sched_fence(s);
+            return (char *)cur;
+        }
+        if (c + mask >= p)
+            continue;
+        if (cur != acc) {
+            gx_copy(s, acc, cur, n);
+            cur = acc;
+        }
+        coll_sched_recv(s, tmp, (int64_t)n, 0, coll_mod(g->rank + mask, p));
+        coll_sched_fence(s);
+        gx_reduce(s, op, acc, tmp, count); /* acc holds the lower ranks: acc (op) tmp */
+    }
+    return (char *)cur;
+}
+
+int coll_build_reduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
+                      const coll_reduce_op_t *op, int root)
+{
+    int p = g->size, r = g->rank;
+    size_t n = count * op->elem_size;
+    if (n == 0)
+        return FMPL_SUCCESS;
+    if (p == 1) {
+        gx_copy(s, out, in, n);
+        return FMPL_SUCCESS;
+    }
+    int vroot = op->commutative ? root : 0;
+    char *acc = coll_sched_mem(s, n), *tmp = coll_sched_mem(s, n);
+    if (!acc || !tmp)
+        return FMPL_ERR_NOMEM;
+    char *res = build_reduce_tree(s, g, in, acc, tmp, count, op, vroot);
+    if (vroot != root) { /* forward 0 -> root along DOWN edges: 0, 2^a, 2^a + 2^b, ... */
+        int cur = 0;
+        for (int k = 0; (1 << k) <= root; k++) {
+            if (!(root & (1 << k)))
+                continue;
+            int next = cur + (1 << k);
+            if (r == cur)
+                coll_sched_send(s, r == 0 ? res : tmp, (int64_t)n, 0, next);
+            else if (r == next)
+                coll_sched_recv(s, next == root ? out : tmp, (int64_t)n, 0, cur);
+            coll_sched_fence(s);
+            cur = next;
+        }
+    } else if (r == root) {
+        gx_copy(s, out, res, n);
+    }
+    return FMPL_SUCCESS;
+}
+
+int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
+                         const coll_reduce_op_t *op)
+{
+    int p = g->size, r = g->rank;
+    size_t n = count * op->elem_size;
+    if (n == 0)
+        return FMPL_SUCCESS;
+    gx_copy(s, out, in, n);
+    if (p == 1)
+        return FMPL_SUCCESS;
+    if (p & (p - 1)) { /* not a power of two: reduce to 0, binomial bcast from 0 */
+        int rc = coll_build_reduce(s, g, out, out, count, op, 0);
+        coll_sched_fence(s);
+        build_bcast_binomial(s, g, out, n, 0);
+        return rc;
+    }
+    char *tmp = coll_sched_mem(s, n);
+    if (!tmp)
+        return FMPL_ERR_NOMEM;
+    for (int mask = 1; mask < p; mask <<= 1) { /* recursive doubling: partners 2^k apart */
+        int peer = r ^ mask;
+        coll_sched_recv(s, tmp, (int64_t)n, 0, peer);
+        coll_sched_send(s, out, (int64_t)n, 0, peer);
+        coll_sched_fence(s);
+        if (op->commutative || peer > r) {
+            gx_reduce(s, op, out, tmp, count); /* out holds the lower ranks */
+        } else {
+            gx_reduce(s, op, tmp, out, count); /* tmp does: tmp (op) out, into out */
+            gx_copy(s, out, tmp, n);
+        }
+    }
+    return FMPL_SUCCESS;
+}
+
+int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
+                         size_t size)
+{
+    int p = g->size, r = g->rank;
+    char *rb = recv;
+    if (size == 0)
+        return FMPL_SUCCESS;
+    if (send)
+        gx_copy(s, rb + (size_t)r * size, send, size);
+    /* Bruck: round k sends the blocks held, r .. r+cnt-1, to r - 2^k (UP edge k) and gets
+     * as many from r + 2^k, staged in a scratch copy (they may wrap around the end). */
+    char *out = coll_sched_mem(s, (size_t)p * size), *in = coll_sched_mem(s, (size_t)p * size);
+    if (!out || !in)
+        return FMPL_ERR_NOMEM;
+    for (int d = 1; d < p; d <<= 1) {
+        int cnt = BASE_MIN(d, p - d), run1 = BASE_MIN(cnt, p - r);
+        int from = coll_mod(r + d, p), in1 = BASE_MIN(cnt, p - from);
+        gx_copy(s, out, rb + (size_t)r * size, (size_t)run1 * size);
+        gx_copy(s, out + (size_t)run1 * size, rb, (size_t)(cnt - run1) * size);
+        coll_sched_recv(s, in, (int64_t)((size_t)cnt * size), 0, from);
+        coll_sched_send(s, out, (int64_t)((size_t)cnt * size), 0, coll_mod(r - d, p));
+        coll_sched_fence(s);
+        gx_copy(s, rb + (size_t)from * size, in, (size_t)in1 * size);
+        gx_copy(s, rb, in + (size_t)in1 * size, (size_t)(cnt - in1) * size);
+    }
+    return FMPL_SUCCESS;
+}
