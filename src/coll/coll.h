@@ -181,6 +181,8 @@ int coll_sched_fence(coll_sched_t *s);
 /* Memory owned by the schedule (freed with it): n bytes aligned to 64, or NULL (out of
  * memory: remembered as above). */
 void *coll_sched_mem(coll_sched_t *s, size_t n);
+/* The transport s was made with. */
+const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s);
 /* Number of steps (0: the schedule does nothing). */
 int coll_sched_steps(const coll_sched_t *s);
 
@@ -212,6 +214,8 @@ int coll_sched_progress(void);
 
 /* An empty schedule over g's mailboxes; NULL: g not a live group, or out of memory. */
 coll_sched_t *coll_group_sched(coll_group_t *g);
+/* 1 when s was made by coll_group_sched (its errors are FMPL codes). */
+int coll_sched_is_group(const coll_sched_t *s);
 /* FMPL_COLL_SMALL: what every edge carries. */
 size_t coll_group_small(const coll_group_t *g);
 /* Dissemination barrier. */

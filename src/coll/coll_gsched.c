@@ -136,6 +136,11 @@ coll_sched_t *coll_group_sched(coll_group_t *g)
     return coll_sched_new(g->v, &gx_ops, g);
 }
 
+int coll_sched_is_group(const coll_sched_t *s)
+{
+    return coll_sched_ops(s) == &gx_ops;
+}
+
 size_t coll_group_small(const coll_group_t *g)
 {
     return g->st->small;

@@ -187,6 +187,11 @@ void *coll_sched_mem(coll_sched_t *s, size_t n)
     return p;
 }
 
+const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s)
+{
+    return s->ops;
+}
+
 int coll_sched_steps(const coll_sched_t *s)
 {
     return s->nsteps;

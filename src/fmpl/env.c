@@ -150,3 +150,8 @@ boot_t *fmpl_tool_boot(void)
 {
     return fmpli.status == FMPLI_ACTIVE ? fmpli.boot : NULL;
 }
+
+coll_group_t *fmpl_tool_world_group(void)
+{
+    return fmpli.status == FMPLI_ACTIVE ? fmpli.comms[FMPL_COMM_WORLD].group : NULL;
+}

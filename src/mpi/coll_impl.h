@@ -129,15 +129,33 @@ int mpii_cs_start(mpii_req_t *r);
 /* The tail of an entry point: runs the cached schedule of key *kb (NULL: not cacheable)
  * or builds one with BUILD (an expression of the new schedule `s` giving an MPI error
  * class) and runs it. */
-#define MC_BUILD_RUN(c, comm, m, kb, BUILD)                                                        \
+#define MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, BUILD)                                              \
     do {                                                                                           \
         const mpii_ckey_t *k_ = mpii_cs_key((m), (kb));                                            \
         coll_sched_t *s = mpii_cs_lookup((c), k_);                                                 \
         if (s)                                                                                     \
             return mpii_cs_run((c), (comm), s, (m), k_, 0);                                        \
-        s = mpii_cs_new(c);                                                                        \
+        s = (NEW);                                                                                 \
         return mpii_cs_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                              \
     } while (0)
+#define MC_BUILD_RUN(c, comm, m, kb, BUILD) MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD)
+
+/* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), calls whose
+ * data is count contiguous elements of one predefined type of at most max bytes
+ * (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules"):
+ * MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cg_new(c), mpii_cg_err(coll_build_X(...))).
+ * Their errors are FMPL codes, which mpii_cs_run translates. */
+int mpii_cg_fits(const mpii_comm_t *c, MPI_Datatype type, int64_t count, size_t max);
+static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
+{
+    return coll_group_sched(c->cgroup);
+}
+static inline int mpii_cg_err(int fmpl_rc)
+{
+    return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;
+}
+/* The coll form of a predefined op on a predefined type, its state kept in s. */
+coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 
 /* Algorithm thresholds (environment, read at the first collective; see
  * docs/ARCHITECTURE.md): FMPL_MPI_BCAST_LARGE bytes from which Bcast on 3+ ranks is

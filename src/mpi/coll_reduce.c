@@ -45,6 +45,26 @@ static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *r
     mpii_cs_fence(s);
 }
 
+/* ------------------------------------------------------------------ mailbox path */
+
+/* A reduction the communicator's mailbox group can do: small, contiguous predefined type,
+ * predefined op. */
+static int cg_fits(const mpii_comm_t *c, MPI_Datatype type, int64_t count, MPI_Op op)
+{
+    return c->cgroup && count > 0 && !mpii_op_get(op)->fn &&
+           mpii_cg_fits(c, type, count, coll_group_small(c->cgroup));
+}
+
+/* Builds the mailbox reduce (root >= 0) or allreduce (root < 0) of in into out. */
+static int cg_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out, int64_t count,
+                     MPI_Datatype type, MPI_Op op, int root)
+{
+    coll_reduce_op_t o = mpii_cg_op(s, op, type);
+    return mpii_cg_err(root < 0
+                           ? coll_build_allreduce(s, c->cgroup, in, out, (size_t)count, &o)
+                           : coll_build_reduce(s, c->cgroup, in, out, (size_t)count, &o, root));
+}
+
 /* ------------------------------------------------------------------ reduce */
 
 /* Binomial reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at
@@ -129,6 +149,9 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
+    if (cg_fits(c, type, count, op))
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
+                          cg_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN(c, comm, m, &kb, cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
@@ -283,6 +306,10 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
+    if (cg_fits(c, type, count, op))
+        MC_BUILD_RUN_WITH(
+            c, comm, m, &kb, mpii_cg_new(c),
+            cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1));
     MC_BUILD_RUN(c, comm, m, &kb, cb_allreduce(s, c, sbuf, rbuf, count, type, op));
 }
 

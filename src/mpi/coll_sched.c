@@ -136,6 +136,37 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
     return m ? m - lo : NULL;
 }
 
+/* ------------------------------------------------------------------ mailbox schedules */
+
+int mpii_cg_fits(const mpii_comm_t *c, MPI_Datatype type, int64_t count, size_t max)
+{
+    return c->cgroup && FMPL_MPI_DT_IS_PREDEF(type) && FMPL_MPI_DT_PAD(type) == 0 &&
+           (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
+}
+
+typedef struct cg_op_state {
+    MPI_Op op;
+    MPI_Datatype type;
+} cg_op_state_t;
+
+static void cg_reduce_fn(void *inout, const void *in, size_t count, void *arg)
+{
+    const cg_op_state_t *o = arg;
+    mpii_op_apply(o->op, in, inout, (MPI_Count)count, o->type); /* checked at entry */
+}
+
+coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
+{
+    cg_op_state_t *o = coll_sched_mem(s, sizeof *o); /* NULL: s is refused at start */
+    if (o) {
+        o->op = op;
+        o->type = type;
+    }
+    coll_reduce_op_t r = {cg_reduce_fn, o, (size_t)FMPL_MPI_DT_SIZE(type),
+                          mpii_op_get(op)->commute};
+    return r;
+}
+
 /* ------------------------------------------------------------------ cache */
 
 #define CS_CACHE 8 /* blocking schedules kept per communicator */
@@ -212,6 +243,8 @@ static int cs_ready(void *arg)
 static void cs_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
+    if (err && coll_sched_is_group(r->sched))
+        err = mpii_err_from_fmpl(err);
     r->err = err;
     mpii_status_empty(&r->st);
     r->st.MPI_ERROR = err;
@@ -251,6 +284,8 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
             if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
                 return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), m->fname);
         }
+        if (w.err && coll_sched_is_group(s))
+            w.err = mpii_err_from_fmpl(w.err);
         if (k && !cached)
             cs_cache_put(c, k, s);
         else if (!cached)

@@ -69,6 +69,8 @@ static int runtime_start(int *argc, char ***argv, int required, const char *fnam
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         rc = parts[i].fn();
+        if (rc == MPI_SUCCESS && parts[i].fn == mpii_comm_init)
+            mpii_comm_get(MPI_COMM_WORLD)->cgroup = fmpl_tool_world_group();
         if (rc != MPI_SUCCESS) {
             /* Other ranks may be waiting in a collective step of init: end the job. */
             char msg[256];

@@ -127,10 +127,12 @@ typedef struct mpii_comm {
     mpii_attr_t *attrs;
     struct mpii_topo *topo; /* NULL: no topology */
     struct mpii_match *match;
-    struct mpii_comm *local; /* (comm.c) intercommunicator: an internal intracommunicator
-                              * over the local group with its own context pair, no handle,
-                              * for the library's local traffic; NULL when intra */
+    struct mpii_comm *local;    /* (comm.c) intercommunicator: an internal intracommunicator
+                                 * over the local group with its own context pair, no handle,
+                                 * for the library's local traffic; NULL when intra */
     struct mpii_ccache *ccache; /* (coll_sched.c) schedules of recent blocking collectives */
+    coll_group_t *cgroup;       /* mailbox group for small collectives (coll.h), or NULL:
+                                 * MPI_COMM_WORLD shares the native world's */
     uint32_t coll_seq;          /* tag sequence of the library's own collectives */
 } mpii_comm_t;
 
