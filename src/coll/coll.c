@@ -30,6 +30,9 @@ static void read_settings(coll_state_t *st)
     st->seg = BASE_ALIGN_UP(BASE_MAX(st->seg, st->small), 8);
     st->ngroups = (int)base_env_int("FMPL_COLL_GROUPS", 16, 1, 4096,
                                     "group slots of the collective area per process");
+    st->depth = (int)base_env_int("FMPL_COLL_DEPTH", 8, 2, 1024,
+                                  "mailboxes per small collective channel: how many messages "
+                                  "a writer may run ahead of its reader");
     long long small = (long long)st->small;
     st->bcast_tree_max = (size_t)base_env_int(
         "FMPL_COLL_BCAST_TREE_MAX", small, 0, small,
@@ -49,16 +52,14 @@ static void clear_flags(coll_state_t *st)
 {
     for (int s = 0; s < st->ngroups; s++) {
         char *slot = st->area + (size_t)s * st->slot_size;
-        memset(slot, 0, 2 * (size_t)st->rounds * BASE_CACHE_LINE); /* ack lines */
-        for (int par = 0; par < 2; par++) {
+        memset(slot, 0, 2 * (size_t)(st->rounds + 1) * BASE_CACHE_LINE); /* ack lines */
+        for (int par = 0; par < 2; par++)
             for (int idx = 0; idx < st->rounds + 2; idx++)
                 memset(slot + coll_a_off(st, idx, par) + st->small_stride - 8, 0, 8);
-            for (int dir = 0; dir < COLL_NDIR; dir++)
-                for (int k = 0; k < st->rounds; k++)
-                    memset(slot + coll_edge_off(st, dir, k, par) +
-                               (k == 0 ? st->seg_stride : st->small_stride) - 8,
-                           0, 8);
-        }
+        for (int dir = 0; dir < COLL_NDIR; dir++)
+            for (int ch = 0; ch <= st->rounds; ch++)
+                for (int n = 1; n <= coll_chan_depth(st, ch); n++)
+                    memset(slot + coll_chan_flag_off(st, dir, ch, (uint64_t)n), 0, 8);
     }
 }
 
@@ -200,7 +201,7 @@ static int group_ok(const coll_group_t *g)
  * acknowledged (drain), and the ack lines are cleared; the final barrier runs on
  * A parity 0 and clears its flags as it consumes them. A new group's member writes to
  * this rank early only (a) its first A call, on parity 1, which the final barrier does
- * not use, and (b) the first two uses of an edge, whose cells are already clean. Any
+ * not use, and (b) the first `depth` uses of a channel, whose cells are already clean. Any
  * later write needs this rank to have entered the new group. */
 int coll_group_free(coll_group_t *g)
 {

@@ -30,17 +30,21 @@
  *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX, FMPL_COLL_ALLGATHER_BRUCK_MAX
  *                     (bytes, at most FMPL_COLL_SMALL, default FMPL_COLL_SMALL): the
  *                     largest message that takes the tree/recursive algorithm.
- * Algorithms: barrier = dissemination (ceil(log2 p) rounds of one flag put);
- * bcast = binomial tree (small) or a pipelined chain of segments (large);
- * reduce = binomial tree (small, commutative), recursive doubling (small,
- * non-commutative), or two pipelined chains meeting at the root, from rank 0 up and
- * from rank p-1 down, which keeps rank order (large); allreduce = recursive doubling
- * with the fix-up for non-powers of two (small) or chain reduce + chain bcast (large);
- * allgather = Bruck (small) or a pipelined ring (large). Non-commutative reductions
- * always combine in group-rank order. Memory: each rank's area is
- * FMPL_COLL_GROUPS * (about 4*SEG + (6*log2(world)+4)*SMALL) bytes of shared heap
- * (about 300 KiB per slot at the defaults), of which only the pages of the flags and
- * of the message sizes actually used are ever touched. */
+ * Algorithms (barrier, bcast, small reduce/allreduce/allgather are cached group
+ * schedules, see "group schedules" below; the large reductions and allgather run
+ * directly): barrier = dissemination (ceil(log2 p) rounds of one flag put); bcast =
+ * binomial tree (small) or a pipelined chain of segments (large); reduce = binomial tree
+ * to the root (small; for non-commutative ops to rank 0, then forwarded to the root
+ * along power-of-two hops), or two pipelined chains meeting at the root, from rank 0 up
+ * and from rank p-1 down, which keeps rank order (large); allreduce = recursive doubling
+ * (small, p a power of two), reduce + binomial bcast (small, other p) or chain reduce +
+ * chain bcast (large); allgather = Bruck (small) or a pipelined ring (large).
+ * Non-commutative reductions always combine in group-rank order. Memory: each rank's area is
+ * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL)
+ * bytes of shared heap (about 400 KiB per slot at the defaults and 16 ranks), of which
+ * only the pages of the flags and of the message sizes actually used are ever touched.
+ *   FMPL_COLL_DEPTH   mailboxes of a small channel (default 8): how far a writer may run
+ *                     ahead of its reader (a broadcast root of its children). */
 #define COLL_KEY 4u
 #define COLL_ORDER_CNTR 4u
 
@@ -137,8 +141,9 @@ typedef struct coll_sched coll_sched_t;
 
 /* The transport of a schedule's transfers (the owning layer's point-to-point, or the
  * group mailboxes of coll_group_sched).
- *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run, in
- *       the order they were added, before any is posted; its value is handed to that
+ *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run (its
+ *       direction, peer and count), in the order they were added, before any is posted;
+ *       its value is handed to that
  *       transfer's isend / irecv as `seq` (a transport that numbers the uses of a channel
  *       in call order, whatever order the rounds post them in).
  *   isend / irecv: start moving count elements of `type` (the owner's opaque word) from
@@ -150,7 +155,7 @@ typedef struct coll_sched coll_sched_t;
  *       error code. Must not block; may move the transfer on (post what it deferred). */
 typedef struct coll_sched_ops {
     size_t req_size;
-    uint64_t (*reserve)(void *ctx, int send, int peer);
+    uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count);
     int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                  uint64_t seq, void *req);
     int (*irecv)(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
@@ -205,8 +210,8 @@ int coll_sched_progress(void);
 /* ---------------------------------------------------------------- group schedules
  * Schedules whose transfers go through a group's acknowledged mailbox edges
  * (coll_gsched.c): a transfer joins two members 2^k apart (either way round); its
- * count is in bytes and at most the edge's room (FMPL_COLL_SEG between neighbours,
- * FMPL_COLL_SMALL otherwise; the type and tag words are unused). Any number of such
+ * count is in bytes, at most FMPL_COLL_SMALL, or FMPL_COLL_SEG between neighbours (the
+ * type and tag words are unused). Any number of such
  * runs may be in flight on a group, started in the same order on every member. Local
  * steps and transfers report FMPL codes. The builders below add the group's collective
  * algorithms to s (every member must build the same call); they return FMPL_SUCCESS,

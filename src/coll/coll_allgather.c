@@ -13,13 +13,13 @@ int coll_allgather_ring(coll_group_t *g, char *recv, size_t size)
         for (size_t off = 0; off < size; off += seg) {
             size_t len = BASE_MIN(seg, size - off);
             char *data;
-            int rc = coll_edge_send(g, COLL_DIR_DOWN, 0, out + off, len);
+            int rc = coll_edge_send(g, COLL_DIR_DOWN, coll_big(g->st), out + off, len);
             if (rc == FMPL_SUCCESS)
-                rc = coll_edge_recv(g, COLL_DIR_DOWN, 0, len, &data);
+                rc = coll_edge_recv(g, COLL_DIR_DOWN, coll_big(g->st), len, &data);
             if (rc != FMPL_SUCCESS)
                 return rc;
             memcpy(in + off, data, len);
-            rc = coll_edge_release(g, COLL_DIR_DOWN, 0);
+            rc = coll_edge_release(g, COLL_DIR_DOWN, coll_big(g->st));
             if (rc != FMPL_SUCCESS)
                 return rc;
         }

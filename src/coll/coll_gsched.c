@@ -3,16 +3,17 @@
  * acknowledged edges (coll_impl.h), and the small-message algorithms of the group's
  * collectives built as schedules.
  *
- * The transport. A transfer between group ranks a and b = a + 2^k (mod p) travels on
- * edge (DOWN, k) of b; between a and b = a - 2^k on edge (UP, k) of b (smallest such k,
- * DOWN first: both ends compute the same edge). Uses of an edge are numbered when a run
- * starts (reserve), in the order the schedules were started and their transfers added,
- * which MPI's and our collective ordering rules make the same on both ends; so several
- * runs may be in flight on one group at once. A send whose cell still holds the use two
- * before it (not yet acknowledged) is deferred: test puts it once the acknowledgement is
- * in. A receive completes when its cell's flag carries its number: test copies the
- * payload out, clears the flag and acknowledges. Payloads up to the edge's room
- * (COLL_SEG on k = 0, COLL_SMALL otherwise). Errors are FMPL codes. */
+ * The transport. A transfer of at most COLL_SMALL bytes between group ranks a and
+ * b = a + 2^k (mod p) travels on small channel (DOWN, k) of b; between a and b = a - 2^k
+ * on (UP, k) of b (smallest such k, DOWN first: both ends compute the same channel).
+ * Larger ones (up to COLL_SEG) go between neighbours on the big channel. Uses of a
+ * channel are numbered when a run starts (reserve), in the order the schedules were
+ * started and their transfers added, which MPI's and our collective ordering rules make
+ * the same on both ends; so several runs may be in flight on one group at once. A send
+ * whose cell still holds the use `depth` before it (not yet acknowledged) is deferred:
+ * test puts it once the acknowledgement is in. A receive completes when its cell's flag
+ * carries its number: test copies the payload out, clears the flag and acknowledges.
+ * Errors are FMPL codes. */
 #include <stdlib.h>
 
 #include "coll/coll_impl.h"
@@ -22,37 +23,40 @@ typedef struct gx_req {
     char *buf;
     size_t len;
     uint64_t seq;
-    int dir, k, peer, send, pending;
+    int dir, ch, peer, send, pending;
 } gx_req_t;
 
-/* Edge carrying a transfer from group rank `from` to `to`: 0 and (*dir, *k), or -1. */
-static int gx_edge(const coll_group_t *g, int from, int to, int *dir, int *k)
+/* Channel carrying len bytes from group rank `from` to `to`: 0 and (*dir, *ch), or -1
+ * (no channel joins them, or len does not fit). */
+static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int *dir, int *ch)
 {
+    const coll_state_t *st = g->st;
     int p = g->size;
+    if (len > st->small) {
+        if (len > st->seg)
+            return -1;
+        *ch = coll_big(st);
+        *dir = coll_mod(from + 1, p) == to ? COLL_DIR_DOWN : COLL_DIR_UP;
+        return coll_mod(*dir == COLL_DIR_DOWN ? from + 1 : from - 1, p) == to ? 0 : -1;
+    }
     for (int dd = 0; dd < COLL_NDIR; dd++)
         for (int kk = 0; kk < g->rounds; kk++)
             if (coll_mod(dd == COLL_DIR_DOWN ? from + (1 << kk) : from - (1 << kk), p) == to) {
                 *dir = dd;
-                *k = kk;
+                *ch = kk;
                 return 0;
             }
     return -1;
 }
 
-static uint64_t gx_reserve(void *ctx, int send, int peer)
+static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count)
 {
     coll_group_t *g = ctx;
-    int dir, k;
-    if (peer < 0 || peer >= g->size ||
-        gx_edge(g, send ? g->rank : peer, send ? peer : g->rank, &dir, &k))
+    int dir, ch;
+    if (peer < 0 || peer >= g->size || count < 0 ||
+        gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count, &dir, &ch))
         return 0;
-    return send ? ++g->sent[dir][k] : ++g->rcvd[dir][k];
-}
-
-static uint64_t gx_flag_off(const coll_state_t *st, int dir, int k, uint64_t use)
-{
-    size_t stride = k == 0 ? st->seg_stride : st->small_stride;
-    return coll_edge_off(st, dir, k, (int)((use - 1) & 1)) + stride - 8;
+    return send ? ++g->sent[dir][ch] : ++g->rcvd[dir][ch];
 }
 
 static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
@@ -67,10 +71,8 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
     x->peer = peer;
     x->send = send;
     x->pending = 0;
-    if (!seq || gx_edge(g, send ? g->rank : peer, send ? peer : g->rank, &x->dir, &x->k))
-        return FMPL_ERR_RANK; /* no edge joins the two: the builder's mistake */
-    if (x->len > coll_edge_room(g->st, x->k))
-        return FMPL_ERR_ARG;
+    if (!seq || gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, x->len, &x->dir, &x->ch))
+        return FMPL_ERR_RANK; /* no channel carries it: the builder's mistake */
     x->pending = 1;
     return FMPL_SUCCESS;
 }
@@ -82,22 +84,23 @@ static int gx_test(void *req, int *err)
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
+    uint64_t off = coll_chan_flag_off(g->st, x->dir, x->ch, x->seq);
     if (x->send) {
-        if (x->seq > 2) {
-            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, x->dir, x->k));
-            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - 2)
+        uint64_t depth = (uint64_t)coll_chan_depth(g->st, x->ch);
+        if (x->seq > depth) {
+            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, x->dir, x->ch));
+            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - depth)
                 return 0;
         }
-        *err = coll_put_cell(g, x->peer, gx_flag_off(g->st, x->dir, x->k, x->seq), x->buf, x->len,
-                             x->seq);
+        *err = coll_put_cell(g, x->peer, off, x->buf, x->len, x->seq);
     } else {
-        uint64_t *flag = (uint64_t *)(g->area + gx_flag_off(g->st, x->dir, x->k, x->seq));
+        uint64_t *flag = (uint64_t *)(g->area + off);
         if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
             return 0;
         if (x->len)
             memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
         coll_cell_clear(flag);
-        *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->k), x->seq);
+        *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->ch), x->seq);
     }
     x->pending = 0;
     return 1;

@@ -8,22 +8,23 @@
  * COLL_GROUPS group slots; a group uses slot ctx % groups.
  *
  * A slot holds mailboxes ("cells") in three families:
- *   A    (all-dependent): used by barrier, small allreduce, small allgather: calls in
- *        which no rank can finish before every rank has entered. Double buffered by
- *        the parity of the group's A sequence number: when a writer is in A-call n, it
- *        finished A-call n-1, so every rank entered n-1 and consumed all of A-call
- *        n-2's cells, which is the previous use of this parity. No acknowledgements.
- *        Cells A[k] for rounds k < K, plus A[K] and A[K+1] for the fix-up steps of
- *        recursive doubling when the group size is not a power of two.
- *   DOWN (fixed writer): cell k of rank r is written only by group rank r - 2^k
- *        (mod size); UP: cell k of rank r only by r + 2^k. Binomial trees, chains and
- *        rings are written so that every transfer follows one of these edges, so each
- *        cell has exactly one writer and one reader in the group whatever the root.
- *        Double buffered by the count of uses of that edge; the reader acknowledges
- *        each use in the writer's ack line (dir, k), and the writer waits for use n-2
- *        to be acknowledged before use n. Rooted calls (bcast, reduce), in which a
- *        writer may run ahead of its reader, use these. Cell 0 of each direction has
- *        room for a pipeline segment (COLL_SEG bytes); the others hold COLL_SMALL.
+ *   A    (all-dependent): used by the final barrier of coll_group_free, in which no
+ *        rank can finish before every rank has entered. Double buffered by the parity
+ *        of the group's A sequence number: when a writer is in A-call n, it finished
+ *        A-call n-1, so every rank entered n-1 and consumed all of A-call n-2's cells,
+ *        which is the previous use of this parity. No acknowledgements. Cells A[k] for
+ *        rounds k < K (and two spare ones).
+ *   DOWN (fixed writer): the cells of channel (DOWN, k) of rank r are written only by
+ *        group rank r - 2^k (mod size); UP: those of (UP, k) only by r + 2^k. Every
+ *        transfer of the algorithms follows one of these edges, so each cell has
+ *        exactly one writer and one reader in the group whatever the root. Channel k
+ *        < K ("small") has FMPL_COLL_DEPTH cells of COLL_SMALL bytes used in turn;
+ *        channel K ("big", between neighbours, distance 1) has two cells of COLL_SEG
+ *        bytes for pipeline segments. Uses of a channel are numbered; the reader
+ *        acknowledges each in the writer's ack line (dir, channel), and the writer
+ *        waits for use n - depth to be acknowledged before use n, so a writer runs up
+ *        to `depth` messages ahead of its reader (what lets a broadcast root go on
+ *        while its children wait for a core).
  *
  * A cell is [payload room][8-byte flag]; a message of len bytes lands right-aligned
  * against the flag, so payload and flag form one contiguous put (VNIC_F_TAIL_FLAG
@@ -45,7 +46,8 @@
 
 #include "coll/coll.h"
 
-#define COLL_MAX_ROUNDS 32 /* rounds of a log2 algorithm: any int group size */
+#define COLL_MAX_ROUNDS 32               /* rounds of a log2 algorithm: any int group size */
+#define COLL_NCHAN (COLL_MAX_ROUNDS + 1) /* channels per direction, the big one included */
 #define COLL_GROUP_MAGIC 0x636f6c6cu
 
 enum { COLL_DIR_DOWN = 0, COLL_DIR_UP = 1, COLL_NDIR = 2 };
@@ -59,6 +61,7 @@ typedef struct coll_state {
     size_t seg;          /* payload room of a segment cell (COLL_SEG) */
     size_t small_stride; /* bytes of a small cell, flag included, line aligned */
     size_t seg_stride;   /* bytes of a segment cell */
+    int depth;           /* cells of a small channel (FMPL_COLL_DEPTH) */
     int ngroups;         /* group slots */
     size_t slot_size;    /* bytes of one slot */
     size_t area_size;
@@ -94,52 +97,77 @@ struct coll_group {
     int rounds; /* ceil(log2(size)) */
     uint32_t ctx;
     int slot;
-    int *members;                              /* world rank of each group rank */
-    char *area;                                /* this rank's slot */
-    uint64_t area_off;                         /* offset of the slot in every rank's area */
-    uint64_t seq_a;                            /* A-calls made */
-    uint64_t sent[COLL_NDIR][COLL_MAX_ROUNDS]; /* uses of my outgoing edge (dir, k) */
-    uint64_t rcvd[COLL_NDIR][COLL_MAX_ROUNDS]; /* uses of my incoming edge (dir, k) */
-    coll_gkey_t gkey[COLL_GCACHE];             /* the schedule cache (coll.c) */
+    int *members;                         /* world rank of each group rank */
+    char *area;                           /* this rank's slot */
+    uint64_t area_off;                    /* offset of the slot in every rank's area */
+    uint64_t seq_a;                       /* A-calls made */
+    uint64_t sent[COLL_NDIR][COLL_NCHAN]; /* uses of my outgoing channel (dir, ch) */
+    uint64_t rcvd[COLL_NDIR][COLL_NCHAN]; /* uses of my incoming channel (dir, ch) */
+    coll_gkey_t gkey[COLL_GCACHE];        /* the schedule cache (coll.c) */
     coll_sched_t *gsched[COLL_GCACHE];
     int gnext;
 };
 
 /* ----------------------------------------------------------------- layout */
 
-/* Offset, inside a slot, of ack line (dir, k) (written by the reader of my edge). */
-static inline size_t coll_ack_off(const coll_state_t *st, int dir, int k)
+/* Channel K = st->rounds of a direction is the big one (distance 1, COLL_SEG cells). */
+static inline int coll_big(const coll_state_t *st)
 {
-    return ((size_t)dir * (size_t)st->rounds + (size_t)k) * BASE_CACHE_LINE;
+    return st->rounds;
+}
+static inline int coll_chan_depth(const coll_state_t *st, int ch)
+{
+    return ch == st->rounds ? 2 : st->depth;
+}
+static inline size_t coll_chan_room(const coll_state_t *st, int ch)
+{
+    return ch == st->rounds ? st->seg : st->small;
+}
+static inline size_t coll_chan_stride(const coll_state_t *st, int ch)
+{
+    return ch == st->rounds ? st->seg_stride : st->small_stride;
+}
+/* Group-rank distance of channel ch: 2^ch, 1 for the big one. */
+static inline int coll_chan_dist(const coll_state_t *st, int ch)
+{
+    return ch == st->rounds ? 1 : 1 << ch;
+}
+
+/* Offset, inside a slot, of ack line (dir, ch) (written by the reader of my channel). */
+static inline size_t coll_ack_off(const coll_state_t *st, int dir, int ch)
+{
+    return ((size_t)dir * (size_t)(st->rounds + 1) + (size_t)ch) * BASE_CACHE_LINE;
 }
 
 /* Offset inside a slot of A cell `idx` (0..K+1), parity par. */
 static inline size_t coll_a_off(const coll_state_t *st, int idx, int par)
 {
-    size_t base = 2 * (size_t)st->rounds * BASE_CACHE_LINE;
+    size_t base = 2 * (size_t)(st->rounds + 1) * BASE_CACHE_LINE;
     return base + ((size_t)idx * 2 + (size_t)par) * st->small_stride;
 }
 
-/* Offset inside a slot of cell (dir, k), parity par, and its stride. */
-static inline size_t coll_edge_off(const coll_state_t *st, int dir, int k, int par)
+/* Offset inside a slot of cell idx (0..depth-1) of channel (dir, ch). */
+static inline size_t coll_chan_off(const coll_state_t *st, int dir, int ch, int idx)
 {
-    size_t base =
-        2 * (size_t)st->rounds * BASE_CACHE_LINE + 2 * ((size_t)st->rounds + 2) * st->small_stride;
-    size_t per_dir = 2 * st->seg_stride + 2 * ((size_t)st->rounds - 1) * st->small_stride;
+    size_t base = coll_a_off(st, st->rounds + 2, 0);
+    size_t per_dir = 2 * st->seg_stride + (size_t)st->rounds * (size_t)st->depth * st->small_stride;
     base += (size_t)dir * per_dir;
-    if (k == 0)
-        return base + (size_t)par * st->seg_stride;
-    return base + 2 * st->seg_stride + ((size_t)(k - 1) * 2 + (size_t)par) * st->small_stride;
+    if (ch == st->rounds)
+        return base + (size_t)idx * st->seg_stride;
+    return base + 2 * st->seg_stride +
+           ((size_t)ch * (size_t)st->depth + (size_t)idx) * st->small_stride;
 }
 
-static inline size_t coll_edge_room(const coll_state_t *st, int k)
+/* Offset inside a slot of the flag of use n (>= 1) of channel (dir, ch). */
+static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch, uint64_t n)
 {
-    return k == 0 ? st->seg : st->small;
+    int idx = (int)((n - 1) % (uint64_t)coll_chan_depth(st, ch));
+    return coll_chan_off(st, dir, ch, idx) + coll_chan_stride(st, ch) - 8;
 }
 
 static inline size_t coll_slot_size(const coll_state_t *st)
 {
-    return coll_edge_off(st, COLL_NDIR, 0, 0);
+    return coll_chan_off(st, COLL_NDIR, 0, 0);
 }
 
 /* ------------------------------------------------------------ group ranks */
@@ -150,15 +178,15 @@ static inline int coll_mod(int a, int p)
     return a < 0 ? a + p : a;
 }
 
-/* Writer of my incoming edge (dir, k) and reader of my outgoing edge (dir, k). */
-static inline int coll_edge_writer(const coll_group_t *g, int dir, int k)
+/* Writer of my incoming channel (dir, ch) and reader of my outgoing channel (dir, ch). */
+static inline int coll_edge_writer(const coll_group_t *g, int dir, int ch)
 {
-    int d = 1 << k;
+    int d = coll_chan_dist(g->st, ch);
     return coll_mod(dir == COLL_DIR_DOWN ? g->rank - d : g->rank + d, g->size);
 }
-static inline int coll_edge_reader(const coll_group_t *g, int dir, int k)
+static inline int coll_edge_reader(const coll_group_t *g, int dir, int ch)
 {
-    int d = 1 << k;
+    int d = coll_chan_dist(g->st, ch);
     return coll_mod(dir == COLL_DIR_DOWN ? g->rank + d : g->rank - d, g->size);
 }
 
@@ -205,18 +233,18 @@ static inline void coll_cell_clear(uint64_t *flag)
 /* Waits for A cell (idx, parity of seq) to carry seq; returns its flag. */
 int coll_a_recv(coll_group_t *g, int idx, uint64_t seq, uint64_t **flag);
 
-/* ---- edges ---- */
-/* Writes len bytes (<= coll_edge_room) on my outgoing edge (dir, k): waits until the
- * reader acknowledged the use two before this one, then puts. */
-int coll_edge_send(coll_group_t *g, int dir, int k, const void *data, size_t len);
-/* Waits for the next message on my incoming edge (dir, k); returns its payload
+/* ---- channels (blocking use, by the large-message algorithms) ---- */
+/* Writes len bytes (<= coll_chan_room) on my outgoing channel (dir, ch): waits until the
+ * reader acknowledged the use `depth` before this one, then puts. */
+int coll_edge_send(coll_group_t *g, int dir, int ch, const void *data, size_t len);
+/* Waits for the next message on my incoming channel (dir, ch); returns its payload
  * (len bytes, as both sides know) inside my cell. The cell stays mine until
  * coll_edge_release. */
-int coll_edge_recv(coll_group_t *g, int dir, int k, size_t len, char **data);
-/* Frees my cell of the message last received on (dir, k) and acknowledges it to
+int coll_edge_recv(coll_group_t *g, int dir, int ch, size_t len, char **data);
+/* Frees my cell of the message last received on (dir, ch) and acknowledges it to
  * its writer. */
-int coll_edge_release(coll_group_t *g, int dir, int k);
-/* Waits until every use of my outgoing edges has been acknowledged, then clears my
+int coll_edge_release(coll_group_t *g, int dir, int ch);
+/* Waits until every use of my outgoing channels has been acknowledged, then clears my
  * ack lines (no more acknowledgements can come). */
 int coll_edges_drain(coll_group_t *g);
 

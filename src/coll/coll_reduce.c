@@ -36,21 +36,21 @@ int coll_reduce_chain(coll_group_t *g, char *buf, size_t count, const coll_reduc
         int rc = FMPL_SUCCESS;
         if (r < root) { /* prefix chain, towards higher ranks */
             if (r == 0) {
-                rc = coll_edge_send(g, COLL_DIR_DOWN, 0, mine, len);
+                rc = coll_edge_send(g, COLL_DIR_DOWN, coll_big(g->st), mine, len);
             } else {
-                rc = coll_edge_recv(g, COLL_DIR_DOWN, 0, len, &data);
+                rc = coll_edge_recv(g, COLL_DIR_DOWN, coll_big(g->st), len, &data);
                 if (rc != FMPL_SUCCESS)
                     return rc;
                 combine(op, data, mine, ec); /* prefix op x(r) */
-                rc = coll_edge_send(g, COLL_DIR_DOWN, 0, data, len);
+                rc = coll_edge_send(g, COLL_DIR_DOWN, coll_big(g->st), data, len);
                 if (rc == FMPL_SUCCESS)
-                    rc = coll_edge_release(g, COLL_DIR_DOWN, 0);
+                    rc = coll_edge_release(g, COLL_DIR_DOWN, coll_big(g->st));
             }
         } else if (r > root) { /* suffix chain, towards lower ranks */
             if (r == p - 1) {
-                rc = coll_edge_send(g, COLL_DIR_UP, 0, mine, len);
+                rc = coll_edge_send(g, COLL_DIR_UP, coll_big(g->st), mine, len);
             } else {
-                rc = coll_edge_recv(g, COLL_DIR_UP, 0, len, &data);
+                rc = coll_edge_recv(g, COLL_DIR_UP, coll_big(g->st), len, &data);
                 if (rc != FMPL_SUCCESS)
                     return rc;
                 char *out = data;
@@ -61,29 +61,29 @@ int coll_reduce_chain(coll_group_t *g, char *buf, size_t count, const coll_reduc
                     memcpy(out, mine, len);
                     combine(op, out, data, ec); /* x(r) op suffix */
                 }
-                rc = coll_edge_send(g, COLL_DIR_UP, 0, out, len);
+                rc = coll_edge_send(g, COLL_DIR_UP, coll_big(g->st), out, len);
                 if (rc == FMPL_SUCCESS)
-                    rc = coll_edge_release(g, COLL_DIR_UP, 0);
+                    rc = coll_edge_release(g, COLL_DIR_UP, coll_big(g->st));
             }
         } else { /* the root: prefix op x op suffix */
             if (r < p - 1) {
-                rc = coll_edge_recv(g, COLL_DIR_UP, 0, len, &data);
+                rc = coll_edge_recv(g, COLL_DIR_UP, coll_big(g->st), len, &data);
                 if (rc != FMPL_SUCCESS)
                     return rc;
                 combine(op, mine, data, ec);
-                rc = coll_edge_release(g, COLL_DIR_UP, 0);
+                rc = coll_edge_release(g, COLL_DIR_UP, coll_big(g->st));
                 if (rc != FMPL_SUCCESS)
                     return rc;
             }
             if (r > 0) {
-                rc = coll_edge_recv(g, COLL_DIR_DOWN, 0, len, &data);
+                rc = coll_edge_recv(g, COLL_DIR_DOWN, coll_big(g->st), len, &data);
                 if (rc != FMPL_SUCCESS)
                     return rc;
                 if (op->commutative)
                     combine(op, mine, data, ec);
                 else
                     combine_lower(op, data, mine, ec, len);
-                rc = coll_edge_release(g, COLL_DIR_DOWN, 0);
+                rc = coll_edge_release(g, COLL_DIR_DOWN, coll_big(g->st));
             }
         }
         if (rc != FMPL_SUCCESS)

@@ -295,8 +295,8 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     if (s->ops->reserve)
         for (int i = 0; i < s->nsteps; i++)
             if (s->steps[i].kind != STEP_CALL)
-                s->steps[i].seq =
-                    s->ops->reserve(s->ctx, s->steps[i].kind == STEP_SEND, s->steps[i].peer);
+                s->steps[i].seq = s->ops->reserve(s->ctx, s->steps[i].kind == STEP_SEND,
+                                                  s->steps[i].peer, s->steps[i].u.x.count);
     s->running = 1;
     s->background = background;
     s->round = 0;

@@ -71,65 +71,59 @@ int coll_put_word(coll_group_t *g, int peer, uint64_t line_off, uint64_t value)
     return put_contig(g, peer, &value, 8, line_off, VNIC_F_TAIL_FLAG);
 }
 
-/* ------------------------------------------------------------------ edges */
+/* ------------------------------------------------------------------ channels */
 
-static uint64_t edge_flag_off(const coll_state_t *st, int dir, int k, uint64_t use)
+int coll_edge_send(coll_group_t *g, int dir, int ch, const void *data, size_t len)
 {
-    int par = (int)((use - 1) & 1);
-    size_t stride = k == 0 ? st->seg_stride : st->small_stride;
-    return coll_edge_off(st, dir, k, par) + stride - 8;
-}
-
-int coll_edge_send(coll_group_t *g, int dir, int k, const void *data, size_t len)
-{
-    uint64_t n = g->sent[dir][k] + 1;
-    if (n > 2) {
-        const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, k));
-        int rc = coll_wait_flag(g, ack, n - 2);
+    uint64_t n = g->sent[dir][ch] + 1;
+    uint64_t depth = (uint64_t)coll_chan_depth(g->st, ch);
+    if (n > depth) {
+        const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, ch));
+        int rc = coll_wait_flag(g, ack, n - depth);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
-    int rc = coll_put_cell(g, coll_edge_reader(g, dir, k), edge_flag_off(g->st, dir, k, n), data,
-                           len, n);
+    int rc = coll_put_cell(g, coll_edge_reader(g, dir, ch), coll_chan_flag_off(g->st, dir, ch, n),
+                           data, len, n);
     if (rc == FMPL_SUCCESS)
-        g->sent[dir][k] = n;
+        g->sent[dir][ch] = n;
     return rc;
 }
 
-int coll_edge_recv(coll_group_t *g, int dir, int k, size_t len, char **data)
+int coll_edge_recv(coll_group_t *g, int dir, int ch, size_t len, char **data)
 {
-    uint64_t n = g->rcvd[dir][k] + 1;
-    uint64_t *flag = (uint64_t *)(g->area + edge_flag_off(g->st, dir, k, n));
+    uint64_t n = g->rcvd[dir][ch] + 1;
+    uint64_t *flag = (uint64_t *)(g->area + coll_chan_flag_off(g->st, dir, ch, n));
     int rc = coll_wait_flag(g, flag, n);
     if (rc != FMPL_SUCCESS)
         return rc;
-    g->rcvd[dir][k] = n;
+    g->rcvd[dir][ch] = n;
     *data = (char *)flag - len;
     return FMPL_SUCCESS;
 }
 
-int coll_edge_release(coll_group_t *g, int dir, int k)
+int coll_edge_release(coll_group_t *g, int dir, int ch)
 {
-    coll_cell_clear((uint64_t *)(g->area + edge_flag_off(g->st, dir, k, g->rcvd[dir][k])));
-    return coll_put_word(g, coll_edge_writer(g, dir, k), coll_ack_off(g->st, dir, k),
-                         g->rcvd[dir][k]);
+    uint64_t n = g->rcvd[dir][ch];
+    coll_cell_clear((uint64_t *)(g->area + coll_chan_flag_off(g->st, dir, ch, n)));
+    return coll_put_word(g, coll_edge_writer(g, dir, ch), coll_ack_off(g->st, dir, ch), n);
 }
 
 int coll_edges_drain(coll_group_t *g)
 {
     for (int dir = 0; dir < COLL_NDIR; dir++) {
-        for (int k = 0; k < g->st->rounds; k++) {
-            if (!g->sent[dir][k])
+        for (int ch = 0; ch <= g->st->rounds; ch++) {
+            if (!g->sent[dir][ch])
                 continue;
-            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, k));
-            int rc = coll_wait_flag(g, ack, g->sent[dir][k]);
+            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, ch));
+            int rc = coll_wait_flag(g, ack, g->sent[dir][ch]);
             if (rc != FMPL_SUCCESS)
                 return rc;
         }
     }
     for (int dir = 0; dir < COLL_NDIR; dir++)
-        for (int k = 0; k < g->st->rounds; k++)
-            __atomic_store_n((uint64_t *)(g->area + coll_ack_off(g->st, dir, k)), 0,
+        for (int ch = 0; ch <= g->st->rounds; ch++)
+            __atomic_store_n((uint64_t *)(g->area + coll_ack_off(g->st, dir, ch)), 0,
                              __ATOMIC_RELAXED);
     return FMPL_SUCCESS;
 }
