@@ -261,7 +261,8 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
     for (int i = 0; i < COLL_GCACHE; i++)
         if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
             return g->gsched[i];
-    coll_sched_t *s = coll_group_sched(g);
+    int acall = k->kind == GK_BARRIER || k->kind == GK_ALLREDUCE || k->kind == GK_ALLGATHER;
+    coll_sched_t *s = acall ? coll_group_sched_a(g) : coll_group_sched(g);
     if (!s) {
         *rc = FMPL_ERR_NOMEM;
         return NULL;

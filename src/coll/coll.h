@@ -141,6 +141,7 @@ typedef struct coll_sched coll_sched_t;
 
 /* The transport of a schedule's transfers (the owning layer's point-to-point, or the
  * group mailboxes of coll_group_sched).
+ *   begin: (may be NULL) called once by coll_sched_start, before the reserves.
  *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run (its
  *       direction, peer and count), in the order they were added, before any is posted;
  *       its value is handed to that
@@ -155,6 +156,7 @@ typedef struct coll_sched coll_sched_t;
  *       error code. Must not block; may move the transfer on (post what it deferred). */
 typedef struct coll_sched_ops {
     size_t req_size;
+    void (*begin)(void *ctx);
     uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count);
     int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                  uint64_t seq, void *req);
@@ -219,7 +221,11 @@ int coll_sched_progress(void);
 
 /* An empty schedule over g's mailboxes; NULL: g not a live group, or out of memory. */
 coll_sched_t *coll_group_sched(coll_group_t *g);
-/* 1 when s was made by coll_group_sched (its errors are FMPL codes). */
+/* An empty schedule over g's all-call mailboxes (the A cells): one line per message, no
+ * acknowledgement; only for barrier, allreduce and allgather, run blocking (background 0)
+ * and never two at once on a group. NULL as above. */
+coll_sched_t *coll_group_sched_a(coll_group_t *g);
+/* 1 when s was made by coll_group_sched(_a) (its errors are FMPL codes). */
 int coll_sched_is_group(const coll_sched_t *s);
 /* FMPL_COLL_SMALL: what every edge carries. */
 size_t coll_group_small(const coll_group_t *g);
@@ -233,8 +239,9 @@ int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, i
  * tree; count * elem_size <= FMPL_COLL_SMALL. */
 int coll_build_reduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
                       const coll_reduce_op_t *op, int root);
-/* The same result in every member's out (bit-identical): recursive doubling on powers of
- * two, else reduce to 0 + binomial bcast; count * elem_size <= FMPL_COLL_SMALL. */
+/* The same result in every member's out (bit-identical): recursive doubling (on an
+ * all-call schedule with the pairing fold for any p; on channels for powers of two,
+ * else reduce to 0 + binomial bcast); count * elem_size <= FMPL_COLL_SMALL. */
 int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
                          const coll_reduce_op_t *op);
 /* size bytes of every member into recv in rank order (send NULL: already in place at

@@ -13,7 +13,14 @@
  * whose cell still holds the use `depth` before it (not yet acknowledged) is deferred:
  * test puts it once the acknowledgement is in. A receive completes when its cell's flag
  * carries its number: test copies the payload out, clears the flag and acknowledges.
- * Errors are FMPL codes. */
+ * Errors are FMPL codes.
+ *
+ * The all-call transport (coll_group_sched_a), for blocking runs of calls in which no
+ * member can finish before every member has entered (barrier, allreduce, allgather):
+ * transfers go to the A cells (coll_impl.h), cell index = the transfer's type word, with
+ * the parity of the group's A sequence number, which each run advances (begin); no
+ * acknowledgements, so one line crosses per message. Safe only when such runs never
+ * overlap on a group: blocking ones, and the final barrier of coll_group_free. */
 #include <stdlib.h>
 
 #include "coll/coll_impl.h"
@@ -126,6 +133,86 @@ static int gx_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
     return gx_start(ctx, buf, count, peer, seq, req, 0);
 }
 
+/* ---- the all-call transport ---- */
+
+static void gxa_begin(void *ctx)
+{
+    ((coll_group_t *)ctx)->seq_a++;
+}
+
+static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count)
+{
+    (void)send;
+    coll_group_t *g = ctx;
+    return peer >= 0 && peer < g->size && count >= 0 && (size_t)count <= g->st->small ? g->seq_a
+                                                                                      : 0;
+}
+
+static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, uint64_t seq,
+                     void *req, int send)
+{
+    coll_group_t *g = ctx;
+    gx_req_t *x = req;
+    x->g = g;
+    x->buf = buf;
+    x->len = (size_t)count;
+    x->seq = seq;
+    x->peer = peer;
+    x->send = send;
+    x->ch = (int)cell;
+    x->pending = 0;
+    if (!seq || cell > (uintptr_t)g->st->rounds + 1)
+        return FMPL_ERR_ARG;
+    x->pending = 1;
+    return FMPL_SUCCESS;
+}
+
+static int gxa_test(void *req, int *err)
+{
+    gx_req_t *x = req;
+    if (!x->pending)
+        return 1;
+    coll_group_t *g = x->g;
+    if (x->send) {
+        *err = coll_put_cell(g, x->peer, coll_a_flag_off(g, x->ch, (int)(x->seq & 1)), x->buf,
+                             x->len, x->seq);
+    } else {
+        uint64_t *flag = coll_a_flag(g, x->ch, (int)(x->seq & 1));
+        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+            return 0;
+        if (x->len)
+            memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
+        coll_cell_clear(flag);
+    }
+    x->pending = 0;
+    return 1;
+}
+
+static int gxa_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                     uint64_t seq, void *req)
+{
+    (void)tag;
+    int rc = gxa_start(ctx, (void *)(uintptr_t)buf, count, type, peer, seq, req, 1);
+    int err = 0;
+    if (rc == FMPL_SUCCESS && gxa_test(req, &err))
+        rc = err;
+    return rc;
+}
+
+static int gxa_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                     uint64_t seq, void *req)
+{
+    (void)tag;
+    return gxa_start(ctx, buf, count, type, peer, seq, req, 0);
+}
+
+static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(gx_req_t),
+                                         .begin = gxa_begin,
+                                         .reserve = gxa_reserve,
+                                         .isend = gxa_isend,
+                                         .irecv = gxa_irecv,
+                                         .test = gxa_test};
+
 static const coll_sched_ops_t gx_ops = {.req_size = sizeof(gx_req_t),
                                         .reserve = gx_reserve,
                                         .isend = gx_isend,
@@ -139,9 +226,16 @@ coll_sched_t *coll_group_sched(coll_group_t *g)
     return coll_sched_new(g->v, &gx_ops, g);
 }
 
+coll_sched_t *coll_group_sched_a(coll_group_t *g)
+{
+    if (!g || g->magic != COLL_GROUP_MAGIC)
+        return NULL;
+    return coll_sched_new(g->v, &gxa_ops, g);
+}
+
 int coll_sched_is_group(const coll_sched_t *s)
 {
-    return coll_sched_ops(s) == &gx_ops;
+    return coll_sched_ops(s) == &gx_ops || coll_sched_ops(s) == &gxa_ops;
 }
 
 size_t coll_group_small(const coll_group_t *g)
@@ -201,9 +295,9 @@ static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, 
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
 {
     int p = g->size, r = g->rank;
-    for (int d = 1; d < p; d *= 2) { /* dissemination: DOWN edges */
-        coll_sched_recv(s, NULL, 0, 0, coll_mod(r - d, p));
-        coll_sched_send(s, NULL, 0, 0, coll_mod(r + d, p));
+    for (int k = 0, d = 1; d < p; k++, d *= 2) { /* dissemination (A cell k) */
+        coll_sched_recv(s, NULL, 0, (uintptr_t)k, coll_mod(r - d, p));
+        coll_sched_send(s, NULL, 0, (uintptr_t)k, coll_mod(r + d, p));
         coll_sched_fence(s);
     }
     return FMPL_SUCCESS;
@@ -335,7 +429,8 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     gx_copy(s, out, in, n);
     if (p == 1)
         return FMPL_SUCCESS;
-    if (p & (p - 1)) { /* not a power of two: reduce to 0, binomial bcast from 0 */
+    int acall = coll_sched_ops(s) == &gxa_ops;
+    if ((p & (p - 1)) && !acall) { /* channels: reduce to 0, binomial bcast from 0 */
         int rc = coll_build_reduce(s, g, out, out, count, op, 0);
         coll_sched_fence(s);
         build_bcast_binomial(s, g, out, n, 0);
@@ -344,10 +439,29 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     char *tmp = coll_sched_mem(s, n);
     if (!tmp)
         return FMPL_ERR_NOMEM;
-    for (int mask = 1; mask < p; mask <<= 1) { /* recursive doubling: partners 2^k apart */
-        int peer = r ^ mask;
-        coll_sched_recv(s, tmp, (int64_t)n, 0, peer);
-        coll_sched_send(s, out, (int64_t)n, 0, peer);
+    /* Recursive doubling over the 2^floor(log2 p) members; with p not a power of two
+     * (A cells only) the first 2*rem ranks pair up first: even r hands its vector to r+1
+     * (A cell K) and gets the result back (A cell K+1). The lower ranks' operand always
+     * goes left, so every member gets the same bits. */
+    int K = g->st->rounds, p2 = 1;
+    while (p2 * 2 <= p)
+        p2 *= 2;
+    int rem = p - p2, newrank = r < 2 * rem ? (r & 1 ? r / 2 : -1) : r - rem;
+    if (r < 2 * rem && !(r & 1)) {
+        coll_sched_send(s, out, (int64_t)n, (uintptr_t)K, r + 1);
+        coll_sched_recv(s, out, (int64_t)n, (uintptr_t)K + 1, r + 1);
+        return FMPL_SUCCESS;
+    }
+    if (r < 2 * rem) {
+        coll_sched_recv(s, tmp, (int64_t)n, (uintptr_t)K, r - 1);
+        coll_sched_fence(s);
+        gx_reduce(s, op, tmp, out, count); /* r-1's operand is the lower one */
+        gx_copy(s, out, tmp, n);
+    }
+    for (int k = 0, mask = 1; mask < p2; k++, mask <<= 1) {
+        int np = newrank ^ mask, peer = np < rem ? 2 * np + 1 : np + rem;
+        coll_sched_recv(s, tmp, (int64_t)n, (uintptr_t)k, peer);
+        coll_sched_send(s, out, (int64_t)n, (uintptr_t)k, peer);
         coll_sched_fence(s);
         if (op->commutative || peer > r) {
             gx_reduce(s, op, out, tmp, count); /* out holds the lower ranks */
@@ -356,6 +470,8 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
             gx_copy(s, out, tmp, n);
         }
     }
+    if (r < 2 * rem)
+        coll_sched_send(s, out, (int64_t)n, (uintptr_t)K + 1, r - 1);
     return FMPL_SUCCESS;
 }
 
@@ -378,8 +494,9 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
         int from = coll_mod(r + d, p), in1 = BASE_MIN(cnt, p - from);
         gx_copy(s, out, rb + (size_t)r * size, (size_t)run1 * size);
         gx_copy(s, out + (size_t)run1 * size, rb, (size_t)(cnt - run1) * size);
-        coll_sched_recv(s, in, (int64_t)((size_t)cnt * size), 0, from);
-        coll_sched_send(s, out, (int64_t)((size_t)cnt * size), 0, coll_mod(r - d, p));
+        uintptr_t k = (uintptr_t)__builtin_ctz((unsigned)d); /* A cell k */
+        coll_sched_recv(s, in, (int64_t)((size_t)cnt * size), k, from);
+        coll_sched_send(s, out, (int64_t)((size_t)cnt * size), k, coll_mod(r - d, p));
         coll_sched_fence(s);
         gx_copy(s, rb + (size_t)from * size, in, (size_t)in1 * size);
         gx_copy(s, rb, in + (size_t)in1 * size, (size_t)(cnt - in1) * size);

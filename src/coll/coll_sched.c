@@ -292,6 +292,8 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
         bg.v = s->v;
         bg.hooked = 1;
     }
+    if (s->ops->begin)
+        s->ops->begin(s->ctx);
     if (s->ops->reserve)
         for (int i = 0; i < s->nsteps; i++)
             if (s->steps[i].kind != STEP_CALL)

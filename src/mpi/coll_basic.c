@@ -113,8 +113,8 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     if (rc)
         return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
-    if (c->cgroup)
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
+    if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c, m),
                           mpii_cg_err(coll_build_barrier(s, c->cgroup)));
     MC_BUILD_RUN(c, comm, m, &kb, cb_barrier(s, c));
 }
@@ -232,7 +232,7 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
     mpii_ckey_t kb = {
         .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
-    if (mpii_cg_fits(c, type, count, SIZE_MAX)) {
+    if (mpii_cg_fits(c, m, type, count, SIZE_MAX)) {
         size_t n = (size_t)count * (size_t)FMPL_MPI_DT_SIZE(type);
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
                           mpii_cg_err(coll_build_bcast(s, c->cgroup, buf, n, root)));
@@ -512,7 +512,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
     int p = c ? c->size : 0;
     if (c && c->cgroup && (sbuf == MPI_IN_PLACE || (stype == rtype && scount == rcount)) &&
         rcount > 0 && rbuf && sbuf != rbuf &&
-        mpii_cg_fits(c, rtype, rcount * p, coll_group_small(c->cgroup))) {
+        mpii_cg_fits(c, m, rtype, rcount * p, coll_group_small(c->cgroup))) {
         mpii_comm_t *cc;
         int rc = mpii_coll_enter(comm, m->fname, &cc);
         if (rc)
@@ -526,7 +526,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                           .rcount = rcount,
                           .sbuf = sbuf,
                           .rbuf = rbuf};
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c, m),
                           mpii_cg_err(coll_build_allgather(s, c->cgroup, in, rbuf, n)));
     }
     int64_t *cd = malloc(2 * (size_t)(p > 0 ? p : 1) * sizeof *cd);

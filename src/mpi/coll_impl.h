@@ -140,15 +140,24 @@ int mpii_cs_start(mpii_req_t *r);
     } while (0)
 #define MC_BUILD_RUN(c, comm, m, kb, BUILD) MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD)
 
-/* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), calls whose
- * data is count contiguous elements of one predefined type of at most max bytes
- * (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules"):
+/* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking and
+ * nonblocking calls whose data is count contiguous elements of one predefined type of at
+ * most max bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group
+ * schedules"). Not persistent ones: MPI-4.0 lets members start persistent collectives in
+ * different orders, and a mailbox channel numbers its messages in start order; they run
+ * over point-to-point with a tag of their own.
  * MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cg_new(c), mpii_cg_err(coll_build_X(...))).
  * Their errors are FMPL codes, which mpii_cs_run translates. */
-int mpii_cg_fits(const mpii_comm_t *c, MPI_Datatype type, int64_t count, size_t max);
+int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+                 size_t max);
 static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
 {
     return coll_group_sched(c->cgroup);
+}
+/* For barrier, allreduce, allgather: blocking runs on the all-call cells (coll.h). */
+static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c, const mpii_cmode_t *m)
+{
+    return m->kind == MPII_CM_BLOCK ? coll_group_sched_a(c->cgroup) : coll_group_sched(c->cgroup);
 }
 static inline int mpii_cg_err(int fmpl_rc)
 {

@@ -49,10 +49,11 @@ static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *r
 
 /* A reduction the communicator's mailbox group can do: small, contiguous predefined type,
  * predefined op. */
-static int cg_fits(const mpii_comm_t *c, MPI_Datatype type, int64_t count, MPI_Op op)
+static int cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+                   MPI_Op op)
 {
     return c->cgroup && count > 0 && !mpii_op_get(op)->fn &&
-           mpii_cg_fits(c, type, count, coll_group_small(c->cgroup));
+           mpii_cg_fits(c, m, type, count, coll_group_small(c->cgroup));
 }
 
 /* Builds the mailbox reduce (root >= 0) or allreduce (root < 0) of in into out. */
@@ -149,7 +150,7 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    if (cg_fits(c, type, count, op))
+    if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
                           cg_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN(c, comm, m, &kb, cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
@@ -306,9 +307,9 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    if (cg_fits(c, type, count, op))
+    if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_WITH(
-            c, comm, m, &kb, mpii_cg_new(c),
+            c, comm, m, &kb, mpii_cg_new_all(c, m),
             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1));
     MC_BUILD_RUN(c, comm, m, &kb, cb_allreduce(s, c, sbuf, rbuf, count, type, op));
 }

@@ -138,10 +138,11 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
 
 /* ------------------------------------------------------------------ mailbox schedules */
 
-int mpii_cg_fits(const mpii_comm_t *c, MPI_Datatype type, int64_t count, size_t max)
+int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+                 size_t max)
 {
-    return c->cgroup && FMPL_MPI_DT_IS_PREDEF(type) && FMPL_MPI_DT_PAD(type) == 0 &&
-           (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
+    return c->cgroup && m->kind != MPII_CM_PERSIST && FMPL_MPI_DT_IS_PREDEF(type) &&
+           FMPL_MPI_DT_PAD(type) == 0 && (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
 }
 
 typedef struct cg_op_state {
