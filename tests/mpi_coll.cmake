@@ -3,3 +3,6 @@
 # non-commutative order, errors; also with every message through rendezvous.
 fmpl_test(mpi_coll mpi_coll.c RANKS 1 2 3 4 5 7 8 TIMEOUT 300)
 fmpl_test(mpi_coll_rndv mpi_coll.c RANKS 3 4 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 300)
+# MPI collectives on intercommunicators (src/mpi/coll_inter.c): every function in its
+# blocking, nonblocking and persistent forms, every root, unequal groups, exact contents.
+fmpl_test(mpi_coll_inter_basic mpi_coll_inter_basic.c RANKS 2 3 4 5 8 TIMEOUT 300)
