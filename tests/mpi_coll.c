@@ -712,8 +712,16 @@ static void test_errors(void)
         CHECK_RC(MPI_Comm_split(comm, rank % 2, rank, &half), MPI_SUCCESS);
         CHECK_RC(MPI_Intercomm_create(half, 0, comm, rank % 2 ? 0 : 1, 77, &inter), MPI_SUCCESS);
         MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-        CHECK(eclass(MPI_Barrier(inter)) == MPI_ERR_COMM);
-        CHECK(eclass(MPI_Bcast(a, 1, MPI_INT, 0, inter)) == MPI_ERR_COMM);
+        /* (intercommunicator collectives: mpi_coll_inter_basic.c; here their checks) */
+        CHECK_RC(MPI_Barrier(inter), MPI_SUCCESS);
+        CHECK(eclass(MPI_Bcast(a, 1, MPI_INT, -5, inter)) == MPI_ERR_ROOT);
+        CHECK(eclass(MPI_Bcast(a, 1, MPI_INT, size, inter)) == MPI_ERR_ROOT);
+        CHECK(eclass(MPI_Allreduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, inter)) ==
+              MPI_ERR_BUFFER);
+        CHECK(eclass(MPI_Allgather(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, inter)) ==
+              MPI_ERR_BUFFER);
+        CHECK(eclass(MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_COMM);
+        CHECK(eclass(MPI_Exscan(a, b, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_COMM);
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }

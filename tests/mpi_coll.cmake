@@ -10,3 +10,6 @@ fmpl_test(mpi_coll_rndv mpi_coll.c RANKS 3 4 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 30
 # point-to-point, repeated starts, MPI_Startall, MPI_Request_free, errors.
 fmpl_test(mpi_coll_nb mpi_coll_nb.c RANKS 1 2 3 4 5 8 TIMEOUT 300)
 fmpl_test(mpi_coll_persist mpi_coll_persist.c RANKS 1 2 3 4 5 8 TIMEOUT 300)
+# MPI collectives on intercommunicators (src/mpi/coll_inter.c): every function in its
+# blocking, nonblocking and persistent forms, every root, unequal groups, exact contents.
+fmpl_test(mpi_coll_inter_basic mpi_coll_inter_basic.c RANKS 2 3 4 5 8 TIMEOUT 300)

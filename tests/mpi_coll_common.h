@@ -672,7 +672,8 @@ static int cc_post(cc_t *c)
     }
     MPI_Datatype t = rtype(c->rt);
     MPI_Op op = rop(c->op);
-    const void *s = c->sb ? c->sb : MPI_IN_PLACE;
+    /* MPI_IN_PLACE only where asked for (a count-0 case has no send buffer: NULL) */
+    const void *s = c->ip && (c->kind != K_REDUCE || me == root) ? MPI_IN_PLACE : c->sb;
     int n = c->n;
     switch (c->kind) {
     case K_REDUCE: return POST(MPI_Ireduce, MPI_Reduce_init, s, rb, n, t, op, root, cm);

@@ -171,7 +171,8 @@ typedef int (*coll_step_fn)(const void *args);
 #define COLL_STEP_ARGS 56 /* bytes of a local step's argument block */
 
 /* Makes an empty schedule whose transfers use ops on context ctx (both kept by pointer:
- * they must outlive the schedule). NULL: out of memory. */
+ * they must outlive the schedule; coll_sched_ctx may switch the context of the transfers
+ * added later). NULL: out of memory. */
 coll_sched_t *coll_sched_new(vnic_t *v, const coll_sched_ops_t *ops, void *ctx);
 /* Frees s and everything it owns (its temporaries). s must not be running (its
  * transfers' request state is part of it). NULL: nothing. */
@@ -183,6 +184,12 @@ void coll_sched_free(coll_sched_t *s);
 int coll_sched_send(coll_sched_t *s, const void *buf, int64_t count, uintptr_t type, int peer);
 int coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, uintptr_t type, int peer);
 int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len);
+/* The transfers added from now on use context ctx (kept by pointer like coll_sched_new's,
+ * which the transfers added before the first switch use): one schedule may address the
+ * ranks of several of the owner's contexts (the MPI layer: an intercommunicator and the
+ * intracommunicator over its local group). Each transfer keeps the context it was added
+ * with; the tag of a run is the same for all of them. */
+void coll_sched_ctx(coll_sched_t *s, void *ctx);
 /* Ends the current round (a no-op when it is empty). */
 int coll_sched_fence(coll_sched_t *s);
 /* Memory owned by the schedule (freed with it): n bytes aligned to 64, or NULL (out of

@@ -17,6 +17,7 @@ typedef struct coll_step {
             void *buf;
             int64_t count;
             uintptr_t type;
+            void *ctx; /* the transport context of this transfer */
         } x;
         struct {
             coll_step_fn fn;
@@ -28,7 +29,7 @@ typedef struct coll_step {
 struct coll_sched {
     vnic_t *v;
     const coll_sched_ops_t *ops;
-    void *ctx;
+    void *ctx; /* context of the transfers added next (coll_sched_ctx) */
     coll_step_t *steps;
     int nsteps, capsteps;
     int *round_end; /* round i is steps [round_end[i-1], round_end[i]) */
@@ -132,6 +133,7 @@ static int add_xfer(coll_sched_t *s, int kind, void *buf, int64_t count, uintptr
     st->u.x.buf = buf;
     st->u.x.count = count;
     st->u.x.type = type;
+    st->u.x.ctx = s->ctx;
     if (++s->round_xfers > s->max_xfers)
         s->max_xfers = s->round_xfers;
     return 0;
@@ -145,6 +147,11 @@ int coll_sched_send(coll_sched_t *s, const void *buf, int64_t count, uintptr_t t
 int coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, uintptr_t type, int peer)
 {
     return add_xfer(s, STEP_RECV, buf, count, type, peer);
+}
+
+void coll_sched_ctx(coll_sched_t *s, void *ctx)
+{
+    s->ctx = ctx;
 }
 
 int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len)
@@ -215,10 +222,10 @@ static void post_round(coll_sched_t *s)
         }
         void *req = s->reqs + (size_t)k * s->req_stride;
         int rc = st->kind == STEP_SEND
-                     ? s->ops->isend(s->ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
-                                     s->tag, st->seq, req)
-                     : s->ops->irecv(s->ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
-                                     s->tag, st->seq, req);
+                     ? s->ops->isend(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type,
+                                     st->peer, s->tag, st->seq, req)
+                     : s->ops->irecv(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type,
+                                     st->peer, s->tag, st->seq, req);
         s->busy[k] = !rc;
         s->pending += !rc;
         note_err(s, rc);
@@ -297,8 +304,9 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     if (s->ops->reserve)
         for (int i = 0; i < s->nsteps; i++)
             if (s->steps[i].kind != STEP_CALL)
-                s->steps[i].seq = s->ops->reserve(s->ctx, s->steps[i].kind == STEP_SEND,
-                                                  s->steps[i].peer, s->steps[i].u.x.count);
+                s->steps[i].seq =
+                    s->ops->reserve(s->steps[i].u.x.ctx, s->steps[i].kind == STEP_SEND,
+                                    s->steps[i].peer, s->steps[i].u.x.count);
     s->running = 1;
     s->background = background;
     s->round = 0;

@@ -8,7 +8,8 @@
  * allgather; linear gather(v) / scatter(v) (every message posted at once at the root); ring
  * allgather(v); pairwise-exchange alltoall(v,w) posting a window of exchanges at once, and for
  * MPI_IN_PLACE a globally ordered sequence of pair exchanges through a temporary.
- * Intercommunicators are refused with MPI_ERR_COMM (not implemented yet). */
+ * On an intercommunicator each entry branches to coll_inter.c once the communicator is
+ * known (the per-process arrays then have the remote group's size). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +24,6 @@ int mpii_coll_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp)
     mpii_comm_t *c = mpii_comm_get(comm);
     if (BASE_UNLIKELY(!c))
         return MPII_ERR(MPI_ERR_COMM, fname);
-    if (BASE_UNLIKELY(c->rgroup))
-        return MPII_ERRF_COMM(comm, MPI_ERR_COMM, fname, "%s",
-                              "intercommunicator collectives are not implemented yet");
     *cp = c;
     return MPI_SUCCESS;
 }
@@ -92,10 +90,33 @@ static int64_t *mc_a64(const MPI_Aint *a, int n, int *err)
     return mc_c64((const MPI_Count *)(const void *)a, n, err);
 }
 
+/* The counts and displacements of n blocks of count elements one after the other: an
+ * array of 2n (counts, then displs); NULL: out of memory. */
+static int64_t *mc_uniform(int n, int64_t count)
+{
+    int64_t *cd = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *cd);
+    for (int i = 0; cd && i < n; i++) {
+        cd[i] = count;
+        cd[n + i] = (int64_t)i * count;
+    }
+    return cd;
+}
+
+/* How many entries this process's root-only arrays of a rooted v-collective have: the
+ * count-array size (mpii_coll_nproc) at the root (intercommunicator: root MPI_ROOT), 0
+ * elsewhere or for an invalid comm. */
+static int mc_root_n(const mpii_comm_t *c, int root)
+{
+    if (!c)
+        return 0;
+    return (c->rgroup ? root == MPI_ROOT : c->rank == root) ? mpii_coll_nproc(c) : 0;
+}
+
 /* ------------------------------------------------------------------ barrier */
 
-/* Dissemination: round k exchanges an empty message with the ranks 2^k away. */
-static int cb_barrier(coll_sched_t *s, mpii_comm_t *c)
+/* Contract: coll_impl.h. Dissemination: round k exchanges an empty message with the
+ * ranks 2^k away. */
+int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     int p = c->size, r = c->rank;
     for (int d = 1; d < p; d *= 2) {
@@ -116,14 +137,15 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c, m),
                           mpii_cg_err(coll_build_barrier(s, c->cgroup)));
-    MC_BUILD_RUN(c, comm, m, &kb, cb_barrier(s, c));
+    MC_BUILD_RUN(c, comm, m, &kb, c->rgroup ? mpii_cbi_barrier(s, c) : mpii_cb_barrier(s, c));
 }
 
 /* ------------------------------------------------------------------ bcast */
 
-/* Binomial tree rooted at root: receive from the parent, then send to the children. */
-static void cb_bcast_binomial(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
-                              MPI_Datatype type, int root)
+/* Contract: coll_impl.h. Binomial tree rooted at root: receive from the parent, then
+ * send to the children. */
+void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                        MPI_Datatype type, int root)
 {
     int p = c->size, vr = (c->rank - root + p) % p, mask = 1;
     while (mask < p) {
@@ -199,7 +221,7 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
     if (n < mpii_coll_tune.bcast_large || c->size < 3) {
-        cb_bcast_binomial(s, c, buf, count, type, root);
+        mpii_cb_bcast_tree(s, c, buf, count, type, root);
         return MPI_SUCCESS;
     }
     if (dt_is_contig(t, count)) {
@@ -226,6 +248,8 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     int rc = mpii_coll_enter(comm, m->fname, &c);
     if (rc)
         return rc;
+    if (c->rgroup)
+        return mpii_ci_bcast(c, comm, buf, count, type, root, m);
     if ((rc = mpii_coll_check_buf(buf, count, type, 0)))
         return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
@@ -271,6 +295,24 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
         return rc;
+    mpii_ckey_t kb = {.kind = MPII_CK_GATHER,
+                      .root = root,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
+    if (c->rgroup) {
+        int n = mc_root_n(c, root);
+        int64_t *cd = n ? mc_uniform(n, rcount) : NULL;
+        if (n && !cd)
+            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
+        rc = mpii_ci_gatherv(c, comm, sbuf, scount, stype, rbuf, cd, cd ? cd + n : NULL, rtype,
+                             root, m, &kb);
+        free(cd);
+        return rc;
+    }
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
     int me_root = c->rank == root;
@@ -284,23 +326,8 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     }
     int p = c->size;
     int64_t *cd = NULL;
-    if (me_root) {
-        cd = malloc(2 * (size_t)p * sizeof *cd);
-        if (!cd)
-            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-        for (int i = 0; i < p; i++) {
-            cd[i] = rcount;
-            cd[p + i] = (int64_t)i * rcount;
-        }
-    }
-    mpii_ckey_t kb = {.kind = MPII_CK_GATHER,
-                      .root = root,
-                      .stype = stype,
-                      .rtype = rtype,
-                      .scount = scount,
-                      .rcount = rcount,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
+    if (me_root && !(cd = mc_uniform(p, rcount)))
+        return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
     const mpii_ckey_t *k = mpii_cs_key(m, &kb);
     coll_sched_t *s = mpii_cs_lookup(c, k);
     if (s) {
@@ -313,12 +340,12 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     return mpii_cs_run(c, comm, s, m, k, rc);
 }
 
-/* Checks of a v-collective's per-rank counts (displs may be anything). */
-static int mc_check_counts(const int64_t *counts, const int64_t *displs, int p)
+/* Contract: coll_impl.h. */
+int mpii_coll_check_counts(const int64_t *counts, const int64_t *displs, int n)
 {
     if (!counts || !displs)
         return MPI_ERR_ARG;
-    for (int i = 0; i < p; i++)
+    for (int i = 0; i < n; i++)
         if (counts[i] < 0)
             return MPI_ERR_COUNT;
     return MPI_SUCCESS;
@@ -335,13 +362,16 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         return rc;
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, fname);
+    if (c->rgroup)
+        return mpii_ci_gatherv(c, comm, sbuf, scount, stype, rbuf, counts, displs, rtype, root, m,
+                               NULL);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
     int me_root = c->rank == root;
     if (!(me_root && sbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
         return mpii_coll_fail(comm, rc, fname);
     if (me_root) {
-        if ((rc = mc_check_counts(counts, displs, c->size)))
+        if ((rc = mpii_coll_check_counts(counts, displs, c->size)))
             return mpii_coll_fail(comm, rc, fname);
         if ((rc = mpii_coll_check_buf(rbuf, 0, rtype, 0)))
             return mpii_coll_fail(comm, rc, fname);
@@ -385,6 +415,24 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
         return rc;
+    mpii_ckey_t kb = {.kind = MPII_CK_SCATTER,
+                      .root = root,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
+    if (c->rgroup) {
+        int n = mc_root_n(c, root);
+        int64_t *cd = n ? mc_uniform(n, scount) : NULL;
+        if (n && !cd)
+            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
+        rc = mpii_ci_scatterv(c, comm, sbuf, cd, cd ? cd + n : NULL, stype, rbuf, rcount, rtype,
+                              root, m, &kb);
+        free(cd);
+        return rc;
+    }
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
     int me_root = c->rank == root;
@@ -398,23 +446,8 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     }
     int p = c->size;
     int64_t *cd = NULL;
-    if (me_root) {
-        cd = malloc(2 * (size_t)p * sizeof *cd);
-        if (!cd)
-            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-        for (int i = 0; i < p; i++) {
-            cd[i] = scount;
-            cd[p + i] = (int64_t)i * scount;
-        }
-    }
-    mpii_ckey_t kb = {.kind = MPII_CK_SCATTER,
-                      .root = root,
-                      .stype = stype,
-                      .rtype = rtype,
-                      .scount = scount,
-                      .rcount = rcount,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
+    if (me_root && !(cd = mc_uniform(p, scount)))
+        return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
     const mpii_ckey_t *k = mpii_cs_key(m, &kb);
     coll_sched_t *s = mpii_cs_lookup(c, k);
     if (s) {
@@ -439,13 +472,16 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
         return rc;
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, fname);
+    if (c->rgroup)
+        return mpii_ci_scatterv(c, comm, sbuf, counts, displs, stype, rbuf, rcount, rtype, root, m,
+                                NULL);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
     int me_root = c->rank == root;
     if (!(me_root && rbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
         return mpii_coll_fail(comm, rc, fname);
     if (me_root) {
-        if ((rc = mc_check_counts(counts, displs, c->size)))
+        if ((rc = mpii_coll_check_counts(counts, displs, c->size)))
             return mpii_coll_fail(comm, rc, fname);
         if ((rc = mpii_coll_check_buf(sbuf, 0, stype, 0)))
             return mpii_coll_fail(comm, rc, fname);
@@ -492,16 +528,21 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         return rc;
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, fname);
-    if (sbuf != MPI_IN_PLACE && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
+    int inter = c->rgroup != NULL, n = mpii_coll_nproc(c);
+    if ((inter || sbuf != MPI_IN_PLACE) && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
         return mpii_coll_fail(comm, rc, fname);
-    if ((rc = mc_check_counts(counts, displs, c->size)))
+    if ((rc = mpii_coll_check_counts(counts, displs, n)))
         return mpii_coll_fail(comm, rc, fname);
     if ((rc = mpii_coll_check_buf(rbuf, 0, rtype, 0)))
         return mpii_coll_fail(comm, rc, fname);
-    if (sbuf == rbuf && scount > 0 && counts[c->rank] > 0)
+    int64_t rany = inter ? 0 : counts[c->rank];
+    for (int i = 0; inter && i < n; i++)
+        rany |= counts[i];
+    if (sbuf == rbuf && scount > 0 && rany > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     MC_BUILD_RUN(c, comm, m, kb,
-                 cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
+                 inter ? mpii_cbi_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype)
+                       : cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
 }
 
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
@@ -509,7 +550,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                               const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0;
+    int p = c ? mpii_coll_nproc(c) : 0;
     if (c && c->cgroup && (sbuf == MPI_IN_PLACE || (stype == rtype && scount == rcount)) &&
         rcount > 0 && rbuf && sbuf != rbuf &&
         mpii_cg_fits(c, m, rtype, rcount * p, coll_group_small(c->cgroup))) {
@@ -529,12 +570,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c, m),
                           mpii_cg_err(coll_build_allgather(s, c->cgroup, in, rbuf, n)));
     }
-    int64_t *cd = malloc(2 * (size_t)(p > 0 ? p : 1) * sizeof *cd);
-    if (cd)
-        for (int i = 0; i < p; i++) {
-            cd[i] = rcount;
-            cd[p + i] = (int64_t)i * rcount;
-        }
+    int64_t *cd = mc_uniform(p, rcount);
     mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
                       .stype = stype,
                       .rtype = rtype,
@@ -596,7 +632,9 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
                               MPI_Comm comm, const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
     const char *fname = m->fname;
-    int p = c->size, rc;
+    int p = mpii_coll_nproc(c), rc;
+    if (c->rgroup && sbuf == MPI_IN_PLACE)
+        return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     if (!rcounts || !rdispls || !rtypes ||
         (sbuf != MPI_IN_PLACE && (!scounts || !sdispls || !stypes)))
         return mpii_coll_fail(comm, MPI_ERR_ARG, fname);
@@ -613,9 +651,11 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
     }
     if (sbuf == rbuf && sany && rany)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    MC_BUILD_RUN(
-        c, comm, m, kb,
-        cb_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes));
+    MC_BUILD_RUN(c, comm, m, kb,
+                 c->rgroup ? mpii_cbi_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                                                rdispls, rtypes)
+                           : cb_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                                          rdispls, rtypes));
 }
 
 /* Alltoall and Alltoallv: counts and element displacements turned into the w form. */
@@ -638,7 +678,7 @@ static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const in
         return mpii_coll_fail(comm, MPI_ERR_TYPE, fname);
     if (!rcounts || !rdispls || (!in_place && (!scounts || !sdispls)))
         return mpii_coll_fail(comm, MPI_ERR_ARG, fname);
-    int p = c->size;
+    int p = mpii_coll_nproc(c);
     int64_t *a = malloc(2 * (size_t)p * sizeof *a);
     MPI_Datatype *t = malloc(2 * (size_t)p * sizeof *t);
     if (!a || !t) {
@@ -664,7 +704,7 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
                              const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 1;
+    int p = c ? mpii_coll_nproc(c) : 1;
     int64_t *a = malloc(4 * (size_t)p * sizeof *a);
     if (a)
         for (int i = 0; i < p; i++) {
@@ -707,7 +747,7 @@ static int mc_gatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype, vo
                         MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int p = mc_root_n(c, root), err = 0;
     int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
     int rc = mc_gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
     free(cn);
@@ -720,7 +760,7 @@ static int mc_gatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype, vo
                         int root, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int p = mc_root_n(c, root), err = 0;
     int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
     int rc = mc_gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
     free(cn);
@@ -733,7 +773,7 @@ static int mc_scatterv_i(const void *sbuf, const int *counts, const int *displs,
                          const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int p = mc_root_n(c, root), err = 0;
     int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
     int rc = mc_scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
     free(cn);
@@ -746,7 +786,7 @@ static int mc_scatterv_c(const void *sbuf, const MPI_Count *counts, const MPI_Ai
                          int root, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c && c->rank == root ? c->size : 0, err = 0;
+    int p = mc_root_n(c, root), err = 0;
     int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
     int rc = mc_scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
     free(cn);
@@ -759,7 +799,7 @@ static int mc_allgatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype,
                            const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0;
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
     int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
     int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
     free(cn);
@@ -772,7 +812,7 @@ static int mc_allgatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype,
                            MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0;
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
     int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
     int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
     free(cn);
@@ -785,7 +825,7 @@ static int mc_alltoallv_i(const void *sbuf, const int *scounts, const int *sdisp
                           MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
     int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
     int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
@@ -803,7 +843,7 @@ static int mc_alltoallv_c(const void *sbuf, const MPI_Count *scounts, const MPI_
                           const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
     int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
     int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
@@ -821,7 +861,7 @@ static int mc_alltoallw_i(const void *sbuf, const int *scounts, const int *sdisp
                           const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
     int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
     int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
@@ -840,7 +880,7 @@ static int mc_alltoallw_c(const void *sbuf, const MPI_Count *scounts, const MPI_
                           const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? c->size : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
     int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
     int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
     int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);

@@ -23,11 +23,24 @@ static inline int mpii_coll_tag(mpii_comm_t *c)
     return t;
 }
 
-/* Common entry checks: MPI initialised, comm a valid intracommunicator. On success *cp is
- * the communicator and MPI_SUCCESS is returned; otherwise the error has been raised and its
- * code is returned (invalid comm: MPI_ERR_COMM on MPI_COMM_WORLD's handler;
- * intercommunicator: MPI_ERR_COMM on comm's, "not implemented yet"). */
+/* Common entry checks: MPI initialised, comm a valid communicator (intra or inter). On
+ * success *cp is the communicator and MPI_SUCCESS is returned; otherwise the error has
+ * been raised and its code is returned (invalid comm: MPI_ERR_COMM on MPI_COMM_WORLD's
+ * handler). Entries of operations that intercommunicators do not have (scans) refuse
+ * them themselves. */
 int mpii_coll_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp);
+
+/* How many entries the per-process arrays of a collective on c have (counts, displs,
+ * types): c's size, or for an intercommunicator the size of the remote group (the
+ * processes the data goes to / comes from). */
+static inline int mpii_coll_nproc(const mpii_comm_t *c)
+{
+    return c->rgroup ? c->rgroup->size : c->size;
+}
+
+/* Checks of a v-collective's per-process counts (n entries; displs may be anything):
+ * MPI_ERR_ARG for a NULL array, MPI_ERR_COUNT for a negative count. */
+int mpii_coll_check_counts(const int64_t *counts, const int64_t *displs, int n);
 
 /* Checks a (buffer, count, type) argument triple: MPI_ERR_COUNT for count < 0,
  * MPI_ERR_TYPE for an invalid or uncommitted type, MPI_ERR_BUFFER for a NULL buffer with
@@ -91,8 +104,18 @@ enum {
     MPII_CK_EXSCAN
 };
 
-/* A new empty schedule of c's collective traffic; NULL: out of memory. */
+/* A new empty schedule of c's collective traffic; NULL: out of memory. Its transfers
+ * address the ranks of c (for an intercommunicator: of the remote group) until
+ * mpii_cs_comm switches. */
 coll_sched_t *mpii_cs_new(mpii_comm_t *c);
+/* The transfers added from now on address the ranks of c: the schedule's communicator, or
+ * for an intercommunicator schedule its `local` (the intracommunicator over the local
+ * group). This is how an intercommunicator schedule runs the intracommunicator builders
+ * below over its local group: mpii_cs_comm(s, ic->local), build with ic->local as the
+ * builder's communicator, mpii_cs_comm(s, ic). c must outlive the schedule (an
+ * intercommunicator's local does). All transfers of a run use the run's tag, on their own
+ * communicator's library context. */
+void mpii_cs_comm(coll_sched_t *s, mpii_comm_t *c);
 /* Steps (coll.h's building rules: sticky failure, fence between receive and use). */
 void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer);
 void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer);
@@ -177,11 +200,69 @@ typedef struct mpii_coll_tune {
 } mpii_coll_tune_t;
 extern mpii_coll_tune_t mpii_coll_tune;
 
-/* Builders shared between files (arguments checked; counts/displs in elements). */
+/* Builders shared between files (arguments checked; counts/displs in elements). The
+ * mpii_cb_ ones are for intracommunicators (c may be an intercommunicator's local, see
+ * mpii_cs_comm); they return an MPI error class. */
+int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c);
 int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                   int root);
+/* The binomial-tree bcast alone: also moves empty messages (count 0), so it releases every
+ * rank only after the root reached it (a fan-out). */
+void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                        MPI_Datatype type, int root);
 int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
                      const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
                      MPI_Datatype rtype, int root);
+/* Reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at root,
+ * operands combined in rank order. rbuf is used at the root only. */
+int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                   MPI_Datatype type, MPI_Op op, int root);
+
+/* ------------------------------------------------------------ intercommunicators
+ * (coll_inter.c) MPI-4.0 6.2.2: a rooted operation moves data between the root (root
+ * MPI_ROOT) and every process of the other group (root: the root's rank in the remote
+ * group); the other processes of the root's group pass MPI_PROC_NULL and take no part.
+ * Every other operation moves data from each group to the other one. MPI_IN_PLACE is an
+ * error (MPI_ERR_BUFFER). The entries of coll_basic.c / coll_reduce.c branch here once
+ * comm is known to be an intercommunicator (after checks common to both kinds).
+ *
+ * Builders (mpii_cbi_): count arrays have the remote group's size unless said otherwise;
+ * the local phases run the intracommunicator builders over c->local (mpii_cs_comm).
+ * Each returns an MPI error class. */
+int mpii_cbi_barrier(coll_sched_t *s, mpii_comm_t *c);
+/* Every rank's block (scount x stype at sbuf) goes to every rank of the other group; the
+ * blocks of the remote ranks land at rbuf + displs[i] (counts[i] x rtype, i a remote rank).
+ */
+int mpii_cbi_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                        MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                        const int64_t *displs, MPI_Datatype rtype);
+/* Block j (sdispls in bytes) goes to remote rank j; block j of rbuf comes from it. */
+int mpii_cbi_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *scounts,
+                       const int64_t *sdispls, const MPI_Datatype *stypes, void *rbuf,
+                       const int64_t *rcounts, const int64_t *rdispls, const MPI_Datatype *rtypes);
+/* rbuf gets the reduction (rank order) of the other group's operands. */
+int mpii_cbi_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                       MPI_Datatype type, MPI_Op op);
+/* counts has the LOCAL group's size: sbuf holds total = sum(counts) elements (the other
+ * group's total must be the same); the reduction of the other group's operands is
+ * scattered over this group, block i (counts[i] elements) to local rank i's rbuf. */
+int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                            const int64_t *counts, MPI_Datatype type, MPI_Op op);
+
+/* Entry tails of the rooted operations on an intercommunicator c (comm its handle): check
+ * root and the arguments significant at this process, build, run as m says (like the
+ * MPI_X entries: return MPI_SUCCESS or the error raised on comm). counts/displs (v forms):
+ * significant at the root only, the remote group's size. Reduce: count, type and op
+ * already checked. */
+int mpii_ci_bcast(mpii_comm_t *c, MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type,
+                  int root, const mpii_cmode_t *m);
+int mpii_ci_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t scount,
+                    MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
+                    MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb);
+int mpii_ci_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const int64_t *counts,
+                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                     MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb);
+int mpii_ci_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbuf, int64_t count,
+                   MPI_Datatype type, MPI_Op op, int root, const mpii_cmode_t *m);
 
 #endif

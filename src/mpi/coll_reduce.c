@@ -1,7 +1,9 @@
-/* coll_reduce.c — MPI reductions on intracommunicators: Reduce, Allreduce,
- * Reduce_scatter_block, Reduce_scatter, Scan, Exscan, each blocking, nonblocking and
- * persistent, built as schedules (coll_impl.h) whose local steps combine with
- * mpii_op_apply (inout = in op inout).
+/* coll_reduce.c — MPI reductions: Reduce, Allreduce, Reduce_scatter_block,
+ * Reduce_scatter, Scan, Exscan, each blocking, nonblocking and persistent, built as
+ * schedules (coll_impl.h) whose local steps combine with mpii_op_apply (inout = in op
+ * inout). On an intercommunicator the first four branch to coll_inter.c's builders once
+ * the common checks are done; the scans refuse it (MPI_ERR_COMM: MPI defines them on
+ * intracommunicators only).
  *
  * Operand order: MPI requires the result x0 op x1 op ... op x(p-1) (in rank order) for
  * non-commutative ops; every combine below puts the lower ranks' operand on the left.
@@ -68,10 +70,9 @@ static int cg_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out,
 
 /* ------------------------------------------------------------------ reduce */
 
-/* Binomial reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at
- * root. */
-static int cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                     MPI_Datatype type, MPI_Op op, int root)
+/* Contract: coll_impl.h. Binomial reduce. */
+int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                   MPI_Datatype type, MPI_Op op, int root)
 {
     int p = c->size, r = c->rank;
     if (p == 1 || count == 0) {
@@ -130,6 +131,8 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
         return rc;
     if ((rc = mc_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
+    if (c->rgroup)
+        return mpii_ci_reduce(c, comm, sbuf, rbuf, count, type, op, root, m);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
     int me_root = c->rank == root;
@@ -153,7 +156,7 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
                           cg_reduce(s, c, sbuf, rbuf, count, type, op, root));
-    MC_BUILD_RUN(c, comm, m, &kb, cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
 /* ------------------------------------------------------------------ allreduce */
@@ -296,7 +299,8 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
         return rc;
     if ((rc = mc_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
-    if ((rc = mpii_coll_check_buf(sbuf, count, type, 1)) ||
+    int inter = c->rgroup != NULL;
+    if ((rc = mpii_coll_check_buf(sbuf, count, type, !inter)) ||
         (rc = mpii_coll_check_buf(rbuf, count, type, 0)))
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && count > 0)
@@ -311,7 +315,9 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
         MC_BUILD_RUN_WITH(
             c, comm, m, &kb, mpii_cg_new_all(c, m),
             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1));
-    MC_BUILD_RUN(c, comm, m, &kb, cb_allreduce(s, c, sbuf, rbuf, count, type, op));
+    MC_BUILD_RUN(c, comm, m, &kb,
+                 inter ? mpii_cbi_allreduce(s, c, sbuf, rbuf, count, type, op)
+                       : cb_allreduce(s, c, sbuf, rbuf, count, type, op));
 }
 
 /* ------------------------------------------------------------------ reduce_scatter */
@@ -332,7 +338,7 @@ static int cb_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in, vo
     }
     if (!mc_commute(op)) { /* in rank order: reduce to 0, then scatter */
         void *full = r == 0 ? mpii_cs_tmp(s, type, total) : NULL;
-        rc = cb_reduce(s, c, in, full, total, type, op, 0);
+        rc = mpii_cb_reduce(s, c, in, full, total, type, op, 0);
         mpii_cs_fence(s);
         if (!rc)
             rc = mpii_cb_scatterv(s, c, full, counts, displs, type, rbuf, counts[r], type, 0);
@@ -374,14 +380,17 @@ static int mc_reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *
     }
     if ((rc = mc_check_op(0, type, op)))
         return mpii_coll_fail(comm, rc, fname);
-    if ((rc = mpii_coll_check_buf(sbuf, total, type, 1)) ||
+    int inter = c->rgroup != NULL;
+    if ((rc = mpii_coll_check_buf(sbuf, total, type, !inter)) ||
         (rc = mpii_coll_check_buf(rbuf, counts[c->rank], type, 0)))
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && total > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
-    MC_BUILD_RUN(c, comm, m, kb, cb_reduce_scatter(s, c, sbuf, rbuf, counts, type, op));
+    MC_BUILD_RUN(c, comm, m, kb,
+                 inter ? mpii_cbi_reduce_scatter(s, c, sbuf, rbuf, counts, type, op)
+                       : cb_reduce_scatter(s, c, sbuf, rbuf, counts, type, op));
 }
 
 static int mc_rsb_entry(const void *sbuf, void *rbuf, int64_t rcount, MPI_Datatype type, MPI_Op op,
@@ -482,6 +491,9 @@ static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Dataty
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
         return rc;
+    if (c->rgroup)
+        return MPII_ERRF_COMM(comm, MPI_ERR_COMM, fname, "%s",
+                              "scans are defined on intracommunicators only");
     if ((rc = mc_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if ((rc = mpii_coll_check_buf(sbuf, count, type, 1)) ||

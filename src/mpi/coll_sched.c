@@ -1,7 +1,8 @@
 /* coll_sched.c — the MPI collectives' use of the schedule engine (coll.h): the transport
- * (the library's point-to-point on ctx + 1), the local steps (typed copy, reduction), the
- * three ways of running a schedule (blocking, nonblocking, persistent) and the cache of
- * blocking schedules (contract: coll_impl.h). */
+ * (the library's point-to-point on ctx + 1 of the communicator each transfer was added
+ * with: the engine's context word is an mpii_comm_t), the local steps (typed copy,
+ * reduction), the three ways of running a schedule (blocking, nonblocking, persistent)
+ * and the cache of blocking schedules (contract: coll_impl.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,11 @@ coll_sched_t *mpii_cs_new(mpii_comm_t *c)
     if (BASE_UNLIKELY(!mpii_coll_tune.a2a_window))
         cs_tune_read();
     return coll_sched_new(mpii.vnic, &cs_ops, c);
+}
+
+void mpii_cs_comm(coll_sched_t *s, mpii_comm_t *c)
+{
+    coll_sched_ctx(s, c);
 }
 
 void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer)
