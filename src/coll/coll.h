@@ -197,6 +197,10 @@ int coll_sched_fence(coll_sched_t *s);
 void *coll_sched_mem(coll_sched_t *s, size_t n);
 /* The transport s was made with. */
 const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s);
+/* Keeps obj alive for the schedule's lifetime: release(obj) runs when s is freed (the
+ * owner's reference on a datatype or operation its steps use). Same failure rule as the
+ * building calls. */
+int coll_sched_hold(coll_sched_t *s, void (*release)(void *), void *obj);
 /* Number of steps (0: the schedule does nothing). */
 int coll_sched_steps(const coll_sched_t *s);
 

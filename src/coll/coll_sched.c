@@ -37,6 +37,11 @@ struct coll_sched {
     int round_xfers, max_xfers; /* transfers of the open round; most in one round */
     void **mem;                 /* owned temporaries */
     int nmem, capmem;
+    struct coll_hold {
+        void (*release)(void *);
+        void *obj;
+    } * holds; /* references released at free */
+    int nholds, capholds;
     char *reqs;          /* max_xfers request states, req_stride bytes each */
     unsigned char *busy; /* [max_xfers]: request k is in flight */
     size_t req_stride;
@@ -105,6 +110,9 @@ void coll_sched_free(coll_sched_t *s)
     for (int i = 0; i < s->nmem; i++)
         free(s->mem[i]);
     free(s->mem);
+    for (int i = 0; i < s->nholds; i++)
+        s->holds[i].release(s->holds[i].obj);
+    free(s->holds);
     free(s->steps);
     free(s->round_end);
     free(s->reqs);
@@ -192,6 +200,18 @@ void *coll_sched_mem(coll_sched_t *s, size_t n)
     }
     s->mem[s->nmem++] = p;
     return p;
+}
+
+int coll_sched_hold(coll_sched_t *s, void (*release)(void *), void *obj)
+{
+    if (grow((void **)&s->holds, &s->capholds, s->nholds + 1, sizeof *s->holds)) {
+        release(obj); /* the caller's reference goes: nothing will run */
+        s->broken = 1;
+        return -1;
+    }
+    s->holds[s->nholds].release = release;
+    s->holds[s->nholds++].obj = obj;
+    return 0;
 }
 
 const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s)

@@ -135,7 +135,7 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
         return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
     if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c, m),
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mpii_cg_err(coll_build_barrier(s, c->cgroup)));
     MC_BUILD_RUN(c, comm, m, &kb, c->rgroup ? mpii_cbi_barrier(s, c) : mpii_cb_barrier(s, c));
 }
@@ -197,16 +197,14 @@ static void cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, i
 typedef struct cb_pack_args {
     void *buf, *tmp;
     int64_t count, n;
-    MPI_Datatype type;
+    dt_t *t; /* held by the schedule (mpii_cs_type) */
     int unpack;
 } cb_pack_args_t;
 
 static int cb_pack_step(const void *a)
 {
     const cb_pack_args_t *x = a;
-    dt_t *t = mpii_type_get(x->type);
-    if (!t)
-        return MPI_ERR_TYPE;
+    dt_t *t = x->t;
     int rc = x->unpack ? dt_unpack(t, x->count, x->buf, 0, x->n, x->tmp)
                        : dt_pack(t, x->count, x->buf, 0, x->n, x->tmp);
     return rc < 0 ? MPI_ERR_ARG : MPI_SUCCESS;
@@ -229,7 +227,8 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
         return MPI_SUCCESS;
     }
     char *tmp = mpii_cs_bytes(s, n);
-    cb_pack_args_t a = {buf, tmp, count, n, type, 0};
+    mpii_cs_type(s, type); /* holds t: a derived type is never predefined */
+    cb_pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     cb_bcast_scag(s, c, tmp, n, root);
@@ -567,7 +566,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                           .rcount = rcount,
                           .sbuf = sbuf,
                           .rbuf = rbuf};
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c, m),
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mpii_cg_err(coll_build_allgather(s, c->cgroup, in, rbuf, n)));
     }
     int64_t *cd = mc_uniform(p, rcount);

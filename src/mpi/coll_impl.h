@@ -104,6 +104,9 @@ enum {
     MPII_CK_EXSCAN
 };
 
+/* The word by which schedule s names type in its steps: it holds a reference on a derived
+ * type, so the handle may be freed while s lives. */
+uintptr_t mpii_cs_type(coll_sched_t *s, MPI_Datatype type);
 /* A new empty schedule of c's collective traffic; NULL: out of memory. Its transfers
  * address the ranks of c (for an intercommunicator: of the remote group) until
  * mpii_cs_comm switches. */
@@ -163,24 +166,25 @@ int mpii_cs_start(mpii_req_t *r);
     } while (0)
 #define MC_BUILD_RUN(c, comm, m, kb, BUILD) MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD)
 
-/* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking and
- * nonblocking calls whose data is count contiguous elements of one predefined type of at
- * most max bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group
- * schedules"). Not persistent ones: MPI-4.0 lets members start persistent collectives in
- * different orders, and a mailbox channel numbers its messages in start order; they run
- * over point-to-point with a tag of their own.
- * MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cg_new(c), mpii_cg_err(coll_build_X(...))).
- * Their errors are FMPL codes, which mpii_cs_run translates. */
+/* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
+ * calls whose data is count contiguous elements of one predefined type of at most max
+ * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules").
+ * Nonblocking and persistent ones run over point-to-point with a tag of their own: a
+ * mailbox channel holds a bounded number of messages and delivers them in the order
+ * their runs were started, so runs in flight at once could wait on each other in a
+ * cycle (a chain broadcast from each rank in turn, say), and MPI-4.0 lets members start
+ * persistent collectives in different orders. The point-to-point engine buffers what
+ * arrives early. */
 int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max);
 static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
 {
     return coll_group_sched(c->cgroup);
 }
-/* For barrier, allreduce, allgather: blocking runs on the all-call cells (coll.h). */
-static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c, const mpii_cmode_t *m)
+/* For barrier, allreduce, allgather (blocking): the all-call cells (coll.h). */
+static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
 {
-    return m->kind == MPII_CM_BLOCK ? coll_group_sched_a(c->cgroup) : coll_group_sched(c->cgroup);
+    return coll_group_sched_a(c->cgroup);
 }
 static inline int mpii_cg_err(int fmpl_rc)
 {

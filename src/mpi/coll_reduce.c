@@ -313,7 +313,7 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
                       .rbuf = rbuf};
     if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_WITH(
-            c, comm, m, &kb, mpii_cg_new_all(c, m),
+            c, comm, m, &kb, mpii_cg_new_all(c),
             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1));
     MC_BUILD_RUN(c, comm, m, &kb,
                  inter ? mpii_cbi_allreduce(s, c, sbuf, rbuf, count, type, op)

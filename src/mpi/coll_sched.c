@@ -8,20 +8,53 @@
 
 #include "mpi/coll_impl.h"
 
+/* ------------------------------------------------------------------ types
+ * A schedule names a datatype by a word: a predefined type (immortal) by its handle
+ * shifted left, a derived one by its dt with the low bit set, the schedule holding a
+ * reference (coll_sched_hold), so MPI_Type_free while a collective is pending or
+ * between starts of a persistent one is harmless. */
+
+static void cs_dt_release(void *t)
+{
+    dt_release(t);
+}
+
+uintptr_t mpii_cs_type(coll_sched_t *s, MPI_Datatype type)
+{
+    if (FMPL_MPI_DT_IS_PREDEF(type))
+        return (uintptr_t)(unsigned)type << 1;
+    dt_t *t = mpii_type_get(type);
+    if (!t) /* checked at entry: cannot happen */
+        return (uintptr_t)(unsigned)MPI_DATATYPE_NULL << 1;
+    dt_retain(t);
+    coll_sched_hold(s, cs_dt_release, t);
+    return (uintptr_t)t | 1;
+}
+
+/* The handle (MPI_DATATYPE_NULL for a derived type) and the dt of a type word. */
+static inline MPI_Datatype cs_handle(uintptr_t w)
+{
+    return w & 1 ? MPI_DATATYPE_NULL : (MPI_Datatype)(unsigned)(w >> 1);
+}
+static inline dt_t *cs_dt(uintptr_t w)
+{
+    return w & 1 ? (dt_t *)(w & ~(uintptr_t)1) : mpii_type_get(cs_handle(w));
+}
+
 /* ------------------------------------------------------------------ transport */
 
 static int cs_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                     uint64_t seq, void *req)
 {
     (void)seq;
-    return mpii_lib_isend(ctx, buf, count, (MPI_Datatype)type, peer, tag, req);
+    return mpii_lib_isend_dt(ctx, buf, count, cs_handle(type), cs_dt(type), peer, tag, req);
 }
 
 static int cs_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
                     uint64_t seq, void *req)
 {
     (void)seq;
-    return mpii_lib_irecv(ctx, buf, count, (MPI_Datatype)type, peer, tag, req);
+    return mpii_lib_irecv_dt(ctx, buf, count, cs_handle(type), cs_dt(type), peer, tag, req);
 }
 
 static int cs_test(void *req, int *err)
@@ -64,12 +97,12 @@ void mpii_cs_comm(coll_sched_t *s, mpii_comm_t *c)
 
 void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer)
 {
-    coll_sched_send(s, buf, count, (uintptr_t)type, peer);
+    coll_sched_send(s, buf, count, mpii_cs_type(s, type), peer);
 }
 
 void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer)
 {
-    coll_sched_recv(s, buf, count, (uintptr_t)type, peer);
+    coll_sched_recv(s, buf, count, mpii_cs_type(s, type), peer);
 }
 
 void mpii_cs_fence(coll_sched_t *s)
@@ -83,40 +116,55 @@ typedef struct cs_copy_args {
     const void *sbuf;
     void *rbuf;
     int64_t scount, rcount;
-    MPI_Datatype stype, rtype;
+    uintptr_t stype, rtype; /* type words */
 } cs_copy_args_t;
 
 static int cs_copy_step(const void *a)
 {
     const cs_copy_args_t *x = a;
-    return mpii_coll_copy(x->sbuf, x->scount, x->stype, x->rbuf, x->rcount, x->rtype);
+    dt_t *st = cs_dt(x->stype), *rt = cs_dt(x->rtype);
+    int64_t sn = x->scount * dt_size(st), rn = x->rcount * dt_size(rt);
+    int64_t n = sn < rn ? sn : rn;
+    if (n > 0 && dt_copy(st, x->scount, x->sbuf, rt, x->rcount, x->rbuf, 0, n) != 0)
+        return MPI_ERR_ARG;
+    return sn > rn ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }
 
 void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                   int64_t rcount, MPI_Datatype rtype)
 {
-    cs_copy_args_t a = {sbuf, rbuf, scount, rcount, stype, rtype};
+    cs_copy_args_t a = {sbuf, rbuf, scount, rcount, mpii_cs_type(s, stype), mpii_cs_type(s, rtype)};
     coll_sched_call(s, cs_copy_step, &a, sizeof a);
+}
+
+static void cs_op_release(void *o)
+{
+    mpii_op_release(o);
 }
 
 typedef struct cs_reduce_args {
     const void *in;
     void *inout;
     int64_t count;
+    mpii_op_t *o; /* held */
+    uintptr_t type;
     MPI_Op op;
-    MPI_Datatype type;
 } cs_reduce_args_t;
 
 static int cs_reduce_step(const void *a)
 {
     const cs_reduce_args_t *x = a;
-    return mpii_op_apply(x->op, x->in, x->inout, x->count, x->type);
+    return mpii_op_apply_obj(x->o, x->op, x->in, x->inout, x->count, cs_handle(x->type),
+                             cs_dt(x->type));
 }
 
 void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
                     MPI_Datatype type)
 {
-    cs_reduce_args_t a = {in, inout, count, op, type};
+    mpii_op_t *o = mpii_op_get(op); /* checked at entry */
+    o->refs++;
+    coll_sched_hold(s, cs_op_release, o);
+    cs_reduce_args_t a = {in, inout, count, o, mpii_cs_type(s, type), op};
     coll_sched_call(s, cs_reduce_step, &a, sizeof a);
 }
 
@@ -147,7 +195,7 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
 int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max)
 {
-    return c->cgroup && m->kind != MPII_CM_PERSIST && FMPL_MPI_DT_IS_PREDEF(type) &&
+    return c->cgroup && m->kind == MPII_CM_BLOCK && FMPL_MPI_DT_IS_PREDEF(type) &&
            FMPL_MPI_DT_PAD(type) == 0 && (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
 }
 

@@ -266,6 +266,10 @@ void mpii_op_release(mpii_op_t *o);
  * accumulate); reductions (MPI_Reduce_local, collectives) must reject these two. Raises
  * no error handler. */
 int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Datatype type);
+/* The same with op and type already resolved (o of handle op, t of type; kept alive by the
+ * caller, so the handles may have been freed): user ops get `type` as their datatype. */
+int mpii_op_apply_obj(mpii_op_t *o, MPI_Op op, const void *in, void *inout, MPI_Count count,
+                      MPI_Datatype type, dt_t *t);
 
 int mpii_comm_init(void); /* MPI_COMM_WORLD, MPI_COMM_SELF, MPI_GROUP_EMPTY */
 void mpii_comm_finalize(void);

@@ -207,6 +207,12 @@ int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_D
     dt_t *t = mpii_type_get(type);
     if (!t)
         return MPI_ERR_TYPE;
+    return mpii_op_apply_obj(o, op, in, inout, count, type, t);
+}
+
+int mpii_op_apply_obj(mpii_op_t *o, MPI_Op op, const void *in, void *inout, MPI_Count count,
+                      MPI_Datatype type, dt_t *t)
+{
     if (count < 0)
         return MPI_ERR_COUNT;
     int i = OPX(op);

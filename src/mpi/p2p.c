@@ -18,6 +18,9 @@ typedef struct mpii_todo {
 static struct {
     size_t eager_max;
     char *packbuf;          /* [eager_max] packing of non-contiguous eager sends */
+    int packbuf_busy;       /* a send from packbuf waits for inbox room: a send started
+                             * meanwhile (by a progress hook: a collective schedule)
+                             * packs into a temporary instead */
     mpii_match_t **matches; /* by context id */
     uint32_t nmatches;
     mpii_link_t getq;  /* receives matched to an RTS, waiting for the hook's GET */
@@ -593,6 +596,15 @@ static void mpii_send_finish(mpii_req_t *r)
     mpii_req_done(r);
 }
 
+/* An eager send packed into `pack` (NULL: none) has left it. */
+static inline void mpii_pack_done(char *pack)
+{
+    if (pack == p2p.packbuf)
+        p2p.packbuf_busy = 0;
+    else if (pack)
+        mpii_tmp_put(pack);
+}
+
 /* Sends with r's arguments (peer_world, myrank, ctx, tag, buf/count/dt, mode). */
 static int mpii_send_go(mpii_req_t *r)
 {
@@ -602,15 +614,22 @@ static int mpii_send_go(mpii_req_t *r)
     int contig = r->contig;
     if (bytes <= p2p.eager_max) {
         const void *src = bytes ? (const char *)r->buf + r->lb : NULL;
+        char *pack = NULL;
         if (!contig && bytes) {
-            dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, p2p.packbuf);
-            src = p2p.packbuf;
+            pack = p2p.packbuf_busy ? mpii_tmp_get(bytes) : p2p.packbuf;
+            if (!pack)
+                return MPI_ERR_NO_MEM;
+            dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, pack);
+            src = pack;
+            if (pack == p2p.packbuf)
+                p2p.packbuf_busy = 1;
         }
         if (r->mode == MPII_MODE_SYNC) {
             h.flags = MPII_AMF_SYNC;
             mpii_sends_pending++;
             r->s_token = (uint64_t)(uintptr_t)r;
             int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
+            mpii_pack_done(pack);
             if (rc)
                 mpii_sends_pending--;
             return rc;
@@ -620,6 +639,7 @@ static int mpii_send_go(mpii_req_t *r)
          * the small ones may take the vnic fastbox (it carries no immediate). */
         r->s_token = !r->internal || r->named || r->parent ? MPII_TOKEN_EAGER | ++p2p.eager_seq : 0;
         int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
+        mpii_pack_done(pack);
         if (rc == MPI_SUCCESS)
             mpii_req_done(r);
         return rc;
@@ -1657,12 +1677,12 @@ int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag)
 
 /* Fills an internal request on c's library context (the caller owns r). */
 static void mpii_lib_req(mpii_req_t *r, mpii_comm_t *c, const void *buf, int64_t count,
-                         MPI_Datatype type, int peer, int tag, int kind)
+                         MPI_Datatype type, dt_t *dt, int peer, int tag, int kind)
 {
     memset(r, 0, sizeof *r);
     r->kind = (uint8_t)kind;
     r->internal = 1;
-    mpii_req_set_buf(r, buf, count, type, mpii_type_get(type));
+    mpii_req_set_buf(r, buf, count, type, dt);
     r->peer = peer;
     r->tag = tag;
     r->comm = c->handle;
@@ -1674,10 +1694,10 @@ static void mpii_lib_req(mpii_req_t *r, mpii_comm_t *c, const void *buf, int64_t
 }
 
 /* Contract: p2p_impl.h (library traffic). */
-int mpii_lib_isend(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype type, int dst,
-                   int tag, mpii_req_t *r)
+int mpii_lib_isend_dt(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype type, dt_t *dt,
+                      int dst, int tag, mpii_req_t *r)
 {
-    mpii_lib_req(r, c, buf, count, type, dst, tag, MPII_REQ_SEND);
+    mpii_lib_req(r, c, buf, count, type, dt, dst, tag, MPII_REQ_SEND);
     if (dst == MPI_PROC_NULL || !r->dt) {
         r->done = 1;
         r->err = r->dt ? MPI_SUCCESS : MPI_ERR_TYPE;
@@ -1692,16 +1712,30 @@ int mpii_lib_isend(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype 
 }
 
 /* Contract: p2p_impl.h (library traffic). */
-int mpii_lib_irecv(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int src, int tag,
-                   mpii_req_t *r)
+int mpii_lib_irecv_dt(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, dt_t *dt,
+                      int src, int tag, mpii_req_t *r)
 {
-    mpii_lib_req(r, c, buf, count, type, src, tag, MPII_REQ_RECV);
+    mpii_lib_req(r, c, buf, count, type, dt, src, tag, MPII_REQ_RECV);
     if (src == MPI_PROC_NULL || !r->dt) {
         r->done = 1;
         r->err = r->dt ? MPI_SUCCESS : MPI_ERR_TYPE;
         return r->err;
     }
     return mpii_recv_go(r);
+}
+
+/* Contract: p2p_impl.h (library traffic). */
+int mpii_lib_isend(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype type, int dst,
+                   int tag, mpii_req_t *r)
+{
+    return mpii_lib_isend_dt(c, buf, count, type, mpii_type_get(type), dst, tag, r);
+}
+
+/* Contract: p2p_impl.h (library traffic). */
+int mpii_lib_irecv(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int src, int tag,
+                   mpii_req_t *r)
+{
+    return mpii_lib_irecv_dt(c, buf, count, type, mpii_type_get(type), src, tag, r);
 }
 
 /* Contract: p2p_impl.h (library traffic). */

@@ -258,5 +258,11 @@ int mpii_lib_isend(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype 
 int mpii_lib_irecv(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, int src, int tag,
                    mpii_req_t *r);
 int mpii_lib_waitall(mpii_req_t *rs, int n);
+/* The same with the type given as its dt (type: its handle, or MPI_DATATYPE_NULL for a
+ * derived type whose handle may be gone; the caller keeps dt alive until completion). */
+int mpii_lib_isend_dt(mpii_comm_t *c, const void *buf, int64_t count, MPI_Datatype type, dt_t *dt,
+                      int dst, int tag, mpii_req_t *r);
+int mpii_lib_irecv_dt(mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type, dt_t *dt,
+                      int src, int tag, mpii_req_t *r);
 
 #endif
