@@ -3,11 +3,14 @@
  *
  * Context ids: 4096 ids in pairs (ctx for user point-to-point, ctx + 1 for the
  * library's own traffic); a bitmap of free pairs per process. A new communicator's
- * pair is the lowest pair free at every member: an AND-allreduce of the bitmaps over
- * the parent (for an intercommunicator parent: over each local group, then the two
- * leaders exchange and combine, then each leader broadcasts). MPI_COMM_WORLD has pair
- * 0 (ctx 0), MPI_COMM_SELF pair 1 (ctx 2). Disjoint communicators made by one call
- * (Comm_split colours) share a pair: their members never overlap.
+ * pair is agreed over the members in rounds of AND-allreduces of the bitmaps over the
+ * parent (for an intercommunicator parent: over each local group, then the two
+ * leaders exchange and combine, then each leader broadcasts), with reservations that
+ * keep concurrent allocations (a pending MPI_Comm_idup) apart: see "context ids" below.
+ * Usually the result is the lowest pair free at every member, in one round.
+ * MPI_COMM_WORLD has pair 0 (ctx 0), MPI_COMM_SELF pair 1 (ctx 2). Disjoint
+ * communicators made by one call (Comm_split colours) share a pair: their members
+ * never overlap.
  *
  * Communicators from groups (MPI-4.0 11.3: MPI_Comm_create_from_group,
  * MPI_Intercomm_create_from_groups) have no parent: the members agree over `boot_comm`,
@@ -28,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi/coll_impl.h"
 
 #define CTX_PAIRS 2048
 #define CTX_WORDS (CTX_PAIRS / 64)
@@ -86,7 +89,65 @@ void mpii_comm_release(mpii_comm_t *c)
     free(c);
 }
 
-/* ---------------------------------------------------------------- context ids */
+/* ---------------------------------------------------------------- context ids
+ *
+ * Allocation. Every new pair is agreed by one allocation: an object (ctx_alloc_t) on
+ * the list of this process's pending allocations while it runs, blocking (Comm_dup,
+ * Comm_split, Comm_create, Intercomm_create ...: the caller's stack) or nonblocking
+ * (Comm_idup: moved by the progress hook, see "nonblocking duplication" below). It
+ * proceeds in rounds of AND-reductions over its members (its "domain": the parent, or
+ * both groups of an intercommunicator, or a subset):
+ *   (1) propose (local): avail = the pairs >= floor that are free here and not reserved
+ *       by another pending allocation of this process; reserve p = the lowest of them
+ *       (each allocation holds at most one reservation); send avail and below = the
+ *       pairs < p. AND over the domain: c = the lowest pair available at every member,
+ *       minp = the lowest p of any member.
+ *   (2) minp == c: every member proposed c, so every member has held c reserved since
+ *       its proposal: take c, done (one reduction: the usual case).
+ *       No c: retry from pair 0 (once; then fail: no free context id).
+ *   (3) else check (local): ok = c is free here and not reserved by another allocation;
+ *       reserve c when ok (else nothing). AND of ok over the domain: all ok: take c,
+ *       done; else release and retry with floor = c + 1 + a small offset (below).
+ * Safety: a pair is reserved by at most one allocation of a process, only while free,
+ * and reservations are made and checked inside one local step (one thread, no progress
+ * inside a step), so at each member nothing else can reserve or take a pair between the
+ * moment an allocation reserved it and the moment that allocation takes or releases it.
+ * A take of c happens only when every member held c reserved for this allocation at
+ * that point (2: since its proposal; 3: since its ok), and every member decides alike
+ * from the same reduced words. So c was free at every member, and no other allocation
+ * at any member can obtain c until the new communicator frees it: no two communicators
+ * that share a process share a pair (except the disjoint parts of one Comm_split).
+ * No deadlock: a step never waits for another allocation; a pending allocation stuck
+ * on members that are busy elsewhere only keeps its one reserved pair out of others'
+ * reach, so a blocking Comm_dup on B never waits for a Comm_idup on A.
+ * Termination: a failed round raises the floor strictly above c (or wraps to 0 once),
+ * so an allocation ends after at most 2 * CTX_PAIRS + 2 rounds. It needs a retry only
+ * when a concurrent allocation at some member took or reserved c after that member's
+ * proposal. Two allocations with overlapping members that each reserved c first at a
+ * different member (e.g. idups on two communicators issued in opposite orders on two
+ * processes) both fail that round, and with floor = c + 1 they could repeat the crossing
+ * in lockstep; the retry floor therefore adds an offset 0..7 hashed from the
+ * allocation's identity (parent context, tag) and c: two distinct allocations almost
+ * always restart at different pairs, so each one proposes a pair of its own and the
+ * next round succeeds at once. In practice allocations end in 1 round (2 when free sets
+ * differ, 3-4 after a collision). */
+
+#define CTX_NONE 0xFFFFFFF0u /* ctx of a communicator whose pair is not agreed yet */
+
+enum { CA_PROPOSE = 0, CA_CHECK };      /* what the reduced words are */
+enum { CA_DONE = 0, CA_MORE, CA_FAIL }; /* result of a step */
+
+typedef struct ctx_alloc {
+    struct ctx_alloc *prev, *next; /* pending list */
+    uint32_t id;                   /* identity hash, for the retry offset */
+    int floor, wrapped, phase;
+    int resv;   /* pair reserved here, or -1 */
+    int cand;   /* the agreed candidate (CA_CHECK), the pair taken (CA_DONE) */
+    int nwords; /* words of msg to AND-reduce next */
+    uint64_t msg[2 * CTX_WORDS];
+} ctx_alloc_t;
+
+static ctx_alloc_t *ctx_pending; /* this process's pending allocations */
 
 void mpii_ctx_free(uint32_t ctx)
 {
@@ -95,19 +156,213 @@ void mpii_ctx_free(uint32_t ctx)
         ctx_free_map[pair / 64] |= 1ull << (pair % 64);
 }
 
-/* Takes the n lowest pairs free in map (the agreed bitmap) into ctx[0..n). */
-static int ctx_take(const uint64_t *map, int n, uint32_t *ctx)
+static int pair_free(int p)
 {
-    int k = 0;
-    for (int w = 0; w < CTX_WORDS && k < n; w++)
-        for (int b = 0; b < 64 && k < n; b++)
-            if (map[w] >> b & 1)
-                ctx[k++] = (uint32_t)(2 * (w * 64 + b));
-    if (k < n)
-        return MPI_ERR_INTERN;
-    for (int i = 0; i < n; i++)
-        ctx_free_map[ctx[i] / 2 / 64] &= ~(1ull << (ctx[i] / 2 % 64));
-    return MPI_SUCCESS;
+    return (int)(ctx_free_map[p / 64] >> (p % 64) & 1);
+}
+
+static int reserved_by_other(const ctx_alloc_t *a, int p)
+{
+    for (const ctx_alloc_t *x = ctx_pending; x; x = x->next)
+        if (x != a && x->resv == p)
+            return 1;
+    return 0;
+}
+
+/* Lowest set (want 1) or clear (want 0) bit of words[0..CTX_WORDS), or CTX_PAIRS. */
+static int lowest_bit(const uint64_t *w, int want)
+{
+    for (int i = 0; i < CTX_WORDS; i++) {
+        uint64_t x = want ? w[i] : ~w[i];
+        if (x)
+            return i * 64 + __builtin_ctzll(x);
+    }
+    return CTX_PAIRS;
+}
+
+/* Step (1): fills msg with avail and below, reserves the lowest available pair. */
+static void ca_propose(ctx_alloc_t *a)
+{
+    uint64_t *avail = a->msg, *below = a->msg + CTX_WORDS;
+    a->resv = -1;
+    memcpy(avail, ctx_free_map, sizeof ctx_free_map);
+    for (const ctx_alloc_t *x = ctx_pending; x; x = x->next)
+        if (x != a && x->resv >= 0)
+            avail[x->resv / 64] &= ~(1ull << (x->resv % 64));
+    for (int i = 0; i < a->floor; i++)
+        avail[i / 64] &= ~(1ull << (i % 64));
+    int p = lowest_bit(avail, 1);
+    memset(below, 0, CTX_WORDS * sizeof *below);
+    for (int i = 0; i < p; i++)
+        below[i / 64] |= 1ull << (i % 64);
+    if (p < CTX_PAIRS)
+        a->resv = p;
+    a->phase = CA_PROPOSE;
+    a->nwords = 2 * CTX_WORDS;
+}
+
+/* Starts allocation a (identity id): on the pending list, first proposal in msg. */
+static void ca_begin(ctx_alloc_t *a, uint32_t id)
+{
+    memset(a, 0, sizeof *a);
+    a->id = id;
+    a->next = ctx_pending;
+    if (ctx_pending)
+        ctx_pending->prev = a;
+    ctx_pending = a;
+    ca_propose(a);
+}
+
+/* Takes a off the pending list (its reservation goes). */
+static void ca_end(ctx_alloc_t *a)
+{
+    if (a->prev)
+        a->prev->next = a->next;
+    else
+        ctx_pending = a->next;
+    if (a->next)
+        a->next->prev = a->prev;
+    a->prev = a->next = NULL;
+    a->resv = -1;
+}
+
+/* A new round from above pair c (c < 0: no common pair, restart from 0). */
+static int ca_retry(ctx_alloc_t *a, int c)
+{
+    a->resv = -1;
+    uint32_t h = (a->id ^ (uint32_t)c * 0x9E3779B9u) * 0x85EBCA6Bu;
+    int floor = c < 0 ? CTX_PAIRS : c + 1 + (int)(h >> 29);
+    if (floor >= CTX_PAIRS) {
+        if (a->wrapped)
+            return CA_FAIL;
+        a->wrapped = 1;
+        floor = 0;
+    }
+    a->floor = floor;
+    ca_propose(a);
+    return CA_MORE;
+}
+
+static int ca_take(ctx_alloc_t *a, int c)
+{
+    ctx_free_map[c / 64] &= ~(1ull << (c % 64));
+    a->resv = -1;
+    a->cand = c;
+    return CA_DONE;
+}
+
+/* Steps (2) and (3): msg holds the AND over the domain of the words the last step
+ * sent. CA_DONE: pair a->cand is taken here; CA_MORE: AND-reduce msg[0..nwords) again
+ * and call this again; CA_FAIL: no free context id (nothing taken). */
+static int ca_step(ctx_alloc_t *a)
+{
+    if (a->phase == CA_CHECK) {
+        if (a->msg[0] == ~0ull)
+            return ca_take(a, a->cand);
+        return ca_retry(a, a->cand);
+    }
+    int c = lowest_bit(a->msg, 1), minp = lowest_bit(a->msg + CTX_WORDS, 0);
+    if (c == CTX_PAIRS)
+        return ca_retry(a, -1);
+    if (minp == c)
+        return ca_take(a, c); /* reserved here since the proposal (a->resv == c) */
+    int ok = pair_free(c) && !reserved_by_other(a, c);
+    a->resv = ok ? c : -1;
+    a->cand = c;
+    a->phase = CA_CHECK;
+    a->msg[0] = ok ? ~0ull : 0;
+    a->nwords = 1;
+    return CA_MORE;
+}
+
+/* The domain of a blocking allocation and its AND-reduction: the members of c (map, p,
+ * me as for mpii_lib_allreduce_band_tag) with tag; with xch set, member `leader` then
+ * exchanges the result with rank xpeer of x (tag xtag; only the leader's x is used) and
+ * broadcasts the combination: both groups of a (future) intercommunicator. */
+typedef struct ctx_dom {
+    mpii_comm_t *c;
+    const int *map;
+    int p, me, tag;
+    int xch;
+    mpii_comm_t *x;
+    int xpeer, xtag, leader;
+} ctx_dom_t;
+
+static int dom_band(const ctx_dom_t *d, uint64_t *w, int n)
+{
+    int rc = mpii_lib_allreduce_band_tag(d->c, d->map, d->p, d->me, w, n, d->tag);
+    if (rc != MPI_SUCCESS || !d->xch)
+        return rc;
+    size_t len = (size_t)n * sizeof *w;
+    if (d->me == d->leader) {
+        uint64_t other[2 * CTX_WORDS];
+        int first = mpii.world_rank < mpii_comm_peer_world(d->x, d->xpeer);
+        for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++)
+            rc = step == first ? mpii_lib_recv(d->x, other, len, d->xpeer, d->xtag)
+                               : mpii_lib_send(d->x, w, len, d->xpeer, d->xtag);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        for (int i = 0; i < n; i++)
+            w[i] &= other[i];
+    }
+    return mpii_lib_bcast_tag(d->c, d->map, d->p, d->me, w, len, d->leader, d->tag);
+}
+
+static uint32_t ca_id(uint32_t ctx, int tag)
+{
+    return (ctx * 2654435761u) ^ ((uint32_t)tag * 0x27D4EB2Fu);
+}
+
+/* Agrees on n fresh pairs (ctx[0..n), one allocation each) over domain d; blocking.
+ * Returns an MPI error class (MPI_ERR_INTERN: no free context id), nothing taken then. */
+static int ctx_dom_alloc(const ctx_dom_t *d, int n, uint32_t *ctx)
+{
+    int rc = MPI_SUCCESS, k = 0;
+    for (; k < n && rc == MPI_SUCCESS; k++) {
+        ctx_alloc_t a;
+        ca_begin(&a, ca_id(d->c->ctx, d->tag));
+        int st = CA_MORE;
+        while (st == CA_MORE && (rc = dom_band(d, a.msg, a.nwords)) == MPI_SUCCESS)
+            st = ca_step(&a);
+        ca_end(&a);
+        if (rc == MPI_SUCCESS && st == CA_FAIL)
+            rc = MPI_ERR_INTERN;
+        ctx[k] = 2 * (uint32_t)a.cand;
+    }
+    if (rc != MPI_SUCCESS)
+        for (int i = 0; i < k - 1; i++)
+            mpii_ctx_free(ctx[i]);
+    return rc;
+}
+
+/* The domain of every member of parent (both groups when inter). */
+static void parent_dom(mpii_comm_t *parent, ctx_dom_t *d)
+{
+    memset(d, 0, sizeof *d);
+    d->tag = MPII_TAG_LIBCOLL;
+    if (parent->rgroup) {
+        d->c = parent->local;
+        d->xch = 1;
+        d->x = parent;
+        d->xtag = MPII_TAG_LIBCOLL;
+    } else {
+        d->c = parent;
+    }
+    d->p = d->c->size;
+    d->me = d->c->rank;
+}
+
+/* Agrees on n fresh pairs over every member of parent (both groups when inter). */
+static int ctx_agree(mpii_comm_t *parent, int n, uint32_t *ctx)
+{
+    ctx_dom_t d;
+    parent_dom(parent, &d);
+    return ctx_dom_alloc(&d, n, ctx);
+}
+
+int mpii_ctx_alloc(mpii_comm_t *parent, uint32_t *ctx)
+{
+    return ctx_agree(parent, 1, ctx);
 }
 
 /* Leaders (local rank 0 on both sides) of intercommunicator ic exchange `len` bytes:
@@ -126,43 +381,6 @@ static int leader_exchange(mpii_comm_t *ic, const void *mine, void *theirs, size
             rc = mpii_lib_send(ic, mine, len, 0, tag);
     }
     return rc;
-}
-
-/* AND of words over both groups of intercommunicator ic. */
-static int inter_band(mpii_comm_t *ic, uint64_t *words, int n)
-{
-    mpii_comm_t *l = ic->local;
-    int rc = mpii_lib_allreduce_band(l, words, n);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (l->rank == 0) {
-        uint64_t *other = malloc((size_t)n * sizeof *other);
-        if (!other)
-            return MPI_ERR_NO_MEM;
-        rc = leader_exchange(ic, words, other, (size_t)n * sizeof *words, MPII_TAG_LIBCOLL);
-        for (int i = 0; i < n; i++)
-            words[i] &= other[i];
-        free(other);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return mpii_lib_bcast_tag(l, NULL, l->size, l->rank, words, (size_t)n * sizeof *words, 0,
-                              MPII_TAG_LIBCOLL);
-}
-
-/* Agrees on n fresh pairs over every member of parent (both groups when inter). */
-static int ctx_agree(mpii_comm_t *parent, int n, uint32_t *ctx)
-{
-    uint64_t map[CTX_WORDS];
-    memcpy(map, ctx_free_map, sizeof map);
-    int rc = parent->rgroup ? inter_band(parent, map, CTX_WORDS)
-                            : mpii_lib_allreduce_band(parent, map, CTX_WORDS);
-    return rc != MPI_SUCCESS ? rc : ctx_take(map, n, ctx);
-}
-
-int mpii_ctx_alloc(mpii_comm_t *parent, uint32_t *ctx)
-{
-    return ctx_agree(parent, 1, ctx);
 }
 
 /* ---------------------------------------------------------------- init / finalize */
@@ -431,34 +649,51 @@ static void comm_discard(mpii_comm_t *c)
     mpii_comm_release(c);
 }
 
+/* A duplicate of p with pair(s) ctx (CTX_NONE: agreed later): the same groups, error
+ * handler and topology, info (use_info ? info : p's), and p's attributes as the copy
+ * callbacks decide. Returns an MPI error class (nothing made then; the pairs are
+ * freed). */
+static int dup_make(mpii_comm_t *p, const uint32_t *ctx, MPI_Info info, int use_info,
+                    mpii_comm_t **out)
+{
+    p->group->refs++;
+    if (p->rgroup)
+        p->rgroup->refs++;
+    mpii_comm_t *c;
+    int rc = comm_make(p, p->group, p->rgroup, ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (p->topo) {
+        c->topo = mpii_topo_dup(p->topo);
+        if (!c->topo) {
+            comm_discard(c);
+            return MPI_ERR_NO_MEM;
+        }
+    }
+    MPI_Info src = use_info ? info : p->info;
+    if (src != MPI_INFO_NULL && (rc = mpii_info_dup(src, &c->info)) != MPI_SUCCESS) {
+        c->info = MPI_INFO_NULL;
+        comm_discard(c);
+        return rc;
+    }
+    rc = mpii_attr_copy(FMPL_MPI_KIND_COMM, p->handle, p->attrs, c->handle, &c->attrs);
+    if (rc != MPI_SUCCESS) {
+        comm_discard(c);
+        return rc;
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
 static int comm_dup(mpii_comm_t *p, MPI_Info info, int use_info, MPI_Comm *newcomm, const char *fn)
 {
     uint32_t ctx[2];
     int rc = ctx_agree(p, p->rgroup ? 2 : 1, ctx);
     if (rc != MPI_SUCCESS)
         return mpii_errf(FMPL_MPI_KIND_COMM, p->handle, rc, fn, "no free context id");
-    p->group->refs++;
-    if (p->rgroup)
-        p->rgroup->refs++;
     mpii_comm_t *c;
-    rc = comm_make(p, p->group, p->rgroup, ctx, &c);
-    if (rc != MPI_SUCCESS)
-        return MPII_ERR_COMM(p->handle, rc, fn);
-    if (p->topo) {
-        c->topo = mpii_topo_dup(p->topo);
-        if (!c->topo) {
-            comm_discard(c);
-            return MPII_ERR_COMM(p->handle, MPI_ERR_NO_MEM, fn);
-        }
-    }
-    MPI_Info src = use_info ? info : p->info;
-    if (src != MPI_INFO_NULL && (rc = mpii_info_dup(src, &c->info)) != MPI_SUCCESS) {
-        comm_discard(c);
-        return MPII_ERR_COMM(p->handle, rc, fn);
-    }
-    rc = mpii_attr_copy(FMPL_MPI_KIND_COMM, p->handle, p->attrs, c->handle, &c->attrs);
+    rc = dup_make(p, ctx, info, use_info, &c);
     if (rc != MPI_SUCCESS) {
-        comm_discard(c);
         *newcomm = MPI_COMM_NULL;
         return MPII_ERR_COMM(p->handle, rc, fn);
     }
@@ -485,6 +720,272 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return comm_dup(c, info, 1, newcomm, "MPI_Comm_dup_with_info");
 }
 MPII_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info)
+
+/* ---------------------------------------------------------------- nonblocking duplication
+ * MPI_Comm_idup(_with_info) (MPI-4.0 7.4.2): "as if MPI_COMM_DUP was executed at the time
+ * MPI_COMM_IDUP is called", so the new communicator is made at the call (handle in
+ * *newcomm, groups, error handler, topology, info, attributes copied by their
+ * callbacks then, in the caller's thread) with no pair yet (CTX_NONE); using it before
+ * the request completes is erroneous. Its pair (and the local pair of an
+ * intercommunicator, a second allocation) is agreed by a ctx_alloc_t driven by
+ * schedules: each AND-reduction of the allocation's words is one schedule (intra: a
+ * binomial reduce to rank 0 and a binomial broadcast over the parent; inter: the
+ * reduce over the local group, the leaders' exchange over the parent, the broadcast
+ * over the local group, three schedules in turn), run in the background; its
+ * completion callback runs the next allocation step (ca_step) and starts the next
+ * reduction, or ends the operation: the pairs go to the new communicator and the
+ * request completes. Every schedule of one idup carries the tag the call took from the
+ * parent's collective sequence (the same on every member, as MPI orders collectives on
+ * a communicator); the local-group schedules of an intercommunicator use it too on the
+ * internal local communicator, which runs nothing of its own. Successive reductions
+ * between two processes match in posting order (non-overtaking).
+ * The idups of one parent run one after the other (a later one waits in its
+ * predecessor's `queued` until that one ends; all members issue them in the same
+ * order): started together, each would find the pairs the others reserved at members
+ * whose free pairs differ and retry round after round. Nothing else waits for them. */
+
+typedef struct idup_op {
+    ctx_alloc_t a;
+    mpii_comm_t *p;  /* parent (a reference) */
+    mpii_comm_t *nc; /* the new communicator (its handle is the user's) */
+    mpii_req_t *r;
+    int tag;
+    int need, got; /* pairs to agree on (1, or 2 for an intercommunicator), agreed */
+    uint32_t ctx[2];
+    int stage;                   /* inter: 0 local reduce, 1 leaders, 2 local bcast */
+    coll_sched_t *s;             /* the running schedule */
+    struct idup_op *next;        /* list of unfinished idups */
+    struct idup_op *queued;      /* the next idup on the same parent, started at our end */
+    uint64_t tmp[2 * CTX_WORDS]; /* received words */
+} idup_op_t;
+
+typedef struct band_args {
+    uint64_t *w;
+    const uint64_t *in;
+    int n;
+} band_args_t;
+
+static int band_step(const void *args)
+{
+    const band_args_t *x = args;
+    for (int i = 0; i < x->n; i++)
+        x->w[i] &= x->in[i];
+    return 0;
+}
+
+/* Adds to s (over p members, this one me) a binomial AND-reduction of w[0..n) to member
+ * 0 through tmp (reduce) and a binomial broadcast of w from member 0 (bcast). */
+static void sched_band(coll_sched_t *s, int p, int me, uint64_t *w, uint64_t *tmp, int n,
+                       int reduce, int bcast)
+{
+    int64_t len = (int64_t)n * (int64_t)sizeof *w;
+    band_args_t a = {w, tmp, n};
+    int mask;
+    if (reduce)
+        for (mask = 1; mask < p; mask <<= 1) {
+            if (me & mask) {
+                mpii_cs_send(s, w, len, MPI_BYTE, me - mask);
+                mpii_cs_fence(s);
+                break;
+            }
+            if (me + mask < p) {
+                mpii_cs_recv(s, tmp, len, MPI_BYTE, me + mask);
+                mpii_cs_fence(s);
+                coll_sched_call(s, band_step, &a, sizeof a);
+            }
+        }
+    if (!bcast)
+        return;
+    mpii_cs_fence(s);
+    for (mask = 1; mask < p; mask <<= 1)
+        if (me & mask) {
+            mpii_cs_recv(s, w, len, MPI_BYTE, me - mask);
+            mpii_cs_fence(s);
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (me + mask < p)
+            mpii_cs_send(s, w, len, MPI_BYTE, me + mask);
+}
+
+static void idup_stage(idup_op_t *op);
+
+static idup_op_t *idup_ops; /* unfinished idups (running or queued) */
+
+/* Ends op with MPI error class err: the pairs go to the new communicator (on error the
+ * agreed ones are freed and it keeps CTX_NONE), the request completes. */
+static void idup_finish(idup_op_t *op, int err)
+{
+    ca_end(&op->a);
+    for (idup_op_t **pp = &idup_ops; *pp; pp = &(*pp)->next)
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    idup_op_t *queued = op->queued;
+    if (err == MPI_SUCCESS) {
+        op->nc->ctx = op->ctx[0];
+        if (op->nc->local)
+            op->nc->local->ctx = op->ctx[1];
+    } else {
+        for (int i = 0; i < op->got; i++)
+            mpii_ctx_free(op->ctx[i]);
+    }
+    mpii_comm_release(op->p);
+    mpii_req_t *r = op->r;
+    free(op);
+    r->err = err;
+    mpii_status_empty(&r->st);
+    r->st.MPI_ERROR = err;
+    mpii_req_done(r);
+    if (queued) {
+        ca_begin(&queued->a, queued->a.id);
+        idup_stage(queued);
+    }
+}
+
+/* One reduction (all its stages) is complete: the next allocation step. */
+static void idup_reduced(idup_op_t *op)
+{
+    int st = ca_step(&op->a);
+    if (st == CA_MORE) {
+        op->stage = 0;
+        idup_stage(op);
+        return;
+    }
+    if (st == CA_FAIL) {
+        idup_finish(op, MPI_ERR_INTERN);
+        return;
+    }
+    op->ctx[op->got++] = 2 * (uint32_t)op->a.cand;
+    if (op->got == op->need) {
+        idup_finish(op, MPI_SUCCESS);
+        return;
+    }
+    ca_end(&op->a);
+    ca_begin(&op->a, op->a.id);
+    op->stage = 0;
+    idup_stage(op);
+}
+
+static void idup_stage_done(void *arg, int err)
+{
+    idup_op_t *op = arg;
+    coll_sched_free(op->s);
+    op->s = NULL;
+    if (err) {
+        idup_finish(op, err);
+        return;
+    }
+    if (op->p->rgroup && op->stage < 2) {
+        op->stage++;
+        idup_stage(op);
+        return;
+    }
+    idup_reduced(op);
+}
+
+/* Builds and starts the schedule of op's current stage (op may be gone on return: the
+ * completion may run inside). */
+static void idup_stage(idup_op_t *op)
+{
+    mpii_comm_t *p = op->p, *l = p->rgroup ? p->local : p;
+    int n = op->a.nwords;
+    coll_sched_t *s = mpii_cs_new(op->stage == 1 ? p : l);
+    if (!s) {
+        idup_finish(op, MPI_ERR_NO_MEM);
+        return;
+    }
+    if (!p->rgroup) {
+        sched_band(s, l->size, l->rank, op->a.msg, op->tmp, n, 1, 1);
+    } else if (op->stage == 0) {
+        sched_band(s, l->size, l->rank, op->a.msg, op->tmp, n, 1, 0);
+    } else if (op->stage == 2) {
+        sched_band(s, l->size, l->rank, op->a.msg, op->tmp, n, 0, 1);
+    } else if (l->rank == 0) {
+        band_args_t a = {op->a.msg, op->tmp, n};
+        int64_t len = (int64_t)n * (int64_t)sizeof(uint64_t);
+        mpii_cs_send(s, op->a.msg, len, MPI_BYTE, 0);
+        mpii_cs_recv(s, op->tmp, len, MPI_BYTE, 0);
+        mpii_cs_fence(s);
+        coll_sched_call(s, band_step, &a, sizeof a);
+    }
+    op->s = s;
+    if (coll_sched_start(s, op->tag, 1, idup_stage_done, op)) {
+        coll_sched_free(s);
+        op->s = NULL;
+        idup_finish(op, MPI_ERR_NO_MEM);
+    }
+}
+
+static int comm_idup(mpii_comm_t *p, MPI_Info info, int use_info, MPI_Comm *newcomm,
+                     MPI_Request *request, const char *fn)
+{
+    const uint32_t none[2] = {CTX_NONE, CTX_NONE};
+    mpii_comm_t *c;
+    int rc = dup_make(p, none, info, use_info, &c);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_COMM(p->handle, rc, fn);
+    idup_op_t *op = calloc(1, sizeof *op);
+    mpii_req_t *r = op ? mpii_req_alloc() : NULL;
+    if (!r) {
+        free(op);
+        comm_discard(c);
+        return MPII_ERR_COMM(p->handle, MPI_ERR_NO_MEM, fn);
+    }
+    r->kind = MPII_REQ_COLL; /* no schedule of its own (r->sched NULL): op runs them */
+    r->comm = p->handle;
+    p->refs++;
+    r->cref = p;
+    mpii_status_empty(&r->st);
+    rc = mpii_req_handle(r, request);
+    if (rc != MPI_SUCCESS) {
+        free(op);
+        comm_discard(c);
+        return MPII_ERR_COMM(p->handle, rc, fn);
+    }
+    p->refs++;
+    op->p = p;
+    op->nc = c;
+    op->r = r;
+    op->tag = mpii_coll_tag(p);
+    op->need = p->rgroup ? 2 : 1;
+    op->a.id = ca_id(p->ctx, op->tag);
+    *newcomm = c->handle;
+    idup_op_t *last = NULL;
+    for (idup_op_t *x = idup_ops; x; x = x->next)
+        if (x->p == p && !x->queued)
+            last = x;
+    op->next = idup_ops;
+    idup_ops = op;
+    if (last) {
+        last->queued = op; /* started when last ends */
+        return MPI_SUCCESS;
+    }
+    ca_begin(&op->a, op->a.id);
+    idup_stage(op);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    GET_COMM(c, comm, "MPI_Comm_idup");
+    if (!newcomm || !request)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_idup");
+    return comm_idup(c, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
+}
+MPII_WEAK(MPI_Comm_idup, PMPI_Comm_idup)
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    GET_COMM(c, comm, "MPI_Comm_idup_with_info");
+    if (!newcomm || !request)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_idup_with_info");
+    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
+        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_idup_with_info");
+    return comm_idup(c, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
+}
+MPII_WEAK(MPI_Comm_idup_with_info, PMPI_Comm_idup_with_info)
 
 typedef struct split_ent {
     int color, key, rank;
@@ -804,13 +1305,10 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     for (int i = 0; i < g->size; i++)
         map[i] = inv[g->world[i]];
     free(inv);
-    uint64_t words[CTX_WORDS];
-    memcpy(words, ctx_free_map, sizeof words);
-    int rc = mpii_lib_allreduce_band_tag(p, map, g->size, g->rank, words, CTX_WORDS, tag);
-    free(map);
+    ctx_dom_t d = {.c = p, .map = map, .p = g->size, .me = g->rank, .tag = MPII_TAG_USERLIB(tag)};
     uint32_t ctx;
-    if (rc == MPI_SUCCESS)
-        rc = ctx_take(words, 1, &ctx);
+    int rc = ctx_dom_alloc(&d, 1, &ctx);
+    free(map);
     if (rc != MPI_SUCCESS)
         return MPII_ERR_COMM(comm, rc, fn);
     g->refs++;
@@ -844,13 +1342,6 @@ int PMPI_Comm_free(MPI_Comm *comm)
 }
 MPII_WEAK(MPI_Comm_free, PMPI_Comm_free)
 
-/* What leaders exchange and broadcast in Intercomm_create / Intercomm_merge. */
-typedef struct inter_hdr {
-    int size; /* Intercomm_create: the group's size; Intercomm_merge: high */
-    int pad;
-    uint64_t mask[CTX_WORDS];
-} inter_hdr_t;
-
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
 {
@@ -876,17 +1367,18 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (tag < 0 || tag > MPII_TAG_UB)
             return MPII_ERR_COMM(local_comm, MPI_ERR_TAG, fn);
     }
-    inter_hdr_t mine = {.size = l->size}, theirs;
-    memcpy(mine.mask, ctx_free_map, sizeof mine.mask);
-    int rc = mpii_lib_allreduce_band(l, mine.mask, CTX_WORDS);
+    struct {
+        int size;
+    } mine = {l->size}, theirs = {0};
+    int rc = MPI_SUCCESS, utag = MPII_TAG_USERLIB(tag);
     int *rworld = NULL;
-    if (rc == MPI_SUCCESS && leader) {
+    if (leader) {
         int first = mpii.world_rank < mpii_comm_peer_world(peer, remote_leader);
         for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++) {
             if (step == first)
-                rc = mpii_lib_recv(peer, &theirs, sizeof theirs, remote_leader, tag);
+                rc = mpii_lib_recv(peer, &theirs, sizeof theirs, remote_leader, utag);
             else
-                rc = mpii_lib_send(peer, &mine, sizeof mine, remote_leader, tag);
+                rc = mpii_lib_send(peer, &mine, sizeof mine, remote_leader, utag);
         }
         if (rc == MPI_SUCCESS) {
             rworld = malloc((size_t)BASE_MAX(theirs.size, 1) * sizeof *rworld);
@@ -896,13 +1388,11 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++) {
             if (step == first)
                 rc = mpii_lib_recv(peer, rworld, (size_t)theirs.size * sizeof *rworld,
-                                   remote_leader, tag);
+                                   remote_leader, utag);
             else
                 rc = mpii_lib_send(peer, l->group->world, (size_t)l->size * sizeof(int),
-                                   remote_leader, tag);
+                                   remote_leader, utag);
         }
-        for (int i = 0; i < CTX_WORDS; i++)
-            theirs.mask[i] &= mine.mask[i];
     }
     if (rc == MPI_SUCCESS)
         rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &theirs, sizeof theirs, local_leader,
@@ -916,9 +1406,19 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, rworld,
                                 (size_t)theirs.size * sizeof *rworld, local_leader,
                                 MPII_TAG_LIBCOLL);
+    /* the pairs: over the local group, the leaders combine through peer_comm */
+    ctx_dom_t d = {.c = l,
+                   .p = l->size,
+                   .me = l->rank,
+                   .tag = MPII_TAG_LIBCOLL,
+                   .xch = 1,
+                   .x = peer,
+                   .xpeer = remote_leader,
+                   .xtag = utag,
+                   .leader = local_leader};
     uint32_t ctx[2];
     if (rc == MPI_SUCCESS)
-        rc = ctx_take(theirs.mask, 2, ctx);
+        rc = ctx_dom_alloc(&d, 2, ctx);
     mpii_group_t *rg = rc == MPI_SUCCESS ? mpii_group_new(theirs.size) : NULL;
     if (rc == MPI_SUCCESS && !rg)
         rc = MPI_ERR_NO_MEM;
@@ -950,25 +1450,20 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if (!newintracomm)
         return MPII_ERR_COMM(intercomm, MPI_ERR_ARG, fn);
     mpii_comm_t *l = ic->local;
-    inter_hdr_t mine = {.size = high != 0}, theirs;
-    memcpy(mine.mask, ctx_free_map, sizeof mine.mask);
-    int rc = mpii_lib_allreduce_band(l, mine.mask, CTX_WORDS);
-    if (rc == MPI_SUCCESS && l->rank == 0) {
+    int mine = high != 0, theirs = 0;
+    int rc = MPI_SUCCESS;
+    if (l->rank == 0)
         rc = leader_exchange(ic, &mine, &theirs, sizeof mine, MPII_TAG_LIBCOLL);
-        for (int i = 0; i < CTX_WORDS; i++)
-            theirs.mask[i] &= mine.mask[i];
-    }
     if (rc == MPI_SUCCESS)
         rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &theirs, sizeof theirs, 0,
                                 MPII_TAG_LIBCOLL);
     uint32_t ctx;
     if (rc == MPI_SUCCESS)
-        rc = ctx_take(theirs.mask, 1, &ctx);
+        rc = ctx_agree(ic, 1, &ctx);
     if (rc != MPI_SUCCESS)
         return MPII_ERR_COMM(intercomm, rc, fn);
     /* the group with high = false first; equal: the side of the lower leader first */
-    int me_first = mine.size != theirs.size ? mine.size < theirs.size
-                                            : ic->group->world[0] < ic->rgroup->world[0];
+    int me_first = mine != theirs ? mine < theirs : ic->group->world[0] < ic->rgroup->world[0];
     const mpii_group_t *a = me_first ? ic->group : ic->rgroup;
     const mpii_group_t *b = me_first ? ic->rgroup : ic->group;
     mpii_group_t *g = mpii_group_new(a->size + b->size);
@@ -1057,13 +1552,13 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     *newcomm = MPI_COMM_NULL;
     if (g->rank == MPI_UNDEFINED)
         return MPI_SUCCESS;
-    uint64_t words[CTX_WORDS];
-    memcpy(words, ctx_free_map, sizeof words);
-    rc = mpii_lib_allreduce_band_tag(boot_comm, g->world, g->size, g->rank, words, CTX_WORDS,
-                                     stringtag_tag(stringtag));
+    ctx_dom_t d = {.c = boot_comm,
+                   .map = g->world,
+                   .p = g->size,
+                   .me = g->rank,
+                   .tag = stringtag_tag(stringtag)};
     uint32_t ctx;
-    if (rc == MPI_SUCCESS)
-        rc = ctx_take(words, 1, &ctx);
+    rc = ctx_dom_alloc(&d, 1, &ctx);
     if (rc != MPI_SUCCESS)
         return from_group_err(errhandler, rc, fn);
     g->refs++;
@@ -1098,25 +1593,18 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (rg->rank != MPI_UNDEFINED) /* in both: they overlap */
         return from_group_err(errhandler, MPI_ERR_GROUP, fn);
     int tag = stringtag_tag(stringtag);
-    uint64_t mine[CTX_WORDS], theirs[CTX_WORDS];
-    memcpy(mine, ctx_free_map, sizeof mine);
-    rc =
-        mpii_lib_allreduce_band_tag(boot_comm, lg->world, lg->size, lg->rank, mine, CTX_WORDS, tag);
-    if (rc == MPI_SUCCESS && lg->rank == local_leader) {
-        int peer = rg->world[remote_leader];
-        int first = mpii.world_rank < peer;
-        for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++)
-            rc = step == first ? mpii_lib_recv(boot_comm, theirs, sizeof theirs, peer, tag)
-                               : mpii_lib_send(boot_comm, mine, sizeof mine, peer, tag);
-        for (int i = 0; i < CTX_WORDS; i++)
-            mine[i] &= theirs[i];
-    }
-    if (rc == MPI_SUCCESS)
-        rc = mpii_lib_bcast_tag(boot_comm, lg->world, lg->size, lg->rank, mine, sizeof mine,
-                                local_leader, tag);
+    ctx_dom_t d = {.c = boot_comm,
+                   .map = lg->world,
+                   .p = lg->size,
+                   .me = lg->rank,
+                   .tag = tag,
+                   .xch = 1,
+                   .x = boot_comm,
+                   .xpeer = rg->world[remote_leader],
+                   .xtag = tag,
+                   .leader = local_leader};
     uint32_t ctx[2];
-    if (rc == MPI_SUCCESS)
-        rc = ctx_take(mine, 2, ctx);
+    rc = ctx_dom_alloc(&d, 2, ctx);
     if (rc != MPI_SUCCESS)
         return from_group_err(errhandler, rc, fn);
     lg->refs++;

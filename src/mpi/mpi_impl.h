@@ -282,7 +282,8 @@ void mpii_comm_finalize(void);
 mpii_comm_t *mpii_comm_new(mpii_group_t *group, mpii_group_t *rgroup, uint32_t ctx);
 void mpii_comm_release(mpii_comm_t *c);
 /* Agrees on a fresh pair of context ids over the members of parent (collective over
- * parent: an allreduce of the free-id bitmaps on parent's library context). */
+ * parent: rounds of AND-allreduces of the free-id bitmaps on parent's library context,
+ * see comm.c "context ids"; it never waits for a pending MPI_Comm_idup). */
 int mpii_ctx_alloc(mpii_comm_t *parent, uint32_t *ctx);
 void mpii_ctx_free(uint32_t ctx);
 
@@ -318,14 +319,19 @@ int mpii_group_handle(mpii_group_t *g, MPI_Group *out);
 int mpii_group_compare(const mpii_group_t *g1, const mpii_group_t *g2);
 
 /* The tag of the library collectives below (on the library context ctx + 1, where user
- * tags appear only through MPI_Intercomm_create / MPI_Comm_create_group). */
+ * tags appear only through MPI_Intercomm_create / MPI_Comm_create_group, as
+ * MPII_TAG_USERLIB(tag): bit 30 set keeps them apart from the tags of the collectives'
+ * schedules, 0..MPII_TAG_UB - 1, e.g. an MPI_Comm_idup pending on the same communicator,
+ * which Comm_create_group is not ordered with). */
 #define MPII_TAG_LIBCOLL MPII_TAG_UB
+#define MPII_TAG_USERLIB(tag) ((int)((unsigned)(tag) | 0x40000000u))
 /* Tagged forms of the library collectives (libcoll.c) over a subset of an
  * intracommunicator: member i is rank map[i] of c (map NULL: every rank of c, p = c->size,
  * me = c->rank), p members, this process is member me; root is a member index. Return an
  * MPI error class without raising it. mpii_lib_send/recv must accept any tag in
- * 0..MPII_TAG_UB and any mpii_comm_t whose group/rgroup/rank/size/ctx are set, including
- * the internal ones without a handle (an intercommunicator's `local`). */
+ * 0..MPII_TAG_UB or MPII_TAG_USERLIB(0..MPII_TAG_UB) and any mpii_comm_t whose
+ * group/rgroup/rank/size/ctx are set, including the internal ones without a handle (an
+ * intercommunicator's `local`). */
 int mpii_lib_bcast_tag(mpii_comm_t *c, const int *map, int p, int me, void *buf, size_t len,
                        int root, int tag);
 int mpii_lib_allgather_tag(mpii_comm_t *c, const int *map, int p, int me, const void *send,

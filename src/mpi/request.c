@@ -341,9 +341,11 @@ static int mpii_all_ready(void *arg)
     return 1;
 }
 
+/* Status i of an array argument. MPI_STATUS_IGNORE passed for the array (erroneous, but
+ * common, and MPICH and Open MPI define the two alike) is taken as MPI_STATUSES_IGNORE. */
 static inline MPI_Status *mpii_status_at(MPI_Status *arr, int i)
 {
-    return arr == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &arr[i];
+    return arr == MPI_STATUSES_IGNORE || arr == MPI_STATUS_IGNORE ? MPI_STATUS_IGNORE : &arr[i];
 }
 
 /* Collects every done request of reqs (all of them for Waitall/Testall); the error rules
