@@ -4,7 +4,9 @@
  * 1000 / 100000 elements; exact sums/max/prod on ints and integral doubles, a
  * non-commutative user op (2x2 matrix product mod a prime, on a derived type) checked for
  * rank order, MAXLOC/MINLOC on MPI_DOUBLE_INT; error classes with MPI_ERRORS_RETURN; many
- * back-to-back mixed calls; the same on a split communicator. */
+ * back-to-back mixed calls; the same on a split communicator. Also nonblocking and
+ * persistent calls whose derived datatype and user op are freed right after the call
+ * (MPI allows it: the operation keeps them until it completes). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -716,8 +718,7 @@ static void test_errors(void)
         CHECK_RC(MPI_Barrier(inter), MPI_SUCCESS);
         CHECK(eclass(MPI_Bcast(a, 1, MPI_INT, -5, inter)) == MPI_ERR_ROOT);
         CHECK(eclass(MPI_Bcast(a, 1, MPI_INT, size, inter)) == MPI_ERR_ROOT);
-        CHECK(eclass(MPI_Allreduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, inter)) ==
-              MPI_ERR_BUFFER);
+        CHECK(eclass(MPI_Allreduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_BUFFER);
         CHECK(eclass(MPI_Allgather(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, inter)) ==
               MPI_ERR_BUFFER);
         CHECK(eclass(MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_COMM);
@@ -772,6 +773,83 @@ static void test_mixed(void)
     }
 }
 
+/* inout += in on pairs of ints (a derived type of 2 ints) */
+static void pairsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int *a = in;
+    int *b = inout;
+    for (int i = 0; i < 2 * *len; i++)
+        b[i] += a[i];
+}
+
+/* Nonblocking and persistent collectives with their derived type and user op freed
+ * before they run: the handles must stay valid for them (and only for them). */
+static void test_freed_handles(void)
+{
+    enum { N = 5 };
+    int sb[2 * N], rb[2 * N], g[64 * 2 * N];
+    CHECK(size <= 64);
+    for (int i = 0; i < 2 * N; i++)
+        sb[i] = rank * 100 + i;
+    for (int pers = 0; pers < 2; pers++) {
+        MPI_Datatype two, dup;
+        MPI_Op op;
+        MPI_Request req[2];
+        CHECK_RC(MPI_Type_contiguous(2, MPI_INT, &two), MPI_SUCCESS);
+        CHECK_RC(MPI_Type_commit(&two), MPI_SUCCESS);
+        CHECK_RC(MPI_Type_dup(MPI_INT, &dup), MPI_SUCCESS);
+        CHECK_RC(MPI_Op_create(pairsum, 1, &op), MPI_SUCCESS);
+        if (pers) {
+            CHECK_RC(MPI_Allreduce_init(sb, rb, N, two, op, comm, MPI_INFO_NULL, &req[0]),
+                     MPI_SUCCESS);
+            CHECK_RC(
+                MPI_Gather_init(sb, 2 * N, MPI_INT, g, 2 * N, dup, 0, comm, MPI_INFO_NULL, &req[1]),
+                MPI_SUCCESS);
+        }
+        MPI_Datatype two_h = two;
+        CHECK_RC(MPI_Type_free(&two), MPI_SUCCESS);
+        CHECK_RC(MPI_Op_free(&op), MPI_SUCCESS);
+        CHECK(two == MPI_DATATYPE_NULL && op == MPI_OP_NULL);
+        /* freed for the user: a second free is an error, not a double release */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK(MPI_Type_free(&two_h) != MPI_SUCCESS);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        for (int round = 0; round < 2; round++) {
+            memset(rb, 0, sizeof rb);
+            memset(g, 0, sizeof g);
+            if (pers) {
+                CHECK_RC(MPI_Startall(2, req), MPI_SUCCESS);
+            } else if (round == 0) {
+                /* a fresh type and op for the nonblocking form, freed before the wait */
+                CHECK_RC(MPI_Type_contiguous(2, MPI_INT, &two), MPI_SUCCESS);
+                CHECK_RC(MPI_Type_commit(&two), MPI_SUCCESS);
+                CHECK_RC(MPI_Op_create(pairsum, 1, &op), MPI_SUCCESS);
+                CHECK_RC(MPI_Iallreduce(sb, rb, N, two, op, comm, &req[0]), MPI_SUCCESS);
+                CHECK_RC(MPI_Igather(sb, 2 * N, MPI_INT, g, 2 * N, dup, 0, comm, &req[1]),
+                         MPI_SUCCESS);
+                CHECK_RC(MPI_Type_free(&two), MPI_SUCCESS);
+                CHECK_RC(MPI_Op_free(&op), MPI_SUCCESS);
+                CHECK_RC(MPI_Type_free(&dup), MPI_SUCCESS);
+            } else {
+                break;
+            }
+            CHECK_RC(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+            for (int i = 0; i < 2 * N; i++)
+                CHECK(rb[i] == 100 * size * (size - 1) / 2 + size * i);
+            if (rank == 0)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < 2 * N; i++)
+                        CHECK(g[r * 2 * N + i] == r * 100 + i);
+        }
+        if (pers) {
+            CHECK_RC(MPI_Request_free(&req[0]), MPI_SUCCESS);
+            CHECK_RC(MPI_Request_free(&req[1]), MPI_SUCCESS);
+            CHECK_RC(MPI_Type_free(&dup), MPI_SUCCESS);
+        }
+    }
+}
+
 static void run_all(const char *what)
 {
     MPI_Comm_rank(comm, &rank);
@@ -790,6 +868,7 @@ static void run_all(const char *what)
     test_loc();
     test_errors();
     test_mixed();
+    test_freed_handles();
     CHECK_RC(MPI_Barrier(comm), MPI_SUCCESS);
     if (rank == 0)
         printf("mpi_coll: %s (%d ranks) ok\n", what, size);

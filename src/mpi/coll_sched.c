@@ -240,7 +240,7 @@ const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
     if ((k->stype && !FMPL_MPI_DT_IS_PREDEF(k->stype)) ||
         (k->rtype && !FMPL_MPI_DT_IS_PREDEF(k->rtype)))
         return NULL;
-    if (k->op && mpii_op_get(k->op)->fn)
+    if (k->op && (mpii_op_get(k->op)->fn || mpii_op_get(k->op)->fn_c))
         return NULL; /* a user op: its handle may be freed and reused */
     return k;
 }

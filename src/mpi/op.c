@@ -1,5 +1,6 @@
 /* op.c — MPI reduction operations (see mpi_impl.h): the predefined ops and their
- * kernels on every type MPI-4.0 section 6.9.2 allows, user ops, MPI_Reduce_local, and
+ * kernels on every type MPI-4.0 section 6.9.2 allows (and, as MPICH, the logical ops on
+ * the multi-language types), user ops, MPI_Reduce_local, and
  * mpii_op_apply, the kernel call of the collectives.
  *
  * Predefined ops are static objects behind the fixed indices 1..14 (no init needed);
@@ -184,9 +185,13 @@ KERNEL(k_max, , L_CINT(C_MAX) L_FINT(C_MAX) L_FLOAT(C_MAX) L_MULTI(C_MAX))
 KERNEL(k_min, , L_CINT(C_MIN) L_FINT(C_MIN) L_FLOAT(C_MIN) L_MULTI(C_MIN))
 KERNEL(k_sum, , L_CINT(C_SUM) L_FINT(C_SUM) L_FLOAT(C_SUM) L_COMPLEX(C_SUM) L_MULTI(C_SUM))
 KERNEL(k_prod, , L_CINT(C_PROD) L_FINT(C_PROD) L_FLOAT(C_PROD) L_COMPLEX(C_PROD) L_MULTI(C_PROD))
-KERNEL(k_land, , L_CINT(C_LAND) L_LOGICAL(C_LAND))
-KERNEL(k_lor, , L_CINT(C_LOR) L_LOGICAL(C_LOR))
-KERNEL(k_lxor, , L_CINT(C_LXOR) L_LOGICAL(C_LXOR))
+/* The logical ops also take the multi-language types (MPI_AINT, MPI_OFFSET, MPI_COUNT),
+ * which are C integers: 6.9.2 does not list them for MPI_LAND/LOR/LXOR (such a call is
+ * erroneous, so defining it is allowed), MPICH accepts them and its test suite
+ * (coll/allred) uses them. */
+KERNEL(k_land, , L_CINT(C_LAND) L_LOGICAL(C_LAND) L_MULTI(C_LAND))
+KERNEL(k_lor, , L_CINT(C_LOR) L_LOGICAL(C_LOR) L_MULTI(C_LOR))
+KERNEL(k_lxor, , L_CINT(C_LXOR) L_LOGICAL(C_LXOR) L_MULTI(C_LXOR))
 KERNEL(k_band, , L_CINT(C_BAND) L_FINT(C_BAND) L_BYTE(C_BAND) L_MULTI(C_BAND))
 KERNEL(k_bor, , L_CINT(C_BOR) L_FINT(C_BOR) L_BYTE(C_BOR) L_MULTI(C_BOR))
 KERNEL(k_bxor, , L_CINT(C_BXOR) L_FINT(C_BXOR) L_BYTE(C_BXOR) L_MULTI(C_BXOR))
