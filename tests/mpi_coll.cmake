@@ -13,3 +13,6 @@ fmpl_test(mpi_coll_persist mpi_coll_persist.c RANKS 1 2 3 4 5 8 TIMEOUT 300)
 # MPI collectives on intercommunicators (src/mpi/coll_inter.c): every function in its
 # blocking, nonblocking and persistent forms, every root, unequal groups, exact contents.
 fmpl_test(mpi_coll_inter_basic mpi_coll_inter_basic.c RANKS 2 3 4 5 8 TIMEOUT 300)
+# MPI collectives on intercommunicators, blocking and nonblocking: every root of each
+# group, unequal groups, one-way and count-0 calls, derived types, non-commutative op.
+fmpl_test(mpi_coll_inter mpi_coll_inter.c RANKS 2 3 4 5 8 TIMEOUT 120)

@@ -5,3 +5,7 @@ fmpl_test(mpi_comm_basic mpi_comm_basic.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(mpi_comm_cart mpi_comm_cart.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(mpi_comm_inter mpi_comm_inter.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(mpi_comm_idup_basic mpi_comm_idup_basic.c RANKS 1 2 3 4 7 TIMEOUT 60)
+# MPI_Comm_idup / idup_with_info: use after completion, many outstanding, overlap with
+# blocking dups on communicators sharing members, info, attributes, intercommunicators;
+# 700 idup/free cycles of WORLD, a half and SELF (2100 context ids: a leak fails).
+fmpl_test(mpi_comm_idup mpi_comm_idup.c RANKS 1 2 3 4 7 ARGS 700 TIMEOUT 120)
