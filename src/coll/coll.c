@@ -21,7 +21,7 @@ static int ceil_log2(int n)
 
 static void read_settings(coll_state_t *st)
 {
-    st->small = (size_t)base_env_int("FMPL_COLL_SMALL", 2048, 64, 1 << 20,
+    st->small = (size_t)base_env_int("FMPL_COLL_SMALL", 8192, 64, 1 << 20,
                                      "payload bytes of a collective mailbox: largest message "
                                      "of the log2(p)-round collective algorithms");
     st->small = BASE_ALIGN_UP(st->small, 8);
@@ -30,7 +30,7 @@ static void read_settings(coll_state_t *st)
     st->seg = BASE_ALIGN_UP(BASE_MAX(st->seg, st->small), 8);
     st->ngroups = (int)base_env_int("FMPL_COLL_GROUPS", 16, 1, 4096,
                                     "group slots of the collective area per process");
-    st->depth = (int)base_env_int("FMPL_COLL_DEPTH", 8, 2, 1024,
+    st->depth = (int)base_env_int("FMPL_COLL_DEPTH", 16, 2, 1024,
                                   "mailboxes per small collective channel: how many messages "
                                   "a writer may run ahead of its reader");
     long long small = (long long)st->small;
@@ -385,15 +385,6 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
     return gs_call(g, &k, NULL);
 }
 
-/* Largest message of a Bruck allgather round of size-byte blocks among p members. */
-static size_t bruck_max_message(int p, size_t size)
-{
-    size_t m = 0;
-    for (long long d = 1; d < p; d <<= 1)
-        m = BASE_MAX(m, (size_t)BASE_MIN(d, p - d) * size);
-    return m;
-}
-
 int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
 {
     if (BASE_UNLIKELY(!group_ok(g)))
@@ -409,7 +400,7 @@ int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
         memmove(mine, send, size);
     if (g->size == 1)
         return FMPL_SUCCESS;
-    if (bruck_max_message(g->size, size) > g->st->allgather_bruck_max)
+    if (!coll_allgather_bruck_fits(g, size))
         return coll_allgather_ring(g, recv, size);
     coll_gkey_t k = gs_key(GK_ALLGATHER, 0, NULL, recv, size, NULL);
     return gs_call(g, &k, NULL);

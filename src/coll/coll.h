@@ -22,7 +22,7 @@
  *
  * Settings (environment, read once by coll_init; every rank must see the same values,
  * as they fix the layout of the collective area):
- *   FMPL_COLL_SMALL   payload bytes of a small mailbox (default 2048): messages up to
+ *   FMPL_COLL_SMALL   payload bytes of a small mailbox (default 8192): messages up to
  *                     this size use the log2(p)-round algorithms below;
  *   FMPL_COLL_SEG     pipeline segment bytes (default 65536) for larger messages;
  *   FMPL_COLL_GROUPS  group slots per process (default 16): live groups that share a
@@ -41,9 +41,9 @@
  * chain bcast (large); allgather = Bruck (small) or a pipelined ring (large).
  * Non-commutative reductions always combine in group-rank order. Memory: each rank's area is
  * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL)
- * bytes of shared heap (about 400 KiB per slot at the defaults and 16 ranks), of which
+ * bytes of shared heap (about 1.4 MiB per slot at the defaults and 16 ranks), of which
  * only the pages of the flags and of the message sizes actually used are ever touched.
- *   FMPL_COLL_DEPTH   mailboxes of a small channel (default 8): how far a writer may run
+ *   FMPL_COLL_DEPTH   mailboxes of a small channel (default 16): how far a writer may run
  *                     ahead of its reader (a broadcast root of its children). */
 #define COLL_KEY 4u
 #define COLL_ORDER_CNTR 4u
@@ -256,9 +256,13 @@ int coll_build_reduce(coll_sched_t *s, coll_group_t *g, const void *in, void *ou
 int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
                          const coll_reduce_op_t *op);
 /* size bytes of every member into recv in rank order (send NULL: already in place at
- * recv + rank * size); Bruck; size * group size <= FMPL_COLL_SMALL. */
+ * recv + rank * size): Bruck, on an all-call schedule, when coll_allgather_bruck_fits
+ * (larger blocks: coll_allgather, which runs a ring directly). */
 int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
                          size_t size);
+/* 1 when Bruck's rounds of size-byte blocks fit the all-call cells
+ * (FMPL_COLL_ALLGATHER_BRUCK_MAX). */
+int coll_allgather_bruck_fits(const coll_group_t *g, size_t size);
 
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);

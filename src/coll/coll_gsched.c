@@ -475,6 +475,14 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     return FMPL_SUCCESS;
 }
 
+int coll_allgather_bruck_fits(const coll_group_t *g, size_t size)
+{
+    size_t m = 0;
+    for (long long d = 1; d < g->size; d <<= 1)
+        m = BASE_MAX(m, (size_t)BASE_MIN(d, g->size - d) * size);
+    return m <= g->st->allgather_bruck_max;
+}
+
 int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
                          size_t size)
 {
@@ -484,6 +492,8 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
         return FMPL_SUCCESS;
     if (send)
         gx_copy(s, rb + (size_t)r * size, send, size);
+    if (coll_sched_ops(s) != &gxa_ops || !coll_allgather_bruck_fits(g, size))
+        return FMPL_ERR_UNSUPPORTED;
     /* Bruck: round k sends the blocks held, r .. r+cnt-1, to r - 2^k (UP edge k) and gets
      * as many from r + 2^k, staged in a scratch copy (they may wrap around the end). */
     char *out = coll_sched_mem(s, (size_t)p * size), *in = coll_sched_mem(s, (size_t)p * size);

@@ -252,7 +252,7 @@ int coll_edges_drain(coll_group_t *g);
 /* The A-cell dissemination barrier of coll_group_free (its parity rule keeps the slot
  * clean for the next group). */
 int coll_barrier_impl(coll_group_t *g);
-/* Ring allgather of large blocks (segments on DOWN edge 0). */
+/* Ring allgather of large blocks (segments on the big channel). */
 int coll_allgather_ring(coll_group_t *g, char *recv, size_t size);
 /* Pipelined two-chain reduction to root (large messages), used by reduce and allreduce. */
 int coll_reduce_chain(coll_group_t *g, char *buf, size_t count, const coll_reduce_op_t *op,

@@ -551,8 +551,8 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0;
     if (c && c->cgroup && (sbuf == MPI_IN_PLACE || (stype == rtype && scount == rcount)) &&
-        rcount > 0 && rbuf && sbuf != rbuf &&
-        mpii_cg_fits(c, m, rtype, rcount * p, coll_group_small(c->cgroup))) {
+        rcount > 0 && rbuf && sbuf != rbuf && mpii_cg_fits(c, m, rtype, rcount, SIZE_MAX) &&
+        coll_allgather_bruck_fits(c->cgroup, (size_t)rcount * (size_t)FMPL_MPI_DT_SIZE(rtype))) {
         mpii_comm_t *cc;
         int rc = mpii_coll_enter(comm, m->fname, &cc);
         if (rc)
