@@ -134,6 +134,9 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     if (rc)
         return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
+    coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
+    if (hit)
+        return mpii_cs_run_cached(c, comm, hit, m->fname);
     if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mpii_cg_err(coll_build_barrier(s, c->cgroup)));
@@ -247,14 +250,17 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     int rc = mpii_coll_enter(comm, m->fname, &c);
     if (rc)
         return rc;
+    mpii_ckey_t kb = {
+        .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
+    coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
+    if (hit)
+        return mpii_cs_run_cached(c, comm, hit, m->fname);
     if (c->rgroup)
         return mpii_ci_bcast(c, comm, buf, count, type, root, m);
     if ((rc = mpii_coll_check_buf(buf, count, type, 0)))
         return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
-    mpii_ckey_t kb = {
-        .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
     if (mpii_cg_fits(c, m, type, count, SIZE_MAX)) {
         size_t n = (size_t)count * (size_t)FMPL_MPI_DT_SIZE(type);
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
@@ -331,7 +337,7 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     coll_sched_t *s = mpii_cs_lookup(c, k);
     if (s) {
         free(cd);
-        return mpii_cs_run(c, comm, s, m, k, 0);
+        return mpii_cs_run_cached(c, comm, s, m->fname);
     }
     s = mpii_cs_new(c);
     rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
@@ -451,7 +457,7 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     coll_sched_t *s = mpii_cs_lookup(c, k);
     if (s) {
         free(cd);
-        return mpii_cs_run(c, comm, s, m, k, 0);
+        return mpii_cs_run_cached(c, comm, s, m->fname);
     }
     s = mpii_cs_new(c);
     rc = s ? mpii_cb_scatterv(s, c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype, root)

@@ -149,6 +149,17 @@ coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
  * raised). Returns MPI_SUCCESS or the error raised on comm (m->fname). */
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err);
+/* A blocking run of s, which is in c's cache (found by mpii_cs_lookup / mpii_cs_hit). */
+int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname);
+/* The fast path of a blocking call: the cached schedule of key *kb, or NULL. A schedule
+ * is cached only after its call passed every argument check, and the key holds every
+ * argument (predefined types and ops, whose handles never change meaning), so a hit
+ * may skip the checks. */
+static inline coll_sched_t *mpii_cs_hit(mpii_comm_t *c, const mpii_cmode_t *m,
+                                        const mpii_ckey_t *kb)
+{
+    return c->ccache && m->kind == MPII_CM_BLOCK ? mpii_cs_lookup(c, mpii_cs_key(m, kb)) : NULL;
+}
 /* MPI_Start of a persistent collective request (request.c). */
 int mpii_cs_start(mpii_req_t *r);
 
@@ -160,7 +171,7 @@ int mpii_cs_start(mpii_req_t *r);
         const mpii_ckey_t *k_ = mpii_cs_key((m), (kb));                                            \
         coll_sched_t *s = mpii_cs_lookup((c), k_);                                                 \
         if (s)                                                                                     \
-            return mpii_cs_run((c), (comm), s, (m), k_, 0);                                        \
+            return mpii_cs_run_cached((c), (comm), s, (m)->fname);                                 \
         s = (NEW);                                                                                 \
         return mpii_cs_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                              \
     } while (0)

@@ -297,6 +297,15 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
         return rc;
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLREDUCE,
+                      .stype = type,
+                      .op = op,
+                      .scount = count,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
+    coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
+    if (hit)
+        return mpii_cs_run_cached(c, comm, hit, fname);
     if ((rc = mc_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     int inter = c->rgroup != NULL;
@@ -305,12 +314,6 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && count > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    mpii_ckey_t kb = {.kind = MPII_CK_ALLREDUCE,
-                      .stype = type,
-                      .op = op,
-                      .scount = count,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
     if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_WITH(
             c, comm, m, &kb, mpii_cg_new_all(c),

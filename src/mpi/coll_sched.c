@@ -240,8 +240,12 @@ const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
     if ((k->stype && !FMPL_MPI_DT_IS_PREDEF(k->stype)) ||
         (k->rtype && !FMPL_MPI_DT_IS_PREDEF(k->rtype)))
         return NULL;
-    if (k->op && (mpii_op_get(k->op)->fn || mpii_op_get(k->op)->fn_c))
-        return NULL; /* a user op: its handle may be freed and reused */
+    if (k->op) { /* invalid (the checks will say so), or a user op: its handle may be freed
+                  * and reused */
+        const mpii_op_t *o = mpii_op_get(k->op);
+        if (!o || o->fn || o->fn_c)
+            return NULL;
+    }
     return k;
 }
 
@@ -317,6 +321,38 @@ int mpii_cs_start(mpii_req_t *r)
     return MPI_SUCCESS;
 }
 
+/* A blocking run of s; then s goes into the cache under k (not NULL), or is freed (k NULL
+ * and not cached), or stays where it is (cached). */
+static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname,
+                        int cached, const mpii_ckey_t *k)
+{
+    if (coll_sched_start(s, mpii_coll_tag(c), 0, NULL, NULL)) {
+        if (!cached)
+            coll_sched_free(s);
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
+    }
+    cs_wait_t w = {s, 0};
+    if (!coll_sched_advance(s, &w.err)) {
+        int rc = vnic_wait(mpii.vnic, cs_ready, &w, -1);
+        if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
+            return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), fname);
+    }
+    if (w.err && coll_sched_is_group(s))
+        w.err = mpii_err_from_fmpl(w.err);
+    if (!cached) {
+        if (k)
+            cs_cache_put(c, k, s);
+        else
+            coll_sched_free(s);
+    }
+    return w.err ? MPII_ERR_COMM(comm, w.err, fname) : MPI_SUCCESS;
+}
+
+int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname)
+{
+    return cs_run_block(c, comm, s, fname, 1, NULL);
+}
+
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err)
 {
@@ -326,27 +362,8 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
         coll_sched_free(s);
         return MPII_ERR_COMM(comm, build_err, m->fname);
     }
-    if (m->kind == MPII_CM_BLOCK) {
-        int cached = mpii_cs_lookup(c, k) == s;
-        if (coll_sched_start(s, mpii_coll_tag(c), 0, NULL, NULL)) {
-            if (!cached)
-                coll_sched_free(s);
-            return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
-        }
-        cs_wait_t w = {s, 0};
-        if (!coll_sched_advance(s, &w.err)) {
-            int rc = vnic_wait(mpii.vnic, cs_ready, &w, -1);
-            if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
-                return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), m->fname);
-        }
-        if (w.err && coll_sched_is_group(s))
-            w.err = mpii_err_from_fmpl(w.err);
-        if (k && !cached)
-            cs_cache_put(c, k, s);
-        else if (!cached)
-            coll_sched_free(s);
-        return w.err ? MPII_ERR_COMM(comm, w.err, m->fname) : MPI_SUCCESS;
-    }
+    if (m->kind == MPII_CM_BLOCK)
+        return cs_run_block(c, comm, s, m->fname, 0, k);
     if (!m->req) {
         coll_sched_free(s);
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, m->fname);
