@@ -243,6 +243,30 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
     return MPI_SUCCESS;
 }
 
+/* Bcast over c's group mailboxes, of count x type as bytes: in place when contiguous,
+ * else packed into a temporary at the root and unpacked at the others. */
+static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                       int root)
+{
+    dt_t *t = mpii_type_get(type);
+    int64_t n = count * dt_size(t);
+    if (dt_is_contig(t, count))
+        return mpii_cg_err(
+            coll_build_bcast(s, c->cgroup, (char *)buf + dt_true_lb(t), (size_t)n, root));
+    char *tmp = mpii_cs_bytes(s, n); /* NULL: s is refused at start */
+    mpii_cs_type(s, type);           /* holds t: a derived type is never predefined */
+    cb_pack_args_t a = {buf, tmp, count, n, t, 0};
+    if (c->rank == root)
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    int rc = coll_build_bcast(s, c->cgroup, tmp, (size_t)n, root);
+    if (c->rank != root) {
+        mpii_cs_fence(s);
+        a.unpack = 1;
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    }
+    return mpii_cg_err(rc);
+}
+
 static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MPI_Comm comm,
                           const mpii_cmode_t *m)
 {
@@ -261,11 +285,13 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
-    if (mpii_cg_fits(c, m, type, count, SIZE_MAX)) {
-        size_t n = (size_t)count * (size_t)FMPL_MPI_DT_SIZE(type);
+    /* Any type takes the mailbox path when the communicator has a group: the choice must
+     * be the same on every rank, and the ranks' types may differ (only the signatures must
+     * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
+     * point-to-point while the others used the mailboxes hung). */
+    if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
-                          mpii_cg_err(coll_build_bcast(s, c->cgroup, buf, n, root)));
-    }
+                          mc_bcast_cg(s, c, buf, count, type, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_bcast(s, c, buf, count, type, root));
 }
 
@@ -550,30 +576,83 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
                        : cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
 }
 
+/* Allgather over c's group mailboxes of n = rcount x rtype bytes a rank: in place in rbuf
+ * when its p blocks are contiguous, else through a temporary unpacked at the end; a send
+ * block that is not contiguous is packed into this rank's block of the receive bytes. */
+static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                           MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                           int p)
+{
+    dt_t *rt = mpii_type_get(rtype);
+    int64_t n = rcount * dt_size(rt);
+    int direct = dt_is_contig(rt, rcount * p);
+    char *recv = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * p);
+    if (!recv)
+        return MPI_ERR_NO_MEM;
+    if (!direct)
+        mpii_cs_type(s, rtype); /* holds rt */
+    const void *in = NULL;      /* NULL: this rank's block is in place in recv */
+    if (sbuf == MPI_IN_PLACE) {
+        if (!direct) {
+            cb_pack_args_t a = {(char *)rbuf + c->rank * rcount * dt_extent(rt),
+                                recv + c->rank * n,
+                                rcount,
+                                n,
+                                rt,
+                                0};
+            coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        }
+    } else {
+        dt_t *st = mpii_type_get(stype);
+        if (dt_is_contig(st, scount)) {
+            in = (const char *)sbuf + dt_true_lb(st);
+        } else {
+            mpii_cs_type(s, stype); /* holds st */
+            cb_pack_args_t a = {(void *)(uintptr_t)sbuf, recv + c->rank * n, scount, n, st, 0};
+            coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        }
+    }
+    int rc = coll_build_allgather(s, c->cgroup, in, recv, (size_t)n);
+    if (!direct) {
+        mpii_cs_fence(s);
+        cb_pack_args_t a = {rbuf, recv, rcount * p, n * p, rt, 1};
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    }
+    return mpii_cg_err(rc);
+}
+
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                               int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
                               const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0;
-    if (c && c->cgroup && (sbuf == MPI_IN_PLACE || (stype == rtype && scount == rcount)) &&
-        rcount > 0 && rbuf && sbuf != rbuf && mpii_cg_fits(c, m, rtype, rcount, SIZE_MAX) &&
-        coll_allgather_bruck_fits(c->cgroup, (size_t)rcount * (size_t)FMPL_MPI_DT_SIZE(rtype))) {
-        mpii_comm_t *cc;
-        int rc = mpii_coll_enter(comm, m->fname, &cc);
-        if (rc)
-            return rc;
-        size_t n = (size_t)rcount * (size_t)FMPL_MPI_DT_SIZE(rtype);
-        const void *in = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-        mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
-                          .stype = stype,
-                          .rtype = rtype,
-                          .scount = scount,
-                          .rcount = rcount,
-                          .sbuf = sbuf,
-                          .rbuf = rbuf};
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
-                          mpii_cg_err(coll_build_allgather(s, c->cgroup, in, rbuf, n)));
+    /* The mailbox path is chosen from what every rank agrees on (the bytes of a block),
+     * not from the types, which may differ between ranks (only the signatures must
+     * match): a rank with a derived type going point-to-point while the others use the
+     * mailboxes would hang. Erroneous calls (a buffer aliased or missing, a send block of
+     * another size) take the point-to-point path, which reports them. */
+    if (c && c->cgroup && rbuf && sbuf != rbuf && mpii_cg_fits(c, m, MPI_BYTE, 0, 0) &&
+        mpii_type_check_comm(rtype) == MPI_SUCCESS && rcount >= 0 &&
+        (sbuf == MPI_IN_PLACE ||
+         (mpii_type_check_comm(stype) == MPI_SUCCESS && scount >= 0 &&
+          scount * dt_size(mpii_type_get(stype)) == rcount * dt_size(mpii_type_get(rtype))))) {
+        int64_t n = rcount * dt_size(mpii_type_get(rtype));
+        if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n)) {
+            mpii_comm_t *cc;
+            int rc = mpii_coll_enter(comm, m->fname, &cc);
+            if (rc)
+                return rc;
+            mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
+                              .stype = stype,
+                              .rtype = rtype,
+                              .scount = scount,
+                              .rcount = rcount,
+                              .sbuf = sbuf,
+                              .rbuf = rbuf};
+            MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
+                              mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
+        }
     }
     int64_t *cd = mc_uniform(p, rcount);
     mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,

@@ -180,6 +180,9 @@ int mpii_cs_start(mpii_req_t *r);
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
  * calls whose data is count contiguous elements of one predefined type of at most max
  * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules").
+ * The choice must be the same on every rank of a call: where the ranks' types may differ
+ * (bcast, allgather: only the signatures must match) it depends on the communicator and
+ * the byte count alone, and other types are packed (coll_basic.c).
  * Nonblocking and persistent ones run over point-to-point with a tag of their own: a
  * mailbox channel holds a bounded number of messages and delivers them in the order
  * their runs were started, so runs in flight at once could wait on each other in a

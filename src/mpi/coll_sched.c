@@ -148,14 +148,18 @@ typedef struct cs_reduce_args {
     int64_t count;
     mpii_op_t *o; /* held */
     uintptr_t type;
+    MPI_Datatype handle; /* the caller's handle, for a user op */
     MPI_Op op;
 } cs_reduce_args_t;
 
+/* A user op gets the caller's datatype handle, not cs_handle()'s MPI_DATATYPE_NULL of a
+ * derived type word (MPICH's coll/nonblocking2 asks its op for the extent of the type it
+ * was given). Only the dt is held, not the handle: if the caller freed the type while a
+ * nonblocking reduction is pending, its op gets the freed handle. */
 static int cs_reduce_step(const void *a)
 {
     const cs_reduce_args_t *x = a;
-    return mpii_op_apply_obj(x->o, x->op, x->in, x->inout, x->count, cs_handle(x->type),
-                             cs_dt(x->type));
+    return mpii_op_apply_obj(x->o, x->op, x->in, x->inout, x->count, x->handle, cs_dt(x->type));
 }
 
 void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
@@ -164,7 +168,7 @@ void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int
     mpii_op_t *o = mpii_op_get(op); /* checked at entry */
     o->refs++;
     coll_sched_hold(s, cs_op_release, o);
-    cs_reduce_args_t a = {in, inout, count, o, mpii_cs_type(s, type), op};
+    cs_reduce_args_t a = {in, inout, count, o, mpii_cs_type(s, type), type, op};
     coll_sched_call(s, cs_reduce_step, &a, sizeof a);
 }
 
