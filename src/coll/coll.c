@@ -45,24 +45,6 @@ static void read_settings(coll_state_t *st)
         "largest message (bytes) of a Bruck allgather round; larger allgathers use a ring");
 }
 
-/* Zeroes every word a peer polls or a reader waits on: in each slot the ack lines and
- * every cell's flag. Payload room is left untouched, so pages
- * of the area are only faulted in when a message of that size is used (RSS). */
-static void clear_flags(coll_state_t *st)
-{
-    for (int s = 0; s < st->ngroups; s++) {
-        char *slot = st->area + (size_t)s * st->slot_size;
-        memset(slot, 0, 2 * (size_t)(st->rounds + 1) * BASE_CACHE_LINE); /* ack lines */
-        for (int par = 0; par < 2; par++)
-            for (int idx = 0; idx < st->rounds + 2; idx++)
-                memset(slot + coll_a_off(st, idx, par) + st->small_stride - 8, 0, 8);
-        for (int dir = 0; dir < COLL_NDIR; dir++)
-            for (int ch = 0; ch <= st->rounds; ch++)
-                for (int n = 1; n <= coll_chan_depth(st, ch); n++)
-                    memset(slot + coll_chan_flag_off(st, dir, ch, (uint64_t)n), 0, 8);
-    }
-}
-
 int coll_init(vnic_t *v)
 {
     if (!v)
@@ -94,7 +76,10 @@ int coll_init(vnic_t *v)
                      st->area_size);
         goto fail;
     }
-    clear_flags(st);
+    /* No clearing: coll_init is the first user of this process's shared heap (fmpl_init
+     * calls it right after vnic_open), whose pages are fresh tmpfs pages and read as
+     * zeros, so every flag and ack line starts at 0 without a page being touched (the
+     * thousands of mailbox pages only count in a rank's RSS once used). */
     rc = vnic_cntr_open(v, COLL_ORDER_CNTR, &st->order_cntr);
     if (rc != FMPL_SUCCESS)
         goto fail;
