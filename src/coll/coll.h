@@ -1,8 +1,8 @@
 /* coll.h — collective operations over a group of ranks, built on the vnic only
  * (puts/gets/atomics/counters/notify), so they run over every transport.
- * Issue 2 scope: barrier, bcast, reduce, allreduce, allgather (fixed size) for any
- * group size and root, algorithm chosen by message size and group size. (Issue 4
- * turns these into pre-built schedules; this interface is what callers keep.)
+ * Barrier, bcast, reduce, allreduce, allgather (fixed size) for any group size and
+ * root, algorithm chosen by message size and group size; most of them run as cached
+ * group schedules (the schedule engine and its group transport are below).
  *
  * All calls are collective over the group's members, block until this rank's part
  * is done, and are made by one thread. Groups with common members must call their
