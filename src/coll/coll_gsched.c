@@ -66,11 +66,10 @@ static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count)
     return send ? ++g->sent[dir][ch] : ++g->rcvd[dir][ch];
 }
 
-static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
+/* The common fields of a transfer's state (not yet pending). */
+static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int peer, uint64_t seq,
                     int send)
 {
-    coll_group_t *g = ctx;
-    gx_req_t *x = req;
     x->g = g;
     x->buf = buf;
     x->len = (size_t)count;
@@ -78,6 +77,26 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
     x->peer = peer;
     x->send = send;
     x->pending = 0;
+}
+
+/* Receives x from the cell whose flag is `flag` when it carries x's number: copies the
+ * payload out and frees the cell. 1 when done, 0 when not there yet. */
+static int gx_take(gx_req_t *x, uint64_t *flag)
+{
+    if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+        return 0;
+    if (x->len)
+        memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
+    coll_cell_clear(flag);
+    return 1;
+}
+
+static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
+                    int send)
+{
+    coll_group_t *g = ctx;
+    gx_req_t *x = req;
+    gx_fill(x, g, buf, count, peer, seq, send);
     if (!seq || gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, x->len, &x->dir, &x->ch))
         return FMPL_ERR_RANK; /* no channel carries it: the builder's mistake */
     x->pending = 1;
@@ -101,12 +120,8 @@ static int gx_test(void *req, int *err)
         }
         *err = coll_put_cell(g, x->peer, off, x->buf, x->len, x->seq);
     } else {
-        uint64_t *flag = (uint64_t *)(g->area + off);
-        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+        if (!gx_take(x, (uint64_t *)(g->area + off)))
             return 0;
-        if (x->len)
-            memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
-        coll_cell_clear(flag);
         *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->ch), x->seq);
     }
     x->pending = 0;
@@ -153,14 +168,8 @@ static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pe
 {
     coll_group_t *g = ctx;
     gx_req_t *x = req;
-    x->g = g;
-    x->buf = buf;
-    x->len = (size_t)count;
-    x->seq = seq;
-    x->peer = peer;
-    x->send = send;
+    gx_fill(x, g, buf, count, peer, seq, send);
     x->ch = (int)cell;
-    x->pending = 0;
     if (!seq || cell > (uintptr_t)g->st->rounds + 1)
         return FMPL_ERR_ARG;
     x->pending = 1;
@@ -176,13 +185,8 @@ static int gxa_test(void *req, int *err)
     if (x->send) {
         *err = coll_put_cell(g, x->peer, coll_a_flag_off(g, x->ch, (int)(x->seq & 1)), x->buf,
                              x->len, x->seq);
-    } else {
-        uint64_t *flag = coll_a_flag(g, x->ch, (int)(x->seq & 1));
-        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
-            return 0;
-        if (x->len)
-            memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
-        coll_cell_clear(flag);
+    } else if (!gx_take(x, coll_a_flag(g, x->ch, (int)(x->seq & 1)))) {
+        return 0;
     }
     x->pending = 0;
     return 1;
