@@ -201,8 +201,6 @@ const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s);
  * owner's reference on a datatype or operation its steps use). Same failure rule as the
  * building calls. */
 int coll_sched_hold(coll_sched_t *s, void (*release)(void *), void *obj);
-/* Number of steps (0: the schedule does nothing). */
-int coll_sched_steps(const coll_sched_t *s);
 
 /* Starts a run of s with tag `tag`. background = 1: runs the first rounds as far as
  * they go without waiting, then the vnic progress hook advances s from now on and calls
@@ -217,9 +215,6 @@ int coll_sched_start(coll_sched_t *s, int tag, int background,
 /* Advances s as far as it goes without waiting. Returns 1 once complete (then *err is 0
  * or the first error code of the run), 0 while running. Never blocks. */
 int coll_sched_advance(coll_sched_t *s, int *err);
-/* Advances every background schedule (what the hook does); returns how many
- * completed. */
-int coll_sched_progress(void);
 /* ---------------------------------------------------------------- group schedules
  * Schedules whose transfers go through a group's acknowledged mailbox edges
  * (coll_gsched.c): a transfer joins two members 2^k apart (either way round); its

@@ -219,11 +219,6 @@ const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s)
     return s->ops;
 }
 
-int coll_sched_steps(const coll_sched_t *s)
-{
-    return s->nsteps;
-}
-
 static void note_err(coll_sched_t *s, int rc)
 {
     if (rc && !s->err)
@@ -295,11 +290,6 @@ static int bg_hook(void *arg)
         }
     }
     return n;
-}
-
-int coll_sched_progress(void)
-{
-    return bg.head ? bg_hook(NULL) : 0;
 }
 
 int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void *, int),
