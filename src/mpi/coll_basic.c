@@ -43,20 +43,6 @@ int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int i
     return MPI_SUCCESS;
 }
 
-/* Contract: coll_impl.h. */
-int mpii_coll_copy(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                   MPI_Datatype rtype)
-{
-    dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
-    if (!st || !rt)
-        return MPI_ERR_TYPE;
-    int64_t sn = scount * dt_size(st), rn = rcount * dt_size(rt);
-    int64_t n = sn < rn ? sn : rn;
-    if (n > 0 && dt_copy(st, scount, sbuf, rt, rcount, rbuf, 0, n) != 0)
-        return MPI_ERR_ARG;
-    return sn > rn ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-}
-
 /* An int array of n as int64 (for the int-count entry points); NULL in, NULL out. On no
  * memory *err is set. */
 static int64_t *mc_i64(const int *a, int n, int *err)

@@ -47,11 +47,6 @@ int mpii_coll_check_counts(const int64_t *counts, const int64_t *displs, int n);
  * count > 0 of a predefined non-empty type, or for MPI_IN_PLACE when !in_place_ok. */
 int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int in_place_ok);
 
-/* Local typed copy of scount x stype at sbuf to rcount x rtype at rbuf (the smaller of
- * the two streams' byte sizes moves). MPI_ERR_TRUNCATE when the send part is larger. */
-int mpii_coll_copy(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                   MPI_Datatype rtype);
-
 /* The extent of a valid datatype handle. */
 static inline int64_t mpii_coll_ext(MPI_Datatype t)
 {
@@ -122,7 +117,9 @@ void mpii_cs_comm(coll_sched_t *s, mpii_comm_t *c);
 /* Steps (coll.h's building rules: sticky failure, fence between receive and use). */
 void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer);
 void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer);
-/* Local typed copy (mpii_coll_copy's rules) when the run gets there. */
+/* Local typed copy of scount x stype at sbuf to rcount x rtype at rbuf when the run gets
+ * there (the smaller of the two streams' byte sizes moves; MPI_ERR_TRUNCATE when the
+ * send part is larger). */
 void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                   int64_t rcount, MPI_Datatype rtype);
 /* inout = in op inout (count elements of type) when the run gets there. */
