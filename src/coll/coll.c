@@ -43,6 +43,13 @@ static void read_settings(coll_state_t *st)
     st->allgather_bruck_max = (size_t)base_env_int(
         "FMPL_COLL_ALLGATHER_BRUCK_MAX", small, 0, small,
         "largest message (bytes) of a Bruck allgather round; larger allgathers use a ring");
+    st->lanes = (int)base_env_int("FMPL_COLL_LANES", 16, 0, COLL_LANES_MAX,
+                                  "lanes per group: mailboxes private to one persistent "
+                                  "collective (MPI_X_init) each");
+    st->lane_room = (size_t)base_env_int("FMPL_COLL_LANE_BYTES", 512, 8, small,
+                                         "payload bytes of a lane mailbox: the largest message "
+                                         "of a persistent collective that runs on a lane");
+    st->lane_room = BASE_ALIGN_UP(st->lane_room, 8);
 }
 
 int coll_init(vnic_t *v)
@@ -61,6 +68,7 @@ int coll_init(vnic_t *v)
     read_settings(st);
     st->small_stride = BASE_ALIGN_UP(st->small + 8, BASE_CACHE_LINE);
     st->seg_stride = BASE_ALIGN_UP(st->seg + 8, BASE_CACHE_LINE);
+    st->lane_stride = BASE_ALIGN_UP(st->lane_room + 8, BASE_CACHE_LINE);
     st->slot_size = BASE_ALIGN_UP(coll_slot_size(st), 4096);
     st->area_size = (size_t)st->ngroups * st->slot_size;
 
@@ -153,11 +161,14 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
         return FMPL_ERR_BUSY;
     coll_group_t *g = calloc(1, sizeof *g);
     int *mem = malloc((size_t)size * sizeof *mem);
-    if (!g || !mem) {
+    uint64_t *lane_sent = calloc((size_t)st->lanes * (size_t)(st->rounds + 2) + 1, 8);
+    if (!g || !mem || !lane_sent) {
         free(g);
         free(mem);
+        free(lane_sent);
         return FMPL_ERR_NOMEM;
     }
+    g->lane_sent = lane_sent;
     memcpy(mem, members, (size_t)size * sizeof *mem);
     g->magic = COLL_GROUP_MAGIC;
     g->st = st;
@@ -195,6 +206,8 @@ int coll_group_free(coll_group_t *g)
     int rc = FMPL_SUCCESS;
     if (g->size > 1) {
         rc = coll_edges_drain(g);
+        if (rc == FMPL_SUCCESS)
+            rc = coll_lanes_drain(g);
         if (rc == FMPL_SUCCESS && ((g->seq_a + 1) & 1))
             rc = coll_barrier_impl(g); /* so that the final barrier uses parity 0 */
         if (rc == FMPL_SUCCESS)
@@ -202,8 +215,10 @@ int coll_group_free(coll_group_t *g)
     }
     for (int i = 0; i < COLL_GCACHE; i++)
         coll_sched_free(g->gsched[i]);
+    coll_lanes_orphan(g);
     g->st->slot_used[g->slot] = 0;
     g->magic = 0;
+    free(g->lane_sent);
     free(g->members);
     free(g);
     return rc;

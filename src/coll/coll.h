@@ -29,7 +29,9 @@
  *                     member must have distinct ctx % FMPL_COLL_GROUPS;
  *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX, FMPL_COLL_ALLGATHER_BRUCK_MAX
  *                     (bytes, at most FMPL_COLL_SMALL, default FMPL_COLL_SMALL): the
- *                     largest message that takes the tree/recursive algorithm.
+ *                     largest message that takes the tree/recursive algorithm;
+ *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per group and their payload room
+ *                     (default 16, 512; see "lanes" below).
  * Algorithms (barrier, bcast, small reduce/allreduce/allgather are cached group
  * schedules, see "group schedules" below; the large reductions and allgather run
  * directly): barrier = dissemination (ceil(log2 p) rounds of one flag put); bcast =
@@ -40,8 +42,9 @@
  * (small, p a power of two), reduce + binomial bcast (small, other p) or chain reduce +
  * chain bcast (large); allgather = Bruck (small) or a pipelined ring (large).
  * Non-commutative reductions always combine in group-rank order. Memory: each rank's area is
- * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL)
- * bytes of shared heap (about 1.4 MiB per slot at the defaults and 16 ranks), of which
+ * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL +
+ * LANES*(log2(world)+2)*8*LANE_BYTES) bytes of shared heap (about 1.9 MiB per slot at
+ * the defaults and 16 ranks), of which
  * only the pages of the flags and of the message sizes actually used are ever touched.
  *   FMPL_COLL_DEPTH   mailboxes of a small channel (default 16): how far a writer may run
  *                     ahead of its reader (a broadcast root of its children). */
@@ -197,6 +200,9 @@ int coll_sched_fence(coll_sched_t *s);
 void *coll_sched_mem(coll_sched_t *s, size_t n);
 /* The transport s was made with. */
 const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s);
+/* The context of the transfers added next (coll_sched_new's, unless coll_sched_ctx
+ * switched it); also the one ops->begin gets. */
+void *coll_sched_ctx_of(const coll_sched_t *s);
 /* Keeps obj alive for the schedule's lifetime: release(obj) runs when s is freed (the
  * owner's reference on a datatype or operation its steps use). Same failure rule as the
  * building calls. */
@@ -258,6 +264,47 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
 /* 1 when Bruck's rounds of size-byte blocks fit the all-call cells
  * (FMPL_COLL_ALLGATHER_BRUCK_MAX). */
 int coll_allgather_bruck_fits(const coll_group_t *g, size_t size);
+
+/* 1 when a Bruck allgather of size-byte blocks fits a lane (coll_lane_room). */
+int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
+
+/* ---------------------------------------------------------------- lanes
+ * Mailboxes private to one schedule, for persistent collectives: runs of schedules on
+ * different lanes never wait on each other, whatever order the members start them in
+ * (MPI-4.0 lets them differ), while the shared channels deliver in start order. A group
+ * has FMPL_COLL_LANES lanes (default 16); a lane is, for each of K+2 cell indices
+ * (K = ceil(log2 world size)), 8 cells of FMPL_COLL_LANE_BYTES of payload (default 512)
+ * and an acknowledgement line, after the channels in the group's slot.
+ * A lane schedule (coll_lane_sched) is built with the builders above (barrier, allreduce
+ * and allgather on an all-call lane; bcast and reduce on an acknowledged one; every
+ * message at most coll_lane_room bytes; the builders give each transfer its cell index
+ * as the type word) and runs only once bound to a lane that every member bound to it:
+ * the owner agrees on one by an AND over the members of what coll_lanes_offer returned
+ * at each of them, then passes the result to coll_lanes_settle everywhere. A run of an
+ * unbound lane schedule fails (FMPL_ERR_RANK). Each run numbers its messages by the runs
+ * since binding, message n of a cell index in its cell n % 8; all-call lanes need no
+ * acknowledgement (a writer in run n+2 knows every member finished run n: the A cells'
+ * parity argument), on acknowledged lanes the reader acknowledges every 4th message and
+ * a writer waits until message n-8 is acknowledged before it writes message n. The lane is
+ * released when the schedule is freed, and offered again once every acknowledgement
+ * of its last use is in. None of these block. */
+
+/* An unbound lane schedule on g (all_call as above). NULL: g not a live group, g has no
+ * lanes (FMPL_COLL_LANES=0), or out of memory. */
+coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call);
+/* Payload bytes of a lane cell; 0 when g has no lanes. */
+size_t coll_lane_room(const coll_group_t *g);
+/* Reserves those of the n lanes first, first+1, ... (modulo the number of lanes) that
+ * are free here and returns their mask; they stay reserved for this agreement (no other
+ * offer gets them) until coll_lanes_settle. Agreements that run at once should look at
+ * different lanes (a reserved lane is not offered, and members may reserve in different
+ * orders): every member passes the same first, chosen per agreement. */
+uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n);
+/* Ends an agreement: `offered` is what this member's coll_lanes_offer returned, `agreed`
+ * the AND of all members' offers. Binds the lowest agreed lane to lane schedule s (its
+ * runs from the next start on use it) and returns its index, or returns -1 (none agreed,
+ * or s not a lane schedule); the other offered lanes are free again. */
+int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_sched_t *s);
 
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);

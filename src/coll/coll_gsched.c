@@ -25,8 +25,19 @@
 
 #include "coll/coll_impl.h"
 
+/* The context of a lane schedule (coll.h "lanes"): freed with the schedule. */
+typedef struct coll_lane {
+    coll_group_t *g; /* NULL once the group is gone */
+    int lane;        /* -1 until bound */
+    int all_call;
+    uint64_t run; /* runs begun since bound: the flag of this run's messages */
+} coll_lane_t;
+
 typedef struct gx_req {
     coll_group_t *g;
+    coll_lane_t *ln; /* lane transfers: */
+    size_t flag_off; /* slot offset of the cell flag (the peer's or mine) */
+    size_t ack_off;  /* slot offset of the ack line (mine, or the writer's) */
     char *buf;
     size_t len;
     uint64_t seq;
@@ -210,6 +221,235 @@ static int gxa_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pe
     return gxa_start(ctx, buf, count, type, peer, seq, req, 0);
 }
 
+/* ---- the lane transport ---- */
+
+enum { LANE_FREE = 0, LANE_OFFERED, LANE_TAKEN };
+
+static void gl_begin(void *ctx)
+{
+    ((coll_lane_t *)ctx)->run++;
+}
+
+static uint64_t gl_reserve(void *ctx, int send, int peer, int64_t count)
+{
+    (void)send;
+    coll_lane_t *ln = ctx;
+    coll_group_t *g = ln->g;
+    return g && ln->lane >= 0 && peer >= 0 && peer < g->size && count >= 0 &&
+                   (size_t)count <= g->st->lane_room
+               ? ln->run
+               : 0;
+}
+
+static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, uint64_t seq,
+                    void *req, int send)
+{
+    coll_lane_t *ln = ctx;
+    gx_req_t *x = req;
+    gx_fill(x, ln->g, buf, count, peer, seq, send);
+    x->ln = ln;
+    x->ch = (int)cell;
+    if (!seq || cell > (uintptr_t)ln->g->st->rounds + 1)
+        return seq ? FMPL_ERR_ARG : FMPL_ERR_RANK; /* unbound lane, or the builder's mistake */
+    x->flag_off = coll_lane_flag_off(ln->g->st, ln->lane, x->ch, seq);
+    x->ack_off = coll_lane_ack_off(ln->g->st, ln->lane, x->ch);
+    x->pending = 1;
+    return FMPL_SUCCESS;
+}
+
+/* Acknowledged mode (not all-call): the reader acknowledges every COLL_LANE_ACK-th
+ * message of a cell index; a writer writes message n once message n - COLL_LANE_DEPTH
+ * of its cells is acknowledged (covered: the reader acknowledged that one or a later one;
+ * if it waits, the reader consumes all it wrote, up to n - 1, and has acknowledged at
+ * least n - COLL_LANE_ACK >= n - COLL_LANE_DEPTH). All-call: the cells of run n are
+ * those of run n - COLL_LANE_DEPTH, free by the parity argument. */
+static int gl_test(void *req, int *err)
+{
+    gx_req_t *x = req;
+    if (!x->pending)
+        return 1;
+    coll_group_t *g = x->g;
+    int acked = !x->ln->all_call;
+    uint64_t n = x->seq;
+    if (x->send) {
+        if (acked) {
+            const uint64_t *ack = (const uint64_t *)(g->area + x->ack_off);
+            if (n > COLL_LANE_DEPTH && __atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - COLL_LANE_DEPTH)
+                return 0;
+            g->lane_sent[(size_t)x->ln->lane * (size_t)(g->st->rounds + 2) + (size_t)x->ch] = n;
+        }
+        *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, n);
+    } else {
+        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
+            return 0;
+        if (acked && n % COLL_LANE_ACK == 0)
+            *err = coll_put_word(g, x->peer, x->ack_off, n);
+    }
+    x->pending = 0;
+    return 1;
+}
+
+static int gl_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    uint64_t seq, void *req)
+{
+    (void)tag;
+    int rc = gl_start(ctx, (void *)(uintptr_t)buf, count, type, peer, seq, req, 1);
+    int err = 0;
+    if (rc == FMPL_SUCCESS && gl_test(req, &err))
+        rc = err;
+    return rc;
+}
+
+static int gl_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    uint64_t seq, void *req)
+{
+    (void)tag;
+    return gl_start(ctx, buf, count, type, peer, seq, req, 0);
+}
+
+/* Two tables with the same functions: which one a schedule has tells the builders
+ * whether it is all-call. */
+static const coll_sched_ops_t gl_ops = {.req_size = sizeof(gx_req_t),
+                                        .begin = gl_begin,
+                                        .reserve = gl_reserve,
+                                        .isend = gl_isend,
+                                        .irecv = gl_irecv,
+                                        .test = gl_test};
+static const coll_sched_ops_t gla_ops = {.req_size = sizeof(gx_req_t),
+                                         .begin = gl_begin,
+                                         .reserve = gl_reserve,
+                                         .isend = gl_isend,
+                                         .irecv = gl_irecv,
+                                         .test = gl_test};
+
+static void gl_release(void *obj)
+{
+    coll_lane_t *ln = obj;
+    if (ln->g && ln->lane >= 0) {
+        ln->g->lane_state[ln->lane] = LANE_FREE;
+        ln->g->lane_owner[ln->lane] = NULL;
+    }
+    free(ln);
+}
+
+coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
+{
+    if (!g || g->magic != COLL_GROUP_MAGIC || !g->st->lanes)
+        return NULL;
+    coll_lane_t *ln = calloc(1, sizeof *ln);
+    if (!ln)
+        return NULL;
+    ln->g = g;
+    ln->lane = -1;
+    ln->all_call = all_call;
+    coll_sched_t *s = coll_sched_new(g->v, all_call ? &gla_ops : &gl_ops, ln);
+    if (!s) {
+        free(ln);
+        return NULL;
+    }
+    if (coll_sched_hold(s, gl_release, ln)) { /* (which released ln) */
+        coll_sched_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+size_t coll_lane_room(const coll_group_t *g)
+{
+    return g->st->lanes ? g->st->lane_room : 0;
+}
+
+/* 1 when every acknowledgement of lane's last use has come back (its ack lines may be
+ * reset: nothing more will arrive): the one of the last message a reader acknowledges,
+ * the last multiple of COLL_LANE_ACK sent. */
+static int gl_drained(coll_group_t *g, int lane)
+{
+    const coll_state_t *st = g->st;
+    for (int i = 0; i < st->rounds + 2; i++) {
+        uint64_t last = g->lane_sent[(size_t)lane * (size_t)(st->rounds + 2) + (size_t)i];
+        const uint64_t *ack = (const uint64_t *)(g->area + coll_lane_ack_off(st, lane, i));
+        if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < last - last % COLL_LANE_ACK)
+            return 0;
+    }
+    return 1;
+}
+
+uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n)
+{
+    int lanes = g->st->lanes;
+    uint64_t mask = 0;
+    for (int i = 0; i < n && i < lanes; i++) {
+        int l = (int)((first + (unsigned)i) % (unsigned)lanes);
+        if (g->lane_state[l] == LANE_FREE && gl_drained(g, l)) {
+            g->lane_state[l] = LANE_OFFERED;
+            mask |= 1ull << l;
+        }
+    }
+    return mask;
+}
+
+int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_sched_t *s)
+{
+    agreed &= offered;
+    int lane = agreed ? __builtin_ctzll(agreed) : -1;
+    for (int l = 0; l < g->st->lanes; l++)
+        if ((offered >> l) & 1)
+            g->lane_state[l] = LANE_FREE;
+    const coll_sched_ops_t *ops = coll_sched_ops(s);
+    if (lane < 0 || (ops != &gl_ops && ops != &gla_ops))
+        return -1;
+    coll_lane_t *ln = coll_sched_ctx_of(s);
+    const coll_state_t *st = g->st;
+    g->lane_state[lane] = LANE_TAKEN;
+    g->lane_owner[lane] = ln;
+    g->lanes_used |= 1ull << lane;
+    for (int i = 0; i < st->rounds + 2; i++) { /* drained when offered: nothing comes now */
+        g->lane_sent[(size_t)lane * (size_t)(st->rounds + 2) + (size_t)i] = 0;
+        __atomic_store_n((uint64_t *)(g->area + coll_lane_ack_off(st, lane, i)), 0,
+                         __ATOMIC_RELAXED);
+    }
+    ln->lane = lane;
+    ln->run = 0;
+    return lane;
+}
+
+typedef struct gl_wait {
+    coll_group_t *g;
+    int lane;
+} gl_wait_t;
+
+static int gl_drained_ready(void *arg)
+{
+    gl_wait_t *w = arg;
+    return gl_drained(w->g, w->lane);
+}
+
+int coll_lanes_drain(coll_group_t *g)
+{
+    const coll_state_t *st = g->st;
+    for (int l = 0; l < st->lanes; l++) {
+        if (!((g->lanes_used >> l) & 1))
+            continue;
+        gl_wait_t w = {g, l};
+        if (!gl_drained(g, l)) {
+            int rc = vnic_wait(g->v, gl_drained_ready, &w, -1);
+            if (rc != FMPL_SUCCESS)
+                return rc;
+        }
+        for (int i = 0; i < st->rounds + 2; i++)
+            __atomic_store_n((uint64_t *)(g->area + coll_lane_ack_off(st, l, i)), 0,
+                             __ATOMIC_RELAXED);
+    }
+    return FMPL_SUCCESS;
+}
+
+void coll_lanes_orphan(coll_group_t *g)
+{
+    for (int l = 0; l < COLL_LANES_MAX; l++)
+        if (g->lane_owner[l])
+            g->lane_owner[l]->g = NULL;
+}
+
 static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(gx_req_t),
                                          .begin = gxa_begin,
                                          .reserve = gxa_reserve,
@@ -239,7 +479,20 @@ coll_sched_t *coll_group_sched_a(coll_group_t *g)
 
 int coll_sched_is_group(const coll_sched_t *s)
 {
-    return coll_sched_ops(s) == &gx_ops || coll_sched_ops(s) == &gxa_ops;
+    const coll_sched_ops_t *o = coll_sched_ops(s);
+    return o == &gx_ops || o == &gxa_ops || o == &gl_ops || o == &gla_ops;
+}
+
+/* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
+static int gs_all_call(const coll_sched_t *s)
+{
+    const coll_sched_ops_t *o = coll_sched_ops(s);
+    return o == &gxa_ops || o == &gla_ops;
+}
+static int gs_lane(const coll_sched_t *s)
+{
+    const coll_sched_ops_t *o = coll_sched_ops(s);
+    return o == &gl_ops || o == &gla_ops;
 }
 
 size_t coll_group_small(const coll_group_t *g)
@@ -307,13 +560,21 @@ int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
     return FMPL_SUCCESS;
 }
 
-/* Binomial tree in ranks relative to the root: every transfer is 2^k apart. */
+/* Cell index of a transfer 2^k apart on a lane (channels ignore it): k. */
+static inline uintptr_t gx_cell(int mask)
+{
+    return (uintptr_t)__builtin_ctz((unsigned)mask);
+}
+
+/* Binomial tree in ranks relative to the root: every transfer is 2^k apart (a rank
+ * receives once and sends to each child at a different distance: one writer per cell
+ * index and reader, as lanes need). */
 static void build_bcast_binomial(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root)
 {
     int p = g->size, c = coll_mod(g->rank - root, p), mask = 1;
     while (mask < p) {
         if (c & mask) {
-            coll_sched_recv(s, buf, (int64_t)size, 0, coll_mod(g->rank - mask, p));
+            coll_sched_recv(s, buf, (int64_t)size, gx_cell(mask), coll_mod(g->rank - mask, p));
             coll_sched_fence(s);
             break;
         }
@@ -321,7 +582,7 @@ static void build_bcast_binomial(coll_sched_t *s, coll_group_t *g, char *buf, si
     }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (c + mask < p)
-            coll_sched_send(s, buf, (int64_t)size, 0, coll_mod(g->rank + mask, p));
+            coll_sched_send(s, buf, (int64_t)size, gx_cell(mask), coll_mod(g->rank + mask, p));
 }
 
 /* Pipelined chain root -> root+1 -> ... in segments (DOWN edge 0): a rank forwards
@@ -351,7 +612,7 @@ int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, i
 {
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    if (size <= g->st->bcast_tree_max)
+    if (size <= g->st->bcast_tree_max || gs_lane(s))
         build_bcast_binomial(s, g, buf, size, root);
     else
         build_bcast_chain(s, g, buf, size, root);
@@ -371,7 +632,7 @@ static char *build_reduce_tree(coll_sched_t *s, coll_group_t *g, const void *in,
     const char *cur = in;
     for (int mask = 1; mask < p; mask <<= 1) {
         if (c & mask) {
-            coll_sched_send(s, cur, (int64_t)n, 0, coll_mod(g->rank - mask, p));
+            coll_sched_send(s, cur, (int64_t)n, gx_cell(mask), coll_mod(g->rank - mask, p));
             coll_sched_fence(s);
             return (char *)cur;
         }
@@ -381,7 +642,7 @@ static char *build_reduce_tree(coll_sched_t *s, coll_group_t *g, const void *in,
             gx_copy(s, acc, cur, n);
             cur = acc;
         }
-        coll_sched_recv(s, tmp, (int64_t)n, 0, coll_mod(g->rank + mask, p));
+        coll_sched_recv(s, tmp, (int64_t)n, gx_cell(mask), coll_mod(g->rank + mask, p));
         coll_sched_fence(s);
         gx_reduce(s, op, acc, tmp, count); /* acc holds the lower ranks: acc (op) tmp */
     }
@@ -404,16 +665,18 @@ int coll_build_reduce(coll_sched_t *s, coll_group_t *g, const void *in, void *ou
     if (!acc || !tmp)
         return FMPL_ERR_NOMEM;
     char *res = build_reduce_tree(s, g, in, acc, tmp, count, op, vroot);
-    if (vroot != root) { /* forward 0 -> root along DOWN edges: 0, 2^a, 2^a + 2^b, ... */
+    if (vroot != root) { /* forward 0 -> root along DOWN edges: 0, 2^a, 2^a + 2^b, ...
+                          * (lane cell K: each rank sends and receives it at most once) */
+        uintptr_t K = (uintptr_t)g->st->rounds;
         int cur = 0;
         for (int k = 0; (1 << k) <= root; k++) {
             if (!(root & (1 << k)))
                 continue;
             int next = cur + (1 << k);
             if (r == cur)
-                coll_sched_send(s, r == 0 ? res : tmp, (int64_t)n, 0, next);
+                coll_sched_send(s, r == 0 ? res : tmp, (int64_t)n, K, next);
             else if (r == next)
-                coll_sched_recv(s, next == root ? out : tmp, (int64_t)n, 0, cur);
+                coll_sched_recv(s, next == root ? out : tmp, (int64_t)n, K, cur);
             coll_sched_fence(s);
             cur = next;
         }
@@ -433,7 +696,7 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     gx_copy(s, out, in, n);
     if (p == 1)
         return FMPL_SUCCESS;
-    int acall = coll_sched_ops(s) == &gxa_ops;
+    int acall = gs_all_call(s);
     if ((p & (p - 1)) && !acall) { /* channels: reduce to 0, binomial bcast from 0 */
         int rc = coll_build_reduce(s, g, out, out, count, op, 0);
         coll_sched_fence(s);
@@ -479,12 +742,23 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     return FMPL_SUCCESS;
 }
 
-int coll_allgather_bruck_fits(const coll_group_t *g, size_t size)
+/* Largest message of a Bruck allgather of size-byte blocks. */
+static size_t bruck_max_msg(const coll_group_t *g, size_t size)
 {
     size_t m = 0;
     for (long long d = 1; d < g->size; d <<= 1)
         m = BASE_MAX(m, (size_t)BASE_MIN(d, g->size - d) * size);
-    return m <= g->st->allgather_bruck_max;
+    return m;
+}
+
+int coll_allgather_bruck_fits(const coll_group_t *g, size_t size)
+{
+    return bruck_max_msg(g, size) <= g->st->allgather_bruck_max;
+}
+
+int coll_allgather_lane_fits(const coll_group_t *g, size_t size)
+{
+    return bruck_max_msg(g, size) <= coll_lane_room(g);
 }
 
 int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
@@ -496,7 +770,8 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
         return FMPL_SUCCESS;
     if (send)
         gx_copy(s, rb + (size_t)r * size, send, size);
-    if (coll_sched_ops(s) != &gxa_ops || !coll_allgather_bruck_fits(g, size))
+    if (!gs_all_call(s) ||
+        !(gs_lane(s) ? coll_allgather_lane_fits(g, size) : coll_allgather_bruck_fits(g, size)))
         return FMPL_ERR_UNSUPPORTED;
     /* Bruck: round k sends the blocks held, r .. r+cnt-1, to r - 2^k (UP edge k) and gets
      * as many from r + 2^k, staged in a scratch copy (they may wrap around the end). */

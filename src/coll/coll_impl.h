@@ -7,7 +7,7 @@
  * registration makes sure every rank's area exists before anyone writes). It holds
  * COLL_GROUPS group slots; a group uses slot ctx % groups.
  *
- * A slot holds mailboxes ("cells") in three families:
+ * A slot holds mailboxes ("cells") in four families:
  *   A    (all-dependent): used by the final barrier of coll_group_free, in which no
  *        rank can finish before every rank has entered. Double buffered by the parity
  *        of the group's A sequence number: when a writer is in A-call n, it finished
@@ -25,6 +25,11 @@
  *        waits for use n - depth to be acknowledged before use n, so a writer runs up
  *        to `depth` messages ahead of its reader (what lets a broadcast root go on
  *        while its children wait for a core).
+ *
+ *   LANES (one schedule each): see coll.h "lanes" and the layout below; a lane is
+ *        taken only after an agreement in which this rank took part, so a new group's
+ *        members never write to it early; coll_group_free drains their acknowledgements
+ *        and clears their ack lines.
  *
  * A cell is [payload room][8-byte flag]; a message of len bytes lands right-aligned
  * against the flag, so payload and flag form one contiguous put (VNIC_F_TAIL_FLAG
@@ -49,6 +54,7 @@
 #define COLL_MAX_ROUNDS 32               /* rounds of a log2 algorithm: any int group size */
 #define COLL_NCHAN (COLL_MAX_ROUNDS + 1) /* channels per direction, the big one included */
 #define COLL_GROUP_MAGIC 0x636f6c6cu
+#define COLL_LANES_MAX 64 /* FMPL_COLL_LANES at most (a lane mask is 64 bits) */
 
 enum { COLL_DIR_DOWN = 0, COLL_DIR_UP = 1, COLL_NDIR = 2 };
 
@@ -74,6 +80,9 @@ typedef struct coll_state {
     size_t bcast_tree_max;
     size_t reduce_tree_max;
     size_t allgather_bruck_max;
+    int lanes;          /* lanes per group slot (FMPL_COLL_LANES) */
+    size_t lane_room;   /* payload room of a lane cell (FMPL_COLL_LANE_BYTES) */
+    size_t lane_stride; /* bytes of a lane cell, flag included, line aligned */
 } coll_state_t;
 
 /* What identifies a blocking call for the group's schedule cache (compared bytewise: no
@@ -106,6 +115,12 @@ struct coll_group {
     coll_gkey_t gkey[COLL_GCACHE];        /* the schedule cache (coll.c) */
     coll_sched_t *gsched[COLL_GCACHE];
     int gnext;
+    /* Lanes (coll_gsched.c): state of each, the schedule bound to a taken one, and per
+     * (lane, cell) the last acknowledged-mode message written (lane * (K+2) + cell). */
+    uint8_t lane_state[COLL_LANES_MAX];
+    struct coll_lane *lane_owner[COLL_LANES_MAX];
+    uint64_t lanes_used; /* lanes ever taken (their ack lines are cleared at free) */
+    uint64_t *lane_sent;
 };
 
 /* ----------------------------------------------------------------- layout */
@@ -165,9 +180,34 @@ static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch,
     return coll_chan_off(st, dir, ch, idx) + coll_chan_stride(st, ch) - 8;
 }
 
+/* Lanes follow the channels: lane L holds K+2 cell indices of COLL_LANE_DEPTH cells each
+ * (lane_stride bytes; message n of index idx in cell idx * depth + n % depth), then K+2
+ * ack lines (one per cell index, written by the reader of this rank's messages of that
+ * index, every COLL_LANE_ACK messages). */
+#define COLL_LANE_DEPTH 8
+#define COLL_LANE_ACK 4
+static inline size_t coll_lane_size(const coll_state_t *st)
+{
+    return (size_t)(st->rounds + 2) * (COLL_LANE_DEPTH * st->lane_stride + BASE_CACHE_LINE);
+}
+static inline size_t coll_lane_off(const coll_state_t *st, int lane)
+{
+    return coll_chan_off(st, COLL_NDIR, 0, 0) + (size_t)lane * coll_lane_size(st);
+}
+static inline size_t coll_lane_flag_off(const coll_state_t *st, int lane, int idx, uint64_t n)
+{
+    size_t cell = (size_t)idx * COLL_LANE_DEPTH + (size_t)(n % COLL_LANE_DEPTH);
+    return coll_lane_off(st, lane) + (cell + 1) * st->lane_stride - 8;
+}
+static inline size_t coll_lane_ack_off(const coll_state_t *st, int lane, int idx)
+{
+    return coll_lane_off(st, lane) + (size_t)(st->rounds + 2) * COLL_LANE_DEPTH * st->lane_stride +
+           (size_t)idx * BASE_CACHE_LINE;
+}
+
 static inline size_t coll_slot_size(const coll_state_t *st)
 {
-    return coll_chan_off(st, COLL_NDIR, 0, 0);
+    return coll_lane_off(st, st->lanes);
 }
 
 /* ------------------------------------------------------------ group ranks */
@@ -247,6 +287,12 @@ int coll_edge_release(coll_group_t *g, int dir, int ch);
 /* Waits until every use of my outgoing channels has been acknowledged, then clears my
  * ack lines (no more acknowledgements can come). */
 int coll_edges_drain(coll_group_t *g);
+/* The same for the lanes (coll_gsched.c): waits for every acknowledgement of the lanes'
+ * last uses, then clears the ack lines of the lanes ever used. */
+int coll_lanes_drain(coll_group_t *g);
+/* Detaches the lane schedules still bound to g's lanes from g (g is being freed: their
+ * release must not touch it). */
+void coll_lanes_orphan(coll_group_t *g);
 
 /* ---- algorithms run directly (not as schedules) ---- */
 /* The A-cell dissemination barrier of coll_group_free (its parity rule keeps the slot

@@ -219,6 +219,11 @@ const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s)
     return s->ops;
 }
 
+void *coll_sched_ctx_of(const coll_sched_t *s)
+{
+    return s->ctx;
+}
+
 static void note_err(coll_sched_t *s, int rc)
 {
     if (rc && !s->err)

@@ -124,8 +124,8 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     if (hit)
         return mpii_cs_run_cached(c, comm, hit, m->fname);
     if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
-                          mpii_cg_err(coll_build_barrier(s, c->cgroup)));
+        MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new_all(c), 1,
+                        mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_cb_barrier(s, c));
     MC_BUILD_RUN(c, comm, m, &kb, c->rgroup ? mpii_cbi_barrier(s, c) : mpii_cb_barrier(s, c));
 }
 
@@ -275,9 +275,11 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
      * be the same on every rank, and the ranks' types may differ (only the signatures must
      * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
      * point-to-point while the others used the mailboxes hung). */
-    if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
-                          mc_bcast_cg(s, c, buf, count, type, root));
+    int64_t n = m->kind == MPII_CM_BLOCK ? 0 : count * dt_size(mpii_type_get(type));
+    if (mpii_cg_fits(c, m, MPI_BYTE, n, SIZE_MAX))
+        MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new(c), 0,
+                        mc_bcast_cg(s, c, buf, count, type, root),
+                        mpii_cb_bcast(s, c, buf, count, type, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_bcast(s, c, buf, count, type, root));
 }
 
@@ -624,7 +626,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
          (mpii_type_check_comm(stype) == MPI_SUCCESS && scount >= 0 &&
           scount * dt_size(mpii_type_get(stype)) == rcount * dt_size(mpii_type_get(rtype))))) {
         int64_t n = rcount * dt_size(mpii_type_get(rtype));
-        if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n)) {
+        if (n > 0 && m->kind == MPII_CM_BLOCK && coll_allgather_bruck_fits(c->cgroup, (size_t)n)) {
             mpii_comm_t *cc;
             int rc = mpii_coll_enter(comm, m->fname, &cc);
             if (rc)
@@ -966,7 +968,7 @@ static int mc_alltoallw_c(const void *sbuf, const MPI_Count *scounts, const MPI_
 /* MPI_Barrier: MPI_Barrier on an intracommunicator (contract: MPI-4.0 6.3). */
 int PMPI_Barrier(MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Barrier"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Barrier"};
     return mc_barrier_entry(comm, &m);
 }
 MPII_WEAK(MPI_Barrier, PMPI_Barrier)
@@ -974,7 +976,7 @@ MPII_WEAK(MPI_Barrier, PMPI_Barrier)
 /* MPI_Ibarrier: nonblocking MPI_Barrier (contract: MPI-4.0 6.12). */
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibarrier"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibarrier"};
     return mc_barrier_entry(comm, &m);
 }
 MPII_WEAK(MPI_Ibarrier, PMPI_Ibarrier)
@@ -983,7 +985,7 @@ MPII_WEAK(MPI_Ibarrier, PMPI_Ibarrier)
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Barrier_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Barrier_init"};
     return mc_barrier_entry(comm, &m);
 }
 MPII_WEAK(MPI_Barrier_init, PMPI_Barrier_init)
@@ -991,7 +993,7 @@ MPII_WEAK(MPI_Barrier_init, PMPI_Barrier_init)
 /* MPI_Bcast: MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4). */
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Bcast"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Bcast"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast, PMPI_Bcast)
@@ -1000,7 +1002,7 @@ MPII_WEAK(MPI_Bcast, PMPI_Bcast)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibcast"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibcast"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Ibcast, PMPI_Ibcast)
@@ -1010,7 +1012,7 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
                     MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Bcast_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Bcast_init"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast_init, PMPI_Bcast_init)
@@ -1018,7 +1020,7 @@ MPII_WEAK(MPI_Bcast_init, PMPI_Bcast_init)
 /* MPI_Bcast_c: large-count form of MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4). */
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Bcast_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Bcast_c"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
@@ -1027,7 +1029,7 @@ MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ibcast_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibcast_c"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Ibcast_c, PMPI_Ibcast_c)
@@ -1037,7 +1039,7 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
                       MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Bcast_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Bcast_init_c"};
     return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast_init_c, PMPI_Bcast_init_c)
@@ -1046,7 +1048,7 @@ MPII_WEAK(MPI_Bcast_init_c, PMPI_Bcast_init_c)
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gather"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gather"};
     return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            &m);
 }
@@ -1057,7 +1059,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igather"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igather"};
     return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            &m);
 }
@@ -1069,7 +1071,7 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gather_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gather_init"};
     return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            &m);
 }
@@ -1079,7 +1081,7 @@ MPII_WEAK(MPI_Gather_init, PMPI_Gather_init)
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gather_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gather_c"};
     return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            &m);
 }
@@ -1090,7 +1092,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igather_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igather_c"};
     return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            &m);
 }
@@ -1102,7 +1104,7 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gather_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gather_init_c"};
     return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            &m);
 }
@@ -1113,7 +1115,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gatherv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gatherv"};
     return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, &m);
 }
@@ -1124,7 +1126,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igatherv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igatherv"};
     return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, &m);
 }
@@ -1136,7 +1138,7 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gatherv_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gatherv_init"};
     return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, &m);
 }
@@ -1148,7 +1150,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                    int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Gatherv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gatherv_c"};
     return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, &m);
 }
@@ -1159,7 +1161,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                     int root, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Igatherv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igatherv_c"};
     return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, &m);
 }
@@ -1172,7 +1174,7 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Gatherv_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gatherv_init_c"};
     return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                         comm, &m);
 }
@@ -1182,7 +1184,7 @@ MPII_WEAK(MPI_Gatherv_init_c, PMPI_Gatherv_init_c)
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatter"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatter"};
     return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             &m);
 }
@@ -1193,7 +1195,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatter"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatter"};
     return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             &m);
 }
@@ -1205,7 +1207,7 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatter_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatter_init"};
     return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             &m);
 }
@@ -1216,7 +1218,7 @@ MPII_WEAK(MPI_Scatter_init, PMPI_Scatter_init)
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatter_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatter_c"};
     return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             &m);
 }
@@ -1227,7 +1229,7 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                     MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatter_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatter_c"};
     return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             &m);
 }
@@ -1239,7 +1241,7 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatter_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatter_init_c"};
     return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             &m);
 }
@@ -1250,7 +1252,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatterv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatterv"};
     return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                          comm, &m);
 }
@@ -1261,7 +1263,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatterv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatterv"};
     return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                          comm, &m);
 }
@@ -1273,7 +1275,7 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatterv_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatterv_init"};
     return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                          comm, &m);
 }
@@ -1285,7 +1287,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scatterv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatterv_c"};
     return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                          comm, &m);
 }
@@ -1296,7 +1298,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscatterv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatterv_c"};
     return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                          comm, &m);
 }
@@ -1309,7 +1311,8 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
                          MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scatterv_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatterv_init_c"};
     return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                          comm, &m);
 }
@@ -1319,7 +1322,7 @@ MPII_WEAK(MPI_Scatterv_init_c, PMPI_Scatterv_init_c)
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgather"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgather"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather, PMPI_Allgather)
@@ -1328,7 +1331,7 @@ MPII_WEAK(MPI_Allgather, PMPI_Allgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgather"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgather"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Iallgather, PMPI_Iallgather)
@@ -1339,7 +1342,7 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgather_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgather_init"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather_init, PMPI_Allgather_init)
@@ -1349,7 +1352,7 @@ MPII_WEAK(MPI_Allgather_init, PMPI_Allgather_init)
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgather_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgather_c"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather_c, PMPI_Allgather_c)
@@ -1359,7 +1362,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgather_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgather_c"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Iallgather_c, PMPI_Iallgather_c)
@@ -1370,7 +1373,8 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgather_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgather_init_c"};
     return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather_init_c, PMPI_Allgather_init_c)
@@ -1380,7 +1384,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgatherv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgatherv"};
     return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, &m);
 }
@@ -1391,7 +1395,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgatherv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgatherv"};
     return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, &m);
 }
@@ -1403,7 +1407,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgatherv_init"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgatherv_init"};
     return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, &m);
 }
@@ -1415,7 +1420,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allgatherv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgatherv_c"};
     return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, &m);
 }
@@ -1426,7 +1431,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallgatherv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgatherv_c"};
     return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, &m);
 }
@@ -1439,7 +1444,8 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allgatherv_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgatherv_init_c"};
     return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm, &m);
 }
@@ -1449,7 +1455,7 @@ MPII_WEAK(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c)
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoall"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoall"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
@@ -1458,7 +1464,7 @@ MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoall"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoall"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoall, PMPI_Ialltoall)
@@ -1469,7 +1475,7 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoall_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoall_init"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init)
@@ -1479,7 +1485,7 @@ MPII_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init)
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoall_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoall_c"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall_c, PMPI_Alltoall_c)
@@ -1489,7 +1495,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoall_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoall_c"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoall_c, PMPI_Ialltoall_c)
@@ -1500,7 +1506,8 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoall_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoall_init_c"};
     return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall_init_c, PMPI_Alltoall_init_c)
@@ -1510,7 +1517,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallv"};
     return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &m);
 }
@@ -1521,7 +1528,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallv"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallv"};
     return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &m);
 }
@@ -1534,7 +1541,7 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallv_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallv_init"};
     return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &m);
 }
@@ -1546,7 +1553,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallv_c"};
     return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &m);
 }
@@ -1558,7 +1565,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallv_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallv_c"};
     return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &m);
 }
@@ -1571,7 +1578,8 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallv_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallv_init_c"};
     return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &m);
 }
@@ -1582,7 +1590,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallw"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallw"};
     return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, &m);
 }
@@ -1594,7 +1602,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallw"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallw"};
     return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, &m);
 }
@@ -1607,7 +1615,7 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallw_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallw_init"};
     return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, &m);
 }
@@ -1619,7 +1627,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Alltoallw_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallw_c"};
     return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, &m);
 }
@@ -1631,7 +1639,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                       MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ialltoallw_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallw_c"};
     return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, &m);
 }
@@ -1645,7 +1653,8 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Alltoallw_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallw_init_c"};
     return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, &m);
 }

@@ -72,6 +72,10 @@ typedef struct mpii_cmode {
     int kind;
     MPI_Request *req;
     const char *fname;
+    /* persistent (mpii_cl_build): lane_ok: the call agrees on a lane (every member alike);
+     * lane: this member's lane schedule or NULL, handed over to the request */
+    int lane_ok;
+    coll_sched_t *lane;
 } mpii_cmode_t;
 
 /* What identifies a blocking call for the schedule cache: two calls with equal keys on a
@@ -159,6 +163,8 @@ static inline coll_sched_t *mpii_cs_hit(mpii_comm_t *c, const mpii_cmode_t *m,
 }
 /* MPI_Start of a persistent collective request (request.c). */
 int mpii_cs_start(mpii_req_t *r);
+/* Frees what a collective request owns (its schedules), at its release (request.c). */
+void mpii_cs_req_free(mpii_req_t *r);
 
 /* The tail of an entry point: runs the cached schedule of key *kb (NULL: not cacheable)
  * or builds one with BUILD (an expression of the new schedule `s` giving an MPI error
@@ -176,16 +182,16 @@ int mpii_cs_start(mpii_req_t *r);
 
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
  * calls whose data is count contiguous elements of one predefined type of at most max
- * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules").
- * The choice must be the same on every rank of a call: where the ranks' types may differ
- * (bcast, allgather: only the signatures must match) it depends on the communicator and
- * the byte count alone, and other types are packed (coll_basic.c).
- * Nonblocking and persistent ones run over point-to-point with a tag of their own: a
- * mailbox channel holds a bounded number of messages and delivers them in the order
- * their runs were started, so runs in flight at once could wait on each other in a
- * cycle (a chain broadcast from each rank in turn, say), and MPI-4.0 lets members start
- * persistent collectives in different orders. The point-to-point engine buffers what
- * arrives early. */
+ * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules");
+ * persistent ones of at most a lane's room (mpii_cg_fits) get a lane schedule too (see
+ * "Lanes" below). The choice must be the same on every rank of a call: where the ranks'
+ * types may differ (bcast, allgather: only the signatures must match) it depends on the
+ * communicator and the byte count alone, and other types are packed (coll_basic.c).
+ * Nonblocking ones run over point-to-point with a tag of their own: a mailbox channel
+ * holds a bounded number of messages and delivers them in the order their runs were
+ * started, so runs in flight at once could wait on each other in a cycle (a chain
+ * broadcast from each rank in turn, say); the point-to-point engine buffers what arrives
+ * early. */
 int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max);
 static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
@@ -197,6 +203,34 @@ static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
 {
     return coll_group_sched_a(c->cgroup);
 }
+/* Lanes (coll.h "lanes"): a persistent call that mpii_cg_fits gets, besides its
+ * point-to-point schedule, a lane schedule built by the same mailbox builders, and
+ * agrees on a lane with the other members during its first start (an AND of offers over
+ * point-to-point with a tag of its own, beside the first run); from the next start on
+ * it runs on the lane (mailboxes private to it, so start order does not matter), or
+ * stays on point-to-point when no lane was agreed (it tries again at the next two
+ * starts). The choice depends only on what every member knows alike (the communicator,
+ * the byte count, predefined op), so every member takes part in the agreement; a member
+ * without a lane schedule (out of memory) offers nothing.
+ * mpii_cl_build: *ml becomes a copy of *m that agrees on a lane and carries s (a lane
+ * schedule that a builder filled with result rc; NULL: none), for MC_BUILD_RUN. */
+void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
+
+/* The tail of an entry whose call mpii_cg_fits: blocking: built by CGBUILD (an
+ * expression of the group schedule `s` that NEW makes, giving an MPI class) and run on
+ * the mailboxes; persistent: built by BUILD over point-to-point, with a lane schedule
+ * (all-call when ALL) built by CGBUILD. */
+#define MC_BUILD_RUN_CG(c, comm, m, kb, NEW, ALL, CGBUILD, BUILD)                                  \
+    do {                                                                                           \
+        if ((m)->kind == MPII_CM_BLOCK)                                                            \
+            MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, CGBUILD);                                       \
+        mpii_cmode_t ml_;                                                                          \
+        {                                                                                          \
+            coll_sched_t *s = coll_lane_sched((c)->cgroup, ALL);                                   \
+            mpii_cl_build(&ml_, m, s, s ? (CGBUILD) : 0);                                          \
+        }                                                                                          \
+        MC_BUILD_RUN(c, comm, &ml_, kb, BUILD);                                                    \
+    } while (0)
 static inline int mpii_cg_err(int fmpl_rc)
 {
     return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;

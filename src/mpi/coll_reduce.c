@@ -154,8 +154,9 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
                       .sbuf = sbuf,
                       .rbuf = rbuf};
     if (cg_fits(c, m, type, count, op))
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new(c),
-                          cg_reduce(s, c, sbuf, rbuf, count, type, op, root));
+        MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new(c), 0,
+                        cg_reduce(s, c, sbuf, rbuf, count, type, op, root),
+                        mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
@@ -315,9 +316,10 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     if (sbuf == rbuf && count > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     if (cg_fits(c, m, type, count, op))
-        MC_BUILD_RUN_WITH(
-            c, comm, m, &kb, mpii_cg_new_all(c),
-            cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1));
+        MC_BUILD_RUN_CG(
+            c, comm, m, &kb, mpii_cg_new_all(c), 1,
+            cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1),
+            cb_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN(c, comm, m, &kb,
                  inter ? mpii_cbi_allreduce(s, c, sbuf, rbuf, count, type, op)
                        : cb_allreduce(s, c, sbuf, rbuf, count, type, op));
@@ -529,7 +531,7 @@ static int mc_exscan(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype t
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce, PMPI_Reduce)
@@ -538,7 +540,7 @@ MPII_WEAK(MPI_Reduce, PMPI_Reduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce, PMPI_Ireduce)
@@ -548,7 +550,7 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_init"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_init, PMPI_Reduce_init)
@@ -558,7 +560,7 @@ MPII_WEAK(MPI_Reduce_init, PMPI_Reduce_init)
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, int root, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_c"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_c, PMPI_Reduce_c)
@@ -567,7 +569,7 @@ MPII_WEAK(MPI_Reduce_c, PMPI_Reduce_c)
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_c"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_c, PMPI_Ireduce_c)
@@ -577,7 +579,7 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_init_c"};
     return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_init_c, PMPI_Reduce_init_c)
@@ -586,7 +588,7 @@ MPII_WEAK(MPI_Reduce_init_c, PMPI_Reduce_init_c)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allreduce"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allreduce"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce, PMPI_Allreduce)
@@ -595,7 +597,7 @@ MPII_WEAK(MPI_Allreduce, PMPI_Allreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallreduce"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallreduce"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iallreduce, PMPI_Iallreduce)
@@ -605,7 +607,7 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allreduce_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allreduce_init"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce_init, PMPI_Allreduce_init)
@@ -615,7 +617,7 @@ MPII_WEAK(MPI_Allreduce_init, PMPI_Allreduce_init)
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Allreduce_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allreduce_c"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce_c, PMPI_Allreduce_c)
@@ -624,7 +626,7 @@ MPII_WEAK(MPI_Allreduce_c, PMPI_Allreduce_c)
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iallreduce_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallreduce_c"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iallreduce_c, PMPI_Iallreduce_c)
@@ -635,7 +637,8 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Allreduce_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allreduce_init_c"};
     return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce_init_c, PMPI_Allreduce_init_c)
@@ -645,7 +648,8 @@ MPII_WEAK(MPI_Allreduce_init_c, PMPI_Allreduce_init_c)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter_block"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_block"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
@@ -655,7 +659,8 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter_block"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_block"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block)
@@ -666,7 +671,8 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
                                    MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_block_init"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_block_init"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init)
@@ -676,7 +682,8 @@ MPII_WEAK(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init)
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter_block_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_block_c"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
@@ -686,7 +693,8 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                  MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter_block_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_block_c"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c)
@@ -698,7 +706,8 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
                                      MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_block_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_block_init_c"};
     return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c)
@@ -707,7 +716,7 @@ MPII_WEAK(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c)
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter"};
     return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter)
@@ -716,7 +725,7 @@ MPII_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter"};
     return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter, PMPI_Ireduce_scatter)
@@ -727,7 +736,8 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
                              MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_init"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_init"};
     return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init)
@@ -737,7 +747,7 @@ MPII_WEAK(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init)
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Reduce_scatter_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_c"};
     return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
@@ -746,7 +756,7 @@ MPII_WEAK(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
 int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Ireduce_scatter_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_c"};
     return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c)
@@ -757,7 +767,8 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
                                MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Reduce_scatter_init_c"};
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_init_c"};
     return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c)
@@ -766,7 +777,7 @@ MPII_WEAK(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scan"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scan"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan, PMPI_Scan)
@@ -775,7 +786,7 @@ MPII_WEAK(MPI_Scan, PMPI_Scan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscan"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscan"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iscan, PMPI_Iscan)
@@ -785,7 +796,7 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scan_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scan_init"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan_init, PMPI_Scan_init)
@@ -794,7 +805,7 @@ MPII_WEAK(MPI_Scan_init, PMPI_Scan_init)
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Scan_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scan_c"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan_c, PMPI_Scan_c)
@@ -803,7 +814,7 @@ MPII_WEAK(MPI_Scan_c, PMPI_Scan_c)
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iscan_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscan_c"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iscan_c, PMPI_Iscan_c)
@@ -813,7 +824,7 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Scan_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scan_init_c"};
     return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan_init_c, PMPI_Scan_init_c)
@@ -822,7 +833,7 @@ MPII_WEAK(MPI_Scan_init_c, PMPI_Scan_init_c)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Exscan"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Exscan"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan, PMPI_Exscan)
@@ -831,7 +842,7 @@ MPII_WEAK(MPI_Exscan, PMPI_Exscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iexscan"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iexscan"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iexscan, PMPI_Iexscan)
@@ -841,7 +852,7 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Exscan_init"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Exscan_init"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_init, PMPI_Exscan_init)
@@ -851,7 +862,7 @@ MPII_WEAK(MPI_Exscan_init, PMPI_Exscan_init)
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
-    const mpii_cmode_t m = {MPII_CM_BLOCK, NULL, "MPI_Exscan_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Exscan_c"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_c, PMPI_Exscan_c)
@@ -860,7 +871,7 @@ MPII_WEAK(MPI_Exscan_c, PMPI_Exscan_c)
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    const mpii_cmode_t m = {MPII_CM_NB, request, "MPI_Iexscan_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iexscan_c"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iexscan_c, PMPI_Iexscan_c)
@@ -870,7 +881,7 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    const mpii_cmode_t m = {MPII_CM_PERSIST, request, "MPI_Exscan_init_c"};
+    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Exscan_init_c"};
     return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_init_c, PMPI_Exscan_init_c)

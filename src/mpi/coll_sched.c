@@ -199,8 +199,17 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
 int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max)
 {
-    return c->cgroup && m->kind == MPII_CM_BLOCK && FMPL_MPI_DT_IS_PREDEF(type) &&
-           FMPL_MPI_DT_PAD(type) == 0 && (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
+    if (!c->cgroup || !FMPL_MPI_DT_IS_PREDEF(type) || FMPL_MPI_DT_PAD(type) != 0)
+        return 0;
+    if (m->kind == MPII_CM_PERSIST) {
+        size_t room = coll_lane_room(c->cgroup);
+        if (!room)
+            return 0;
+        max = BASE_MIN(max, room);
+    } else if (m->kind != MPII_CM_BLOCK) {
+        return 0;
+    }
+    return (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
 }
 
 typedef struct cg_op_state {
@@ -314,15 +323,146 @@ static void cs_done(void *arg, int err)
     mpii_req_done(r);
 }
 
+/* ------------------------------------------------------------------ lanes
+ * (coll_impl.h "Lanes"). A request's plane: the lane schedule, and while no lane is
+ * settled the agreement, a point-to-point schedule on tag atag: offer (local step), AND
+ * of the offers (reduce to 0 + binomial bcast), settle (local step). It runs beside the
+ * first starts' point-to-point runs; the request completes when both have, so at the
+ * next start every member knows the same outcome. */
+
+enum { PL_TRY = 0, PL_ON, PL_OFF };
+#define PL_TRIES 3 /* starts that try to agree on a lane */
+
+typedef struct mpii_plane {
+    coll_sched_t *lane, *agree;
+    coll_group_t *g;
+    uint64_t offer, agreed;
+    unsigned seq; /* the request's number among the communicator's that agree on lanes */
+    int state, tries, atag;
+    int pending, err; /* schedules of this start still running; first error */
+} mpii_plane_t;
+
+static int pl_offer_step(const void *a)
+{
+    mpii_plane_t *pl = *(mpii_plane_t *const *)a;
+    /* one candidate: the k-th such request on the communicator asks for lane k, then k + 7,
+     * k + 14 (modulo the lanes), so that up to FMPL_COLL_LANES requests agreeing at once
+     * (started in any order) never compete for a lane */
+    unsigned first = pl->seq + (unsigned)pl->tries * 7;
+    pl->offer = pl->lane ? coll_lanes_offer(pl->g, first, 1) : 0;
+    return MPI_SUCCESS;
+}
+
+static int pl_settle_step(const void *a)
+{
+    mpii_plane_t *pl = *(mpii_plane_t *const *)a;
+    int lane = pl->lane ? coll_lanes_settle(pl->g, pl->offer, pl->agreed, pl->lane) : -1;
+    pl->state = lane >= 0 ? PL_ON : ++pl->tries >= PL_TRIES ? PL_OFF : PL_TRY;
+    return MPI_SUCCESS;
+}
+
+/* One of the schedules of a start that also agrees finished (err: an MPI class). */
+static void pl_part_done(mpii_req_t *r, int err)
+{
+    mpii_plane_t *pl = r->plane;
+    if (err && !pl->err)
+        pl->err = err;
+    if (--pl->pending == 0)
+        cs_done(r, pl->err);
+}
+static void pl_run_done(void *arg, int err)
+{
+    pl_part_done(arg, err);
+}
+static void pl_agree_done(void *arg, int err)
+{
+    pl_part_done(arg, err);
+}
+static void pl_lane_done(void *arg, int err)
+{
+    cs_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
+}
+
+static void pl_free(mpii_plane_t *pl)
+{
+    if (!pl)
+        return;
+    coll_sched_free(pl->lane);
+    coll_sched_free(pl->agree);
+    free(pl);
+}
+
+/* Attaches to r (persistent, on c) a plane around lane schedule `lane` (may be NULL: this
+ * member then offers nothing). MPI_ERR_NO_MEM: r keeps none, lane is freed. */
+static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
+{
+    mpii_plane_t *pl = calloc(1, sizeof *pl);
+    coll_sched_t *a = pl ? mpii_cs_new(c) : NULL;
+    if (!a) {
+        free(pl);
+        coll_sched_free(lane);
+        return MPI_ERR_NO_MEM;
+    }
+    pl->lane = lane;
+    pl->agree = a;
+    pl->g = c->cgroup;
+    pl->atag = mpii_coll_tag(c);
+    pl->seq = c->lane_seq++;
+    coll_sched_call(a, pl_offer_step, &pl, sizeof pl);
+    int rc = mpii_cb_reduce(a, c, &pl->offer, &pl->agreed, 1, MPI_UINT64_T, MPI_BAND, 0);
+    mpii_cs_fence(a);
+    mpii_cb_bcast_tree(a, c, &pl->agreed, 1, MPI_UINT64_T, 0);
+    mpii_cs_fence(a);
+    coll_sched_call(a, pl_settle_step, &pl, sizeof pl);
+    if (rc) {
+        pl_free(pl);
+        return rc;
+    }
+    r->plane = pl;
+    return MPI_SUCCESS;
+}
+
+void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc)
+{
+    *ml = *m;
+    if (s && rc) {
+        coll_sched_free(s);
+        s = NULL;
+    }
+    ml->lane = s;
+    ml->lane_ok = 1;
+}
+
 int mpii_cs_start(mpii_req_t *r)
 {
+    mpii_plane_t *pl = r->plane;
     r->done = 0;
     r->err = MPI_SUCCESS;
-    if (coll_sched_start(r->sched, r->tag, 1, cs_done, r)) {
+    int rc;
+    if (pl && pl->state == PL_ON) {
+        rc = coll_sched_start(pl->lane, r->tag, 1, pl_lane_done, r);
+    } else if (pl && pl->state == PL_TRY) {
+        pl->pending = 2;
+        pl->err = MPI_SUCCESS;
+        rc = coll_sched_start(r->sched, r->tag, 1, pl_run_done, r);
+        if (!rc && coll_sched_start(pl->agree, pl->atag, 1, pl_agree_done, r))
+            pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
+    } else {
+        rc = coll_sched_start(r->sched, r->tag, 1, cs_done, r);
+    }
+    if (rc) {
         r->done = 1;
         return MPI_ERR_NO_MEM;
     }
     return MPI_SUCCESS;
+}
+
+void mpii_cs_req_free(mpii_req_t *r)
+{
+    coll_sched_free(r->sched);
+    r->sched = NULL;
+    pl_free(r->plane);
+    r->plane = NULL;
 }
 
 /* A blocking run of s; then s goes into the cache under k (not NULL), or is freed (k NULL
@@ -360,21 +500,22 @@ int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const cha
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err)
 {
-    if (!s)
-        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
-    if (build_err) {
+    if (!s || build_err) {
         coll_sched_free(s);
-        return MPII_ERR_COMM(comm, build_err, m->fname);
+        coll_sched_free(m->lane);
+        return MPII_ERR_COMM(comm, s ? build_err : MPI_ERR_NO_MEM, m->fname);
     }
     if (m->kind == MPII_CM_BLOCK)
         return cs_run_block(c, comm, s, m->fname, 0, k);
     if (!m->req) {
         coll_sched_free(s);
+        coll_sched_free(m->lane);
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, m->fname);
     }
     mpii_req_t *r = mpii_req_alloc();
     if (!r) {
         coll_sched_free(s);
+        coll_sched_free(m->lane);
         return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
     }
     r->kind = MPII_REQ_COLL;
@@ -388,7 +529,11 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
     if (m->kind == MPII_CM_PERSIST) {
         r->persistent = 1;
         r->done = 1;
-        rc = mpii_req_handle(r, m->req);
+        rc = m->lane_ok ? pl_attach(r, c, m->lane) : MPI_SUCCESS;
+        if (rc == MPI_SUCCESS)
+            rc = mpii_req_handle(r, m->req);
+        else
+            mpii_req_free(r);
     } else {
         rc = mpii_req_handle(r, m->req);
         if (rc == MPI_SUCCESS && mpii_cs_start(r) != MPI_SUCCESS) {

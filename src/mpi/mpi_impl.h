@@ -134,6 +134,7 @@ typedef struct mpii_comm {
     coll_group_t *cgroup;       /* mailbox group for small collectives (coll.h), or NULL:
                                  * MPI_COMM_WORLD shares the native world's */
     uint32_t coll_seq;          /* tag sequence of the library's own collectives */
+    uint32_t lane_seq;          /* persistent collectives that agreed on a lane (coll_sched.c) */
 } mpii_comm_t;
 
 /* (coll_sched.c) Frees c's cached collective schedules (at the communicator's release). */

@@ -48,10 +48,8 @@ void mpii_req_free(mpii_req_t *r)
 {
     if (r->kind == MPII_REQ_COMPOUND)
         mpii_compound_free(r);
-    if (r->kind == MPII_REQ_COLL) {
-        coll_sched_free(r->sched);
-        r->sched = NULL;
-    }
+    if (r->kind == MPII_REQ_COLL)
+        mpii_cs_req_free(r);
     if (r->bsub)
         r->bsub->bowner = NULL;
     if (r->bowner)
