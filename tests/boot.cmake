@@ -12,7 +12,8 @@ fmpl_test(boot_pmi_wire boot_pmi_wire.c RANKS 0 TIMEOUT 30)
 add_executable(boot_launcher_helper boot_launcher_helper.c)
 target_link_libraries(boot_launcher_helper PRIVATE fmpl_static rt)
 target_include_directories(boot_launcher_helper PRIVATE ${CMAKE_SOURCE_DIR}/tests)
-foreach(case kill early status timeout abort tag signal sigkill exec usage startup)
+foreach(case kill early status timeout abort tag signal sigkill exec usage startup
+             hosts_usage hosts_run hosts_fail)
   add_test(NAME launcher.${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher_test.sh $<TARGET_FILE:fmplrun>
                    $<TARGET_FILE:boot_launcher_helper> ${case})
@@ -25,4 +26,18 @@ find_program(FMPL_MPIEXEC_HYDRA NAMES mpiexec.hydra)
 if(FMPL_MPIEXEC_HYDRA)
   add_test(NAME boot_basic.hydra.np3 COMMAND ${FMPL_MPIEXEC_HYDRA} -n 3 $<TARGET_FILE:boot_basic>)
   set_tests_properties(boot_basic.hydra.np3 PROPERTIES TIMEOUT 60)
+  # Hydra's PMI over TCP (-pmi-port: PMI_PORT + PMI_ID, the initack handshake first)
+  add_test(NAME boot_basic.hydra_port.np3
+           COMMAND ${FMPL_MPIEXEC_HYDRA} -pmi-port -n 3 $<TARGET_FILE:boot_basic>)
+  set_tests_properties(boot_basic.hydra_port.np3 PROPERTIES TIMEOUT 60)
 endif()
+
+# fmplrun --hosts across two network namespaces joined by a veth pair (two "hosts"
+# with different addresses): tests/netns_test.sh; needs root and iproute2, and
+# reports itself skipped (exit 77) otherwise. netns_check is its probe program.
+add_executable(netns_check netns_check.c)
+target_link_libraries(netns_check PRIVATE fmpl_static)
+target_include_directories(netns_check PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+add_test(NAME launcher.netns COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/netns_test.sh
+         ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(launcher.netns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -1,7 +1,8 @@
 /* boot_basic — the boot layer on its own (no vnic, no fmpl_init): rank and size,
  * values exchanged with every other rank (contents checked), several fences, the
- * node map, and the error codes. Runs under fmplrun with any rank count, and as a
- * singleton without a launcher. */
+ * node map, and the error codes. Runs under fmplrun with any rank count (also with
+ * PMI over TCP and FMPL_NODE: fmplrun --pmi-addr, --hosts), and as a singleton
+ * without a launcher. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,12 @@ int main(void)
     int rank = boot_rank(b), size = boot_size(b);
     CHECK(size >= 1 && rank >= 0 && rank < size);
 
-    const char *env_size = getenv("PMI_SIZE");
-    if (env_size) {
+    const char *env_size = getenv("PMI_SIZE"), *env_id = getenv("PMI_ID");
+    if (getenv("PMI_PORT") && env_id) { /* fmplrun --hosts / --pmi-addr: PMI over TCP */
+        CHECK(atoi(env_id) == rank);
+        CHECK(strcmp(boot_backend(b), getenv("FMPL_LAUNCHER") ? "fmplrun" : "pmi") == 0);
+        CHECK(boot_local_addr(b) != NULL); /* the connection's own address */
+    } else if (env_size) {
         CHECK(atoi(env_size) == size);
         CHECK(atoi(getenv("PMI_RANK")) == rank);
         const char *launcher = getenv("FMPL_LAUNCHER"); /* set by fmplrun, not by Hydra */
@@ -80,14 +85,50 @@ int main(void)
     CHECK_RC(boot_get(b, (rank + 1) % size, "addr0", value), FMPL_SUCCESS);
     CHECK(strcmp(value, "replaced") == 0);
 
-    /* Node map: every rank is on this host. */
+    /* Node map: every rank is on this host, or with FMPL_NODE (fmplrun --hosts) ranks
+     * are on the same node exactly when their FMPL_NODE names are equal, nodes
+     * numbered in order of their first rank. */
     const boot_nodes_t *nodes = NULL;
+    const char *node_name = getenv("FMPL_NODE");
+    if (node_name && *node_name) {
+        CHECK_RC(boot_put(b, "node-name", node_name), FMPL_SUCCESS);
+        CHECK_RC(boot_fence(b), FMPL_SUCCESS);
+    }
     CHECK_RC(boot_nodes(b, &nodes), FMPL_SUCCESS);
-    CHECK(nodes && nodes->nnodes == 1 && nodes->my_node == 0);
-    CHECK(nodes->nlocal == size && nodes->local_rank == rank);
-    for (int r = 0; r < size; r++) {
-        CHECK(nodes->node_of[r] == 0);
-        CHECK(nodes->local_ranks[r] == r);
+    if (node_name && *node_name) {
+        char names[64][BOOT_VALUE_MAX];
+        CHECK(size <= 64);
+        int expect_nodes = 0, nlocal = 0;
+        for (int r = 0; r < size; r++) {
+            CHECK_RC(boot_get(b, r, "node-name", names[r]), FMPL_SUCCESS);
+            int first = r;
+            for (int q = 0; q < r; q++)
+                if (strcmp(names[q], names[r]) == 0) {
+                    first = q;
+                    break;
+                }
+            if (first == r) {
+                CHECK(nodes->node_of[r] == expect_nodes);
+                expect_nodes++;
+            } else {
+                CHECK(nodes->node_of[r] == nodes->node_of[first]);
+            }
+            if (strcmp(names[r], node_name) == 0) {
+                CHECK(nodes->local_ranks[nlocal] == r);
+                if (r == rank)
+                    CHECK(nodes->local_rank == nlocal);
+                nlocal++;
+            }
+        }
+        CHECK(nodes->nnodes == expect_nodes && nodes->nlocal == nlocal);
+        CHECK(nodes->my_node == nodes->node_of[rank]);
+    } else {
+        CHECK(nodes && nodes->nnodes == 1 && nodes->my_node == 0);
+        CHECK(nodes->nlocal == size && nodes->local_rank == rank);
+        for (int r = 0; r < size; r++) {
+            CHECK(nodes->node_of[r] == 0);
+            CHECK(nodes->local_ranks[r] == r);
+        }
     }
     const boot_nodes_t *again = NULL;
     CHECK_RC(boot_nodes(b, &again), FMPL_SUCCESS); /* cached, no second exchange */

@@ -1,8 +1,11 @@
 /* boot_pmi_wire — the PMI-1 client against a scripted fake launcher, without
  * fmplrun: the exact request lines boot sends (the format MPICH's simple PMI and
- * Hydra use), Hydra's reply lines, the old PMI_ID handshake, escaped values, a
+ * Hydra use), Hydra's reply lines, the old PMI_ID handshake, PMI over a TCP port
+ * (PMI_PORT, with fmplrun's token), escaped values, a
  * launcher that vanishes (FMPL_ERR_PEER, no hang), bad environments, and the
  * wire helpers themselves. Runs without a launcher (RANKS 0). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,8 @@ typedef struct step {
     const char *reply;  /* the reply (may be several lines), or NULL to close */
 } step_t;
 
+static _Noreturn void play(int fd, const step_t *script);
+
 /* The fake launcher: a child process that plays `script` on its socket end. */
 static pid_t fake_launcher(int fd, const step_t *script)
 {
@@ -27,6 +32,25 @@ static pid_t fake_launcher(int fd, const step_t *script)
     CHECK(pid >= 0);
     if (pid)
         return pid;
+    play(fd, script);
+}
+
+/* The same behind a TCP port (PMI_PORT): the child accepts one connection on the
+ * listening socket lfd and plays `script` on it. */
+static pid_t fake_tcp_launcher(int lfd, const step_t *script)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid)
+        return pid;
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        _exit(1);
+    play(fd, script);
+}
+
+static _Noreturn void play(int fd, const step_t *script)
+{
     char buf[PMI_WIRE_LINE_MAX];
     size_t len = 0;
     for (const step_t *s = script; s->expect; s++) {
@@ -149,6 +173,64 @@ static void test_initack(void)
     fake_done(pid);
 }
 
+/* PMI_PORT: a TCP connection, the PMI_ID handshake before cmd=init (MPICH's order
+ * over a port) carrying fmplrun's token, and the connection's local address. */
+static void test_pmi_port(void)
+{
+    static const step_t script[] = {
+        {"cmd=initack pmiid=2 token=tok123",
+         "cmd=initack rc=0\ncmd=set size=4\ncmd=set rank=2\ncmd=set debug=0\n"},
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=get_maxes", MAXES},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=fmpl-1-2\n"},
+        {"cmd=put kvsname=fmpl-1-2 key=k.2 value=v", "cmd=put_result rc=0 msg=success\n"},
+        {"cmd=finalize", "cmd=finalize_ack\n"},
+        {NULL, NULL}};
+    static const step_t refused[] = {
+        {"cmd=initack pmiid=2", "cmd=initack rc=-1 msg=wrong\\ or\\ missing\\ token\n"},
+        {NULL, NULL}};
+    for (int round = 0; round < 2; round++) {
+        int lfd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t sl = sizeof sa;
+        CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+              listen(lfd, 4) == 0 && getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0);
+        pid_t pid = fake_tcp_launcher(lfd, round == 0 ? script : refused);
+        close(lfd);
+        char port[64];
+        snprintf(port, sizeof port, "localhost:%u", (unsigned)ntohs(sa.sin_port));
+        unsetenv("PMI_FD");
+        unsetenv("PMI_RANK");
+        unsetenv("PMI_SIZE");
+        setenv("PMI_PORT", port, 1);
+        setenv("PMI_ID", "2", 1);
+        setenv("FMPL_LAUNCHER", "fmplrun", 1);
+        if (round == 0)
+            setenv("FMPL_PMI_TOKEN", "tok123", 1);
+        else
+            unsetenv("FMPL_PMI_TOKEN");
+        boot_t *b = NULL;
+        if (round == 0) {
+            CHECK_RC(boot_init(&b), FMPL_SUCCESS);
+            CHECK(boot_rank(b) == 2 && boot_size(b) == 4);
+            CHECK(strcmp(boot_backend(b), "fmplrun") == 0);
+            CHECK(boot_local_addr(b) && strcmp(boot_local_addr(b), "127.0.0.1") == 0);
+            CHECK(strcmp(boot_job_id(b), "fmpl-1-2") == 0);
+            CHECK_RC(boot_put(b, "k", "v"), FMPL_SUCCESS);
+            CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+        } else {
+            CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+            CHECK(b == NULL);
+        }
+        fake_done(pid);
+    }
+    unsetenv("PMI_PORT");
+    unsetenv("PMI_ID");
+    unsetenv("FMPL_LAUNCHER");
+    unsetenv("FMPL_PMI_TOKEN");
+    CHECK(boot_local_addr(NULL) == NULL);
+}
+
 /* The launcher vanishes in the middle of a fence: FMPL_ERR_PEER, then every
  * further call fails at once. */
 static void test_launcher_vanishes(void)
@@ -215,8 +297,26 @@ static void test_bad_environment(void)
     CHECK_RC(boot_init(&b), FMPL_ERR_INIT); /* neither rank/size nor PMI_ID */
     CHECK(b == NULL);
     unsetenv("PMI_FD");
-    setenv("PMI_PORT", "localhost:1234", 1);
-    CHECK_RC(boot_init(&b), FMPL_ERR_UNSUPPORTED);
+    setenv("PMI_ID", "0", 1);
+    static const char *const bad_ports[] = {"nocolon", ":99", "127.0.0.1:", "127.0.0.1:0",
+                                            "127.0.0.1:65536"};
+    for (size_t i = 0; i < sizeof bad_ports / sizeof bad_ports[0]; i++) {
+        setenv("PMI_PORT", bad_ports[i], 1);
+        CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    }
+    /* nobody listens there (a port we had and closed) */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+          getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0);
+    close(lfd);
+    char port[64];
+    snprintf(port, sizeof port, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+    setenv("PMI_PORT", port, 1);
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    unsetenv("PMI_ID");
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT); /* PMI_PORT without PMI_ID or PMI_RANK */
     unsetenv("PMI_PORT");
     CHECK_RC(boot_init(&b), FMPL_SUCCESS); /* singleton */
     CHECK(strcmp(boot_backend(b), "singleton") == 0);
@@ -268,6 +368,7 @@ int main(void)
     test_wire_helpers();
     test_hydra_session();
     test_initack();
+    test_pmi_port();
     test_launcher_vanishes();
     test_refusals();
     test_bad_environment();

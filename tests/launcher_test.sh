@@ -52,6 +52,15 @@ expect_clean() {
     [ "$(shm_left "$PID")" -eq 0 ] || fail "/dev/shm entries left: $(ls /dev/shm | grep "^fmpl-fmpl-$PID-")"
 }
 
+# listen_port PID: the TCP port PID listens on (from /proc/net/tcp), or nothing.
+listen_port() {
+    local ino hex
+    for ino in $(ls -l "/proc/$1/fd" 2>/dev/null | grep -oE 'socket:\[[0-9]+\]' | tr -dc '0-9\n'); do
+        hex=$(awk -v ino="$ino" '$10 == ino && $4 == "0A" { split($2, a, ":"); print a[2] }' /proc/net/tcp)
+        [ -n "$hex" ] && { echo $((16#$hex)); return; }
+    done
+}
+
 # wait_for COUNT CMD...: polls CMD's output (a number) until it reaches COUNT, at most 10 s.
 wait_for() {
     local want=$1 i
@@ -210,6 +219,148 @@ startup)
     expect_rc 0
     echo "16 ranks: init, 2 fences, finalize in ${ELAPSED_MS} ms"
     expect_fast 5000
+    expect_clean
+    ;;
+hosts_usage)
+    # --hosts, --launcher, --pmi-addr: bad input is refused at once, nothing starts
+    for bad in "" "a,,b" "a," ",a" "a:0" "a:x" "a:" "a b" "a/b" "a,a:2"; do
+        run -n 2 --hosts "$bad" "$HELPER" ok 0 0 "$TAG"
+        expect_rc 2
+        expect_err "^fmplrun: --hosts"
+        expect_fast 2000
+    done
+    expect_err "listed twice"
+    run -n 2 --hosts "a b" true
+    expect_err "bad host name 'a b'"
+    run -n 2 --hosts "a:0" true
+    expect_err "needs a slot count >= 1"
+    run -n 2 --launcher ssh "$HELPER" ok 0 0 "$TAG"
+    expect_rc 2
+    expect_err "^fmplrun: --launcher needs --hosts"
+    run -n 2 --hosts a --launcher " " "$HELPER" ok 0 0 "$TAG"
+    expect_rc 2
+    expect_err "^fmplrun: --launcher needs a command"
+    run -n 2 --pmi-addr not-an-address "$HELPER" ok 0 0 "$TAG"
+    expect_rc 2
+    expect_err "^fmplrun: --pmi-addr needs an IPv4 address"
+    run -n 2 --hosts a --hosts b true
+    expect_rc 2
+    expect_err "given twice"
+    expect_clean
+    ;;
+hosts_run)
+    # Every "host" is this machine, reached through tests/fake_launcher.sh; PMI over
+    # TCP on 127.0.0.1; localhost's ranks are forked directly.
+    FAKE="sh $(dirname "$0")/fake_launcher.sh"
+    BOOT_BASIC=$(dirname "$HELPER")/boot_basic
+    run -n 5 --hosts h1,h2:3 --launcher "$FAKE" --pmi-addr 127.0.0.1 "$BOOT_BASIC"
+    expect_rc 0
+    grep -q "^boot_basic: 5 ranks OK$" "$TMP/out" || fail "boot_basic failed across 2 hosts"
+    run -n 3 --hosts localhost,h2 --launcher "$FAKE" --pmi-addr 127.0.0.1 --tag-output \
+        "$HELPER" print 0 0 "$TAG"
+    expect_rc 0
+    for r in 0 1 2; do
+        n=$(grep -cE "^\[$r\] rank $r line [0-9]+ x+$" "$TMP/out")
+        [ "$n" -eq 200 ] || fail "--hosts: rank $r: $n stdout lines, expected 200"
+    done
+    expect_clean
+    run -n 3 --hosts localhost:2,h2 --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$HELPER" kill 2 9 "$TAG"
+    expect_rc 137
+    expect_err "^fmplrun: rank 2 \(host h2, launcher pid [0-9]+\) was killed by signal 9 \(Killed\)$"
+    expect_fast 5000
+    expect_clean
+    run -n 3 --hosts localhost:2,h2 --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$HELPER" kill 0 9 "$TAG"
+    expect_rc 137
+    expect_err "^fmplrun: rank 0 \(pid [0-9]+, host localhost\) was killed by signal 9 \(Killed\)$"
+    expect_clean
+    run -n 2 --hosts localhost,h2 --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$HELPER" abort 1 7 "$TAG"
+    expect_rc 7
+    expect_err "^fmplrun: rank 1 \(host h2, launcher pid [0-9]+\) aborted the job with exit code 7: helper abort from rank 1$"
+    expect_clean
+    # every host is this one: no launcher, and the PMI port on 127.0.0.1 by default
+    run -n 3 --hosts localhost:2 "$BOOT_BASIC"
+    expect_rc 0
+    grep -q "^boot_basic: 3 ranks OK$" "$TMP/out" || fail "boot_basic failed with --hosts localhost:2"
+    # PMI over TCP on this host alone
+    run -n 3 --pmi-addr 127.0.0.1 "$HELPER" ok 0 0 "$TAG"
+    expect_rc 0
+    expect_clean
+    run -n 2 --pmi-addr 127.0.0.1 "$BOOT_BASIC"
+    expect_rc 0
+    # An ssh-like launcher gets every word quoted for the remote shell: a fake ssh
+    # that drops the host and hands the rest to sh as one line, as ssh does.
+    printf '#!/bin/sh\nshift\nexec sh -c "$*"\n' >"$TMP/ssh"
+    chmod +x "$TMP/ssh"
+    run -n 2 --hosts h1,h2 --launcher "$TMP/ssh" --pmi-addr 127.0.0.1 \
+        printf '%s|\n' "a b" "it's" '$HOME' '*'
+    expect_rc 0
+    printf 'a b|\nit'"'"'s|\n$HOME|\n*|\n' >"$TMP/want"
+    cat "$TMP/want" "$TMP/want" | cmp -s - "$TMP/out" || fail "arguments mangled by the ssh quoting"
+    ;;
+hosts_fail)
+    FAKE="sh $(dirname "$0")/fake_launcher.sh"
+    run -n 2 --hosts localhost,h2 --launcher /nonexistent/launcher --pmi-addr 127.0.0.1 \
+        "$HELPER" ok 0 0 "$TAG"
+    expect_rc 127
+    expect_err "^fmplrun: cannot run the launcher '/nonexistent/launcher' \(for host h2\): No such file or directory$"
+    expect_fast 5000
+    expect_clean
+    run -n 3 --hosts localhost,h2 --launcher false --pmi-addr 127.0.0.1 "$HELPER" ok 0 0 "$TAG"
+    expect_rc 1
+    expect_err "^fmplrun: rank 1 \(host h2, launcher pid [0-9]+\): the launcher exited with status 1 before the rank connected to fmplrun"
+    expect_fast 5000
+    expect_clean
+    run -n 2 --hosts localhost,bad-host --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$HELPER" ok 0 0 "$TAG"
+    expect_rc 255
+    expect_err "^fake_launcher: unknown host bad-host$"
+    expect_err "^fmplrun: rank 1 \(host bad-host, launcher pid [0-9]+\): the launcher exited with status 255 before the rank connected"
+    expect_fast 5000
+    expect_clean
+    # the default launcher (ssh) on a host that does not exist (when ssh is installed
+    # and the resolver answers at once that the name does not exist)
+    t0=$(now_ms)
+    timeout 5 getent hosts no-such-host.invalid >/dev/null
+    dns=$?
+    if command -v ssh >/dev/null && [ "$dns" -eq 2 ] && [ $(($(now_ms) - t0)) -lt 2000 ]; then
+        run -n 2 --hosts localhost,no-such-host.invalid --pmi-addr 127.0.0.1 "$HELPER" ok 0 0 "$TAG"
+        expect_rc 255
+        expect_err "^fmplrun: rank 1 \(host no-such-host.invalid, launcher pid [0-9]+\): the launcher exited with status 255 before the rank connected"
+        expect_fast 30000
+        expect_clean
+    else
+        echo "(no ssh here, or a slow resolver: the default launcher's unknown-host case is not run)"
+    fi
+    # A rank that dies while its launcher stays: the lost PMI connection ends the job.
+    run -n 2 --hosts localhost,orphan-h --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$HELPER" kill 1 9 "$TAG"
+    expect_rc 1
+    expect_err "^fmplrun: rank 1 \(host orphan-h, launcher pid [0-9]+\) closed its PMI connection before calling fmpl_finalize$"
+    expect_fast 5000
+    expect_clean
+    # A stranger on the PMI port (no token) is refused and the job is not disturbed:
+    # rank 1's launcher waits for $TMP/go, so the port is still open meanwhile.
+    export FAKE_LAUNCHER_GO="$TMP/go"
+    "$FMPLRUN" -n 2 --hosts localhost,slow-h --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$HELPER" ok 0 0 "$TAG" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait_for 1 shm_left "$PID"
+    port=$(listen_port "$PID")
+    [ -n "$port" ] || fail "cannot find fmplrun's PMI port in /proc/net/tcp"
+    exec 3<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect to fmplrun's PMI port $port"
+    printf 'cmd=initack pmiid=1\n' >&3
+    read -r -t 5 reply <&3
+    exec 3<&-
+    [ "$reply" = 'cmd=initack rc=-1 msg=wrong\ or\ missing\ token\ (FMPL_PMI_TOKEN)' ] ||
+        fail "a connection without the token got '$reply'"
+    touch "$TMP/go"
+    wait "$PID"
+    RC=$?
+    expect_rc 0
+    expect_err "^fmplrun: refused a PMI connection from 127.0.0.1:[0-9]+: wrong or missing token"
     expect_clean
     ;;
 *)

@@ -1,5 +1,6 @@
 /* boot.c — the boot layer (see boot.h): a PMI-1 wire-protocol client over the
- * socket a launcher passes in PMI_FD (our fmplrun, MPICH's Hydra), and a singleton
+ * socket a launcher passes in PMI_FD (our fmplrun, MPICH's Hydra) or over a TCP
+ * connection to PMI_PORT (fmplrun --hosts, Hydra -pmi-port), and a singleton
  * backend with a process-local key-value space when no launcher is present.
  *
  * Every PMI exchange is one request line and one reply line on a blocking socket;
@@ -8,9 +9,13 @@
  * call fails at once the same way, so nothing hangs on a dead launcher. */
 #include "boot/boot.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +40,10 @@ struct boot {
     int from_fmplrun; /* the launcher is our own fmplrun (FMPL_LAUNCHER=fmplrun) */
     int rank, size;
     int fd;     /* PMI socket; -1 for the singleton */
+    int own_fd; /* fd was connected here (PMI_PORT), not inherited (PMI_FD) */
     int broken; /* the launcher went away: every call fails with FMPL_ERR_PEER */
+    /* local IPv4 address of the PMI_PORT connection, or "" */
+    char local_addr[INET_ADDRSTRLEN];
     int keylen_max, vallen_max;
     char kvsname[PMI_WIRE_KVSNAME_MAX];
     char job_id[BOOT_JOB_ID_MAX];
@@ -215,9 +223,14 @@ static int pmi_simple(boot_t *b, const char *cmd, const char *expect, pmi_msg_t 
  * cmd=initack pmiid=ID, answered by cmd=initack then cmd=set size=, rank=, debug=. */
 static int pmi_initack(boot_t *b, int pmi_id)
 {
-    char req[64];
+    char req[160];
     pmi_msg_t reply;
-    snprintf(req, sizeof req, "cmd=initack pmiid=%d\n", pmi_id);
+    /* fmplrun's TCP server admits a connection only with the job's token */
+    const char *token = getenv("FMPL_PMI_TOKEN");
+    if (token && *token && boot_text_ok(token, 64))
+        snprintf(req, sizeof req, "cmd=initack pmiid=%d token=%s\n", pmi_id, token);
+    else
+        snprintf(req, sizeof req, "cmd=initack pmiid=%d\n", pmi_id);
     int err = pmi_call(b, req, "initack", &reply, NULL);
     for (int i = 0; !err && i < 3; i++) {
         err = pmi_read_line(b);
@@ -240,22 +253,13 @@ static int pmi_initack(boot_t *b, int pmi_id)
     return err ? FMPL_ERR_INIT : FMPL_SUCCESS;
 }
 
-static int boot_init_pmi(boot_t *b, const char *fd_text)
+/* Rank and size from PMI_RANK/PMI_SIZE, or *pmi_id from PMI_ID (the older handshake
+ * then asks the launcher). `need` names the channel variable for messages. */
+static int pmi_env_identity(boot_t *b, const char *need, int *pmi_id)
 {
-    b->kind = BOOT_PMI;
-    const char *launcher = getenv("FMPL_LAUNCHER");
-    b->from_fmplrun = launcher && strcmp(launcher, "fmplrun") == 0;
-    if (boot_parse_int(fd_text, 0, INT_MAX, &b->fd) != 0 || fcntl(b->fd, F_GETFD) < 0) {
-        base_log("boot: PMI_FD='%s' is not an open file descriptor; start the program with "
-                 "fmplrun (or without any launcher to run it alone)",
-                 fd_text);
-        b->fd = -1;
-        return FMPL_ERR_INIT;
-    }
-
     const char *rank_text = getenv("PMI_RANK"), *size_text = getenv("PMI_SIZE");
     const char *id_text = getenv("PMI_ID");
-    int pmi_id = -1;
+    *pmi_id = -1;
     if (rank_text || size_text) {
         if (boot_parse_int(size_text, 1, INT_MAX, &b->size) != 0 ||
             boot_parse_int(rank_text, 0, b->size - 1, &b->rank) != 0) {
@@ -263,19 +267,29 @@ static int boot_init_pmi(boot_t *b, const char *fd_text)
                      rank_text ? rank_text : "", size_text ? size_text : "");
             return FMPL_ERR_INIT;
         }
-    } else if (boot_parse_int(id_text, 0, INT_MAX, &pmi_id) != 0) {
-        base_log("boot: PMI_FD is set but neither PMI_RANK/PMI_SIZE nor PMI_ID is");
+    } else if (boot_parse_int(id_text, 0, INT_MAX, pmi_id) != 0) {
+        base_log("boot: %s is set but neither PMI_RANK/PMI_SIZE nor PMI_ID is", need);
         return FMPL_ERR_INIT;
     }
+    return FMPL_SUCCESS;
+}
 
+/* The handshake on a connected PMI channel: cmd=init (the PMI_ID handshake before it
+ * when initack_first, as MPICH's simple PMI does over PMI_PORT; after it over PMI_FD),
+ * then get_maxes and get_my_kvsname. */
+static int pmi_handshake(boot_t *b, int pmi_id, int initack_first)
+{
     pmi_msg_t reply;
-    int err =
+    int err;
+    if (pmi_id >= 0 && initack_first && (err = pmi_initack(b, pmi_id)) != 0)
+        return err;
+    err =
         pmi_call(b, "cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", &reply, NULL);
     if (err) {
         base_log("boot: the launcher did not accept PMI version 1.1");
         return FMPL_ERR_INIT;
     }
-    if (pmi_id >= 0 && (err = pmi_initack(b, pmi_id)) != 0)
+    if (pmi_id >= 0 && !initack_first && (err = pmi_initack(b, pmi_id)) != 0)
         return err;
 
     err = pmi_simple(b, "get_maxes", "maxes", &reply);
@@ -302,6 +316,84 @@ static int boot_init_pmi(boot_t *b, const char *fd_text)
     boot_sanitise_job_id(b->kvsname, b->job_id, sizeof b->job_id);
     (void)fcntl(b->fd, F_SETFD, FD_CLOEXEC); /* programs the rank execs must not inherit it */
     return FMPL_SUCCESS;
+}
+
+static void boot_which_launcher(boot_t *b)
+{
+    b->kind = BOOT_PMI;
+    const char *launcher = getenv("FMPL_LAUNCHER");
+    b->from_fmplrun = launcher && strcmp(launcher, "fmplrun") == 0;
+}
+
+static int boot_init_pmi(boot_t *b, const char *fd_text)
+{
+    boot_which_launcher(b);
+    if (boot_parse_int(fd_text, 0, INT_MAX, &b->fd) != 0 || fcntl(b->fd, F_GETFD) < 0) {
+        base_log("boot: PMI_FD='%s' is not an open file descriptor; start the program with "
+                 "fmplrun (or without any launcher to run it alone)",
+                 fd_text);
+        b->fd = -1;
+        return FMPL_ERR_INIT;
+    }
+    int pmi_id;
+    int err = pmi_env_identity(b, "PMI_FD", &pmi_id);
+    return err ? err : pmi_handshake(b, pmi_id, 0);
+}
+
+/* PMI_PORT=<host>:<port>: a PMI server reached over TCP (fmplrun --hosts, Hydra's
+ * -pmi-port). The host is an IPv4 address or a name; the PMI_ID handshake (or
+ * PMI_RANK/PMI_SIZE) says who we are. The connection's local address is kept: it is
+ * an address of this host that the launcher's host reaches (boot_local_addr). */
+static int boot_init_pmi_port(boot_t *b, const char *port_text)
+{
+    boot_which_launcher(b);
+    int pmi_id;
+    int err = pmi_env_identity(b, "PMI_PORT", &pmi_id);
+    if (err)
+        return err;
+    char host[256];
+    const char *colon = strrchr(port_text, ':');
+    size_t hlen = colon ? (size_t)(colon - port_text) : 0;
+    int port;
+    if (!colon || hlen == 0 || hlen >= sizeof host || boot_parse_int(colon + 1, 1, 65535, &port)) {
+        base_log("boot: PMI_PORT='%s' is not <host>:<port>", port_text);
+        return FMPL_ERR_INIT;
+    }
+    memcpy(host, port_text, hlen);
+    host[hlen] = 0;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int gai = getaddrinfo(host, colon + 1, &hints, &res);
+    if (gai != 0 || !res) {
+        base_log("boot: PMI_PORT='%s': cannot resolve '%s': %s", port_text, host,
+                 gai ? gai_strerror(gai) : "no address");
+        return FMPL_ERR_INIT;
+    }
+    int fd = -1, why = 0;
+    for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            why = errno;
+            close(fd);
+            fd = -1;
+        } else if (fd < 0) {
+            why = errno;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        base_log("boot: cannot connect to the launcher at PMI_PORT=%s: %s", port_text,
+                 strerror(why));
+        return FMPL_ERR_INIT;
+    }
+    b->fd = fd;
+    b->own_fd = 1;
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in me;
+    socklen_t len = sizeof me;
+    if (getsockname(fd, (struct sockaddr *)&me, &len) == 0 && me.sin_family == AF_INET)
+        (void)inet_ntop(AF_INET, &me.sin_addr, b->local_addr, sizeof b->local_addr);
+    return pmi_handshake(b, pmi_id, 1);
 }
 
 static int boot_init_singleton(boot_t *b)
@@ -338,15 +430,15 @@ int boot_init(boot_t **out)
     if (fd_text) {
         err = boot_init_pmi(b, fd_text);
     } else if (getenv("PMI_PORT")) {
-        base_log("boot: PMI_PORT (a PMI server reached over TCP) is not supported yet; "
-                 "use fmplrun or a launcher that passes PMI_FD");
-        err = FMPL_ERR_UNSUPPORTED;
+        err = boot_init_pmi_port(b, getenv("PMI_PORT"));
     } else {
         err = boot_init_singleton(b);
     }
     if (err) {
         /* The descriptor in PMI_FD is left open: it was inherited, not opened here,
-         * and may not even be a PMI socket. */
+         * and may not even be a PMI socket. One we connected (PMI_PORT) is closed. */
+        if (b->own_fd)
+            close(b->fd);
         free(b);
         return err;
     }
@@ -384,6 +476,11 @@ int boot_size(const boot_t *b)
 const char *boot_job_id(const boot_t *b)
 {
     return b ? b->job_id : NULL;
+}
+
+const char *boot_local_addr(const boot_t *b)
+{
+    return b && b->local_addr[0] ? b->local_addr : NULL;
 }
 
 const char *boot_backend(const boot_t *b)
@@ -507,10 +604,23 @@ int boot_fence(boot_t *b)
 
 /* --------------------------------------------------------------- topology */
 
-/* This host's identity: host name plus the kernel's boot id, so two machines
- * (or containers) that share a host name are still told apart. */
+/* This host's identity: the launcher's name for it (FMPL_NODE) when given, else host
+ * name plus the kernel's boot id, so two machines (or containers) that share a host
+ * name are still told apart. */
 static void boot_host_identity(char *out, size_t cap)
 {
+    const char *node = base_env_str("FMPL_NODE", "",
+                                    "this rank's host as the launcher names it (ranks with "
+                                    "the same name share memory); empty: host name + boot id");
+    if (*node) {
+        snprintf(out, cap, "node:%.200s", node);
+        for (char *p = out; *p; p++) {
+            unsigned char c = (unsigned char)*p;
+            if (c <= 0x20 || c >= 0x7f || c == '=' || c == '\\')
+                *p = '_';
+        }
+        return;
+    }
     char host[256] = "localhost";
     char boot_id[64] = "";
     if (gethostname(host, sizeof host) != 0)

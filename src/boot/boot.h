@@ -1,7 +1,8 @@
 /* boot.h — who am I, who are my peers, and a key-value space to exchange
  * addresses. Backends, chosen at boot_init from the environment:
  *   - PMI-1 wire protocol over PMI_FD (our fmplrun serves it; so do MPICH's Hydra
- *     and Slurm's srun --mpi=pmi2), later also PMI_PORT;
+ *     and Slurm's srun --mpi=pmi2), or over a TCP connection to PMI_PORT (fmplrun
+ *     --hosts, for ranks on other hosts; Hydra's -pmi-port);
  *   - singleton: no launcher, size 1, rank 0, a process-local key-value space.
  * All calls are for the process's main thread only; they block on the launcher
  * (a round trip on a socket) and are meant for start-up and rare events, never for
@@ -21,9 +22,12 @@ typedef struct boot boot_t;
 /* Connects to the launcher (or becomes a singleton). On success *out is the
  * handle; on failure an FMPL_ERR_* with a message already logged.
  * With PMI_FD set: PMI-1 over that socket (PMI_RANK/PMI_SIZE, or the older PMI_ID
- * handshake); without it: singleton. Errors: FMPL_ERR_ARG (out NULL),
- * FMPL_ERR_INIT (bad PMI environment or handshake), FMPL_ERR_UNSUPPORTED (only
- * PMI_PORT given), FMPL_ERR_NOMEM. Blocks for a few round trips. */
+ * handshake after cmd=init); else with PMI_PORT=<host>:<port> (IPv4 address or
+ * name): PMI-1 over a TCP connection to it, the PMI_ID handshake first as MPICH's
+ * simple PMI does (with FMPL_PMI_TOKEN, when set, in the initack line), or
+ * PMI_RANK/PMI_SIZE; without either: singleton. Errors: FMPL_ERR_ARG (out NULL),
+ * FMPL_ERR_INIT (bad PMI environment, no connection, or a failed handshake),
+ * FMPL_ERR_NOMEM. Blocks for a few round trips. */
 int boot_init(boot_t **out);
 /* Tells the launcher this rank finalised cleanly, then disconnects and frees b
  * (also on error). Blocks for one round trip. Errors: FMPL_ERR_ARG (NULL),
@@ -42,6 +46,11 @@ int boot_size(const boot_t *b);
  * "s<pid>-<8 hex>"; under another launcher, its kvsname with other characters
  * replaced by '_'. Never NULL for a valid b (NULL for b == NULL). */
 const char *boot_job_id(const boot_t *b);
+/* The local IPv4 address ("a.b.c.d") of the TCP connection to the launcher when it
+ * came through PMI_PORT: an address of this host that the launcher's host reaches
+ * (the udp transport binds it when the job spans hosts). NULL otherwise (PMI_FD,
+ * singleton, b == NULL). Never blocks. */
+const char *boot_local_addr(const boot_t *b);
 /* Name of the backend in use: "fmplrun", "pmi", "singleton". */
 const char *boot_backend(const boot_t *b);
 
@@ -68,8 +77,11 @@ int boot_get(boot_t *b, int rank, const char *key, char *value);
  * gone. */
 int boot_fence(boot_t *b);
 
-/* Node topology, known after boot_init + boot_nodes(): ranks are grouped by host
- * (identified by hostname plus boot id). Collective over the job on first call. */
+/* Node topology, known after boot_init + boot_nodes(): ranks are grouped by host,
+ * identified by FMPL_NODE when the launcher sets it (fmplrun --hosts gives each rank
+ * its host's name there, so ranks in separate network namespaces of one machine are
+ * separate hosts), else by host name plus kernel boot id. Ranks of one host must be
+ * able to share memory (/dev/shm, CMA). Collective over the job on first call. */
 typedef struct boot_nodes {
     int nnodes;             /* number of distinct hosts */
     int my_node;            /* index of this rank's host */

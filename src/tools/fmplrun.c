@@ -1,6 +1,7 @@
 /* fmplrun — FMPL's launcher, also installed as mpiexec and mpirun.
  *
  *     fmplrun -n N [--tag-output] [--timeout S] prog [args...]
+ *     fmplrun -n N --hosts h1[:slots],h2,... [--launcher CMD] [--pmi-addr A] prog [args...]
  *
  * Design
  * ------
@@ -9,6 +10,24 @@
  * socketpair: the rank finds its end in PMI_FD, with PMI_RANK, PMI_SIZE and
  * FMPL_LAUNCHER=fmplrun beside it. The job's key-value space lives here, in a hash
  * table; barrier_out goes to every rank once all N have sent barrier_in.
+ *
+ * Several hosts (--hosts). Ranks are placed round after round, `slots` consecutive
+ * ranks per host. A socketpair cannot cross ssh, so then every rank speaks PMI over
+ * TCP: we listen on --pmi-addr (default: the source address of the route toward the
+ * first other host, else our name's address; 127.0.0.1 when all hosts are this one)
+ * and each rank gets PMI_PORT=addr:port, PMI_ID=rank, FMPL_NODE=<host>, and a random
+ * per-job FMPL_PMI_TOKEN. An accepted connection is "pending" until its first line,
+ * cmd=initack pmiid=R token=T (MPICH's handshake plus our token), makes it rank R's
+ * channel (answered with initack and set size/rank/debug); anything else is refused
+ * with a message. The listening socket closes once every rank has connected. Ranks
+ * on this host (its name, first label, localhost) are forked as usual; the others are
+ * started through the launcher: CMD's words with {host} replaced (or the host
+ * appended), then `env -u PMI_FD -u PMI_RANK -u PMI_SIZE PMI_PORT=... ... FMPL_*=...
+ * prog args`, those words shell-quoted when the launcher is ssh or rsh. The process
+ * we fork and wait for is then the launcher; its exit stands for the rank's. Since it
+ * may outlive the rank (ssh), a TCP channel that closes before cmd=finalize ends the
+ * job after LOST_GRACE_NS unless an exit status explained it first. --pmi-addr alone
+ * runs the TCP path with every rank on this host.
  *
  * One thread, one poll() loop, no busy waiting. The loop watches the PMI sockets,
  * a signalfd (SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT — blocked, so they only
@@ -32,18 +51,23 @@
  * 124 on timeout, 127 (126) when prog cannot be found (executed); 0 when every
  * rank finalised and exited 0.
  *
- * Cleanup. The ranks form one process group of their own and each has
+ * Cleanup. The ranks (and launchers) form one process group of their own and each has
  * PR_SET_PDEATHSIG=SIGKILL, so even a SIGKILLed fmplrun takes them along. When the
  * last rank is gone, fmplrun SIGKILLs whatever is left in the group (helpers a rank
  * started) and unlinks every /dev/shm entry named "fmpl-<job id>" or
  * "fmpl-<job id>-*": the naming convention of the shared-memory transport
  * (boot.h, boot_job_id). The job id is the PMI kvsname, "fmpl-<pid>-<random hex>".
+ * Only this host's /dev/shm is cleaned: ranks on other hosts are on their own.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -70,6 +94,9 @@
 #define KILL_GRACE_NS 500000000ull /* SIGTERM -> SIGKILL */
 #define DRAIN_NS 2000000000ull     /* after the last rank: wait at most this for pipe EOF */
 #define EXIT_TIMEOUT 124
+#define DEFAULT_LAUNCHER "ssh -o BatchMode=yes"
+#define LOST_GRACE_NS 1000000000ull /* TCP: a lost connection waits this for an exit status */
+#define PENDING_EXTRA 16            /* connections awaiting initack beyond one per rank */
 
 /* ------------------------------------------------------------------- types */
 
@@ -81,14 +108,30 @@ typedef struct stream { /* one --tag-output pipe of a rank */
 } stream_t;
 
 typedef struct rank {
-    pid_t pid;
-    int pmi_fd;  /* our end of the PMI socketpair; -1 once closed */
+    pid_t pid;   /* the rank, or for a rank on another host its launcher process */
+    int pmi_fd;  /* our end of the PMI socketpair or TCP connection; -1 when none */
     int exec_fd; /* read end of the exec-error pipe, until read */
+    int host;    /* index in job.hosts (--hosts), else -1 */
     int initialized, in_barrier, finalized, reaped;
+    int connected;    /* TCP mode: the rank's connection passed the initack handshake */
+    uint64_t lost_at; /* TCP mode: its connection closed before finalize; judged then */
     size_t inlen;
     char in[PMI_WIRE_LINE_MAX];
     stream_t out[2];
 } rank_t;
+
+typedef struct host { /* one entry of --hosts */
+    char name[256];
+    int slots; /* ranks placed per round (default 1) */
+    int local; /* this host: ranks are forked directly, not through the launcher */
+} host_t;
+
+typedef struct pending { /* an accepted TCP connection before its initack line */
+    int fd;
+    size_t len;
+    char in[256];
+    char peer[64]; /* "address:port", for messages */
+} pending_t;
 
 typedef struct kv {
     struct kv *next;
@@ -116,7 +159,19 @@ static struct job {
     struct rlimit nofile; /* the descriptor limit the ranks get (ours may be raised) */
     kv_t **buckets;
     size_t nbuckets, nkeys;
-} job = {.sigfd = -1, .early_exit = -1};
+    /* multi-host mode (--hosts) and PMI over TCP (--hosts or --pmi-addr) */
+    host_t *hosts;
+    int nhosts;
+    const char *launcher; /* --launcher, split into words at start-up */
+    const char *pmi_addr; /* --pmi-addr, or NULL for the default */
+    int tcp;              /* ranks reach the PMI server over TCP (PMI_PORT) */
+    int listen_fd;        /* TCP: the PMI server's socket until every rank connected */
+    int nconnected;       /* TCP: ranks whose connection passed the handshake */
+    char port_text[64];   /* PMI_PORT's value: "address:port" */
+    char token[33];       /* FMPL_PMI_TOKEN: a connection must show it in its initack */
+    pending_t *pend;
+    int npend;
+} job = {.sigfd = -1, .early_exit = -1, .listen_fd = -1};
 
 /* ----------------------------------------------------------------- helpers */
 
@@ -125,6 +180,26 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* "rank R (pid P)", with the host in multi-host mode; for messages. Two buffers, so
+ * a message may name two ranks. */
+static const char *who(const rank_t *rk)
+{
+    static char buf[2][320];
+    static int next;
+    char *b = buf[next];
+    next ^= 1;
+    int r = (int)(rk - job.ranks);
+    if (rk->host < 0)
+        snprintf(b, sizeof buf[0], "rank %d (pid %d)", r, (int)rk->pid);
+    else if (job.hosts[rk->host].local)
+        snprintf(b, sizeof buf[0], "rank %d (pid %d, host %s)", r, (int)rk->pid,
+                 job.hosts[rk->host].name);
+    else
+        snprintf(b, sizeof buf[0], "rank %d (host %s, launcher pid %d)", r,
+                 job.hosts[rk->host].name, (int)rk->pid);
+    return b;
 }
 
 /* One message line on stderr, written at once. */
@@ -321,8 +396,7 @@ static void pmi_reply(rank_t *rk, const char *const *kv)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            job_end(1, SIGTERM, "rank %d (pid %d) does not read its PMI replies; ending the job",
-                    (int)(rk - job.ranks), (int)rk->pid);
+            job_end(1, SIGTERM, "%s does not read its PMI replies; ending the job", who(rk));
             return;
         }
         if (w < 0) { /* the rank is gone; its exit status tells the rest */
@@ -371,7 +445,6 @@ static void barrier_check_stuck(void)
  * clients send it with unescaped spaces. */
 static void pmi_abort(rank_t *rk, const char *raw, const pmi_msg_t *msg)
 {
-    int r = (int)(rk - job.ranks);
     const char *code_text = pmi_wire_find(msg, "exitcode");
     int code = code_text ? atoi(code_text) : 1;
     char text[1024] = "";
@@ -389,8 +462,32 @@ static void pmi_abort(rank_t *rk, const char *raw, const pmi_msg_t *msg)
         text[k] = 0;
     }
     int status = code & 0xff;
-    job_end(status ? status : 1, SIGTERM, "rank %d (pid %d) aborted the job with exit code %d%s%s",
-            r, (int)rk->pid, code, text[0] ? ": " : "", text);
+    job_end(status ? status : 1, SIGTERM, "%s aborted the job with exit code %d%s%s", who(rk), code,
+            text[0] ? ": " : "", text);
+}
+
+/* MPICH's PMI_process_mapping value; -1 when it does not fit in a value (thousands
+ * of hosts of unequal slots): the key is then absent and MPICH's client falls back
+ * to comparing host names. */
+static int process_mapping(char *out, size_t cap)
+{
+    if (!job.nhosts) {
+        snprintf(out, cap, "(vector,(0,1,%d))", job.n);
+        return 0;
+    }
+    size_t len = (size_t)snprintf(out, cap, "(vector");
+    for (int h = 0; h < job.nhosts;) {
+        int k = h + 1;
+        while (k < job.nhosts && job.hosts[k].slots == job.hosts[h].slots)
+            k++;
+        int w = snprintf(out + len, cap - len, ",(%d,%d,%d)", h, k - h, job.hosts[h].slots);
+        if (w < 0 || (size_t)w >= cap - len - 1)
+            return -1;
+        len += (size_t)w;
+        h = k;
+    }
+    snprintf(out + len, cap - len, ")");
+    return 0;
 }
 
 static void pmi_handle(rank_t *rk, char *line)
@@ -400,8 +497,7 @@ static void pmi_handle(rank_t *rk, char *line)
     snprintf(raw, sizeof raw, "%s", line);
     pmi_msg_t msg;
     if (pmi_wire_parse(line, &msg) != 0) {
-        job_end(1, SIGTERM, "rank %d (pid %d) sent a malformed PMI line: '%.200s'", r, (int)rk->pid,
-                raw);
+        job_end(1, SIGTERM, "%s sent a malformed PMI line: '%.200s'", who(rk), raw);
         return;
     }
     const char *cmd = msg.cmd;
@@ -423,9 +519,8 @@ static void pmi_handle(rank_t *rk, char *line)
             job.ninit++;
         }
         if (job.early_exit >= 0)
-            job_end(1, SIGTERM,
-                    "rank %d (pid %d) exited with status 0 before calling fmpl_finalize",
-                    job.early_exit, (int)job.ranks[job.early_exit].pid);
+            job_end(1, SIGTERM, "%s exited with status 0 before calling fmpl_finalize",
+                    who(&job.ranks[job.early_exit]));
     } else if (strcmp(cmd, "get_maxes") == 0) {
         const char *kv[] = {"cmd", "maxes",      "kvsname_max", "256", "keylen_max",
                             "64",  "vallen_max", "1024",        NULL};
@@ -459,12 +554,13 @@ static void pmi_handle(rank_t *rk, char *line)
     } else if (strcmp(cmd, "get") == 0) {
         const char *kvs = pmi_wire_find(&msg, "kvsname");
         const char *key = pmi_wire_find(&msg, "key");
-        char mapping[64];
+        char mapping[VALUE_MAX];
         const char *value = NULL;
         if (key && strcmp(key, "PMI_process_mapping") == 0) {
-            /* MPICH's node map: one node holding ranks 0..n-1 */
-            snprintf(mapping, sizeof mapping, "(vector,(0,1,%d))", job.n);
-            value = mapping;
+            /* MPICH's node map: one node holding ranks 0..n-1, or with --hosts one
+             * round of the placement, (first node, nodes, ranks each) per run of
+             * hosts with equal slots; MPICH repeats it until every rank is placed */
+            value = process_mapping(mapping, sizeof mapping) == 0 ? mapping : NULL;
         } else if (key && kvs && strcmp(kvs, job.kvsname) == 0) {
             const kv_t *e = kvs_find(key);
             value = e ? e->value : NULL;
@@ -496,10 +592,25 @@ static void pmi_handle(rank_t *rk, char *line)
     } else if (strcmp(cmd, "abort") == 0) {
         pmi_abort(rk, raw, &msg);
     } else {
-        job_end(1, SIGTERM,
-                "rank %d (pid %d) sent PMI command '%.64s', which fmplrun does not "
-                "support",
-                r, (int)rk->pid, cmd);
+        job_end(1, SIGTERM, "%s sent PMI command '%.64s', which fmplrun does not support", who(rk),
+                cmd);
+    }
+}
+
+/* Handles every complete line in the rank's input buffer. */
+static void pmi_lines(rank_t *rk)
+{
+    char *start = rk->in, *nl;
+    while ((nl = memchr(start, '\n', rk->inlen - (size_t)(start - rk->in)))) {
+        *nl = 0;
+        pmi_handle(rk, start);
+        start = nl + 1;
+    }
+    rk->inlen -= (size_t)(start - rk->in);
+    memmove(rk->in, start, rk->inlen);
+    if (rk->inlen == sizeof rk->in) {
+        job_end(1, SIGTERM, "%s sent a PMI line longer than %d bytes", who(rk), PMI_WIRE_LINE_MAX);
+        pmi_close(rk);
     }
 }
 
@@ -514,23 +625,128 @@ static void pmi_input(rank_t *rk)
             return;
         if (n <= 0) { /* end of file or reset: the exit status tells the rest */
             pmi_close(rk);
+            /* Over TCP the process we wait for may be a launcher on this host that
+             * outlives the rank (ssh): judge the lost connection itself if no exit
+             * status comes soon. */
+            if (job.tcp && !rk->finalized && !rk->reaped && !job.ending)
+                rk->lost_at = now_ns() + LOST_GRACE_NS;
             return;
         }
         rk->inlen += (size_t)n;
-        char *start = rk->in, *nl;
-        while ((nl = memchr(start, '\n', rk->inlen - (size_t)(start - rk->in)))) {
-            *nl = 0;
-            pmi_handle(rk, start);
-            start = nl + 1;
-        }
-        rk->inlen -= (size_t)(start - rk->in);
-        memmove(rk->in, start, rk->inlen);
-        if (rk->inlen == sizeof rk->in) {
-            job_end(1, SIGTERM, "rank %d (pid %d) sent a PMI line longer than %d bytes",
-                    (int)(rk - job.ranks), (int)rk->pid, PMI_WIRE_LINE_MAX);
-            pmi_close(rk);
-        }
+        pmi_lines(rk);
     }
+}
+
+/* ------------------------------------------------------- PMI over TCP */
+
+static void pending_close(int i)
+{
+    close(job.pend[i].fd);
+    job.pend[i] = job.pend[--job.npend];
+}
+
+/* Refuses pending connection i with a reply the client can log, and says why. */
+static void pending_refuse(int i, const char *why)
+{
+    pending_t *p = &job.pend[i];
+    char line[256];
+    size_t len = 0;
+    (void)pmi_wire_append(line, sizeof line - 1, &len, "cmd", "initack");
+    (void)pmi_wire_append(line, sizeof line - 1, &len, "rc", "-1");
+    (void)pmi_wire_append(line, sizeof line - 1, &len, "msg", why);
+    (void)pmi_wire_end(line, sizeof line, &len);
+    ssize_t w = send(p->fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+    say("refused a PMI connection from %s: %s", p->peer, why);
+    pending_close(i);
+}
+
+static void listen_accept(void)
+{
+    for (;;) {
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        int fd = accept4(job.listen_fd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return; /* EAGAIN, or a connection that went away (ECONNABORTED) */
+        if (job.npend >= job.n + PENDING_EXTRA) { /* every rank has a slot already */
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        pending_t *p = &job.pend[job.npend++];
+        *p = (pending_t){.fd = fd};
+        char ip[INET_ADDRSTRLEN] = "?";
+        (void)inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+        snprintf(p->peer, sizeof p->peer, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
+    }
+}
+
+/* The first line of a connection must be MPICH's cmd=initack pmiid=<rank> with our
+ * token; it then becomes the rank's PMI channel, answered with its rank and size. */
+static void pending_input(int i)
+{
+    pending_t *p = &job.pend[i];
+    ssize_t n = recv(p->fd, p->in + p->len, sizeof p->in - p->len, MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        return;
+    if (n <= 0) {
+        pending_close(i);
+        return;
+    }
+    p->len += (size_t)n;
+    char *nl = memchr(p->in, '\n', p->len);
+    if (!nl) {
+        if (p->len == sizeof p->in)
+            pending_refuse(i, "first line too long");
+        return;
+    }
+    *nl = 0;
+    char line[sizeof p->in];
+    memcpy(line, p->in, (size_t)(nl - p->in) + 1);
+    size_t rest = p->len - (size_t)(nl + 1 - p->in);
+    pmi_msg_t msg;
+    const char *id_text, *token;
+    int id = -1;
+    if (pmi_wire_parse(line, &msg) != 0 || strcmp(msg.cmd, "initack") != 0 ||
+        !(id_text = pmi_wire_find(&msg, "pmiid"))) {
+        pending_refuse(i, "expected cmd=initack pmiid=<rank> first");
+        return;
+    }
+    id = atoi(id_text);
+    token = pmi_wire_find(&msg, "token");
+    if (!token || strcmp(token, job.token) != 0) {
+        pending_refuse(i, "wrong or missing token (FMPL_PMI_TOKEN)");
+        return;
+    }
+    if (id < 0 || id >= job.n || strspn(id_text, "0123456789") != strlen(id_text)) {
+        pending_refuse(i, "pmiid out of range");
+        return;
+    }
+    rank_t *rk = &job.ranks[id];
+    if (rk->connected || rk->reaped) {
+        pending_refuse(i, "this rank is already connected, or gone");
+        return;
+    }
+    rk->connected = 1;
+    job.nconnected++;
+    rk->pmi_fd = p->fd;
+    memcpy(rk->in, nl + 1, rest); /* a client that did not wait for the reply */
+    rk->inlen = rest;
+    job.pend[i] = job.pend[--job.npend];
+    char size[16], rank[16];
+    snprintf(size, sizeof size, "%d", job.n);
+    snprintf(rank, sizeof rank, "%d", id);
+    const char *ack[] = {"cmd", "initack", "rc", "0", NULL};
+    const char *set_size[] = {"cmd", "set", "size", size, NULL};
+    const char *set_rank[] = {"cmd", "set", "rank", rank, NULL};
+    const char *set_debug[] = {"cmd", "set", "debug", "0", NULL};
+    pmi_reply(rk, ack);
+    pmi_reply(rk, set_size);
+    pmi_reply(rk, set_rank);
+    pmi_reply(rk, set_debug);
+    pmi_lines(rk);
 }
 
 /* ------------------------------------------------------------ tag output */
@@ -578,8 +794,8 @@ static void judge_exit(rank_t *rk, int status)
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         if (!job.ending)
-            job_end(128 + sig, SIGTERM, "rank %d (pid %d) was killed by signal %d (%s)", r,
-                    (int)rk->pid, sig, strsignal(sig));
+            job_end(128 + sig, SIGTERM, "%s was killed by signal %d (%s)", who(rk), sig,
+                    strsignal(sig));
         set_exit_code(128 + sig);
         return;
     }
@@ -590,14 +806,17 @@ static void judge_exit(rank_t *rk, int status)
         return;
     }
     if (rk->initialized) {
-        job_end(code ? code : 1, SIGTERM,
-                "rank %d (pid %d) exited with status %d before calling fmpl_finalize", r,
-                (int)rk->pid, code);
+        job_end(code ? code : 1, SIGTERM, "%s exited with status %d before calling fmpl_finalize",
+                who(rk), code);
+    } else if (code && rk->host >= 0 && !job.hosts[rk->host].local) {
+        job_end(code, SIGTERM,
+                "%s: the launcher exited with status %d before the rank connected to "
+                "fmplrun (see its message above)",
+                who(rk), code);
     } else if (code) {
-        job_end(code, SIGTERM, "rank %d (pid %d) exited with status %d", r, (int)rk->pid, code);
+        job_end(code, SIGTERM, "%s exited with status %d", who(rk), code);
     } else if (job.ninit) {
-        job_end(1, SIGTERM, "rank %d (pid %d) exited with status 0 before calling fmpl_finalize", r,
-                (int)rk->pid);
+        job_end(1, SIGTERM, "%s exited with status 0 before calling fmpl_finalize", who(rk));
     } else if (job.early_exit < 0) {
         /* Fine for a program that never uses PMI (fmplrun -n 2 hostname); an error as
          * soon as another rank turns out to use it. */
@@ -637,12 +856,28 @@ static void reap(void)
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: fmplrun -n N [options] program [arguments...]\n"
-               "Starts N ranks of program on this host and serves them PMI-1.\n"
+               "Starts N ranks of program (on this host, or on the hosts of --hosts) and\n"
+               "serves them PMI-1.\n"
                "\n"
                "  -n N, -np N       number of ranks (N >= 1)\n"
                "  --tag-output      prefix every output line with \"[rank] \"\n"
                "  --timeout S       end the job after S seconds (exit status 124);\n"
                "                    default: $MPIEXEC_TIMEOUT, else no limit\n"
+               "  --hosts H[:S],... run the ranks on these hosts (also -hosts): S slots\n"
+               "                    each (default 1), filled in order, round after round\n"
+               "                    (h1:2,h2 with -n 5: h1 h1 h2 h1 h1; Hydra's rule).\n"
+               "                    Ranks on this host (its name, short name or\n"
+               "                    localhost) are started directly, the others through\n"
+               "                    the launcher. Each rank gets FMPL_NODE=<host>.\n"
+               "  --launcher CMD    how to start a rank on another host (default\n"
+               "                    \"" DEFAULT_LAUNCHER "\"): CMD's words, {host} replaced\n"
+               "                    by the host (appended when CMD has no {host}), then\n"
+               "                    env VAR=... program arguments; for ssh and rsh these\n"
+               "                    words are quoted for the remote shell\n"
+               "  --pmi-addr A      IPv4 address of this host the ranks connect to for PMI\n"
+               "                    over TCP (with --hosts, or alone to test it); default:\n"
+               "                    the address this host uses toward the first other\n"
+               "                    host, else the address of its name\n"
                "  -h, --help        this text\n"
                "  --version         print the version\n"
                "\n"
@@ -671,6 +906,88 @@ static int parse_seconds(const char *s, double *out)
     if (!s || !*s || errno || *end || !(v > 0) || v > 1e9)
         return -1;
     *out = v;
+    return 0;
+}
+
+/* This host, under one of its names: the host name, its first label, localhost. */
+static int host_is_local(const char *name)
+{
+    char me[256];
+    if (strcmp(name, "localhost") == 0 || strcmp(name, "127.0.0.1") == 0)
+        return 1;
+    if (gethostname(me, sizeof me) != 0)
+        return 0;
+    me[sizeof me - 1] = 0;
+    if (strcmp(name, me) == 0)
+        return 1;
+    size_t ml = strcspn(me, "."), nl = strcspn(name, ".");
+    return ml == nl && strncmp(name, me, ml) == 0 && (!me[ml] || !name[nl]);
+}
+
+/* --hosts h1[:slots],h2[:slots],...: names of letters, digits, '.', '-', '_' and
+ * '@' (user@host for ssh), each listed once; slots 1..1000000. Prints the error. */
+static int parse_hosts(const char *list)
+{
+    if (!list || !*list) {
+        say("--hosts needs a list of hosts, e.g. --hosts node1:4,node2:4");
+        return -1;
+    }
+    if (job.nhosts) {
+        say("--hosts given twice");
+        return -1;
+    }
+    size_t cap = 1;
+    for (const char *c = list; *c; c++)
+        cap += *c == ',';
+    job.hosts = calloc(cap, sizeof *job.hosts);
+    if (!job.hosts) {
+        say("out of memory");
+        return -1;
+    }
+    for (const char *item = list;;) {
+        size_t len = strcspn(item, ",");
+        size_t nlen = strcspn(item, ",:");
+        host_t *h = &job.hosts[job.nhosts];
+        if (nlen == 0 || nlen >= sizeof h->name) {
+            say("--hosts '%s': %s host name", list, nlen ? "a too long" : "an empty");
+            return -1;
+        }
+        for (size_t k = 0; k < nlen; k++) {
+            unsigned char c = (unsigned char)item[k];
+            if (!isalnum(c) && c != '.' && c != '-' && c != '_' && c != '@') {
+                say("--hosts: bad host name '%.*s' (letters, digits, '.', '-', '_', '@' only)",
+                    (int)nlen, item);
+                return -1;
+            }
+        }
+        memcpy(h->name, item, nlen);
+        h->name[nlen] = 0;
+        h->slots = 1;
+        if (nlen < len) { /* :slots */
+            char num[32] = "";
+            size_t sl = len - nlen - 1;
+            if (sl < sizeof num) {
+                memcpy(num, item + nlen + 1, sl);
+                num[sl] = 0;
+            }
+            if (sl >= sizeof num || parse_count(num, &h->slots) != 0) {
+                say("--hosts: '%.*s' needs a slot count >= 1 after the ':'", (int)len, item);
+                return -1;
+            }
+        }
+        for (int k = 0; k < job.nhosts; k++) {
+            if (strcmp(job.hosts[k].name, h->name) == 0) {
+                say("--hosts: host '%s' is listed twice (give it more slots: %s:N)", h->name,
+                    h->name);
+                return -1;
+            }
+        }
+        h->local = host_is_local(h->name);
+        job.nhosts++;
+        if (!item[len])
+            break;
+        item += len + 1;
+    }
     return 0;
 }
 
@@ -709,6 +1026,26 @@ static int parse_args(int argc, char **argv)
                 say("%s needs a rank count >= 1", a);
                 exit(2);
             }
+        } else if (strcmp(a, "--hosts") == 0 || strncmp(a, "--hosts=", 8) == 0 ||
+                   strcmp(a, "-hosts") == 0) { /* -hosts: Hydra's spelling */
+            val = a[1] == '-' && a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+            if (parse_hosts(val) != 0)
+                exit(2);
+        } else if (strcmp(a, "--launcher") == 0 || strncmp(a, "--launcher=", 11) == 0) {
+            val = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!val || !val[strspn(val, " \t")]) {
+                say("--launcher needs a command, e.g. --launcher ssh");
+                exit(2);
+            }
+            job.launcher = val;
+        } else if (strcmp(a, "--pmi-addr") == 0 || strncmp(a, "--pmi-addr=", 11) == 0) {
+            val = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
+            struct in_addr ia;
+            if (!val || inet_pton(AF_INET, val, &ia) != 1) {
+                say("--pmi-addr needs an IPv4 address of this host, got '%s'", val ? val : "");
+                exit(2);
+            }
+            job.pmi_addr = val;
         } else if (strcmp(a, "--timeout") == 0 || strncmp(a, "--timeout=", 10) == 0) {
             val = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
             if (parse_seconds(val, &job.timeout_s) != 0) {
@@ -726,6 +1063,13 @@ static int parse_args(int argc, char **argv)
     }
     if (job.n < 1)
         job.n = 1; /* like mpiexec: without -n, one rank */
+    if (job.launcher && !job.nhosts) {
+        say("--launcher needs --hosts (the hosts to start ranks on)");
+        exit(2);
+    }
+    if (job.nhosts && !job.launcher)
+        job.launcher = DEFAULT_LAUNCHER;
+    job.tcp = job.nhosts > 0 || job.pmi_addr != NULL;
     if (job.timeout_s <= 0) {
         const char *env = getenv("MPIEXEC_TIMEOUT");
         if (env && *env && parse_seconds(env, &job.timeout_s) != 0) {
@@ -736,7 +1080,128 @@ static int parse_args(int argc, char **argv)
     return i;
 }
 
-/* In the child: becomes rank r and execs the program; never returns. */
+/* Single quotes for a POSIX shell: 'it'\''s'. Returns a new string, NULL out of memory. */
+static char *shell_quote(const char *w)
+{
+    size_t len = 3;
+    for (const char *c = w; *c; c++)
+        len += *c == '\'' ? 4 : 1;
+    char *q = malloc(len), *o = q;
+    if (!q)
+        return NULL;
+    *o++ = '\'';
+    for (const char *c = w; *c; c++) {
+        if (*c == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *c;
+        }
+    }
+    *o++ = '\'';
+    *o = 0;
+    return q;
+}
+
+/* "{host}" in word replaced by host. Returns a new string, NULL out of memory. */
+static char *subst_host(const char *word, const char *host)
+{
+    size_t len = strlen(word) + 1, hl = strlen(host);
+    for (const char *c = strstr(word, "{host}"); c; c = strstr(c + 6, "{host}"))
+        len += hl;
+    char *out = malloc(len), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *c = word; *c;) {
+        if (strncmp(c, "{host}", 6) == 0) {
+            memcpy(o, host, hl);
+            o += hl;
+            c += 6;
+        } else {
+            *o++ = *c++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+/* The command that starts rank r on its (other) host: the launcher's words ({host}
+ * replaced, or the host appended), then env with the rank's PMI settings and every
+ * FMPL_* variable of our environment, then the program and its arguments; each word
+ * after the launcher's quoted for the remote shell when the launcher is ssh or rsh
+ * (they pass one command line to it). Runs in the child; NULL (errno set) on error. */
+static char **launcher_argv(int r)
+{
+    extern char **environ;
+    const char *host = job.hosts[job.ranks[r].host].name;
+    size_t nwords = 0, nenv = 0, nargs = 0;
+    for (const char *c = job.launcher; *c;) {
+        c += strspn(c, " \t");
+        if (*c)
+            nwords++;
+        c += strcspn(c, " \t");
+    }
+    for (char **e = environ; *e; e++)
+        nenv += strncmp(*e, "FMPL_", 5) == 0;
+    while (job.argv[nargs])
+        nargs++;
+    char **argv = calloc(nwords + 1 + 12 + nenv + nargs + 1, sizeof *argv);
+    char *words = strdup(job.launcher);
+    if (!argv || !words)
+        return NULL;
+    size_t k = 0;
+    int has_host = 0;
+    for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t")) {
+        has_host |= strstr(w, "{host}") != NULL;
+        if (!(argv[k++] = subst_host(w, host)))
+            return NULL;
+    }
+    if (!has_host)
+        argv[k++] = (char *)host;
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    int quote = strcmp(base, "ssh") == 0 || strcmp(base, "rsh") == 0;
+    size_t first = k;
+    char num[64];
+    argv[k++] = "env";
+    argv[k++] = "-u";
+    argv[k++] = "PMI_FD";
+    argv[k++] = "-u";
+    argv[k++] = "PMI_RANK";
+    argv[k++] = "-u";
+    argv[k++] = "PMI_SIZE";
+    char *set[5];
+    snprintf(num, sizeof num, "%d", r);
+    const char *vals[5][2] = {{"PMI_PORT", job.port_text},
+                              {"PMI_ID", num},
+                              {"FMPL_NODE", host},
+                              {"FMPL_LAUNCHER", "fmplrun"},
+                              {"FMPL_PMI_TOKEN", job.token}};
+    for (int i = 0; i < 5; i++) {
+        size_t len = strlen(vals[i][0]) + strlen(vals[i][1]) + 2;
+        if (!(set[i] = malloc(len)))
+            return NULL;
+        snprintf(set[i], len, "%s=%s", vals[i][0], vals[i][1]);
+        argv[k++] = set[i];
+    }
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "FMPL_", 5) != 0 || strncmp(*e, "FMPL_NODE=", 10) == 0 ||
+            strncmp(*e, "FMPL_LAUNCHER=", 14) == 0 || strncmp(*e, "FMPL_PMI_TOKEN=", 15) == 0)
+            continue;
+        argv[k++] = *e;
+    }
+    for (size_t i = 0; i < nargs; i++)
+        argv[k++] = job.argv[i];
+    argv[k] = NULL;
+    if (quote)
+        for (size_t i = first; i < k; i++)
+            if (!(argv[i] = shell_quote(argv[i])))
+                return NULL;
+    return argv;
+}
+
+/* In the child: becomes rank r and execs the program (for a rank on another host,
+ * the launcher); never returns. */
 static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int exec_fd,
                                  pid_t parent, const sigset_t *old_mask)
 {
@@ -748,7 +1213,7 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     (void)setrlimit(RLIMIT_NOFILE, &job.nofile);
 
-    int fd = dup(pmi_fd); /* a copy without FD_CLOEXEC survives exec */
+    int fd = pmi_fd >= 0 ? dup(pmi_fd) : -1; /* a copy without FD_CLOEXEC survives exec */
     if (out_fd >= 0)
         dup2(out_fd, STDOUT_FILENO);
     if (err_fd >= 0)
@@ -761,16 +1226,34 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
         }
     }
     char num[32];
-    snprintf(num, sizeof num, "%d", fd);
-    setenv("PMI_FD", num, 1);
-    snprintf(num, sizeof num, "%d", r);
-    setenv("PMI_RANK", num, 1);
-    snprintf(num, sizeof num, "%d", job.n);
-    setenv("PMI_SIZE", num, 1);
-    setenv("FMPL_LAUNCHER", "fmplrun", 1);
-    unsetenv("PMI_ID");
-    unsetenv("PMI_PORT");
-    execvp(job.argv[0], job.argv);
+    if (!job.tcp) {
+        snprintf(num, sizeof num, "%d", fd);
+        setenv("PMI_FD", num, 1);
+        snprintf(num, sizeof num, "%d", r);
+        setenv("PMI_RANK", num, 1);
+        snprintf(num, sizeof num, "%d", job.n);
+        setenv("PMI_SIZE", num, 1);
+        setenv("FMPL_LAUNCHER", "fmplrun", 1);
+        unsetenv("PMI_ID");
+        unsetenv("PMI_PORT");
+        execvp(job.argv[0], job.argv);
+    } else if (job.ranks[r].host < 0 || job.hosts[job.ranks[r].host].local) {
+        unsetenv("PMI_FD");
+        unsetenv("PMI_RANK");
+        unsetenv("PMI_SIZE");
+        setenv("PMI_PORT", job.port_text, 1);
+        snprintf(num, sizeof num, "%d", r);
+        setenv("PMI_ID", num, 1);
+        setenv("FMPL_PMI_TOKEN", job.token, 1);
+        setenv("FMPL_LAUNCHER", "fmplrun", 1);
+        if (job.ranks[r].host >= 0)
+            setenv("FMPL_NODE", job.hosts[job.ranks[r].host].name, 1);
+        execvp(job.argv[0], job.argv);
+    } else {
+        char **argv = launcher_argv(r);
+        if (argv)
+            execvp(argv[0], argv);
+    }
     int err = errno;
     ssize_t w = write(exec_fd, &err, sizeof err);
     (void)w;
@@ -782,8 +1265,8 @@ static int start_ranks(const sigset_t *old_mask)
     pid_t self = getpid();
     for (int r = 0; r < job.n; r++) {
         rank_t *rk = &job.ranks[r];
-        int sv[2], ep[2], op[2] = {-1, -1}, eq[2] = {-1, -1};
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+        int sv[2] = {-1, -1}, ep[2], op[2] = {-1, -1}, eq[2] = {-1, -1};
+        if ((!job.tcp && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) ||
             pipe2(ep, O_CLOEXEC) != 0 ||
             (job.tag_output && (pipe2(op, O_CLOEXEC) != 0 || pipe2(eq, O_CLOEXEC) != 0))) {
             say("cannot create the channels of rank %d: %s", r, strerror(errno));
@@ -801,7 +1284,8 @@ static int start_ranks(const sigset_t *old_mask)
         (void)setpgid(pid, job.pgid); /* both sides set it: no race with kill(-pgid) */
         rk->pid = pid;
         job.nlive++;
-        close(sv[1]);
+        if (sv[1] >= 0)
+            close(sv[1]);
         close(ep[1]);
         rk->pmi_fd = sv[0];
         rk->exec_fd = ep[0];
@@ -825,9 +1309,118 @@ static int start_ranks(const sigset_t *old_mask)
         rk->exec_fd = -1;
         if (n == (ssize_t)sizeof err && !failed) {
             failed = 1;
-            job_end(err == ENOENT ? 127 : 126, SIGKILL, "cannot run '%s': %s", job.argv[0],
-                    strerror(err));
+            if (rk->host >= 0 && !job.hosts[rk->host].local) {
+                char word[256];
+                size_t skip = strspn(job.launcher, " \t");
+                size_t wl = strcspn(job.launcher + skip, " \t");
+                snprintf(word, sizeof word, "%.*s", (int)wl, job.launcher + skip);
+                job_end(err == ENOENT ? 127 : 126, SIGKILL,
+                        "cannot run the launcher '%s' (for host %s): %s", word,
+                        job.hosts[rk->host].name, strerror(err));
+            } else {
+                job_end(err == ENOENT ? 127 : 126, SIGKILL, "cannot run '%s': %s", job.argv[0],
+                        strerror(err));
+            }
         }
+    }
+    return 0;
+}
+
+/* The address of this host the other hosts reach: the source address of the route
+ * toward the first other host whose name resolves, else the first non-loopback
+ * address of our own name; loopback when every host is this one. */
+static int default_pmi_addr(struct in_addr *out)
+{
+    int all_local = 1;
+    for (int h = 0; h < job.nhosts; h++) {
+        if (job.hosts[h].local)
+            continue;
+        all_local = 0;
+        const char *name = strchr(job.hosts[h].name, '@'); /* user@host */
+        name = name ? name + 1 : job.hosts[h].name;
+        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+        if (getaddrinfo(name, "9", &hints, &res) != 0 || !res)
+            continue;
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in me;
+        socklen_t sl = sizeof me;
+        int ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+                 getsockname(fd, (struct sockaddr *)&me, &sl) == 0 &&
+                 me.sin_addr.s_addr != htonl(INADDR_ANY) &&
+                 (ntohl(me.sin_addr.s_addr) >> 24) != 127;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        if (ok) {
+            *out = me.sin_addr;
+            return 0;
+        }
+    }
+    if (all_local) {
+        out->s_addr = htonl(INADDR_LOOPBACK);
+        return 0;
+    }
+    char me[256];
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (gethostname(me, sizeof me) == 0 && (me[sizeof me - 1] = 0, 1) &&
+        getaddrinfo(me, NULL, &hints, &res) == 0) {
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+            struct in_addr a = ((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr;
+            if ((ntohl(a.s_addr) >> 24) != 127) {
+                *out = a;
+                freeaddrinfo(res);
+                return 0;
+            }
+        }
+        freeaddrinfo(res);
+    }
+    return -1;
+}
+
+/* PMI over TCP: places the ranks on the hosts, opens the listening socket and picks
+ * the token. Prints the error. */
+static int tcp_setup(void)
+{
+    for (int r = 0, h = 0, used = 0; r < job.n; r++) {
+        job.ranks[r].host = job.nhosts ? h : -1;
+        if (job.nhosts && ++used == job.hosts[h].slots) {
+            used = 0;
+            h = (h + 1) % job.nhosts;
+        }
+    }
+    struct in_addr addr;
+    if (job.pmi_addr) {
+        (void)inet_pton(AF_INET, job.pmi_addr, &addr);
+    } else if (default_pmi_addr(&addr) != 0) {
+        say("cannot tell which address of this host the other hosts reach (no other host "
+            "name resolves, and this host's name has no address outside 127.0.0.0/8): "
+            "give --pmi-addr");
+        return -1;
+    }
+    job.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = addr, .sin_port = 0};
+    socklen_t sl = sizeof sa;
+    char ip[INET_ADDRSTRLEN];
+    (void)inet_ntop(AF_INET, &addr, ip, sizeof ip);
+    if (job.listen_fd < 0 || bind(job.listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        listen(job.listen_fd, job.n < 4096 ? job.n + 8 : 4096) != 0 ||
+        getsockname(job.listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
+        say("cannot listen for PMI connections on %s: %s%s", ip, strerror(errno),
+            job.pmi_addr ? "" : " (give --pmi-addr)");
+        return -1;
+    }
+    snprintf(job.port_text, sizeof job.port_text, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
+    unsigned char rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        say("getrandom: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(job.token + 2 * i, 3, "%02x", rnd[i]);
+    job.pend = calloc((size_t)job.n + PENDING_EXTRA, sizeof *job.pend);
+    if (!job.pend) {
+        say("out of memory for %d ranks", job.n);
+        return -1;
     }
     return 0;
 }
@@ -897,9 +1490,11 @@ int main(int argc, char **argv)
         salt = (unsigned int)now_ns();
     snprintf(job.kvsname, sizeof job.kvsname, "fmpl-%ld-%08x", (long)getpid(), salt);
 
+    /* poll: the signalfd, the listening socket, pending connections, 3 per rank */
+    size_t npoll = (size_t)job.n * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0);
     job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
-    struct pollfd *pfd = calloc((size_t)job.n * 3 + 1, sizeof *pfd);
-    int *owner = calloc((size_t)job.n * 3 + 1, sizeof *owner);
+    struct pollfd *pfd = calloc(npoll, sizeof *pfd);
+    int *owner = calloc(npoll, sizeof *owner);
     if (!job.ranks || !pfd || !owner) {
         say("out of memory for %d ranks", job.n);
         return 1;
@@ -907,7 +1502,10 @@ int main(int argc, char **argv)
     for (int r = 0; r < job.n; r++) {
         job.ranks[r].pmi_fd = job.ranks[r].exec_fd = -1;
         job.ranks[r].out[0].fd = job.ranks[r].out[1].fd = -1;
+        job.ranks[r].host = -1;
     }
+    if (job.tcp && tcp_setup() != 0)
+        return 1;
 
     sigset_t mask, old_mask;
     sigemptyset(&mask);
@@ -934,8 +1532,19 @@ int main(int argc, char **argv)
         nfds_t np = 0;
         pfd[np] = (struct pollfd){.fd = job.sigfd, .events = POLLIN};
         owner[np++] = -1;
+        if (job.listen_fd >= 0) {
+            pfd[np] = (struct pollfd){.fd = job.listen_fd, .events = POLLIN};
+            owner[np++] = -2;
+        }
+        for (int i = 0; i < job.npend; i++) {
+            pfd[np] = (struct pollfd){.fd = job.pend[i].fd, .events = POLLIN};
+            owner[np++] = -3;
+        }
+        uint64_t lost_at = 0;
         for (int r = 0; r < job.n; r++) {
             rank_t *rk = &job.ranks[r];
+            if (rk->lost_at && !rk->reaped && (!lost_at || rk->lost_at < lost_at))
+                lost_at = rk->lost_at;
             if (rk->pmi_fd >= 0) {
                 pfd[np] = (struct pollfd){.fd = rk->pmi_fd, .events = POLLIN};
                 owner[np++] = r * 3;
@@ -964,6 +1573,8 @@ int main(int argc, char **argv)
             wake = job.kill_at;
         if (job.timeout_at && (!wake || job.timeout_at < wake))
             wake = job.timeout_at;
+        if (lost_at && !job.ending && (!wake || lost_at < wake))
+            wake = lost_at;
         int timeout_ms = -1;
         if (wake)
             timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
@@ -979,8 +1590,21 @@ int main(int argc, char **argv)
         for (nfds_t i = 0; ready > 0 && i < np; i++) {
             if (!pfd[i].revents)
                 continue;
-            if (owner[i] < 0) {
+            if (owner[i] == -1) {
                 got_signal = 1;
+                continue;
+            }
+            if (owner[i] == -2) {
+                listen_accept();
+                continue;
+            }
+            if (owner[i] == -3) { /* found by descriptor: the array moves as entries go */
+                for (int k = 0; k < job.npend; k++) {
+                    if (job.pend[k].fd == pfd[i].fd) {
+                        pending_input(k);
+                        break;
+                    }
+                }
                 continue;
             }
             rank_t *rk = &job.ranks[owner[i] / 3];
@@ -995,6 +1619,16 @@ int main(int argc, char **argv)
         reap();
 
         now = now_ns();
+        for (int r = 0; lost_at && !job.ending && r < job.n; r++) {
+            rank_t *rk = &job.ranks[r];
+            if (rk->lost_at && !rk->reaped && now >= rk->lost_at)
+                job_end(1, SIGTERM, "%s closed its PMI connection before calling fmpl_finalize",
+                        who(rk));
+        }
+        if (job.listen_fd >= 0 && (job.nconnected == job.n || job.ending)) {
+            close(job.listen_fd); /* nobody else may join */
+            job.listen_fd = -1;
+        }
         if (job.timeout_at && now >= job.timeout_at)
             job_end(EXIT_TIMEOUT, SIGTERM, "job timed out after %g seconds, killing %d ranks",
                     job.timeout_s, job.nlive);
@@ -1010,8 +1644,14 @@ int main(int argc, char **argv)
             if (job.ranks[r].out[s].fd >= 0)
                 close(job.ranks[r].out[s].fd);
     }
+    while (job.npend)
+        pending_close(0);
+    if (job.listen_fd >= 0)
+        close(job.listen_fd);
     shm_cleanup();
     kvs_free();
+    free(job.hosts);
+    free(job.pend);
     free(job.ranks);
     free(pfd);
     free(owner);

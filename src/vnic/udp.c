@@ -1862,7 +1862,9 @@ void vnic_udp_get_stats(vnic_transport_t *tr, vnic_udp_stats_t *out)
 /* ------------------------------------------------------------ open */
 
 /* The address to bind: FMPL_UDP_ADDR, else loopback when the job is on one host (or
- * forced), else the first IPv4 address of this host's name. */
+ * forced), else the local address of the TCP connection to the launcher (PMI_PORT:
+ * by construction an address the launcher's host reaches), else the first IPv4
+ * address of this host's name. */
 static int udp_bind_addr(udp_t *s, const char *want, struct in_addr *out)
 {
     if (strcmp(want, "auto") != 0) {
@@ -1876,6 +1878,9 @@ static int udp_bind_addr(udp_t *s, const char *want, struct in_addr *out)
         out->s_addr = htonl(INADDR_LOOPBACK);
         return FMPL_SUCCESS;
     }
+    const char *pmi_local = boot_local_addr(s->v->boot);
+    if (pmi_local && inet_aton(pmi_local, out) != 0)
+        return FMPL_SUCCESS;
     char host[256];
     if (gethostname(host, sizeof host) != 0)
         return FMPL_ERR_SYS;
@@ -2019,7 +2024,8 @@ static int udp_setup(udp_t *s)
 
     const char *want = base_env_str("FMPL_UDP_ADDR", "auto",
                                     "IPv4 address the udp socket binds (auto: 127.0.0.1 on one "
-                                    "host, else the address of the host name)");
+                                    "host, else the local address of the PMI_PORT "
+                                    "connection, else the address of the host name)");
     struct in_addr a;
     int rc = udp_bind_addr(s, want, &a);
     if (rc)
