@@ -15,15 +15,22 @@
 
 #define BOOT_KEY_MAX 64     /* longest key, with its NUL */
 #define BOOT_VALUE_MAX 1024 /* longest value, with its NUL (the PMI-1 limit) */
+/* Longest value (without its NUL) boot_put accepts with every launcher: a put is one
+ * PMI-1 request line of at most 1024 bytes (MPICH's simple PMI line; Slurm's srun
+ * reads no more), "cmd=put kvsname=<up to 127> key=<up to 63> value=<value>\n". */
+#define BOOT_VALUE_PORTABLE 800
 
 typedef struct boot boot_t;
 
 /* Connects to the launcher (or becomes a singleton). On success *out is the
  * handle; on failure an FMPL_ERR_* with a message already logged.
  * With PMI_FD set: PMI-1 over that socket (PMI_RANK/PMI_SIZE, or the older PMI_ID
- * handshake); without it: singleton. Errors: FMPL_ERR_ARG (out NULL),
- * FMPL_ERR_INIT (bad PMI environment or handshake), FMPL_ERR_UNSUPPORTED (only
- * PMI_PORT given), FMPL_ERR_NOMEM. Blocks for a few round trips. */
+ * handshake); without it: singleton, except in a task of a Slurm job step of several
+ * tasks (SLURM_STEP_NUM_TASKS > 1 and SLURM_PROCID set: srun without --mpi=pmi2),
+ * which is refused with a message instead of running as a job of size 1.
+ * Errors: FMPL_ERR_ARG (out NULL), FMPL_ERR_INIT (bad PMI environment or handshake,
+ * srun without PMI), FMPL_ERR_UNSUPPORTED (only PMI_PORT given), FMPL_ERR_NOMEM.
+ * Blocks for a few round trips. */
 int boot_init(boot_t **out);
 /* Tells the launcher this rank finalised cleanly, then disconnects and frees b
  * (also on error). Blocks for one round trip. Errors: FMPL_ERR_ARG (NULL),
@@ -51,7 +58,11 @@ const char *boot_backend(const boot_t *b);
  * Keys and values must cross any PMI-1 server as single wire tokens: non-empty,
  * printable ASCII without space, '=' or backslash (use hex or base64url for
  * binary data); "<key>.<rank>" must fit in BOOT_KEY_MAX and the value in
- * BOOT_VALUE_MAX (both counting the NUL). A put replaces the rank's earlier value
+ * BOOT_VALUE_MAX (both counting the NUL), and the whole request line
+ * "cmd=put kvsname=<kvsname> key=<key>.<rank> value=<value>\n" in 1024 bytes (the
+ * PMI-1 line limit; checked under every backend, the singleton included): values of
+ * up to BOOT_VALUE_PORTABLE bytes always fit, longer ones only with short keys and
+ * job names (a message says so). A put replaces the rank's earlier value
  * of the key. Blocks for one round trip to the launcher.
  * Errors: FMPL_ERR_ARG (NULL, bad or too long key or value), FMPL_ERR_PEER (the
  * launcher is gone or refused), FMPL_ERR_NOMEM (singleton). */
