@@ -20,17 +20,7 @@ foreach(case kill early status timeout abort tag signal sigkill exec usage start
   set_tests_properties(launcher.${case} PROPERTIES TIMEOUT 60)
 endforeach()
 
-# Interoperability: the same boot client under MPICH's Hydra launcher, when the
-# machine has it (Debian: package mpich). Skipped silently otherwise.
-find_program(FMPL_MPIEXEC_HYDRA NAMES mpiexec.hydra)
-if(FMPL_MPIEXEC_HYDRA)
-  add_test(NAME boot_basic.hydra.np3 COMMAND ${FMPL_MPIEXEC_HYDRA} -n 3 $<TARGET_FILE:boot_basic>)
-  set_tests_properties(boot_basic.hydra.np3 PROPERTIES TIMEOUT 60)
-  # Hydra's PMI over TCP (-pmi-port: PMI_PORT + PMI_ID, the initack handshake first)
-  add_test(NAME boot_basic.hydra_port.np3
-           COMMAND ${FMPL_MPIEXEC_HYDRA} -pmi-port -n 3 $<TARGET_FILE:boot_basic>)
-  set_tests_properties(boot_basic.hydra_port.np3 PROPERTIES TIMEOUT 60)
-endif()
+# The same boot client under MPICH's Hydra and Slurm's srun: tests/launch.cmake.
 
 # fmplrun --hosts across two network namespaces joined by a veth pair (two "hosts"
 # with different addresses): tests/netns_test.sh; needs root and iproute2, and

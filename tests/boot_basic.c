@@ -60,7 +60,7 @@ int main(void)
     for (int round = 0; round < 3; round++) {
         char key[32];
         snprintf(key, sizeof key, "addr%d", round);
-        size_t len = round == 2 ? BOOT_VALUE_MAX - 1 : (size_t)(20 + 100 * round);
+        size_t len = round == 2 ? BOOT_VALUE_PORTABLE : (size_t)(20 + 100 * round);
         make_value(value, sizeof value, rank, round, len);
         CHECK(strlen(value) == len);
         CHECK_RC(boot_put(b, key, value), FMPL_SUCCESS);
@@ -79,6 +79,28 @@ int main(void)
             CHECK(strcmp(value, id) == 0);
         }
     }
+    /* The longest put: its request line "cmd=put kvsname=<kvsname> key=fit.<rank>
+     * value=<value>\n" takes exactly 1024 bytes (the kvsname is as long as the job id);
+     * one byte more is refused before anything is sent, under every launcher. */
+    char fit_key[32];
+    snprintf(fit_key, sizeof fit_key, "fit.%d", rank);
+    size_t fit_len = 1024 - strlen("cmd=put kvsname= key= value=\n") - strlen(id) - strlen(fit_key);
+    CHECK(fit_len > BOOT_VALUE_PORTABLE && fit_len < BOOT_VALUE_MAX - 1);
+    make_value(value, sizeof value, rank, 3, fit_len + 1);
+    CHECK_RC(boot_put(b, "fit", value), FMPL_ERR_ARG);
+    value[fit_len] = 0;
+    CHECK_RC(boot_put(b, "fit", value), FMPL_SUCCESS);
+    CHECK_RC(boot_fence(b), FMPL_SUCCESS);
+    for (int r = 0; r < size; r++) {
+        char peer_key[32];
+        snprintf(peer_key, sizeof peer_key, "fit.%d", r);
+        size_t len =
+            1024 - strlen("cmd=put kvsname= key= value=\n") - strlen(id) - strlen(peer_key);
+        CHECK_RC(boot_get(b, r, "fit", value), FMPL_SUCCESS);
+        make_value(expect, sizeof expect, r, 3, len);
+        CHECK(strlen(value) == len && strcmp(value, expect) == 0);
+    }
+
     /* A put replaces the earlier value of the same key. */
     CHECK_RC(boot_put(b, "addr0", "replaced"), FMPL_SUCCESS);
     CHECK_RC(boot_fence(b), FMPL_SUCCESS);

@@ -1,9 +1,9 @@
 /* boot_pmi_wire — the PMI-1 client against a scripted fake launcher, without
  * fmplrun: the exact request lines boot sends (the format MPICH's simple PMI and
- * Hydra use), Hydra's reply lines, the old PMI_ID handshake, PMI over a TCP port
- * (PMI_PORT, with fmplrun's token), escaped values, a
- * launcher that vanishes (FMPL_ERR_PEER, no hang), bad environments, and the
- * wire helpers themselves. Runs without a launcher (RANKS 0). */
+ * Hydra use), Hydra's and Slurm's reply lines, the old PMI_ID handshake, PMI over a TCP
+ * port (PMI_PORT, with fmplrun's token), escaped values, the 1024-byte request line
+ * limit (Slurm reads no more), a launcher that vanishes (FMPL_ERR_PEER, no hang), bad
+ * environments, and the wire helpers themselves. Runs without a launcher (RANKS 0). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -153,6 +153,111 @@ static void test_hydra_session(void)
     CHECK_RC(boot_get(b, 2, "addr", value), FMPL_ERR_RANK); /* no round trip */
     CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
     fake_done(pid);
+}
+
+/* A job as rank 1 of 3 under Slurm's srun --mpi=pmi2 (its PMI-1 replies: rc first,
+ * no msg, rc=1 and no value for a missing key). Slurm takes each request from one
+ * read of at most 1024 bytes: a put line of exactly 1024 bytes (with its '\n') goes
+ * out whole; one byte more is refused with FMPL_ERR_ARG before anything is sent. */
+static void test_slurm_session(void)
+{
+    /* the value that fills the line: 1024 less the '\n' and what precedes the value */
+    enum { FIT = PMI_WIRE_REQUEST_MAX - 1 - (sizeof "cmd=put kvsname=77.0 key=fit.1 value=" - 1) };
+    static char fit[FIT + 2], put_fit[PMI_WIRE_REQUEST_MAX + 1], get_reply[PMI_WIRE_LINE_MAX];
+    for (int i = 0; i < FIT + 1; i++)
+        fit[i] = "0123456789abcdef"[i % 16];
+    fit[FIT + 1] = 0;
+    snprintf(put_fit, sizeof put_fit, "cmd=put kvsname=77.0 key=fit.1 value=%.*s", FIT, fit);
+    CHECK(strlen(put_fit) + 1 == PMI_WIRE_REQUEST_MAX);
+    snprintf(get_reply, sizeof get_reply, "cmd=get_result rc=0 value=%.*s\n", FIT, fit);
+    const step_t script[] = {
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=get_maxes", "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024\n"},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname rc=0 kvsname=77.0\n"},
+        {put_fit, "cmd=put_result rc=0\n"},
+        {"cmd=barrier_in", "cmd=barrier_out rc=0\n"},
+        {"cmd=get kvsname=77.0 key=fit.2", get_reply},
+        {"cmd=get kvsname=77.0 key=other.0", "cmd=get_result rc=1\n"},
+        {"cmd=finalize", "cmd=finalize_ack rc=0\n"},
+        {NULL, NULL}};
+    boot_t *b;
+    pid_t pid;
+    CHECK_RC(fake_init(script, "1", "3", NULL, &b, &pid), FMPL_SUCCESS);
+    CHECK(boot_rank(b) == 1 && boot_size(b) == 3);
+    CHECK(strcmp(boot_job_id(b), "77_0") == 0);
+    CHECK_RC(boot_put(b, "fit", fit), FMPL_ERR_ARG); /* FIT + 1 bytes: not sent */
+    fit[FIT] = 0;
+    CHECK_RC(boot_put(b, "fit", fit), FMPL_SUCCESS);
+    CHECK_RC(boot_fence(b), FMPL_SUCCESS);
+    char value[BOOT_VALUE_MAX];
+    CHECK_RC(boot_get(b, 2, "fit", value), FMPL_SUCCESS);
+    CHECK(strcmp(value, fit) == 0);
+    CHECK_RC(boot_get(b, 0, "other", value), FMPL_ERR_ARG);
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+    fake_done(pid);
+
+    /* A kvsname of 128 bytes or more is refused at init (a put line must have room). */
+    static char long_kvs[128 + 64];
+    snprintf(long_kvs, sizeof long_kvs, "cmd=my_kvsname rc=0 kvsname=%0128d\n", 0);
+    const step_t too_long[] = {{INIT_REQ, INIT_REPLY},
+                               {"cmd=get_maxes", MAXES},
+                               {"cmd=get_my_kvsname", long_kvs},
+                               {NULL, NULL}};
+    CHECK_RC(fake_init(too_long, "0", "1", NULL, &b, &pid), FMPL_ERR_INIT);
+    fake_done(pid);
+}
+
+/* boot_abort with a message longer than a request line (spaces escaped): the line
+ * that reaches the launcher is at most 1024 bytes, begins with the exit code and a
+ * prefix of the message, and the rank exits with the code. */
+static void test_abort_line(void)
+{
+    static char msg[3000];
+    for (size_t i = 0; i + 1 < sizeof msg; i++)
+        msg[i] = i % 5 == 4 ? ' ' : (char)('a' + i % 26);
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    pid_t rank = fork();
+    CHECK(rank >= 0);
+    if (rank == 0) {
+        close(sv[1]);
+        char num[16];
+        snprintf(num, sizeof num, "%d", sv[0]);
+        setenv("PMI_FD", num, 1);
+        setenv("PMI_RANK", "0", 1);
+        setenv("PMI_SIZE", "2", 1);
+        unsetenv("PMI_ID");
+        unsetenv("FMPL_LAUNCHER");
+        boot_t *b;
+        CHECK_RC(boot_init(&b), FMPL_SUCCESS);
+        boot_abort(b, 9, msg);
+    }
+    close(sv[0]);
+    static const char *const replies[] = {INIT_REPLY, MAXES, "cmd=my_kvsname kvsname=k9\n"};
+    char line[PMI_WIRE_LINE_MAX];
+    for (int step = 0; step < 4; step++) {
+        size_t len = 0;
+        char c = 0;
+        while (len + 1 < sizeof line && read(sv[1], &c, 1) == 1 && c != '\n')
+            line[len++] = c;
+        CHECK(c == '\n');
+        line[len] = 0;
+        if (step < 3) {
+            CHECK(write(sv[1], replies[step], strlen(replies[step])) ==
+                  (ssize_t)strlen(replies[step]));
+            continue;
+        }
+        CHECK(len + 1 <= PMI_WIRE_REQUEST_MAX && len + 1 > PMI_WIRE_REQUEST_MAX / 2);
+        pmi_msg_t m;
+        CHECK(pmi_wire_parse(line, &m) == 0 && strcmp(m.cmd, "abort") == 0);
+        CHECK(strcmp(pmi_wire_find(&m, "exitcode"), "9") == 0);
+        const char *text = pmi_wire_find(&m, "message");
+        CHECK(text && strlen(text) > 100 && strncmp(text, msg, strlen(text)) == 0);
+    }
+    int status;
+    CHECK(waitpid(rank, &status, 0) == rank);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 9);
+    close(sv[1]);
 }
 
 /* The older handshake: PMI_ID instead of PMI_RANK/PMI_SIZE. */
@@ -318,6 +423,17 @@ static void test_bad_environment(void)
     unsetenv("PMI_ID");
     CHECK_RC(boot_init(&b), FMPL_ERR_INIT); /* PMI_PORT without PMI_ID or PMI_RANK */
     unsetenv("PMI_PORT");
+    /* a task of a 4-task srun step without PMI (srun --mpi=none): refused */
+    setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+    setenv("SLURM_PROCID", "2", 1);
+    CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+    CHECK(b == NULL);
+    setenv("SLURM_STEP_NUM_TASKS", "1", 1); /* a step of one task: a singleton */
+    CHECK_RC(boot_init(&b), FMPL_SUCCESS);
+    CHECK(boot_size(b) == 1 && strcmp(boot_backend(b), "singleton") == 0);
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+    unsetenv("SLURM_STEP_NUM_TASKS");
+    unsetenv("SLURM_PROCID");
     CHECK_RC(boot_init(&b), FMPL_SUCCESS); /* singleton */
     CHECK(strcmp(boot_backend(b), "singleton") == 0);
     CHECK(boot_job_id(b)[0] == 's');
@@ -367,6 +483,8 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     test_wire_helpers();
     test_hydra_session();
+    test_slurm_session();
+    test_abort_line();
     test_initack();
     test_pmi_port();
     test_launcher_vanishes();

@@ -21,12 +21,20 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boot/pmi_wire.h"
 
-#define BOOT_JOB_ID_MAX 128 /* longest job id kept, with its NUL */
+#define BOOT_JOB_ID_MAX 128 /* longest job id and kvsname accepted, with the NUL */
 #define BOOT_HOST_KEY "boot-host"
+#define BOOT_ABORT_PAUSE_MS 100 /* between the abort message and cmd=abort (not fmplrun) */
+
+/* A put of the longest key and kvsname and a BOOT_VALUE_PORTABLE value fits in a line. */
+_Static_assert(sizeof "cmd=put kvsname= key= value=\n" - 1 + (BOOT_JOB_ID_MAX - 1) +
+                       (BOOT_KEY_MAX - 1) + BOOT_VALUE_PORTABLE <=
+                   PMI_WIRE_REQUEST_MAX,
+               "BOOT_VALUE_PORTABLE does not fit in a PMI-1 request line");
 
 typedef enum { BOOT_SINGLETON, BOOT_PMI } boot_kind_t;
 
@@ -45,7 +53,7 @@ struct boot {
     /* local IPv4 address of the PMI_PORT connection, or "" */
     char local_addr[INET_ADDRSTRLEN];
     int keylen_max, vallen_max;
-    char kvsname[PMI_WIRE_KVSNAME_MAX];
+    char kvsname[BOOT_JOB_ID_MAX];
     char job_id[BOOT_JOB_ID_MAX];
     /* bytes received from the launcher and not yet consumed */
     char rbuf[PMI_WIRE_LINE_MAX];
@@ -308,8 +316,9 @@ static int pmi_handshake(boot_t *b, int pmi_id, int initack_first)
     if (err)
         return FMPL_ERR_INIT;
     v = pmi_wire_find(&reply, "kvsname");
-    if (!v || !*v || strlen(v) >= sizeof b->kvsname) {
-        base_log("boot: the launcher sent no usable kvsname");
+    if (!v || !*v || strlen(v) >= BOOT_JOB_ID_MAX) {
+        base_log("boot: the launcher sent no usable kvsname ('%.200s'; 1 to %d bytes expected)",
+                 v ? v : "", BOOT_JOB_ID_MAX - 1);
         return FMPL_ERR_INIT;
     }
     strcpy(b->kvsname, v);
@@ -412,6 +421,21 @@ static int boot_init_singleton(boot_t *b)
     return FMPL_SUCCESS;
 }
 
+/* Started by Slurm's srun as one of several tasks, but without a PMI server (srun
+ * --mpi=none, Slurm's default): each task would be a separate job of size 1. */
+static int boot_slurm_without_pmi(void)
+{
+    const char *ntasks = getenv("SLURM_STEP_NUM_TASKS");
+    int n = 0;
+    if (!ntasks || !getenv("SLURM_PROCID") || boot_parse_int(ntasks, 1, INT_MAX, &n) != 0 || n < 2)
+        return 0;
+    base_log("boot: started by srun as one of %d tasks, but without a PMI server (PMI_FD is "
+             "unset), so every task would be a job of its own: run srun --mpi=pmi2 (or set "
+             "MpiDefault=pmi2 in slurm.conf)",
+             n);
+    return 1;
+}
+
 /* ---------------------------------------------------------------- lifetime */
 
 int boot_init(boot_t **out)
@@ -431,6 +455,8 @@ int boot_init(boot_t **out)
         err = boot_init_pmi(b, fd_text);
     } else if (getenv("PMI_PORT")) {
         err = boot_init_pmi_port(b, getenv("PMI_PORT"));
+    } else if (boot_slurm_without_pmi()) {
+        err = FMPL_ERR_INIT;
     } else {
         err = boot_init_singleton(b);
     }
@@ -540,13 +566,18 @@ int boot_put(boot_t *b, const char *key, const char *value)
     int err = boot_full_key(b, key, b->rank, full_key, sizeof full_key);
     if (err)
         return err;
+    /* One request line of at most PMI_WIRE_REQUEST_MAX bytes, whatever the launcher
+     * (measured for the singleton too, so that a program behaves alike everywhere). */
+    char req[PMI_WIRE_REQUEST_MAX + 1]; /* with the NUL */
+    const char *kv[] = {"kvsname", b->kvsname, "key", full_key, "value", value, NULL};
+    if (pmi_format(req, sizeof req, "put", kv) != 0) {
+        base_log("boot: the value of %s (%zu bytes) does not fit in one PMI-1 request line of "
+                 "%d bytes with kvsname %s (values of up to %d bytes always fit)",
+                 full_key, strlen(value), PMI_WIRE_REQUEST_MAX, b->kvsname, BOOT_VALUE_PORTABLE);
+        return FMPL_ERR_ARG;
+    }
     if (b->kind == BOOT_SINGLETON)
         return boot_local_put(b, full_key, value);
-
-    char req[PMI_WIRE_LINE_MAX];
-    const char *kv[] = {"kvsname", b->kvsname, "key", full_key, "value", value, NULL};
-    if ((err = pmi_format(req, sizeof req, "put", kv)) != 0)
-        return err;
     pmi_msg_t reply;
     return pmi_call(b, req, "put_result", &reply, NULL);
 }
@@ -569,7 +600,7 @@ int boot_get(boot_t *b, int rank, const char *key, char *value)
         return FMPL_SUCCESS;
     }
 
-    char req[PMI_WIRE_LINE_MAX];
+    char req[PMI_WIRE_REQUEST_MAX + 1]; /* always room: kvsname and key are bounded */
     const char *kv[] = {"kvsname", b->kvsname, "key", full_key, NULL};
     if ((err = pmi_format(req, sizeof req, "get", kv)) != 0)
         return err;
@@ -752,14 +783,25 @@ _Noreturn void boot_abort(boot_t *b, int exit_code, const char *msg)
     fflush(stderr);
     if (b && b->kind == BOOT_PMI && !b->broken) {
         /* fmplrun prints the message itself; other launchers may not, so then we do. */
-        if (!b->from_fmplrun)
+        if (!b->from_fmplrun) {
             base_log("rank %d aborts the job (exit code %d): %s", b->rank, exit_code, msg);
-        char req[PMI_WIRE_LINE_MAX];
+            /* Hydra's proxy forwards our stderr and serves the PMI socket separately,
+             * and kills the job as soon as the abort arrives: without a pause the
+             * message above is often lost. */
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = BOOT_ABORT_PAUSE_MS * 1000000L};
+            while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+                ;
+        }
+        char req[PMI_WIRE_REQUEST_MAX + 1]; /* with the NUL */
         char code[16];
-        char text[1024];
+        char text[PMI_WIRE_REQUEST_MAX];
         snprintf(code, sizeof code, "%d", exit_code);
         snprintf(text, sizeof text, "%s", msg);
         const char *kv[] = {"exitcode", code, "message", text, NULL};
+        /* The message is cut until the line fits (escaped spaces take two bytes). */
+        size_t len = strlen(text);
+        while (pmi_format(req, sizeof req, "abort", kv) != 0 && len > 0)
+            text[len = len * 3 / 4] = 0;
         if (pmi_format(req, sizeof req, "abort", kv) == 0)
             (void)pmi_write_all(b, req, strlen(req));
         /* fmplrun reads the abort before it looks at how we exited; other launchers

@@ -16,6 +16,10 @@
 
 #define BOOT_KEY_MAX 64     /* longest key, with its NUL */
 #define BOOT_VALUE_MAX 1024 /* longest value, with its NUL (the PMI-1 limit) */
+/* Longest value (without its NUL) boot_put accepts with every launcher: a put is one
+ * PMI-1 request line of at most 1024 bytes (MPICH's simple PMI line; Slurm's srun
+ * reads no more), "cmd=put kvsname=<up to 127> key=<up to 63> value=<value>\n". */
+#define BOOT_VALUE_PORTABLE 800
 
 typedef struct boot boot_t;
 
@@ -25,9 +29,11 @@ typedef struct boot boot_t;
  * handshake after cmd=init); else with PMI_PORT=<host>:<port> (IPv4 address or
  * name): PMI-1 over a TCP connection to it, the PMI_ID handshake first as MPICH's
  * simple PMI does (with FMPL_PMI_TOKEN, when set, in the initack line), or
- * PMI_RANK/PMI_SIZE; without either: singleton. Errors: FMPL_ERR_ARG (out NULL),
- * FMPL_ERR_INIT (bad PMI environment, no connection, or a failed handshake),
- * FMPL_ERR_NOMEM. Blocks for a few round trips. */
+ * PMI_RANK/PMI_SIZE; without either: singleton, except in a task of a Slurm job step of
+ * several tasks (SLURM_STEP_NUM_TASKS > 1 and SLURM_PROCID set: srun without
+ * --mpi=pmi2), which is refused with a message instead of running as a job of size 1.
+ * Errors: FMPL_ERR_ARG (out NULL), FMPL_ERR_INIT (bad PMI environment, no connection,
+ * a failed handshake, srun without PMI), FMPL_ERR_NOMEM. Blocks for a few round trips. */
 int boot_init(boot_t **out);
 /* Tells the launcher this rank finalised cleanly, then disconnects and frees b
  * (also on error). Blocks for one round trip. Errors: FMPL_ERR_ARG (NULL),
@@ -60,7 +66,11 @@ const char *boot_backend(const boot_t *b);
  * Keys and values must cross any PMI-1 server as single wire tokens: non-empty,
  * printable ASCII without space, '=' or backslash (use hex or base64url for
  * binary data); "<key>.<rank>" must fit in BOOT_KEY_MAX and the value in
- * BOOT_VALUE_MAX (both counting the NUL). A put replaces the rank's earlier value
+ * BOOT_VALUE_MAX (both counting the NUL), and the whole request line
+ * "cmd=put kvsname=<kvsname> key=<key>.<rank> value=<value>\n" in 1024 bytes (the
+ * PMI-1 line limit; checked under every backend, the singleton included): values of
+ * up to BOOT_VALUE_PORTABLE bytes always fit, longer ones only with short keys and
+ * job names (a message says so). A put replaces the rank's earlier value
  * of the key. Blocks for one round trip to the launcher.
  * Errors: FMPL_ERR_ARG (NULL, bad or too long key or value), FMPL_ERR_PEER (the
  * launcher is gone or refused), FMPL_ERR_NOMEM (singleton). */

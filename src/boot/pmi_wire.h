@@ -16,8 +16,12 @@
 #include <stddef.h>
 
 #define PMI_WIRE_LINE_MAX 8192 /* longest line either side accepts, with its '\n' */
+/* Longest request line a client sends, with its '\n': the line limit of MPICH's simple
+ * PMI client (PMIU_MAXLINE), which Slurm's PMI-1 server (srun --mpi=pmi2) relies on: it
+ * takes each request from a single read of at most this many bytes, so a longer line
+ * arrives cut in two and both halves are rejected. */
+#define PMI_WIRE_REQUEST_MAX 1024
 #define PMI_WIRE_TOKENS_MAX 32 /* most tokens in one message, cmd included */
-#define PMI_WIRE_KVSNAME_MAX 256
 
 typedef struct pmi_token {
     const char *key;
