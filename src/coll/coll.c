@@ -43,10 +43,10 @@ static void read_settings(coll_state_t *st)
     st->allgather_bruck_max = (size_t)base_env_int(
         "FMPL_COLL_ALLGATHER_BRUCK_MAX", small, 0, small,
         "largest message (bytes) of a Bruck allgather round; larger allgathers use a ring");
-    st->lanes = (int)base_env_int("FMPL_COLL_LANES", 16, 0, COLL_LANES_MAX,
+    st->lanes = (int)base_env_int("FMPL_COLL_LANES", 8, 0, COLL_LANES_MAX,
                                   "lanes per group: mailboxes private to one persistent "
                                   "collective (MPI_X_init) each");
-    st->lane_room = (size_t)base_env_int("FMPL_COLL_LANE_BYTES", 512, 8, small,
+    st->lane_room = (size_t)base_env_int("FMPL_COLL_LANE_BYTES", 248, 8, small,
                                          "payload bytes of a lane mailbox: the largest message "
                                          "of a persistent collective that runs on a lane");
     st->lane_room = BASE_ALIGN_UP(st->lane_room, 8);

@@ -5,7 +5,8 @@
  *
  * The transport. A transfer of at most COLL_SMALL bytes between group ranks a and
  * b = a + 2^k (mod p) travels on small channel (DOWN, k) of b; between a and b = a - 2^k
- * on (UP, k) of b (smallest such k, DOWN first: both ends compute the same channel).
+ * on (UP, k) of b (smallest such k, DOWN first: both ends compute the same channel); one
+ * of at most COLL_TINY_ROOM bytes on the tiny channel of the same edge.
  * Larger ones (up to COLL_SEG) go between neighbours on the big channel. Uses of a
  * channel are numbered when a run starts (reserve), in the order the schedules were
  * started and their transfers added, which MPI's and our collective ordering rules make
@@ -61,7 +62,7 @@ static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int *dir
         for (int kk = 0; kk < g->rounds; kk++)
             if (coll_mod(dd == COLL_DIR_DOWN ? from + (1 << kk) : from - (1 << kk), p) == to) {
                 *dir = dd;
-                *ch = kk;
+                *ch = len <= COLL_TINY_ROOM ? coll_tiny(st, kk) : kk;
                 return 0;
             }
     return -1;
@@ -133,7 +134,8 @@ static int gx_test(void *req, int *err)
     } else {
         if (!gx_take(x, (uint64_t *)(g->area + off)))
             return 0;
-        *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->ch), x->seq);
+        if (x->seq % (uint64_t)coll_chan_ack_every(g->st, x->ch) == 0)
+            *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->ch), x->seq);
     }
     x->pending = 0;
     return 1;

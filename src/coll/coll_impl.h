@@ -20,11 +20,13 @@
  *        exactly one writer and one reader in the group whatever the root. Channel k
  *        < K ("small") has FMPL_COLL_DEPTH cells of COLL_SMALL bytes used in turn;
  *        channel K ("big", between neighbours, distance 1) has two cells of COLL_SEG
- *        bytes for pipeline segments. Uses of a channel are numbered; the reader
- *        acknowledges each in the writer's ack line (dir, channel), and the writer
- *        waits for use n - depth to be acknowledged before use n, so a writer runs up
- *        to `depth` messages ahead of its reader (what lets a broadcast root go on
- *        while its children wait for a core).
+ *        bytes for pipeline segments; channel K+1+k ("tiny", distance 2^k) has
+ *        COLL_TINY_DEPTH (64) cells of COLL_TINY_ROOM (248) bytes. Uses of a channel
+ *        are numbered; the reader acknowledges every depth/4-th (every one on the big
+ *        channel) in the writer's ack line (dir, channel), and the writer waits for use
+ *        n - depth to be acknowledged before use n, so a writer runs up to `depth`
+ *        messages ahead of its reader (what lets a broadcast root go on while its
+ *        children wait for a core).
  *
  *   LANES (one schedule each): see coll.h "lanes" and the layout below; a lane is
  *        taken only after an agreement in which this rank took part, so a new group's
@@ -51,8 +53,8 @@
 
 #include "coll/coll.h"
 
-#define COLL_MAX_ROUNDS 32               /* rounds of a log2 algorithm: any int group size */
-#define COLL_NCHAN (COLL_MAX_ROUNDS + 1) /* channels per direction, the big one included */
+#define COLL_MAX_ROUNDS 32                   /* rounds of a log2 algorithm: any int group size */
+#define COLL_NCHAN (2 * COLL_MAX_ROUNDS + 1) /* channels per direction: small, big, tiny */
 #define COLL_GROUP_MAGIC 0x636f6c6cu
 #define COLL_LANES_MAX 64 /* FMPL_COLL_LANES at most (a lane mask is 64 bits) */
 
@@ -125,50 +127,75 @@ struct coll_group {
 
 /* ----------------------------------------------------------------- layout */
 
-/* Channel K = st->rounds of a direction is the big one (distance 1, COLL_SEG cells). */
+/* Channels of a direction: k < K small (distance 2^k, st->depth cells of COLL_SMALL), K
+ * the big one (distance 1, two COLL_SEG cells), K+1+k tiny (distance 2^k,
+ * COLL_TINY_DEPTH cells of COLL_TINY_ROOM bytes: small messages get a deep channel, so a
+ * writer, e.g. a broadcast root on an oversubscribed host, runs far ahead of readers
+ * waiting for a core). A reader acknowledges every coll_chan_ack_every-th use only; a
+ * writer waits for use n - depth to be acknowledged before use n (covered: if it waits,
+ * its reader consumes all it wrote, up to n - 1, and has acknowledged at least
+ * n - every >= n - depth). */
+#define COLL_TINY_ROOM 248
+#define COLL_TINY_STRIDE 256
+#define COLL_TINY_DEPTH 64
 static inline int coll_big(const coll_state_t *st)
 {
     return st->rounds;
 }
+static inline int coll_tiny(const coll_state_t *st, int k)
+{
+    return st->rounds + 1 + k;
+}
 static inline int coll_chan_depth(const coll_state_t *st, int ch)
 {
-    return ch == st->rounds ? 2 : st->depth;
+    return ch < st->rounds ? st->depth : ch == st->rounds ? 2 : COLL_TINY_DEPTH;
 }
-static inline size_t coll_chan_room(const coll_state_t *st, int ch)
+static inline int coll_chan_ack_every(const coll_state_t *st, int ch)
 {
-    return ch == st->rounds ? st->seg : st->small;
+    return ch == st->rounds ? 1 : BASE_MAX(1, coll_chan_depth(st, ch) / 4);
 }
 static inline size_t coll_chan_stride(const coll_state_t *st, int ch)
 {
-    return ch == st->rounds ? st->seg_stride : st->small_stride;
+    return ch < st->rounds    ? st->small_stride
+           : ch == st->rounds ? st->seg_stride
+                              : COLL_TINY_STRIDE;
 }
-/* Group-rank distance of channel ch: 2^ch, 1 for the big one. */
+/* Group-rank distance of channel ch. */
 static inline int coll_chan_dist(const coll_state_t *st, int ch)
 {
-    return ch == st->rounds ? 1 : 1 << ch;
+    return ch < st->rounds ? 1 << ch : ch == st->rounds ? 1 : 1 << (ch - st->rounds - 1);
+}
+/* Channels per direction. */
+static inline int coll_nchan(const coll_state_t *st)
+{
+    return 2 * st->rounds + 1;
 }
 
 /* Offset, inside a slot, of ack line (dir, ch) (written by the reader of my channel). */
 static inline size_t coll_ack_off(const coll_state_t *st, int dir, int ch)
 {
-    return ((size_t)dir * (size_t)(st->rounds + 1) + (size_t)ch) * BASE_CACHE_LINE;
+    return ((size_t)dir * (size_t)coll_nchan(st) + (size_t)ch) * BASE_CACHE_LINE;
 }
 
 /* Offset inside a slot of A cell `idx` (0..K+1), parity par. */
 static inline size_t coll_a_off(const coll_state_t *st, int idx, int par)
 {
-    size_t base = 2 * (size_t)(st->rounds + 1) * BASE_CACHE_LINE;
+    size_t base = 2 * (size_t)coll_nchan(st) * BASE_CACHE_LINE;
     return base + ((size_t)idx * 2 + (size_t)par) * st->small_stride;
 }
 
 /* Offset inside a slot of cell idx (0..depth-1) of channel (dir, ch). */
 static inline size_t coll_chan_off(const coll_state_t *st, int dir, int ch, int idx)
 {
-    size_t base = coll_a_off(st, st->rounds + 2, 0);
-    size_t per_dir = 2 * st->seg_stride + (size_t)st->rounds * (size_t)st->depth * st->small_stride;
+    size_t base = coll_a_off(st, st->rounds + 2, 0), K = (size_t)st->rounds;
+    size_t smalls = K * (size_t)st->depth * st->small_stride;
+    size_t per_dir = 2 * st->seg_stride + smalls + K * COLL_TINY_DEPTH * COLL_TINY_STRIDE;
     base += (size_t)dir * per_dir;
     if (ch == st->rounds)
         return base + (size_t)idx * st->seg_stride;
+    if (ch > st->rounds)
+        return base + 2 * st->seg_stride + smalls +
+               ((size_t)(ch - st->rounds - 1) * COLL_TINY_DEPTH + (size_t)idx) * COLL_TINY_STRIDE;
     return base + 2 * st->seg_stride +
            ((size_t)ch * (size_t)st->depth + (size_t)idx) * st->small_stride;
 }
@@ -184,8 +211,8 @@ static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch,
  * (lane_stride bytes; message n of index idx in cell idx * depth + n % depth), then K+2
  * ack lines (one per cell index, written by the reader of this rank's messages of that
  * index, every COLL_LANE_ACK messages). */
-#define COLL_LANE_DEPTH 8
-#define COLL_LANE_ACK 4
+#define COLL_LANE_DEPTH 32
+#define COLL_LANE_ACK 8
 static inline size_t coll_lane_size(const coll_state_t *st)
 {
     return (size_t)(st->rounds + 2) * (COLL_LANE_DEPTH * st->lane_stride + BASE_CACHE_LINE);
@@ -274,18 +301,19 @@ static inline void coll_cell_clear(uint64_t *flag)
 int coll_a_recv(coll_group_t *g, int idx, uint64_t seq, uint64_t **flag);
 
 /* ---- channels (blocking use, by the large-message algorithms) ---- */
-/* Writes len bytes (<= coll_chan_room) on my outgoing channel (dir, ch): waits until the
- * reader acknowledged the use `depth` before this one, then puts. */
+/* Writes len bytes (at most the channel's cell room) on my outgoing channel (dir, ch): waits until
+ * the reader acknowledged the use `depth` before this one, then puts. */
 int coll_edge_send(coll_group_t *g, int dir, int ch, const void *data, size_t len);
 /* Waits for the next message on my incoming channel (dir, ch); returns its payload
  * (len bytes, as both sides know) inside my cell. The cell stays mine until
  * coll_edge_release. */
 int coll_edge_recv(coll_group_t *g, int dir, int ch, size_t len, char **data);
 /* Frees my cell of the message last received on (dir, ch) and acknowledges it to
- * its writer. */
+ * its writer (every coll_chan_ack_every-th use: see the layout). */
 int coll_edge_release(coll_group_t *g, int dir, int ch);
-/* Waits until every use of my outgoing channels has been acknowledged, then clears my
- * ack lines (no more acknowledgements can come). */
+/* Waits until the last use of each of my outgoing channels that its reader
+ * acknowledges has been acknowledged, then clears my ack lines (no more
+ * acknowledgements can come). */
 int coll_edges_drain(coll_group_t *g);
 /* The same for the lanes (coll_gsched.c): waits for every acknowledgement of the lanes'
  * last uses, then clears the ack lines of the lanes ever used. */
