@@ -162,13 +162,18 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
     coll_group_t *g = calloc(1, sizeof *g);
     int *mem = malloc((size_t)size * sizeof *mem);
     uint64_t *lane_sent = calloc((size_t)st->lanes * (size_t)(st->rounds + 2) + 1, 8);
-    if (!g || !mem || !lane_sent) {
+    char **peer_slot = malloc((size_t)size * sizeof *peer_slot);
+    if (!g || !mem || !lane_sent || !peer_slot) {
         free(g);
         free(mem);
         free(lane_sent);
+        free(peer_slot);
         return FMPL_ERR_NOMEM;
     }
+    for (int i = 0; i < size; i++)
+        peer_slot[i] = COLL_PEER_UNKNOWN;
     g->lane_sent = lane_sent;
+    g->peer_slot = peer_slot;
     memcpy(mem, members, (size_t)size * sizeof *mem);
     g->magic = COLL_GROUP_MAGIC;
     g->st = st;
@@ -219,6 +224,7 @@ int coll_group_free(coll_group_t *g)
     g->st->slot_used[g->slot] = 0;
     g->magic = 0;
     free(g->lane_sent);
+    free(g->peer_slot);
     free(g->members);
     free(g);
     return rc;

@@ -221,6 +221,11 @@ int coll_sched_start(coll_sched_t *s, int tag, int background,
 /* Advances s as far as it goes without waiting. Returns 1 once complete (then *err is 0
  * or the first error code of the run), 0 while running. Never blocks. */
 int coll_sched_advance(coll_sched_t *s, int *err);
+/* For an owner waiting on one background run (it need not wait for the progress hook to
+ * get there): advances s now, and when the run is complete takes it off the hook and
+ * calls done, as the hook would. Returns 1 when s is not running (any more: done has been
+ * called, and may have freed s), 0 while it runs. Never blocks. */
+int coll_sched_poll(coll_sched_t *s);
 /* ---------------------------------------------------------------- group schedules
  * Schedules whose transfers go through a group's acknowledged mailbox edges
  * (coll_gsched.c): a transfer joins two members 2^k apart (either way round); its

@@ -123,7 +123,11 @@ struct coll_group {
     struct coll_lane *lane_owner[COLL_LANES_MAX];
     uint64_t lanes_used; /* lanes ever taken (their ack lines are cleared at free) */
     uint64_t *lane_sent;
+    /* Each member's slot as mapped here (vnic_peer_ptr), for direct stores; NULL: through
+     * vnic_post; COLL_PEER_UNKNOWN until first used (coll_xfer.c). */
+    char **peer_slot;
 };
+#define COLL_PEER_UNKNOWN ((char *)1)
 
 /* ----------------------------------------------------------------- layout */
 

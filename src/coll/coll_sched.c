@@ -348,6 +348,19 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     return 0;
 }
 
+int coll_sched_poll(coll_sched_t *s)
+{
+    if (!s->running || !s->background)
+        return !s->running;
+    int err;
+    if (!coll_sched_advance(s, &err))
+        return 0;
+    bg_remove(s);
+    if (s->done)
+        s->done(s->done_arg, err); /* may free s */
+    return 1;
+}
+
 void coll_sched_shutdown(vnic_t *v)
 {
     if (bg.hooked && bg.v == v)

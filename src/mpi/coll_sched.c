@@ -315,6 +315,7 @@ static int cs_ready(void *arg)
 static void cs_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
+    r->run = NULL;
     if (err && coll_sched_is_group(r->sched))
         err = mpii_err_from_fmpl(err);
     r->err = err;
@@ -440,6 +441,7 @@ int mpii_cs_start(mpii_req_t *r)
     r->err = MPI_SUCCESS;
     int rc;
     if (pl && pl->state == PL_ON) {
+        r->run = pl->lane;
         rc = coll_sched_start(pl->lane, r->tag, 1, pl_lane_done, r);
     } else if (pl && pl->state == PL_TRY) {
         pl->pending = 2;
@@ -448,9 +450,11 @@ int mpii_cs_start(mpii_req_t *r)
         if (!rc && coll_sched_start(pl->agree, pl->atag, 1, pl_agree_done, r))
             pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
     } else {
+        r->run = r->sched;
         rc = coll_sched_start(r->sched, r->tag, 1, cs_done, r);
     }
     if (rc) {
+        r->run = NULL;
         r->done = 1;
         return MPI_ERR_NO_MEM;
     }

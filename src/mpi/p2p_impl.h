@@ -175,6 +175,7 @@ typedef struct mpii_req {
     /* collective */
     coll_sched_t *sched;
     struct mpii_plane *plane; /* a persistent one that may run on a lane (coll_sched.c) */
+    coll_sched_t *run;        /* the one background run whose end completes it, or NULL */
     /* generalized */
     MPI_Grequest_query_function *query_fn;
     MPI_Grequest_free_function *free_fn;

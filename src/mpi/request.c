@@ -94,7 +94,10 @@ void mpii_req_done_more(mpii_req_t *r)
 
 static int mpii_req_ready(void *arg)
 {
-    return ((mpii_req_t *)arg)->done;
+    mpii_req_t *r = arg;
+    if (r->run && !r->done) /* a collective: move its schedule on directly */
+        coll_sched_poll(r->run);
+    return r->done;
 }
 
 void mpii_req_wait(mpii_req_t *r)

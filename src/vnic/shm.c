@@ -1424,6 +1424,32 @@ static int shm_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
     }
 }
 
+static void *shm_peer_ptr(vnic_transport_t *tr, int peer, vnic_key_t key, uint64_t off,
+                          uint64_t len)
+{
+    shm_t *s = (shm_t *)tr;
+    if (s->local_of[peer] < 0)
+        return NULL;
+    shm_peer_t *p = &s->peers[s->local_of[peer]];
+    vnic_region_t r;
+    if (!vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, key, &r) ||
+        !(r.access & VNIC_ACC_REMOTE_WRITE) || !vnic_region_bounds_ok(r.len, off, len))
+        return NULL;
+    if (p == s->self)
+        return (char *)(uintptr_t)r.base + off;
+    if (r.seg_off == VNIC_SEG_OFF_NONE || r.seg_off > s->seg_size ||
+        r.len > s->seg_size - r.seg_off)
+        return NULL;
+    return s->seg + r.seg_off + off;
+}
+
+static void shm_peer_wake(vnic_transport_t *tr, int peer)
+{
+    shm_t *s = (shm_t *)tr;
+    if (s->local_of[peer] >= 0)
+        shm_fence_wake(s, &s->peers[s->local_of[peer]]);
+}
+
 int vnic_shm_peer_region(vnic_transport_t *tr, int world, vnic_key_t key, vnic_region_t *out)
 {
     shm_t *s = (shm_t *)tr;
@@ -1529,6 +1555,8 @@ static const vnic_transport_ops_t shm_ops = {
     .sleep = shm_sleep,
     .cpu_shared = shm_cpu_shared,
     .quiesce = shm_quiesce,
+    .peer_ptr = shm_peer_ptr,
+    .peer_wake = shm_peer_wake,
     .close = shm_close,
 };
 

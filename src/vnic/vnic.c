@@ -386,6 +386,23 @@ static inline vnic_transport_t *vnic_transport_of(const vnic_t *v, int peer)
     return v->nodes->node_of[peer] == v->nodes->my_node ? v->local : v->remote;
 }
 
+void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t len)
+{
+    if (!v || (unsigned)peer >= (unsigned)v->size)
+        return NULL;
+    vnic_transport_t *t = vnic_transport_of(v, peer);
+    return t && t->ops->peer_ptr ? t->ops->peer_ptr(t, peer, key, off, len) : NULL;
+}
+
+void vnic_peer_wake(vnic_t *v, int peer)
+{
+    if (!v || (unsigned)peer >= (unsigned)v->size)
+        return;
+    vnic_transport_t *t = vnic_transport_of(v, peer);
+    if (t && t->ops->peer_wake)
+        t->ops->peer_wake(t, peer);
+}
+
 int vnic_post(vnic_t *v, const vnic_op_t *op)
 {
     if (BASE_UNLIKELY(!v || !op))

@@ -225,6 +225,19 @@ typedef struct vnic_op {
  * for transport back-pressure, which it resolves by progressing. */
 int vnic_post(vnic_t *v, const vnic_op_t *op);
 
+/* Direct access (like UCX's rkey_ptr): the address in this process of the len bytes at
+ * off of peer's region key, when this process can store there itself (the peer shares
+ * this host through the shm transport, the region lies in its mapped heap segment and
+ * allows remote writes), else NULL (other hosts, FMPL_TRANSPORT=udp, private memory,
+ * bad key or bounds). Plain stores through the address are puts that no other vnic
+ * operation orders against; the caller makes them count (wakes the peer if it sleeps in
+ * vnic_wait) with vnic_peer_wake after its last store. Never blocks; the address stays
+ * valid until the peer deregisters the region. */
+void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t len);
+/* After direct stores to peer's memory: a full fence, then a wake-up of the peer if it
+ * sleeps. Never blocks. */
+void vnic_peer_wake(vnic_t *v, int peer);
+
 /* Active message of two contiguous pieces (a header a[alen] then a body b[blen]):
  * the short form of vnic_post with VNIC_OP_SEND, no counters, for latency-critical
  * small messages. Same delivery and ordering as a posted SEND (the handler of chan

@@ -129,6 +129,10 @@ typedef struct vnic_transport_ops {
      * in-flight operations while serving the peers', then waits (progressing) until
      * every one of them has done the same. May block. */
     int (*quiesce)(vnic_transport_t *t);
+    /* Optional (NULL: no direct access): vnic_peer_ptr and vnic_peer_wake for the peers
+     * this transport serves (peer checked by the generic layer). */
+    void *(*peer_ptr)(vnic_transport_t *t, int peer, vnic_key_t key, uint64_t off, uint64_t len);
+    void (*peer_wake)(vnic_transport_t *t, int peer);
     /* Releases everything; no peer accesses this process's memory any more. */
     void (*close)(vnic_transport_t *t);
 } vnic_transport_ops_t;
