@@ -22,6 +22,10 @@ fmpl_test(vnic_pingpong vnic_pingpong.c RANKS 2 ARGS 50 TIMEOUT 60)
 add_test(NAME vnic_shm_room COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shm_room_test.sh
          ${CMAKE_BINARY_DIR}/bin)
 set_tests_properties(vnic_shm_room PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+# Direct stores into same-host peers' heap memory (vnic_peer_ptr / vnic_peer_wake); over
+# udp no peer but self is reachable that way.
+fmpl_test(vnic_direct vnic_direct.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(vnic_direct_udp vnic_direct.c RANKS 2 3 ENV FMPL_TRANSPORT=udp ARGS none TIMEOUT 60)
 # Active messages (VNIC_OP_SEND): every length up to am_max, order with notifying puts.
 fmpl_test(vnic_am vnic_am.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(vnic_am_nocma vnic_am.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 60)
