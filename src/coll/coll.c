@@ -41,8 +41,9 @@ static void read_settings(coll_state_t *st)
         "FMPL_COLL_REDUCE_TREE_MAX", small, 0, small,
         "largest reduce/allreduce (bytes) done by tree/recursive doubling, not by chains");
     st->allgather_bruck_max = (size_t)base_env_int(
-        "FMPL_COLL_ALLGATHER_BRUCK_MAX", small, 0, small,
-        "largest message (bytes) of a Bruck allgather round; larger allgathers use a ring");
+        "FMPL_COLL_ALLGATHER_BRUCK_MAX", 4 * small, 0, 64 * small,
+        "largest message (bytes) of a Bruck allgather or alltoall round (split over several "
+        "mailboxes of FMPL_COLL_SMALL); larger ones use a ring / pairwise exchanges");
     st->lanes = (int)base_env_int("FMPL_COLL_LANES", 8, 0, COLL_LANES_MAX,
                                   "lanes per group: mailboxes private to one persistent "
                                   "collective (MPI_X_init) each");

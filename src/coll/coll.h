@@ -27,9 +27,11 @@
  *   FMPL_COLL_SEG     pipeline segment bytes (default 65536) for larger messages;
  *   FMPL_COLL_GROUPS  group slots per process (default 16): live groups that share a
  *                     member must have distinct ctx % FMPL_COLL_GROUPS;
- *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX, FMPL_COLL_ALLGATHER_BRUCK_MAX
- *                     (bytes, at most FMPL_COLL_SMALL, default FMPL_COLL_SMALL): the
- *                     largest message that takes the tree/recursive algorithm;
+ *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX (bytes, at most FMPL_COLL_SMALL,
+ *                     default FMPL_COLL_SMALL): the largest message that takes the
+ *                     tree/recursive algorithm; FMPL_COLL_ALLGATHER_BRUCK_MAX (default
+ *                     4 * FMPL_COLL_SMALL): the largest round of Bruck's allgather and
+ *                     alltoall (split over up to K+2 all-call mailboxes);
  *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per group and their payload room
  *                     (default 8, 248; see "lanes" below).
  * Algorithms (barrier, bcast, small reduce/allreduce/allgather are cached group
@@ -266,10 +268,17 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
  * (larger blocks: coll_allgather, which runs a ring directly). */
 int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
                          size_t size);
-/* 1 when Bruck's rounds of size-byte blocks fit the all-call cells
- * (FMPL_COLL_ALLGATHER_BRUCK_MAX). */
+/* 1 when Bruck's rounds of size-byte blocks fit the all-call cells (as for alltoall). */
 int coll_allgather_bruck_fits(const coll_group_t *g, size_t size);
 
+/* size bytes from every member to every member: recv's block i (of p) comes from member i,
+ * send's block i goes to member i (send and recv distinct); Bruck on an all-call
+ * schedule, when coll_alltoall_bruck_fits. */
+int coll_build_alltoall(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
+                        size_t size);
+/* 1 when Bruck's rounds of size-byte blocks fit the all-call cells (each round at most
+ * FMPL_COLL_ALLGATHER_BRUCK_MAX bytes, all rounds' pieces of COLL_SMALL at most K+2). */
+int coll_alltoall_bruck_fits(const coll_group_t *g, size_t size);
 /* 1 when a Bruck allgather of size-byte blocks fits a lane (coll_lane_room). */
 int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
 

@@ -744,23 +744,59 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     return FMPL_SUCCESS;
 }
 
-/* Largest message of a Bruck allgather of size-byte blocks. */
-static size_t bruck_max_msg(const coll_group_t *g, size_t size)
+/* Blocks a member sends in Bruck's round of distance d: allgather min(d, p - d), alltoall
+ * those of the p indices with bit d. */
+static size_t bruck_blocks(int p, int d, int alltoall)
 {
-    size_t m = 0;
-    for (long long d = 1; d < g->size; d <<= 1)
-        m = BASE_MAX(m, (size_t)BASE_MIN(d, g->size - d) * size);
-    return m;
+    if (!alltoall)
+        return (size_t)BASE_MIN(d, p - d);
+    size_t c = 0;
+    for (int i = 0; i < p; i++)
+        c += (i & d) != 0;
+    return c;
+}
+
+/* 1 when Bruck's rounds of size-byte blocks fit all-call cells of `room` bytes: every
+ * round's message at most FMPL_COLL_ALLGATHER_BRUCK_MAX, and all rounds' pieces (a
+ * message takes ceil(bytes / room) cells) at most the K+2 cells of a run. */
+static int bruck_fits(const coll_group_t *g, size_t room, size_t size, int alltoall)
+{
+    size_t cells = 0;
+    for (int d = 1; d < g->size; d <<= 1) {
+        size_t m = bruck_blocks(g->size, d, alltoall) * size;
+        if (m > g->st->allgather_bruck_max)
+            return 0;
+        cells += (m + room - 1) / room;
+    }
+    return room && cells <= (size_t)g->st->rounds + 2;
 }
 
 int coll_allgather_bruck_fits(const coll_group_t *g, size_t size)
 {
-    return bruck_max_msg(g, size) <= g->st->allgather_bruck_max;
+    return bruck_fits(g, g->st->small, size, 0);
 }
 
 int coll_allgather_lane_fits(const coll_group_t *g, size_t size)
 {
-    return bruck_max_msg(g, size) <= coll_lane_room(g);
+    return bruck_fits(g, coll_lane_room(g), size, 0);
+}
+
+int coll_alltoall_bruck_fits(const coll_group_t *g, size_t size)
+{
+    return bruck_fits(g, g->st->small, size, 1);
+}
+
+/* Adds one round's exchange of len bytes (received from `from` into in, sent from out to
+ * `to`) on all-call cells *cell, *cell + 1, ...: one piece of at most a cell's room each. */
+static void ga_exchange(coll_sched_t *s, coll_group_t *g, char *in, const char *out, size_t len,
+                        int from, int to, int *cell)
+{
+    size_t room = gs_lane(s) ? g->st->lane_room : g->st->small;
+    for (size_t off = 0; off < len; off += room, (*cell)++) {
+        int64_t n = (int64_t)BASE_MIN(room, len - off);
+        coll_sched_recv(s, in + off, n, (uintptr_t)*cell, from);
+        coll_sched_send(s, out + off, n, (uintptr_t)*cell, to);
+    }
 }
 
 int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
@@ -775,22 +811,90 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
     if (!gs_all_call(s) ||
         !(gs_lane(s) ? coll_allgather_lane_fits(g, size) : coll_allgather_bruck_fits(g, size)))
         return FMPL_ERR_UNSUPPORTED;
-    /* Bruck: round k sends the blocks held, r .. r+cnt-1, to r - 2^k (UP edge k) and gets
-     * as many from r + 2^k, staged in a scratch copy (they may wrap around the end). */
+    /* Bruck: round k sends the blocks held, r .. r+cnt-1, to r - 2^k and gets as many from
+     * r + 2^k, staged in a scratch copy (they may wrap around the end). */
     char *out = coll_sched_mem(s, (size_t)p * size), *in = coll_sched_mem(s, (size_t)p * size);
     if (!out || !in)
         return FMPL_ERR_NOMEM;
+    int cell = 0;
     for (int d = 1; d < p; d <<= 1) {
         int cnt = BASE_MIN(d, p - d), run1 = BASE_MIN(cnt, p - r);
         int from = coll_mod(r + d, p), in1 = BASE_MIN(cnt, p - from);
         gx_copy(s, out, rb + (size_t)r * size, (size_t)run1 * size);
         gx_copy(s, out + (size_t)run1 * size, rb, (size_t)(cnt - run1) * size);
-        uintptr_t k = (uintptr_t)__builtin_ctz((unsigned)d); /* A cell k */
-        coll_sched_recv(s, in, (int64_t)((size_t)cnt * size), k, from);
-        coll_sched_send(s, out, (int64_t)((size_t)cnt * size), k, coll_mod(r - d, p));
+        ga_exchange(s, g, in, out, (size_t)cnt * size, from, coll_mod(r - d, p), &cell);
         coll_sched_fence(s);
         gx_copy(s, rb + (size_t)from * size, in, (size_t)in1 * size);
         gx_copy(s, rb, in + (size_t)in1 * size, (size_t)(cnt - in1) * size);
     }
+    return FMPL_SUCCESS;
+}
+
+/* ---- alltoall (Bruck) ---- */
+
+typedef struct bruck_args {
+    char *a, *b;
+    size_t size;
+    int p, d, r, dir; /* dir: 1 pack a -> b, 0 unpack b -> a; 2 rotate in, 3 rotate out */
+} bruck_args_t;
+
+/* The block moves of Bruck's alltoall on blocks of `size` bytes. */
+static int bruck_step(const void *v)
+{
+    const bruck_args_t *x = v;
+    size_t n = x->size;
+    int p = x->p;
+    switch (x->dir) {
+    case 2: /* a[i] = b[(i + r) % p]: b is the send buffer */
+        memcpy(x->a, x->b + (size_t)x->r * n, (size_t)(p - x->r) * n);
+        memcpy(x->a + (size_t)(p - x->r) * n, x->b, (size_t)x->r * n);
+        break;
+    case 3: /* b[(r - i) % p] = a[i]: b is the receive buffer */
+        for (int i = 0; i < p; i++)
+            memcpy(x->b + (size_t)coll_mod(x->r - i, p) * n, x->a + (size_t)i * n, n);
+        break;
+    default:
+        for (int i = 0, j = 0; i < p; i++)
+            if (i & x->d) {
+                if (x->dir)
+                    memcpy(x->b + (size_t)j * n, x->a + (size_t)i * n, n);
+                else
+                    memcpy(x->a + (size_t)i * n, x->b + (size_t)j * n, n);
+                j++;
+            }
+    }
+    return FMPL_SUCCESS;
+}
+
+int coll_build_alltoall(coll_sched_t *s, coll_group_t *g, const void *send, void *recv, size_t size)
+{
+    int p = g->size, r = g->rank;
+    if (size == 0)
+        return FMPL_SUCCESS;
+    if (!gs_all_call(s) || gs_lane(s) || !coll_alltoall_bruck_fits(g, size))
+        return FMPL_ERR_UNSUPPORTED;
+    /* Bruck: rotate so block i goes to rank r + i; round k sends the blocks whose index
+     * has bit k to r + 2^k (A cell k) and takes as many from r - 2^k into the same
+     * places; at the end block i came from rank r - i. */
+    size_t half = 0; /* the most bytes of a round */
+    for (int d = 1; d < p; d <<= 1)
+        half = BASE_MAX(half, bruck_blocks(p, d, 1) * size);
+    char *tmp = coll_sched_mem(s, (size_t)p * size), *out = coll_sched_mem(s, half),
+         *in = coll_sched_mem(s, half);
+    if (!tmp || !out || !in)
+        return FMPL_ERR_NOMEM;
+    bruck_args_t a = {tmp, (char *)(uintptr_t)send, size, p, 0, r, 2};
+    coll_sched_call(s, bruck_step, &a, sizeof a);
+    int cell = 0;
+    for (int d = 1; d < p; d <<= 1) {
+        bruck_args_t pk = {tmp, out, size, p, d, r, 1}, un = {tmp, in, size, p, d, r, 0};
+        coll_sched_call(s, bruck_step, &pk, sizeof pk);
+        ga_exchange(s, g, in, out, bruck_blocks(p, d, 1) * size, coll_mod(r - d, p),
+                    coll_mod(r + d, p), &cell);
+        coll_sched_fence(s);
+        coll_sched_call(s, bruck_step, &un, sizeof un);
+    }
+    bruck_args_t fin = {tmp, recv, size, p, 0, r, 3};
+    coll_sched_call(s, bruck_step, &fin, sizeof fin);
     return FMPL_SUCCESS;
 }

@@ -771,12 +771,69 @@ static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const in
     return rc;
 }
 
+/* Alltoall over c's group mailboxes (Bruck) of n = rcount x rtype bytes a block: from
+ * and into the user's buffers when they are contiguous, else through packed temporaries. */
+static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                          MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype, int p)
+{
+    dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
+    int64_t n = rcount * dt_size(rt);
+    const char *in = (const char *)sbuf + dt_true_lb(st);
+    if (!dt_is_contig(st, scount * p)) {
+        char *tmp = mpii_cs_bytes(s, n * p);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        mpii_cs_type(s, stype); /* holds st */
+        cb_pack_args_t a = {(void *)(uintptr_t)sbuf, tmp, scount * p, n * p, st, 0};
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        in = tmp;
+    }
+    int direct = dt_is_contig(rt, rcount * p);
+    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * p);
+    if (!out)
+        return MPI_ERR_NO_MEM;
+    int rc = coll_build_alltoall(s, c->cgroup, in, out, (size_t)n);
+    if (!direct) {
+        mpii_cs_type(s, rtype); /* holds rt */
+        mpii_cs_fence(s);
+        cb_pack_args_t a = {rbuf, out, rcount * p, n * p, rt, 1};
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    }
+    return mpii_cg_err(rc);
+}
+
 static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                              int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
                              const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 1;
+    /* The mailbox path (blocking, not in place) is chosen from the bytes of a block, which
+     * every rank agrees on; erroneous calls take the point-to-point path, which reports
+     * them. */
+    if (c && c->cgroup && mpii_cg_fits(c, m, MPI_BYTE, 0, 0) && m->kind == MPII_CM_BLOCK &&
+        sbuf != MPI_IN_PLACE && sbuf != rbuf && scount >= 0 && rcount >= 0 &&
+        mpii_type_check_comm(stype) == MPI_SUCCESS && mpii_type_check_comm(rtype) == MPI_SUCCESS &&
+        mpii_coll_check_buf(sbuf, scount * p, stype, 0) == MPI_SUCCESS &&
+        mpii_coll_check_buf(rbuf, rcount * p, rtype, 0) == MPI_SUCCESS) {
+        int64_t n = rcount * dt_size(mpii_type_get(rtype));
+        if (n > 0 && n == scount * dt_size(mpii_type_get(stype)) &&
+            coll_alltoall_bruck_fits(c->cgroup, (size_t)n)) {
+            mpii_comm_t *cc;
+            int rc = mpii_coll_enter(comm, m->fname, &cc);
+            if (rc)
+                return rc;
+            mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL,
+                              .stype = stype,
+                              .rtype = rtype,
+                              .scount = scount,
+                              .rcount = rcount,
+                              .sbuf = sbuf,
+                              .rbuf = rbuf};
+            MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
+                              mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
+        }
+    }
     int64_t *a = malloc(4 * (size_t)p * sizeof *a);
     if (a)
         for (int i = 0; i < p; i++) {
