@@ -609,40 +609,37 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
     return mpii_cg_err(rc);
 }
 
+/* The bytes of a block of an allgather or alltoall that takes the mailbox path, or 0. The
+ * choice rests on what every rank agrees on (the communicator, the mode, the bytes of a
+ * block), not on the types, which may differ between ranks (only the signatures must
+ * match): a rank with a derived type going point-to-point while the others use the
+ * mailboxes would hang. Erroneous calls (a buffer aliased or missing, blocks of unequal
+ * size) take the point-to-point path, which reports them. allgather: 1 (the send is one
+ * block, MPI_IN_PLACE allowed), 0 for alltoall (p blocks; in place: point-to-point). */
+static int64_t mc_block_cg(mpii_comm_t *c, const mpii_cmode_t *m, const void *sbuf, int64_t scount,
+                           MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                           int p, int allgather)
+{
+    if (!c || !c->cgroup || m->kind != MPII_CM_BLOCK || !rbuf || sbuf == rbuf || rcount < 0 ||
+        mpii_type_check_comm(rtype) != MPI_SUCCESS ||
+        mpii_coll_check_buf(rbuf, rcount * p, rtype, 0) != MPI_SUCCESS)
+        return 0;
+    int64_t n = rcount * dt_size(mpii_type_get(rtype));
+    if (sbuf == MPI_IN_PLACE)
+        return allgather ? n : 0;
+    if (scount < 0 || mpii_type_check_comm(stype) != MPI_SUCCESS ||
+        mpii_coll_check_buf(sbuf, scount * (allgather ? 1 : p), stype, 0) != MPI_SUCCESS ||
+        scount * dt_size(mpii_type_get(stype)) != n)
+        return 0;
+    return n;
+}
+
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                               int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
                               const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0;
-    /* The mailbox path is chosen from what every rank agrees on (the bytes of a block),
-     * not from the types, which may differ between ranks (only the signatures must
-     * match): a rank with a derived type going point-to-point while the others use the
-     * mailboxes would hang. Erroneous calls (a buffer aliased or missing, a send block of
-     * another size) take the point-to-point path, which reports them. */
-    if (c && c->cgroup && rbuf && sbuf != rbuf && mpii_cg_fits(c, m, MPI_BYTE, 0, 0) &&
-        mpii_type_check_comm(rtype) == MPI_SUCCESS && rcount >= 0 &&
-        (sbuf == MPI_IN_PLACE ||
-         (mpii_type_check_comm(stype) == MPI_SUCCESS && scount >= 0 &&
-          scount * dt_size(mpii_type_get(stype)) == rcount * dt_size(mpii_type_get(rtype))))) {
-        int64_t n = rcount * dt_size(mpii_type_get(rtype));
-        if (n > 0 && m->kind == MPII_CM_BLOCK && coll_allgather_bruck_fits(c->cgroup, (size_t)n)) {
-            mpii_comm_t *cc;
-            int rc = mpii_coll_enter(comm, m->fname, &cc);
-            if (rc)
-                return rc;
-            mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
-                              .stype = stype,
-                              .rtype = rtype,
-                              .scount = scount,
-                              .rcount = rcount,
-                              .sbuf = sbuf,
-                              .rbuf = rbuf};
-            MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
-                              mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
-        }
-    }
-    int64_t *cd = mc_uniform(p, rcount);
     mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
                       .stype = stype,
                       .rtype = rtype,
@@ -650,6 +647,16 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                       .rcount = rcount,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
+    int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 1);
+    if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n)) {
+        mpii_comm_t *cc;
+        int rc = mpii_coll_enter(comm, m->fname, &cc);
+        if (rc)
+            return rc;
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
+                          mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
+    }
+    int64_t *cd = mc_uniform(p, rcount);
     int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
                                  cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(cd);
@@ -808,31 +815,21 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 1;
-    /* The mailbox path (blocking, not in place) is chosen from the bytes of a block, which
-     * every rank agrees on; erroneous calls take the point-to-point path, which reports
-     * them. */
-    if (c && c->cgroup && mpii_cg_fits(c, m, MPI_BYTE, 0, 0) && m->kind == MPII_CM_BLOCK &&
-        sbuf != MPI_IN_PLACE && sbuf != rbuf && scount >= 0 && rcount >= 0 &&
-        mpii_type_check_comm(stype) == MPI_SUCCESS && mpii_type_check_comm(rtype) == MPI_SUCCESS &&
-        mpii_coll_check_buf(sbuf, scount * p, stype, 0) == MPI_SUCCESS &&
-        mpii_coll_check_buf(rbuf, rcount * p, rtype, 0) == MPI_SUCCESS) {
-        int64_t n = rcount * dt_size(mpii_type_get(rtype));
-        if (n > 0 && n == scount * dt_size(mpii_type_get(stype)) &&
-            coll_alltoall_bruck_fits(c->cgroup, (size_t)n)) {
-            mpii_comm_t *cc;
-            int rc = mpii_coll_enter(comm, m->fname, &cc);
-            if (rc)
-                return rc;
-            mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL,
-                              .stype = stype,
-                              .rtype = rtype,
-                              .scount = scount,
-                              .rcount = rcount,
-                              .sbuf = sbuf,
-                              .rbuf = rbuf};
-            MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
-                              mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
-        }
+    mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
+    int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 0);
+    if (n > 0 && coll_alltoall_bruck_fits(c->cgroup, (size_t)n)) {
+        mpii_comm_t *cc;
+        int rc = mpii_coll_enter(comm, m->fname, &cc);
+        if (rc)
+            return rc;
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
+                          mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
     int64_t *a = malloc(4 * (size_t)p * sizeof *a);
     if (a)
@@ -842,13 +839,6 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
             a[2 * p + i] = rcount;
             a[3 * p + i] = (int64_t)i * rcount;
         }
-    mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL,
-                      .stype = stype,
-                      .rtype = rtype,
-                      .scount = scount,
-                      .rcount = rcount,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
     int rc = mc_alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
                                 a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(a);
