@@ -19,7 +19,7 @@
 
 enum { K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_NKINDS };
 #define NREQ 24
-#define MAXN 31 /* int64 elements: 248 bytes, within a lane's default room */
+#define MAXN 200 /* int64 elements: up to 1600 bytes, both tiers of a lane (248 / 8 KiB) */
 
 typedef struct preq {
     int kind, root, n;

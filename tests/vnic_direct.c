@@ -75,6 +75,11 @@ int main(int argc, char **argv)
             CHECK(b[i] == (((uint64_t)q << 32) | (uint64_t)i));
     }
     vt_barrier(&t);
+    for (vnic_key_t k = KEY_HEAP; k <= KEY_PRIV; k++)
+        CHECK_RC(vnic_mr_dereg(t.v, k), FMPL_SUCCESS);
+    vnic_mem_free(t.v, heap);
+    vnic_mem_free(t.v, ro);
+    free(priv);
     vt_fini(&t);
     return 0;
 }

@@ -71,14 +71,16 @@ int coll_init(vnic_t *v)
     st->seg_stride = BASE_ALIGN_UP(st->seg + 8, BASE_CACHE_LINE);
     st->lane_stride = BASE_ALIGN_UP(st->lane_room + 8, BASE_CACHE_LINE);
     st->slot_size = BASE_ALIGN_UP(coll_slot_size(st), 4096);
-    st->area_size = (size_t)st->ngroups * st->slot_size;
+    st->lanes_off = (size_t)st->ngroups * st->slot_size;
+    st->area_size = BASE_ALIGN_UP(coll_lane_off(st, st->lanes), 4096);
 
     int rc = FMPL_ERR_NOMEM;
     st->slot_used = calloc((size_t)st->ngroups, 1);
+    st->lane_sent = calloc((size_t)st->lanes * 2 * (size_t)(st->rounds + 2) + 1, 8);
     st->outbox = aligned_alloc(BASE_CACHE_LINE, st->small_stride);
     st->scratch = aligned_alloc(BASE_CACHE_LINE, st->seg_stride);
     st->area = vnic_mem_alloc(v, st->area_size);
-    if (!st->slot_used || !st->outbox || !st->scratch || !st->area) {
+    if (!st->slot_used || !st->lane_sent || !st->outbox || !st->scratch || !st->area) {
         if (!st->area)
             base_log("coll: no room for the collective area (%zu bytes) in the shared heap; "
                      "lower FMPL_COLL_GROUPS or FMPL_COLL_SEG",
@@ -112,6 +114,7 @@ fail:
     free(st->scratch);
     free(st->outbox);
     free(st->slot_used);
+    free(st->lane_sent);
     free(st);
     return rc;
 }
@@ -127,6 +130,7 @@ void coll_finalize(vnic_t *v)
     free(st->scratch);
     free(st->outbox);
     free(st->slot_used);
+    free(st->lane_sent);
     free(st);
     coll_st = NULL;
 }
@@ -162,18 +166,15 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
         return FMPL_ERR_BUSY;
     coll_group_t *g = calloc(1, sizeof *g);
     int *mem = malloc((size_t)size * sizeof *mem);
-    uint64_t *lane_sent = calloc((size_t)st->lanes * (size_t)(st->rounds + 2) + 1, 8);
     char **peer_slot = malloc((size_t)size * sizeof *peer_slot);
-    if (!g || !mem || !lane_sent || !peer_slot) {
+    if (!g || !mem || !peer_slot) {
         free(g);
         free(mem);
-        free(lane_sent);
         free(peer_slot);
         return FMPL_ERR_NOMEM;
     }
     for (int i = 0; i < size; i++)
         peer_slot[i] = COLL_PEER_UNKNOWN;
-    g->lane_sent = lane_sent;
     g->peer_slot = peer_slot;
     memcpy(mem, members, (size_t)size * sizeof *mem);
     g->magic = COLL_GROUP_MAGIC;
@@ -224,7 +225,6 @@ int coll_group_free(coll_group_t *g)
     coll_lanes_orphan(g);
     g->st->slot_used[g->slot] = 0;
     g->magic = 0;
-    free(g->lane_sent);
     free(g->peer_slot);
     free(g->members);
     free(g);

@@ -32,8 +32,8 @@
  *                     tree/recursive algorithm; FMPL_COLL_ALLGATHER_BRUCK_MAX (default
  *                     4 * FMPL_COLL_SMALL): the largest round of Bruck's allgather and
  *                     alltoall (split over up to K+2 all-call mailboxes);
- *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per group and their payload room
- *                     (default 8, 248; see "lanes" below).
+ *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per process and the payload room of
+ *                     their small cells (default 8, 248; see "lanes" below).
  * Algorithms (barrier, bcast, small reduce/allreduce/allgather are cached group
  * schedules, see "group schedules" below; the large reductions and allgather run
  * directly): barrier = dissemination (ceil(log2 p) rounds of one flag put); bcast =
@@ -45,8 +45,8 @@
  * chain bcast (large); allgather = Bruck (small) or a pipelined ring (large).
  * Non-commutative reductions always combine in group-rank order. Memory: each rank's area is
  * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL +
- * 128*256*log2(world) + LANES*(log2(world)+2)*32*(LANE_BYTES+8)) bytes of shared heap
- * (about 1.9 MiB per slot at the defaults and 16 ranks), of which
+ * 128*256*log2(world)) + LANES*(log2(world)+2)*(32*(LANE_BYTES+8)+4*SMALL) bytes of shared
+ * heap (about 1.5 MiB per slot and 2 MiB of lanes at the defaults and 16 ranks), of which
  * only the pages of the flags and of the message sizes actually used are ever touched.
  *   FMPL_COLL_DEPTH   mailboxes of a small channel (default 16): how far a writer may run
  *                     ahead of its reader (a broadcast root of its children). */
@@ -285,10 +285,12 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
 /* ---------------------------------------------------------------- lanes
  * Mailboxes private to one schedule, for persistent collectives: runs of schedules on
  * different lanes never wait on each other, whatever order the members start them in
- * (MPI-4.0 lets them differ), while the shared channels deliver in start order. A group
- * has FMPL_COLL_LANES lanes (default 8); a lane is, for each of K+2 cell indices
- * (K = ceil(log2 world size)), 32 cells of FMPL_COLL_LANE_BYTES of payload (default 248)
- * and an acknowledgement line, after the channels in the group's slot.
+ * (MPI-4.0 lets them differ), while the shared channels deliver in start order. A process
+ * has FMPL_COLL_LANES lanes (default 8), after the group slots of its area; a lane serves
+ * one schedule of any group at a time. A lane is, for each of K+2 cell indices
+ * (K = ceil(log2 world size)), 32 small cells of FMPL_COLL_LANE_BYTES of payload (default
+ * 248) and 4 big ones of FMPL_COLL_SMALL, each kind ("tier") with its acknowledgement
+ * line; a message takes the small cells when it fits them.
  * A lane schedule (coll_lane_sched) is built with the builders above (barrier, allreduce
  * and allgather on an all-call lane; bcast and reduce on an acknowledged one; every
  * message at most coll_lane_room bytes; the builders give each transfer its cell index
@@ -296,17 +298,18 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * the owner agrees on one by an AND over the members of what coll_lanes_offer returned
  * at each of them, then passes the result to coll_lanes_settle everywhere. A run of an
  * unbound lane schedule fails (FMPL_ERR_RANK). Each run numbers its messages by the runs
- * since binding, message n of a cell index in its cell n % 32; all-call lanes need no
- * acknowledgement (a writer in run n+2 knows every member finished run n: the A cells'
- * parity argument), on acknowledged lanes the reader acknowledges every 8th message and
- * a writer waits until message n-32 is acknowledged before it writes message n. The lane is
+ * since binding, message n of a (tier, cell index) in its cell n % depth (32 or 4);
+ * all-call lanes need no acknowledgement (a writer in run n+2 knows every member finished
+ * run n: the A cells' parity argument), on acknowledged lanes the reader acknowledges
+ * every depth/4-th message and a writer waits until message n - depth is acknowledged
+ * before it writes message n. The lane is
  * released when the schedule is freed, and offered again once every acknowledgement
  * of its last use is in. None of these block. */
 
 /* An unbound lane schedule on g (all_call as above). NULL: g not a live group, g has no
  * lanes (FMPL_COLL_LANES=0), or out of memory. */
 coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call);
-/* Payload bytes of a lane cell; 0 when g has no lanes. */
+/* The largest message a lane carries (FMPL_COLL_SMALL); 0 when there are no lanes. */
 size_t coll_lane_room(const coll_group_t *g);
 /* Reserves those of the n lanes first, first+1, ... (modulo the number of lanes) that
  * are free here and returns their mask; they stay reserved for this agreement (no other

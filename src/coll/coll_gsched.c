@@ -28,8 +28,9 @@
 
 /* The context of a lane schedule (coll.h "lanes"): freed with the schedule. */
 typedef struct coll_lane {
-    coll_group_t *g; /* NULL once the group is gone */
-    int lane;        /* -1 until bound */
+    coll_group_t *g;  /* NULL once the group is gone */
+    coll_state_t *st; /* the lanes' owner (the process) */
+    int lane;         /* -1 until bound */
     int all_call;
     uint64_t run; /* runs begun since bound: the flag of this run's messages */
 } coll_lane_t;
@@ -42,7 +43,7 @@ typedef struct gx_req {
     char *buf;
     size_t len;
     uint64_t seq;
-    int dir, ch, peer, send, pending;
+    int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
 } gx_req_t;
 
 /* Channel carrying len bytes from group rank `from` to `to`: 0 and (*dir, *ch), or -1
@@ -238,7 +239,7 @@ static uint64_t gl_reserve(void *ctx, int send, int peer, int64_t count)
     coll_lane_t *ln = ctx;
     coll_group_t *g = ln->g;
     return g && ln->lane >= 0 && peer >= 0 && peer < g->size && count >= 0 &&
-                   (size_t)count <= g->st->lane_room
+                   (size_t)count <= g->st->small
                ? ln->run
                : 0;
 }
@@ -253,38 +254,40 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
     x->ch = (int)cell;
     if (!seq || cell > (uintptr_t)ln->g->st->rounds + 1)
         return seq ? FMPL_ERR_ARG : FMPL_ERR_RANK; /* unbound lane, or the builder's mistake */
-    x->flag_off = coll_lane_flag_off(ln->g->st, ln->lane, x->ch, seq);
-    x->ack_off = coll_lane_ack_off(ln->g->st, ln->lane, x->ch);
+    const coll_state_t *st = ln->g->st;
+    x->dir = x->len > st->lane_room; /* the tier */
+    /* slot-relative, like every other mailbox offset (the lanes lie after the slots) */
+    x->flag_off = coll_lane_flag_off(st, ln->lane, x->dir, x->ch, seq) - ln->g->area_off;
+    x->ack_off = coll_lane_ack_off(st, ln->lane, x->dir, x->ch) - ln->g->area_off;
     x->pending = 1;
     return FMPL_SUCCESS;
 }
 
-/* Acknowledged mode (not all-call): the reader acknowledges every COLL_LANE_ACK-th
- * message of a cell index; a writer writes message n once message n - COLL_LANE_DEPTH
- * of its cells is acknowledged (covered: the reader acknowledged that one or a later one;
- * if it waits, the reader consumes all it wrote, up to n - 1, and has acknowledged at
- * least n - COLL_LANE_ACK >= n - COLL_LANE_DEPTH). All-call: the cells of run n are
- * those of run n - COLL_LANE_DEPTH, free by the parity argument. */
+/* Acknowledged mode (not all-call): the reader acknowledges every depth/4-th message of a
+ * (tier, cell index); a writer writes message n once message n - depth of those cells is
+ * acknowledged (covered: if it waits, the reader consumes all it wrote, up to n - 1, and
+ * has acknowledged at least n - depth/4 >= n - depth). All-call: the cells of run n are
+ * those of run n - depth, free by the parity argument. */
 static int gl_test(void *req, int *err)
 {
     gx_req_t *x = req;
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
-    int acked = !x->ln->all_call;
-    uint64_t n = x->seq;
+    int acked = !x->ln->all_call, tier = x->dir;
+    uint64_t n = x->seq, depth = (uint64_t)coll_lane_depth(tier);
     if (x->send) {
         if (acked) {
             const uint64_t *ack = (const uint64_t *)(g->area + x->ack_off);
-            if (n > COLL_LANE_DEPTH && __atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - COLL_LANE_DEPTH)
+            if (n > depth && __atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - depth)
                 return 0;
-            g->lane_sent[(size_t)x->ln->lane * (size_t)(g->st->rounds + 2) + (size_t)x->ch] = n;
+            *coll_lane_sent(g->st, x->ln->lane, tier, x->ch) = n;
         }
         *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, n);
     } else {
         if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
             return 0;
-        if (acked && n % COLL_LANE_ACK == 0)
+        if (acked && n % coll_lane_ack_every(tier) == 0)
             *err = coll_put_word(g, x->peer, x->ack_off, n);
     }
     x->pending = 0;
@@ -327,9 +330,9 @@ static const coll_sched_ops_t gla_ops = {.req_size = sizeof(gx_req_t),
 static void gl_release(void *obj)
 {
     coll_lane_t *ln = obj;
-    if (ln->g && ln->lane >= 0) {
-        ln->g->lane_state[ln->lane] = LANE_FREE;
-        ln->g->lane_owner[ln->lane] = NULL;
+    if (ln->lane >= 0) {
+        ln->st->lane_state[ln->lane] = LANE_FREE;
+        ln->st->lane_owner[ln->lane] = NULL;
     }
     free(ln);
 }
@@ -342,6 +345,7 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
     if (!ln)
         return NULL;
     ln->g = g;
+    ln->st = g->st;
     ln->lane = -1;
     ln->all_call = all_call;
     coll_sched_t *s = coll_sched_new(g->v, all_call ? &gla_ops : &gl_ops, ln);
@@ -358,32 +362,45 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
 
 size_t coll_lane_room(const coll_group_t *g)
 {
-    return g->st->lanes ? g->st->lane_room : 0;
+    return g->st->lanes ? g->st->small : 0;
 }
 
 /* 1 when every acknowledgement of lane's last use has come back (its ack lines may be
- * reset: nothing more will arrive): the one of the last message a reader acknowledges,
- * the last multiple of COLL_LANE_ACK sent. */
-static int gl_drained(coll_group_t *g, int lane)
+ * reset: nothing more will arrive): that of the last message a reader acknowledges, the
+ * last multiple of the tier's interval sent. */
+static int gl_drained(const coll_state_t *st, int lane)
 {
-    const coll_state_t *st = g->st;
-    for (int i = 0; i < st->rounds + 2; i++) {
-        uint64_t last = g->lane_sent[(size_t)lane * (size_t)(st->rounds + 2) + (size_t)i];
-        const uint64_t *ack = (const uint64_t *)(g->area + coll_lane_ack_off(st, lane, i));
-        if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < last - last % COLL_LANE_ACK)
-            return 0;
-    }
+    for (int tier = 0; tier < 2; tier++)
+        for (int i = 0; i < st->rounds + 2; i++) {
+            uint64_t last = *coll_lane_sent(st, lane, tier, i);
+            const uint64_t *ack =
+                (const uint64_t *)(st->area + coll_lane_ack_off(st, lane, tier, i));
+            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < last - last % coll_lane_ack_every(tier))
+                return 0;
+        }
     return 1;
+}
+
+/* Forgets lane's last use (drained: nothing more will arrive). */
+static void gl_reset(coll_state_t *st, int lane)
+{
+    for (int tier = 0; tier < 2; tier++)
+        for (int i = 0; i < st->rounds + 2; i++) {
+            *coll_lane_sent(st, lane, tier, i) = 0;
+            __atomic_store_n((uint64_t *)(st->area + coll_lane_ack_off(st, lane, tier, i)), 0,
+                             __ATOMIC_RELAXED);
+        }
+    st->lane_group[lane] = NULL;
 }
 
 uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n)
 {
-    int lanes = g->st->lanes;
+    coll_state_t *st = g->st;
     uint64_t mask = 0;
-    for (int i = 0; i < n && i < lanes; i++) {
-        int l = (int)((first + (unsigned)i) % (unsigned)lanes);
-        if (g->lane_state[l] == LANE_FREE && gl_drained(g, l)) {
-            g->lane_state[l] = LANE_OFFERED;
+    for (int i = 0; i < n && i < st->lanes; i++) {
+        int l = (int)((first + (unsigned)i) % (unsigned)st->lanes);
+        if (st->lane_state[l] == LANE_FREE && gl_drained(st, l)) {
+            st->lane_state[l] = LANE_OFFERED;
             mask |= 1ull << l;
         }
     }
@@ -392,64 +409,62 @@ uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n)
 
 int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_sched_t *s)
 {
+    coll_state_t *st = g->st;
     agreed &= offered;
     int lane = agreed ? __builtin_ctzll(agreed) : -1;
-    for (int l = 0; l < g->st->lanes; l++)
+    for (int l = 0; l < st->lanes; l++)
         if ((offered >> l) & 1)
-            g->lane_state[l] = LANE_FREE;
+            st->lane_state[l] = LANE_FREE;
     const coll_sched_ops_t *ops = coll_sched_ops(s);
     if (lane < 0 || (ops != &gl_ops && ops != &gla_ops))
         return -1;
     coll_lane_t *ln = coll_sched_ctx_of(s);
-    const coll_state_t *st = g->st;
-    g->lane_state[lane] = LANE_TAKEN;
-    g->lane_owner[lane] = ln;
-    g->lanes_used |= 1ull << lane;
-    for (int i = 0; i < st->rounds + 2; i++) { /* drained when offered: nothing comes now */
-        g->lane_sent[(size_t)lane * (size_t)(st->rounds + 2) + (size_t)i] = 0;
-        __atomic_store_n((uint64_t *)(g->area + coll_lane_ack_off(st, lane, i)), 0,
-                         __ATOMIC_RELAXED);
-    }
+    gl_reset(st, lane); /* drained when offered */
+    st->lane_state[lane] = LANE_TAKEN;
+    st->lane_owner[lane] = ln;
+    st->lane_group[lane] = g;
     ln->lane = lane;
     ln->run = 0;
     return lane;
 }
 
 typedef struct gl_wait {
-    coll_group_t *g;
+    const coll_state_t *st;
     int lane;
 } gl_wait_t;
 
 static int gl_drained_ready(void *arg)
 {
-    gl_wait_t *w = arg;
-    return gl_drained(w->g, w->lane);
+    const gl_wait_t *w = arg;
+    return gl_drained(w->st, w->lane);
 }
 
 int coll_lanes_drain(coll_group_t *g)
 {
-    const coll_state_t *st = g->st;
+    coll_state_t *st = g->st;
     for (int l = 0; l < st->lanes; l++) {
-        if (!((g->lanes_used >> l) & 1))
+        if (st->lane_group[l] != g)
             continue;
-        gl_wait_t w = {g, l};
-        if (!gl_drained(g, l)) {
+        gl_wait_t w = {st, l};
+        if (!gl_drained(st, l)) {
             int rc = vnic_wait(g->v, gl_drained_ready, &w, -1);
             if (rc != FMPL_SUCCESS)
                 return rc;
         }
-        for (int i = 0; i < st->rounds + 2; i++)
-            __atomic_store_n((uint64_t *)(g->area + coll_lane_ack_off(st, l, i)), 0,
-                             __ATOMIC_RELAXED);
+        gl_reset(st, l);
     }
     return FMPL_SUCCESS;
 }
 
 void coll_lanes_orphan(coll_group_t *g)
 {
-    for (int l = 0; l < COLL_LANES_MAX; l++)
-        if (g->lane_owner[l])
-            g->lane_owner[l]->g = NULL;
+    coll_state_t *st = g->st;
+    for (int l = 0; l < st->lanes; l++) {
+        if (st->lane_owner[l] && st->lane_owner[l]->g == g)
+            st->lane_owner[l]->g = NULL;
+        if (st->lane_group[l] == g) /* not drained (a failed free) */
+            st->lane_group[l] = NULL;
+    }
 }
 
 static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(gx_req_t),

@@ -28,10 +28,10 @@
  *        messages ahead of its reader (what lets a broadcast root go on while its
  *        children wait for a core).
  *
- *   LANES (one schedule each): see coll.h "lanes" and the layout below; a lane is
- *        taken only after an agreement in which this rank took part, so a new group's
- *        members never write to it early; coll_group_free drains their acknowledgements
- *        and clears their ack lines.
+ *   LANES (one schedule each, not in a slot): see coll.h "lanes" and the layout below;
+ *        a lane is taken only after an agreement in which this rank took part, and its
+ *        ack lines are cleared then (and its acknowledgements drained when its group is
+ *        freed).
  *
  * A cell is [payload room][8-byte flag]; a message of len bytes lands right-aligned
  * against the flag, so payload and flag form one contiguous put (VNIC_F_TAIL_FLAG
@@ -82,9 +82,17 @@ typedef struct coll_state {
     size_t bcast_tree_max;
     size_t reduce_tree_max;
     size_t allgather_bruck_max;
-    int lanes;          /* lanes per group slot (FMPL_COLL_LANES) */
-    size_t lane_room;   /* payload room of a lane cell (FMPL_COLL_LANE_BYTES) */
-    size_t lane_stride; /* bytes of a lane cell, flag included, line aligned */
+    int lanes;          /* lanes of this process (FMPL_COLL_LANES) */
+    size_t lane_room;   /* payload room of a small lane cell (FMPL_COLL_LANE_BYTES) */
+    size_t lane_stride; /* bytes of a small lane cell, flag included, line aligned */
+    size_t lanes_off;   /* offset of the lanes in the area (after the group slots) */
+    /* Lanes (coll_gsched.c): state of each, the schedule bound to a taken one and the group
+     * it was taken for, and per (lane, tier, cell) the last acknowledged-mode message
+     * written ((lane * 2 + tier) * (K+2) + cell). */
+    uint8_t lane_state[COLL_LANES_MAX];
+    struct coll_lane *lane_owner[COLL_LANES_MAX];
+    struct coll_group *lane_group[COLL_LANES_MAX];
+    uint64_t *lane_sent;
 } coll_state_t;
 
 /* What identifies a blocking call for the group's schedule cache (compared bytewise: no
@@ -117,12 +125,6 @@ struct coll_group {
     coll_gkey_t gkey[COLL_GCACHE];        /* the schedule cache (coll.c) */
     coll_sched_t *gsched[COLL_GCACHE];
     int gnext;
-    /* Lanes (coll_gsched.c): state of each, the schedule bound to a taken one, and per
-     * (lane, cell) the last acknowledged-mode message written (lane * (K+2) + cell). */
-    uint8_t lane_state[COLL_LANES_MAX];
-    struct coll_lane *lane_owner[COLL_LANES_MAX];
-    uint64_t lanes_used; /* lanes ever taken (their ack lines are cleared at free) */
-    uint64_t *lane_sent;
     /* Each member's slot as mapped here (vnic_peer_ptr), for direct stores; NULL: through
      * vnic_post; COLL_PEER_UNKNOWN until first used (coll_xfer.c). */
     char **peer_slot;
@@ -211,34 +213,62 @@ static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch,
     return coll_chan_off(st, dir, ch, idx) + coll_chan_stride(st, ch) - 8;
 }
 
-/* Lanes follow the channels: lane L holds K+2 cell indices of COLL_LANE_DEPTH cells each
- * (lane_stride bytes; message n of index idx in cell idx * depth + n % depth), then K+2
- * ack lines (one per cell index, written by the reader of this rank's messages of that
- * index, every COLL_LANE_ACK messages). */
+/* Lanes: one set per process, after the group slots (a lane serves one schedule, of any
+ * group, at a time). Lane L holds, for each of K+2 cell indices, COLL_LANE_DEPTH small
+ * cells (lane_stride bytes: tier 0, messages up to lane_room) and COLL_LANE_BIG_DEPTH big
+ * ones (small_stride: tier 1, up to COLL_SMALL); message n of (tier, index) is in cell
+ * n % depth of them. Then 2 (K+2) ack lines (tier, index), written by the reader of this
+ * rank's messages of that tier and index, every depth/4-th message. Offsets from the
+ * area's start (slot-relative ones: minus the group's slot offset). */
 #define COLL_LANE_DEPTH 32
-#define COLL_LANE_ACK 8
+#define COLL_LANE_BIG_DEPTH 4
+static inline int coll_lane_depth(int tier)
+{
+    return tier ? COLL_LANE_BIG_DEPTH : COLL_LANE_DEPTH;
+}
+static inline uint64_t coll_lane_ack_every(int tier)
+{
+    return (uint64_t)coll_lane_depth(tier) / 4;
+}
+static inline size_t coll_lane_cells(const coll_state_t *st)
+{
+    return (size_t)(st->rounds + 2) *
+           (COLL_LANE_DEPTH * st->lane_stride + COLL_LANE_BIG_DEPTH * st->small_stride);
+}
 static inline size_t coll_lane_size(const coll_state_t *st)
 {
-    return (size_t)(st->rounds + 2) * (COLL_LANE_DEPTH * st->lane_stride + BASE_CACHE_LINE);
+    return coll_lane_cells(st) + 2 * (size_t)(st->rounds + 2) * BASE_CACHE_LINE;
 }
 static inline size_t coll_lane_off(const coll_state_t *st, int lane)
 {
-    return coll_chan_off(st, COLL_NDIR, 0, 0) + (size_t)lane * coll_lane_size(st);
+    return st->lanes_off + (size_t)lane * coll_lane_size(st);
 }
-static inline size_t coll_lane_flag_off(const coll_state_t *st, int lane, int idx, uint64_t n)
+static inline size_t coll_lane_flag_off(const coll_state_t *st, int lane, int tier, int idx,
+                                        uint64_t n)
 {
-    size_t cell = (size_t)idx * COLL_LANE_DEPTH + (size_t)(n % COLL_LANE_DEPTH);
-    return coll_lane_off(st, lane) + (cell + 1) * st->lane_stride - 8;
+    size_t base = coll_lane_off(st, lane), stride = st->lane_stride;
+    size_t cell =
+        (size_t)idx * (size_t)coll_lane_depth(tier) + (size_t)(n % (uint64_t)coll_lane_depth(tier));
+    if (tier) {
+        base += (size_t)(st->rounds + 2) * COLL_LANE_DEPTH * st->lane_stride;
+        stride = st->small_stride;
+    }
+    return base + (cell + 1) * stride - 8;
 }
-static inline size_t coll_lane_ack_off(const coll_state_t *st, int lane, int idx)
+static inline size_t coll_lane_ack_off(const coll_state_t *st, int lane, int tier, int idx)
 {
-    return coll_lane_off(st, lane) + (size_t)(st->rounds + 2) * COLL_LANE_DEPTH * st->lane_stride +
-           (size_t)idx * BASE_CACHE_LINE;
+    return coll_lane_off(st, lane) + coll_lane_cells(st) +
+           ((size_t)tier * (size_t)(st->rounds + 2) + (size_t)idx) * BASE_CACHE_LINE;
+}
+static inline uint64_t *coll_lane_sent(const coll_state_t *st, int lane, int tier, int idx)
+{
+    return &st->lane_sent[((size_t)lane * 2 + (size_t)tier) * (size_t)(st->rounds + 2) +
+                          (size_t)idx];
 }
 
 static inline size_t coll_slot_size(const coll_state_t *st)
 {
-    return coll_lane_off(st, st->lanes);
+    return coll_chan_off(st, COLL_NDIR, 0, 0);
 }
 
 /* ------------------------------------------------------------ group ranks */

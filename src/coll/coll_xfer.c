@@ -45,8 +45,8 @@ static inline char *peer_slot(coll_group_t *g, int peer)
 {
     char *p = g->peer_slot[peer];
     if (BASE_UNLIKELY(p == COLL_PEER_UNKNOWN))
-        p = g->peer_slot[peer] =
-            vnic_peer_ptr(g->v, g->members[peer], COLL_KEY, g->area_off, g->st->slot_size);
+        p = g->peer_slot[peer] = vnic_peer_ptr(g->v, g->members[peer], COLL_KEY, g->area_off,
+                                               g->st->area_size - g->area_off); /* + lanes */
     return p;
 }
 
