@@ -48,6 +48,7 @@ struct coll_sched {
     /* run state */
     int broken; /* a build step ran out of memory: never started */
     int running, background, posted;
+    int advancing; /* inside coll_sched_advance (a transfer's progress may come back) */
     int round, pending, err, tag;
     void (*done)(void *, int);
     void *done_arg;
@@ -59,6 +60,7 @@ static struct {
     coll_sched_t *head;
     vnic_t *v;
     int hook_id, hooked;
+    int in_hook; /* bg_hook is walking the list: coll_sched_poll leaves it alone */
 } bg;
 
 static int grow(void **arr, int *cap, int need, size_t elem)
@@ -254,7 +256,19 @@ static void post_round(coll_sched_t *s)
     s->posted = 1;
 }
 
+static int sched_advance(coll_sched_t *s, int *err);
+
 int coll_sched_advance(coll_sched_t *s, int *err)
+{
+    if (s->advancing) /* re-entered through a transfer's progress: the outer call goes on */
+        return 0;
+    s->advancing = 1;
+    int done = sched_advance(s, err);
+    s->advancing = 0;
+    return done;
+}
+
+static int sched_advance(coll_sched_t *s, int *err)
 {
     while (s->round < s->nrounds) {
         if (!s->posted)
@@ -284,6 +298,7 @@ static int bg_hook(void *arg)
 {
     (void)arg;
     int n = 0;
+    bg.in_hook++;
     for (coll_sched_t *s = bg.head, *next; s; s = next) {
         next = s->next;
         int err;
@@ -294,6 +309,7 @@ static int bg_hook(void *arg)
                 s->done(s->done_arg, err); /* may free s */
         }
     }
+    bg.in_hook--;
     return n;
 }
 
@@ -350,7 +366,7 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
 
 int coll_sched_poll(coll_sched_t *s)
 {
-    if (!s->running || !s->background)
+    if (!s->running || !s->background || bg.in_hook) /* (the hook holds a list position) */
         return !s->running;
     int err;
     if (!coll_sched_advance(s, &err))
