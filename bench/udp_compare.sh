@@ -1,54 +1,112 @@
 #!/usr/bin/env bash
 # udp_compare.sh [BUILD] — FMPL's udp transport (FMPL_TRANSPORT=udp, loopback) against
-# Open MPI's TCP path on loopback, in the same run, alternating, UDP_COMPARE_REPS rounds
-# (default 3): 8-byte one-way latency and 1 MiB ping-pong and streaming bandwidth
-# (fmpl_pingpong and mpi_pingpong.openmpi, same output format), and FMPL at 1% injected
-# loss (FMPL_UDP_LOSS=0.01). Prints the median of the rounds and the ratios the udp
-# transport aims at: latency <= 0.6x Open MPI TCP, 1 MiB bandwidth >= 0.8x, and at 1%
-# loss >= 50% of the loss-free bandwidth. Needs mpirun.openmpi (apt-get install
-# openmpi-bin libopenmpi-dev) and a build with bench/ (make).
+# Open MPI's TCP path on loopback (--mca btl tcp,self --mca btl_tcp_if_include lo), in the
+# same run (issue 5, item 7). Needs mpirun.openmpi (apt-get install openmpi-bin
+# libopenmpi-dev) and a build with bench/ (make). Parts (UDP_COMPARE_PARTS, default
+# "lat loss mem"):
+#   lat:  UDP_COMPARE_REPS rounds (default 3), alternating: 8-byte one-way latency, 1 MiB
+#         ping-pong and streaming bandwidth of fmpl_pingpong (native API) and of
+#         mpi_pingpong.fmpl (our MPI face) over udp, of mpi_pingpong.openmpi over TCP (same
+#         output format), and of fmpl_pingpong at 1% injected loss (FMPL_UDP_LOSS=0.01).
+#         Prints the medians and the ratios the udp transport aims at: latency <= 0.6x
+#         Open MPI TCP, 1 MiB bandwidth >= 0.8x, and at 1% loss >= 50% of the loss-free
+#         bandwidth.
+#   loss: 1 MiB streaming bandwidth of fmpl_pingpong at 0, 0.1%, 1% and 5% injected loss
+#         (median of UDP_COMPARE_REPS runs each), and the fraction of the loss-free figure.
+#   mem:  peak resident set (VmHWM) per process of mpi_allpeers (init, 8-byte messages to
+#         and from every peer, finalize) at 2, 8, 16 and 32 ranks (UDP_COMPARE_NPS), ours
+#         over udp and Open MPI over TCP (--oversubscribe); median and largest over the
+#         ranks, KiB (the paper's table 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 reps=${UDP_COMPARE_REPS:-3}
+parts=${UDP_COMPARE_PARTS:-lat loss mem}
+nps=${UDP_COMPARE_NPS:-2 8 16 32}
 bin=$build/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-for p in "$bin/fmpl_pingpong" "$bin/fmplrun" "$bin/mpi_pingpong.openmpi"; do
-    [ -x "$p" ] || { echo "udp_compare: $p missing (build first; Open MPI: mpicc.openmpi)" >&2; exit 1; }
+ompi_tcp=(mpirun.openmpi --mca btl "tcp,self" --mca btl_tcp_if_include lo)
+for p in fmpl_pingpong fmplrun mpi_pingpong.fmpl mpi_pingpong.openmpi mpi_allpeers.fmpl \
+    mpi_allpeers.openmpi; do
+    [ -x "$bin/$p" ] || { echo "udp_compare: $bin/$p missing (build first; Open MPI: mpicc.openmpi)" >&2; exit 1; }
 done
 command -v mpirun.openmpi >/dev/null || { echo "udp_compare: mpirun.openmpi missing" >&2; exit 1; }
+tmp=$(mktemp /tmp/udp_compare.XXXXXX)
+trap 'rm -f "$tmp"' EXIT
 
-# row NAME OUTPUT -> "lat pp stream" of 8 B (lat) and 1 MiB (pp, stream)
-parse() {
-    awk '$1 == "8" && $2 == "B" { lat = $3 } $1 == "1" && $2 == "MiB" { pp = $4; st = $5 }
-         END { print lat, pp, st }'
-}
-args="--sizes=8,1048576 --reps=5"
-: > /tmp/udp_compare.$$
-for r in $(seq "$reps"); do
-    o=$(timeout 300 mpirun.openmpi --mca btl tcp,self --mca btl_tcp_if_include lo -n 2 \
-        "$bin/mpi_pingpong.openmpi" $args | parse)
-    echo "ompi_tcp $o" >> /tmp/udp_compare.$$
-    o=$(FMPL_TRANSPORT=udp timeout 300 "$bin/fmplrun" -n 2 "$bin/fmpl_pingpong" $args | parse)
-    echo "fmpl_udp $o" >> /tmp/udp_compare.$$
-    o=$(FMPL_TRANSPORT=udp FMPL_UDP_LOSS=0.01 timeout 300 "$bin/fmplrun" -n 2 \
-        "$bin/fmpl_pingpong" $args | parse)
-    echo "fmpl_udp_loss1 $o" >> /tmp/udp_compare.$$
-done
-echo "# rounds (name, 8 B one-way latency us, 1 MiB ping-pong GB/s, 1 MiB stream GB/s):"
-cat /tmp/udp_compare.$$
-awk '
-function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-    if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }
-{ n[$1]++; L[$1, n[$1]] = $2; P[$1, n[$1]] = $3; S[$1, n[$1]] = $4 }
-END {
-    split("ompi_tcp fmpl_udp fmpl_udp_loss1", names, " ")
-    for (k = 1; k <= 3; k++) { m = names[k]; c = n[m]
-        for (i = 1; i <= c; i++) { l[i] = L[m, i]; p[i] = P[m, i]; s[i] = S[m, i] }
-        lat[m] = med(l, c); pp[m] = med(p, c); st[m] = med(s, c)
-        printf "%-16s latency %9.3f us   pp %7.3f GB/s   stream %7.3f GB/s\n", m, lat[m], pp[m], st[m] }
-    printf "ratios: latency udp/ompi_tcp %.2f (target <= 0.6); 1 MiB stream udp/ompi_tcp %.2f, ping-pong %.2f (target >= 0.8); 1%% loss / loss-free stream %.2f (target >= 0.5)\n",
-        lat["fmpl_udp"] / lat["ompi_tcp"], st["fmpl_udp"] / st["ompi_tcp"], pp["fmpl_udp"] / pp["ompi_tcp"],
-        st["fmpl_udp_loss1"] / st["fmpl_udp"]
-}' /tmp/udp_compare.$$
-rm -f /tmp/udp_compare.$$
+# median of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
+
+echo "# udp_compare: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)"
+echo "# $("$bin/fmplrun" --version 2>/dev/null | head -1 || echo FMPL); $(mpirun.openmpi --version 2>/dev/null | head -1)"
+
+if [[ " $parts " == *" lat "* ]]; then
+    # row NAME OUTPUT -> "lat pp stream" of 8 B (lat) and 1 MiB (pp, stream)
+    parse() {
+        awk '$1 == "8" && $2 == "B" { lat = $3 } $1 == "1" && $2 == "MiB" { pp = $4; st = $5 }
+             END { print lat, pp, st }'
+    }
+    args=("--sizes=8,1048576" --reps=5)
+    : > "$tmp"
+    for _ in $(seq "$reps"); do
+        o=$(timeout 300 "${ompi_tcp[@]}" -n 2 "$bin/mpi_pingpong.openmpi" "${args[@]}" --bench=pingpong,stream | parse)
+        echo "ompi_tcp $o" >> "$tmp"
+        o=$(FMPL_TRANSPORT=udp timeout 300 "$bin/fmplrun" -n 2 "$bin/fmpl_pingpong" "${args[@]}" | parse)
+        echo "fmpl_udp $o" >> "$tmp"
+        o=$(FMPL_TRANSPORT=udp timeout 300 "$bin/fmplrun" -n 2 "$bin/mpi_pingpong.fmpl" "${args[@]}" --bench=pingpong,stream | parse)
+        echo "mpi_udp $o" >> "$tmp"
+        o=$(FMPL_TRANSPORT=udp FMPL_UDP_LOSS=0.01 timeout 300 "$bin/fmplrun" -n 2 \
+            "$bin/fmpl_pingpong" "${args[@]}" | parse)
+        echo "fmpl_udp_loss1 $o" >> "$tmp"
+    done
+    echo "# rounds (name, 8 B one-way latency us, 1 MiB ping-pong GB/s, 1 MiB stream GB/s):"
+    cat "$tmp"
+    awk '
+    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }
+    { n[$1]++; L[$1, n[$1]] = $2; P[$1, n[$1]] = $3; S[$1, n[$1]] = $4 }
+    END {
+        split("ompi_tcp fmpl_udp mpi_udp fmpl_udp_loss1", names, " ")
+        for (k = 1; k <= 4; k++) { m = names[k]; c = n[m]
+            for (i = 1; i <= c; i++) { l[i] = L[m, i]; p[i] = P[m, i]; s[i] = S[m, i] }
+            lat[m] = med(l, c); pp[m] = med(p, c); st[m] = med(s, c)
+            printf "%-16s latency %9.3f us   pp %7.3f GB/s   stream %7.3f GB/s\n", m, lat[m], pp[m], st[m] }
+        printf "ratios: latency udp/ompi_tcp %.2f, MPI face %.2f (target <= 0.6); 1 MiB stream udp/ompi_tcp %.2f, MPI face %.2f, ping-pong %.2f (target >= 0.8); 1%% loss / loss-free stream %.2f (target >= 0.5)\n",
+            lat["fmpl_udp"] / lat["ompi_tcp"], lat["mpi_udp"] / lat["ompi_tcp"],
+            st["fmpl_udp"] / st["ompi_tcp"], st["mpi_udp"] / st["ompi_tcp"],
+            pp["fmpl_udp"] / pp["ompi_tcp"], st["fmpl_udp_loss1"] / st["fmpl_udp"]
+    }' "$tmp"
+fi
+
+if [[ " $parts " == *" loss "* ]]; then
+    echo "# 1 MiB streaming bandwidth of fmpl_pingpong over udp under injected loss (FMPL_UDP_LOSS), median of $reps runs:"
+    base=""
+    for loss in 0 0.001 0.01 0.05; do
+        : > "$tmp"
+        for _ in $(seq "$reps"); do
+            FMPL_TRANSPORT=udp FMPL_UDP_LOSS=$loss timeout 600 "$bin/fmplrun" -n 2 \
+                "$bin/fmpl_pingpong" --sizes=1048576 --reps=5 |
+                awk '$1 == "1" && $2 == "MiB" { print $5 }' >> "$tmp"
+        done
+        m=$(median < "$tmp")
+        [ -n "$base" ] || base=$m
+        awk -v l="$loss" -v m="$m" -v b="$base" -v all="$(tr '\n' ' ' < "$tmp")" \
+            'BEGIN { printf "loss %5.1f%%  stream %7.3f GB/s  (%3.0f%% of loss-free)  runs: %s\n", 100 * l, m, 100 * m / b, all }'
+    done
+fi
+
+if [[ " $parts " == *" mem "* ]]; then
+    echo "# peak RSS per process (VmHWM, KiB) of mpi_allpeers: median and largest over the ranks"
+    for np in $nps; do
+        fm=$(FMPL_TRANSPORT=udp timeout 600 "$bin/fmplrun" -n "$np" "$bin/mpi_allpeers.fmpl" --impl=fmpl_udp |
+            awk -F, '$2 == "rss_allpeers" { print $7 }')
+        om=$(timeout 600 "${ompi_tcp[@]}" --oversubscribe -n "$np" "$bin/mpi_allpeers.openmpi" --impl=ompi_tcp |
+            awk -F, '$2 == "rss_allpeers" { print $7 }')
+        fmed=$(echo "$fm" | median)
+        fmax=$(echo "$fm" | sort -g | tail -1)
+        omed=$(echo "$om" | median)
+        omax=$(echo "$om" | sort -g | tail -1)
+        awk -v np="$np" -v a="$fmed" -v b="$fmax" -v c="$omed" -v d="$omax" \
+            'BEGIN { printf "np %3d  fmpl_udp median %7d max %7d   ompi_tcp median %7d max %7d   ratio (median) %.2f\n", np, a, b, c, d, a / c }'
+    done
+fi

@@ -27,12 +27,23 @@ foreach(t vnic_rma vnic_errors vnic_atomic vnic_notify vnic_wait vnic_am)
   udp_variant(udp_${t}_faults ${t} RANKS 3 ENV ${UDP_FAULTS})
 endforeach()
 udp_variant(udp_vnic_rma_mtu1468_faults vnic_rma RANKS 2 ENV ${UDP_FAULTS} FMPL_UDP_MTU=1556)
+# The MTU between hosts without faults: runs of datagrams leave with UDP GSO and arrive
+# coalesced by UDP GRO (split by the receiver); and the same with both off.
+udp_variant(udp_vnic_rma_mtu1468 vnic_rma RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_MTU=1556)
+udp_variant(udp_vnic_rma_mtu1468_nogso vnic_rma RANKS 2 ENV ${UDP_ENV} FMPL_UDP_MTU=1556
+            FMPL_UDP_GSO=0)
 
 # Ordered, exactly-once, intact delivery of messages of random sizes (1 B .. 1 MiB).
 fmpl_test(udp_stream udp_stream.c RANKS 1 2 3 4 7 ENV ${UDP_ENV} ARGS 2000 TIMEOUT 120)
 udp_variant(udp_stream_faults udp_stream RANKS 2 3 4 7 ENV ${UDP_FAULTS} ARGS 2000)
 udp_variant(udp_stream_faults_mtu1468 udp_stream RANKS 3 ENV ${UDP_FAULTS} FMPL_UDP_MTU=1556
             ARGS 1000)
+udp_variant(udp_stream_mtu1468 udp_stream RANKS 2 4 ENV ${UDP_ENV} FMPL_UDP_MTU=1556
+            UDP_STREAM_EXPECT_GSO=1 UDP_STREAM_EXPECT_TWIN=1 ARGS 2000)
+# Every datagram by the one socket (no twin socket connect()ed to a busy peer).
+udp_variant(udp_stream_unconnected udp_stream RANKS 3 ENV ${UDP_ENV} FMPL_UDP_CONNECTED=0
+            ARGS 2000)
+udp_variant(udp_vnic_rma_unconnected vnic_rma RANKS 3 ENV ${UDP_ENV} FMPL_UDP_CONNECTED=0)
 # The paper's experiment, scaled: 100 000 messages per sender at 10% loss.
 udp_variant(udp_stream_100k udp_stream RANKS 2 ENV ${UDP_FAULTS} ARGS 100000 TIMEOUT 300)
 # A slow receiver: STOP and GO.

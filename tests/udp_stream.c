@@ -5,7 +5,9 @@
  * once and in order (imm == k), at the offset and with the length the sender's
  * deterministic size sequence gives, and byte for byte intact; it returns ring space to
  * the sender with a tail-flag put of the bytes consumed (credit). Prints the udp
- * counters; with injected loss the retransmission counters must have moved.
+ * counters; with injected loss the retransmission counters must have moved (and with
+ * UDP_STREAM_EXPECT_GSO set, some datagrams must have left in UDP GSO sends; with
+ * UDP_STREAM_EXPECT_TWIN and 2 ranks, through the twin socket connected to the other).
  * Usage: udp_stream [messages per sender] (default 2000). */
 #include "vnic_common.h"
 
@@ -190,6 +192,13 @@ int main(int argc, char **argv)
             CHECK(us.inj_loss > 0);
             CHECK(us.retransmits > 0);
         }
+        /* set by tests/udp.cmake where runs of datagrams must have left with UDP GSO */
+        if (n > 1 && getenv("UDP_STREAM_EXPECT_GSO"))
+            CHECK(us.gso_sends > 0);
+        /* ... and where the twin socket must have been connected to the other rank (with
+         * more ranks, acknowledgements to the previous one may keep breaking the runs) */
+        if (n == 2 && getenv("UDP_STREAM_EXPECT_TWIN"))
+            CHECK(us.twin_connects > 0);
         CHECK(us.bad_secret == 0 && us.bad_csum == 0 && us.malformed == 0 && us.truncated == 0);
         CHECK(us.refused == 0);
     } else {

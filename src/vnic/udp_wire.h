@@ -9,6 +9,7 @@
  *            len(4) pad(4)
  *   op:      kind(1) flags(1) chan(1) amo(1) key(4) off(8) len(4) aux(4) imm(8) a(8) b(8)
  *
+ * pad (the 16 bits after version): flags, UDP_HF_*.
  * secret: the job's 64-bit secret (boot KV). csum: udp_csum() of the whole datagram
  * computed with csum = 0, seeded with the secret. len: bytes after the header (the
  * datagram must be exactly 40 + len bytes). seq: DATA: the message's sequence number
@@ -33,6 +34,12 @@ enum {
     UDP_T_GO,       /* GO(k): room again; resume from k */
     UDP_T_BYE,      /* the sender left (vnic_close); ack = its last in-order seq from dst */
     UDP_T_MAX
+};
+
+/* Header flags (pad0). */
+enum {
+    UDP_HF_TWIN = 1 /* sent from the sender's twin socket: its source port is not the one
+                     * the sender receives on (never learn the address from it) */
 };
 
 /* Operation kinds inside DATA packets. */
@@ -72,10 +79,27 @@ _Static_assert(sizeof(udp_op_t) == 48, "operation header is 48 bytes");
 
 #define UDP_HDRS (sizeof(udp_hdr_t) + sizeof(udp_op_t))
 
+/* Bijective 64-bit mixes (splitmix64 finalisers) of the checksum's sums. */
+static inline uint64_t udp_mix1(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 29);
+}
+static inline uint64_t udp_mix2(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 /* Keyed Fletcher-style checksum over 64-bit words (two running sums, so swapped or
- * shifted words change it), then the tail bytes; folded to 32 bits. Runs near memory
- * speed, which a byte-wise hash of 64 KiB datagrams would not. Computed over the
- * header (40 bytes, csum field zero) followed by the body. */
+ * shifted words change it), then the tail bytes; folded to 32 bits. Computed over the
+ * header (40 bytes, csum field zero) followed by the body. A body of 64 bytes or more
+ * runs its 32-byte blocks through four independent pairs of sums (lane k takes word k
+ * of each block; lane 0 continues the header's sums), mixed into one pair at the end:
+ * the four dependency chains run in parallel, about twice the speed of one (faster than
+ * memcpy), which a byte-wise hash of 64 KiB datagrams would not come near. */
 static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, size_t nbody,
                                 uint64_t key)
 {
@@ -89,6 +113,29 @@ static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, s
     }
     c = (const unsigned char *)body;
     size_t i = 0;
+    if (nbody >= 64) {
+        uint64_t a0 = s1, a1 = key, a2 = ~key, a3 = key ^ 0x5851f42d4c957f2dull;
+        uint64_t b0 = s2, b1 = 1, b2 = 2, b3 = 3;
+        for (; i + 32 <= nbody; i += 32) {
+            uint64_t w0, w1, w2, w3; /* four loads (one 32-byte copy would go via the stack) */
+            memcpy(&w0, c + i, 8);
+            memcpy(&w1, c + i + 8, 8);
+            memcpy(&w2, c + i + 16, 8);
+            memcpy(&w3, c + i + 24, 8);
+            a0 += w0;
+            b0 += a0;
+            a1 += w1;
+            b1 += a1;
+            a2 += w2;
+            b2 += a2;
+            a3 += w3;
+            b3 += a3;
+        }
+        /* each lane's sums enter through a bijective mix: a change in any of them
+         * changes the folded pair */
+        s1 = a0 + udp_mix1(a1) + udp_mix2(a2) + udp_mix1(a3 ^ 0x2545f4914f6cdd1dull);
+        s2 = b0 ^ udp_mix2(b1) ^ udp_mix1(b2) ^ udp_mix2(b3 ^ 0x2545f4914f6cdd1dull);
+    }
     for (; i + 8 <= nbody; i += 8) {
         uint64_t w;
         memcpy(&w, c + i, 8);
@@ -102,12 +149,8 @@ static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, s
     s2 += s1;
     /* finalise each sum on its own (bijective mixes), then combine: a change in either
      * sum, even in its top bit alone, changes the result */
-    s1 ^= s1 >> 31;
-    s1 *= 0xbf58476d1ce4e5b9ull;
-    s1 ^= s1 >> 29;
-    s2 ^= s2 >> 30;
-    s2 *= 0x94d049bb133111ebull;
-    s2 ^= s2 >> 31;
+    s1 = udp_mix1(s1);
+    s2 = udp_mix2(s2);
     uint64_t x = s1 ^ (s2 << 1 | s2 >> 63);
     return (uint32_t)(x ^ (x >> 32));
 }

@@ -335,6 +335,8 @@ typedef struct vnic_udp_stats {
     uint64_t truncated, malformed; /* datagrams refused: too short, fields out of range */
     uint64_t stale;                /* from a departed or dead peer, or stale responses */
     uint64_t refused;              /* operations refused at this target (key, bounds, access) */
+    uint64_t gso_sends;            /* UDP_SEGMENT sends (each several datagrams) */
+    uint64_t twin_connects;        /* connect()s of the twin socket to a new peer */
     uint64_t inj_loss, inj_dup, inj_reorder, inj_delay; /* faults injected (FMPL_UDP_*) */
     uint64_t peer_deaths;                /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */
     uint64_t peers;                      /* peers contacted (per-peer state created) */
