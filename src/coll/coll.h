@@ -272,13 +272,15 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
 int coll_allgather_bruck_fits(const coll_group_t *g, size_t size);
 
 /* size bytes from every member to every member: recv's block i (of p) comes from member i,
- * send's block i goes to member i (send and recv distinct); Bruck on an all-call
- * schedule, when coll_alltoall_bruck_fits. */
+ * send's block i goes to member i (send and recv distinct); on an all-call schedule, when
+ * coll_alltoall_fits: one round of direct messages when the all-call cells have one for
+ * each source (p - 1 <= K + 2), else Bruck. */
 int coll_build_alltoall(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
                         size_t size);
-/* 1 when Bruck's rounds of size-byte blocks fit the all-call cells (each round at most
- * FMPL_COLL_ALLGATHER_BRUCK_MAX bytes, all rounds' pieces of COLL_SMALL at most K+2). */
-int coll_alltoall_bruck_fits(const coll_group_t *g, size_t size);
+/* 1 when coll_build_alltoall takes blocks of size bytes: the direct round (blocks of at
+ * most COLL_SMALL), or Bruck's rounds (each at most FMPL_COLL_ALLGATHER_BRUCK_MAX bytes,
+ * all rounds' pieces of COLL_SMALL at most K+2). */
+int coll_alltoall_fits(const coll_group_t *g, size_t size);
 /* 1 when a Bruck allgather of size-byte blocks fits a lane (coll_lane_room). */
 int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
 

@@ -511,6 +511,12 @@ static int gs_lane(const coll_sched_t *s)
     const coll_sched_ops_t *o = coll_sched_ops(s);
     return o == &gl_ops || o == &gla_ops;
 }
+/* 1 when an all-call schedule of g can send every member a message of n bytes in one
+ * round: one cell per other member (p - 1 <= K + 2), n within a cell. */
+static int gs_direct(const coll_sched_t *s, const coll_group_t *g, size_t n)
+{
+    return gs_all_call(s) && g->size - 1 <= g->st->rounds + 2 && n <= g->st->small;
+}
 
 size_t coll_group_small(const coll_group_t *g)
 {
@@ -569,6 +575,15 @@ static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, 
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
 {
     int p = g->size, r = g->rank;
+    if (gs_direct(s, g, 0)) {
+        /* Few members: one round, a message to each other member (A cell d - 1 to the one
+         * d ahead), so nobody waits for a relay through a descheduled member. */
+        for (int d = 1; d < p; d++) {
+            coll_sched_recv(s, NULL, 0, (uintptr_t)d - 1, coll_mod(r - d, p));
+            coll_sched_send(s, NULL, 0, (uintptr_t)d - 1, coll_mod(r + d, p));
+        }
+        return FMPL_SUCCESS;
+    }
     for (int k = 0, d = 1; d < p; k++, d *= 2) { /* dissemination (A cell k) */
         coll_sched_recv(s, NULL, 0, (uintptr_t)k, coll_mod(r - d, p));
         coll_sched_send(s, NULL, 0, (uintptr_t)k, coll_mod(r + d, p));
@@ -714,6 +729,24 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     if (p == 1)
         return FMPL_SUCCESS;
     int acall = gs_all_call(s);
+    if (acall && p > 2 && gs_direct(s, g, n)) {
+        /* Few members: one round, every vector to every member (A cell d - 1 to the one d
+         * ahead), then each folds all of them in rank order (the same bits everywhere). */
+        char *all = coll_sched_mem(s, (size_t)p * n);
+        if (!all)
+            return FMPL_ERR_NOMEM;
+        gx_copy(s, all + (size_t)r * n, out, n);
+        for (int d = 1; d < p; d++) {
+            int from = coll_mod(r - d, p);
+            coll_sched_recv(s, all + (size_t)from * n, (int64_t)n, (uintptr_t)d - 1, from);
+            coll_sched_send(s, out, (int64_t)n, (uintptr_t)d - 1, coll_mod(r + d, p));
+        }
+        coll_sched_fence(s);
+        gx_copy(s, out, all, n);
+        for (int q = 1; q < p; q++)
+            gx_reduce(s, op, out, all + (size_t)q * n, count); /* out holds the lower ranks */
+        return FMPL_SUCCESS;
+    }
     if ((p & (p - 1)) && !acall) { /* channels: reduce to 0, binomial bcast from 0 */
         int rc = coll_build_reduce(s, g, out, out, count, op, 0);
         coll_sched_fence(s);
@@ -796,9 +829,15 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size)
     return bruck_fits(g, coll_lane_room(g), size, 0);
 }
 
-int coll_alltoall_bruck_fits(const coll_group_t *g, size_t size)
+/* 1 when a one-round alltoall fits the all-call cells: one cell a source. */
+static int alltoall_direct(const coll_group_t *g, size_t size)
 {
-    return bruck_fits(g, g->st->small, size, 1);
+    return g->size - 1 <= g->st->rounds + 2 && size <= g->st->small;
+}
+
+int coll_alltoall_fits(const coll_group_t *g, size_t size)
+{
+    return alltoall_direct(g, size) || bruck_fits(g, g->st->small, size, 1);
 }
 
 /* Adds one round's exchange of len bytes (received from `from` into in, sent from out to
@@ -826,6 +865,15 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
     if (!gs_all_call(s) ||
         !(gs_lane(s) ? coll_allgather_lane_fits(g, size) : coll_allgather_bruck_fits(g, size)))
         return FMPL_ERR_UNSUPPORTED;
+    if (p > 2 && gs_direct(s, g, size)) { /* few members: one round, as allreduce's */
+        for (int d = 1; d < p; d++) {
+            int from = coll_mod(r - d, p);
+            coll_sched_recv(s, rb + (size_t)from * size, (int64_t)size, (uintptr_t)d - 1, from);
+            coll_sched_send(s, rb + (size_t)r * size, (int64_t)size, (uintptr_t)d - 1,
+                            coll_mod(r + d, p));
+        }
+        return FMPL_SUCCESS;
+    }
     /* Bruck: round k sends the blocks held, r .. r+cnt-1, to r - 2^k and gets as many from
      * r + 2^k, staged in a scratch copy (they may wrap around the end). */
     char *out = coll_sched_mem(s, (size_t)p * size), *in = coll_sched_mem(s, (size_t)p * size);
@@ -886,8 +934,22 @@ int coll_build_alltoall(coll_sched_t *s, coll_group_t *g, const void *send, void
     int p = g->size, r = g->rank;
     if (size == 0)
         return FMPL_SUCCESS;
-    if (!gs_all_call(s) || gs_lane(s) || !coll_alltoall_bruck_fits(g, size))
+    if (!gs_all_call(s) || gs_lane(s) || !coll_alltoall_fits(g, size))
         return FMPL_ERR_UNSUPPORTED;
+    const char *sb = send;
+    char *rb = recv;
+    if (alltoall_direct(g, size)) {
+        /* One round (few members): each block straight to its member, A cell d - 1 for the
+         * block of the member d ahead: no member waits for a relay (on an oversubscribed
+         * host, a relay is a context switch). */
+        gx_copy(s, rb + (size_t)r * size, sb + (size_t)r * size, size);
+        for (int d = 1; d < p; d++) {
+            int from = coll_mod(r - d, p), to = coll_mod(r + d, p);
+            coll_sched_recv(s, rb + (size_t)from * size, (int64_t)size, (uintptr_t)d - 1, from);
+            coll_sched_send(s, sb + (size_t)to * size, (int64_t)size, (uintptr_t)d - 1, to);
+        }
+        return FMPL_SUCCESS;
+    }
     /* Bruck: rotate so block i goes to rank r + i; round k sends the blocks whose index
      * has bit k to r + 2^k (A cell k) and takes as many from r - 2^k into the same
      * places; at the end block i came from rank r - i. */

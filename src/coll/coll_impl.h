@@ -220,7 +220,7 @@ static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch,
  * n % depth of them. Then 2 (K+2) ack lines (tier, index), written by the reader of this
  * rank's messages of that tier and index, every depth/4-th message. Offsets from the
  * area's start (slot-relative ones: minus the group's slot offset). */
-#define COLL_LANE_DEPTH 32
+#define COLL_LANE_DEPTH 64
 #define COLL_LANE_BIG_DEPTH 4
 static inline int coll_lane_depth(int tier)
 {

@@ -823,7 +823,7 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
                       .sbuf = sbuf,
                       .rbuf = rbuf};
     int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 0);
-    if (n > 0 && coll_alltoall_bruck_fits(c->cgroup, (size_t)n)) {
+    if (n > 0 && coll_alltoall_fits(c->cgroup, (size_t)n)) {
         mpii_comm_t *cc;
         int rc = mpii_coll_enter(comm, m->fname, &cc);
         if (rc)
