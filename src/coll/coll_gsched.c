@@ -257,7 +257,10 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
     const coll_state_t *st = ln->g->st;
     x->dir = x->len > st->lane_room; /* the tier */
     /* slot-relative, like every other mailbox offset (the lanes lie after the slots) */
-    x->flag_off = coll_lane_flag_off(st, ln->lane, x->dir, x->ch, seq) - ln->g->area_off;
+    /* all-call: two cells by parity are enough (and stay warm in the caches); acknowledged:
+     * the whole depth, so a writer can run ahead */
+    uint64_t n = ln->all_call ? seq & 1 : seq;
+    x->flag_off = coll_lane_flag_off(st, ln->lane, x->dir, x->ch, n) - ln->g->area_off;
     x->ack_off = coll_lane_ack_off(st, ln->lane, x->dir, x->ch) - ln->g->area_off;
     x->pending = 1;
     return FMPL_SUCCESS;
@@ -266,8 +269,8 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
 /* Acknowledged mode (not all-call): the reader acknowledges every depth/4-th message of a
  * (tier, cell index); a writer writes message n once message n - depth of those cells is
  * acknowledged (covered: if it waits, the reader consumes all it wrote, up to n - 1, and
- * has acknowledged at least n - depth/4 >= n - depth). All-call: the cells of run n are
- * those of run n - depth, free by the parity argument. */
+ * has acknowledged at least n - depth/4 >= n - depth). All-call: only the two cells of
+ * the run's parity are used, free by the parity argument (as the A cells). */
 static int gl_test(void *req, int *err)
 {
     gx_req_t *x = req;
