@@ -362,22 +362,16 @@ static int pl_settle_step(const void *a)
     return MPI_SUCCESS;
 }
 
-/* One of the schedules of a start that also agrees finished (err: an MPI class). */
-static void pl_part_done(mpii_req_t *r, int err)
+/* One of the schedules of a start that also agrees finished (err: an MPI class; arg: the
+ * request). */
+static void pl_part_done(void *arg, int err)
 {
+    mpii_req_t *r = arg;
     mpii_plane_t *pl = r->plane;
     if (err && !pl->err)
         pl->err = err;
     if (--pl->pending == 0)
         cs_done(r, pl->err);
-}
-static void pl_run_done(void *arg, int err)
-{
-    pl_part_done(arg, err);
-}
-static void pl_agree_done(void *arg, int err)
-{
-    pl_part_done(arg, err);
 }
 static void pl_lane_done(void *arg, int err)
 {
@@ -446,8 +440,8 @@ int mpii_cs_start(mpii_req_t *r)
     } else if (pl && pl->state == PL_TRY) {
         pl->pending = 2;
         pl->err = MPI_SUCCESS;
-        rc = coll_sched_start(r->sched, r->tag, 1, pl_run_done, r);
-        if (!rc && coll_sched_start(pl->agree, pl->atag, 1, pl_agree_done, r))
+        rc = coll_sched_start(r->sched, r->tag, 1, pl_part_done, r);
+        if (!rc && coll_sched_start(pl->agree, pl->atag, 1, pl_part_done, r))
             pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
     } else {
         r->run = r->sched;
