@@ -732,7 +732,7 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     if (p == 1)
         return FMPL_SUCCESS;
     int acall = gs_all_call(s);
-    if (acall && p > 2 && gs_direct(s, g, n)) {
+    if (p > 2 && gs_direct(s, g, n)) {
         /* Few members: one round, every vector to every member (A cell d - 1 to the one d
          * ahead), then each folds all of them in rank order (the same bits everywhere). */
         char *all = coll_sched_mem(s, (size_t)p * n);
