@@ -68,14 +68,7 @@ int main(int argc, char **argv)
         int peer = (t.rank + i) % t.size;
         unsigned char *src = out + (size_t)peer * LEN;
         vt_fill(src, LEN, t.rank, peer, 77);
-        vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = peer};
-        op.local.kind = VNIC_DESC_CONTIG;
-        op.local.u.contig.addr = src;
-        op.local.u.contig.len = LEN;
-        op.remote.key = KEY_IN;
-        op.remote.kind = VNIC_DESC_CONTIG;
-        op.remote.u.off = (uint64_t)t.rank * LEN;
-        CHECK_RC(vnic_post(t.v, &op), FMPL_SUCCESS);
+        CHECK_RC(vnic_put(t.v, peer, src, LEN, KEY_IN, (uint64_t)t.rank * LEN), FMPL_SUCCESS);
     }
     vt_barrier(&t);
     for (int src = 0; src < t.size; src++) {
