@@ -53,8 +53,14 @@ udp_variant(udp_stopgo_faults udp_stopgo RANKS 3
             ENV ${UDP_FAULTS} FMPL_UDP_EXEC_BUDGET=1 FMPL_UDP_RCVBUF=65536)
 # Datagrams from outside the job are refused and counted.
 fmpl_test(udp_foreign udp_foreign.c RANKS 2 3 4 7 ENV ${UDP_ENV} TIMEOUT 60)
+# The progress thread: a computing target serves puts, gets and atomics but runs no
+# handler; stream order between thread and application; without the thread nothing
+# moves while the target computes. With faults: the thread retransmits and answers LOSE.
+fmpl_test(udp_thread udp_thread.c RANKS 2 3 4 7 ENV ${UDP_ENV} ARGS on TIMEOUT 120)
+udp_variant(udp_thread_faults udp_thread RANKS 3 ENV ${UDP_FAULTS} ARGS on)
+udp_variant(udp_thread_off udp_thread RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_THREAD=0 ARGS off)
 # A silent peer makes operations fail with FMPL_ERR_PEER, no hang.
-fmpl_test(udp_timeout udp_timeout.c RANKS 2 3 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=500
+fmpl_test(udp_timeout udp_timeout.c RANKS 2 3 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=500 FMPL_UDP_THREAD=0
           TIMEOUT 60)
 
 # The native API and the MPI face over udp (a representative subset; the full suites

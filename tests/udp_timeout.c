@@ -1,4 +1,5 @@
-/* udp_timeout.c — a silent peer: rank 1 stops progressing (it sleeps). Rank 0's get from it must
+/* udp_timeout.c — a silent peer: rank 1 stops progressing (it sleeps, without a progress thread:
+ * FMPL_UDP_THREAD=0). Rank 0's get from it must
  * fail with FMPL_ERR_PEER once FMPL_UDP_PEER_TIMEOUT_MS (set small by the test) has passed, not
  * hang; later posts to rank 1 and later waits fail the same way, and the death is counted. Every
  * rank then closes (FMPL_ERR_PEER or success) without hanging. */

@@ -81,6 +81,19 @@
  * (udp_sleep), after sending the acknowledgements it holds (udp_sleep_prepare). Waking
  * a sleeping process costs tens of microseconds on a VM, hence the spin first.
  *
+ * PROGRESS THREAD (FMPL_UDP_THREAD, on by default; the paper's NIC firmware): a target
+ * serves its peers while its application computes. The application takes a mutex in every
+ * entry point of the ops table (udp_enter; entries nested in a handler only count) and
+ * counts its entries. The thread sleeps FMPL_UDP_THREAD_US at a time; once a whole period
+ * passed without an entry it takes the mutex (trylock only) and runs progress calls in
+ * which requests needing a handler (NOTIFY, AM) are not executed: they, and everything
+ * behind them in the receive buffer (one FIFO for all peers), wait for the application's
+ * next call, so stream order and "handlers on the application's thread" hold. Between
+ * calls it sends the acknowledgements it holds and sleeps in ppoll on the socket (or
+ * until a retransmission deadline), until the application enters again. While the
+ * application is inside, the thread only wakes once per period (it never competes for
+ * the socket then); the cost is that mutex (~20 ns per entry).
+ *
  * FAULTS. Every datagram carries the job secret and a keyed checksum (udp_wire.h);
  * truncated, foreign, corrupted or malformed ones are counted and dropped. Loss,
  * duplication, reordering and delay are injected on transmission with a seeded PRNG
@@ -99,6 +112,8 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +298,17 @@ typedef struct udp {
     int print_stats;     /* FMPL_UDP_STATS: counters on stderr at close */
     uint8_t fence_epoch; /* vnic_fence calls so far (mod 256) */
     vnic_udp_stats_t st;
+
+    /* progress thread (see PROGRESS THREAD): lock guards everything above while the
+     * thread runs; the application takes it in every entry point (udp_enter) */
+    int thr_on;           /* the thread was started (FMPL_UDP_THREAD) */
+    int thr_serving;      /* set while the thread runs a progress call: no handlers */
+    int app_depth;        /* entry points of the application nested (handlers post) */
+    uint64_t app_entries; /* entries of the application so far (the thread reads it) */
+    int thr_stop;         /* udp_close asks the thread to end */
+    uint64_t thr_idle_ns; /* FMPL_UDP_THREAD_US: absence before the thread serves */
+    pthread_t thr;
+    pthread_mutex_t lock;
 } udp_t;
 
 /* ------------------------------------------------------------ helpers */
@@ -1025,6 +1051,11 @@ static uint64_t udp_amo_exec(uint8_t opcode, uint64_t *w, uint64_t operand, uint
 /* 1 when the request can be executed now (resources for its answer exist). */
 static int udp_can_exec(udp_t *s, const udp_op_t *o)
 {
+    /* handlers run on the application's thread only; they and everything after them in
+     * the receive buffer wait for its next entry */
+    if (BASE_UNLIKELY(s->thr_serving) &&
+        (o->kind == UDP_OP_AM || (o->kind == UDP_OP_PUT && (o->flags & VNIC_F_NOTIFY))))
+        return 0;
     if (o->kind == UDP_OP_AMO)
         return udp_room_class(s, UDP_HDRS, 0) >= 0;
     if (o->kind == UDP_OP_GETREQ)
@@ -1972,10 +2003,9 @@ static void udp_sleep_cancel(vnic_transport_t *tr)
     (void)tr;
 }
 
-/* Blocks on the socket for at most ns, or until the next retransmission deadline. */
-static void udp_sleep(vnic_transport_t *tr, int64_t ns)
+/* ns, or less when a retransmission deadline comes sooner. */
+static int64_t udp_sleep_ns(udp_t *s, int64_t ns)
 {
-    udp_t *s = (udp_t *)tr;
     uint64_t now = base_time_ns();
     for (int k = 0; k < s->nactive; k++) {
         udp_peer_t *p = s->peer[s->active[k]];
@@ -1985,13 +2015,150 @@ static void udp_sleep(vnic_transport_t *tr, int64_t ns)
                 ns = d;
         }
     }
-    if (s->jobs || s->rq_count)
-        ns = 0;
-    if (ns <= 0)
-        return;
+    return ns;
+}
+
+/* Blocks in ppoll on the socket for ns (> 0) at most, or until a datagram arrives. */
+static void udp_poll_socket(udp_t *s, int64_t ns)
+{
     struct pollfd pf = {.fd = s->fd, .events = POLLIN};
     struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
     ppoll(&pf, 1, &ts, NULL);
+}
+
+/* Blocks on the socket for at most ns, or until the next retransmission deadline. */
+static void udp_sleep(vnic_transport_t *tr, int64_t ns)
+{
+    udp_t *s = (udp_t *)tr;
+    ns = udp_sleep_ns(s, ns);
+    if (s->jobs || s->rq_count || ns <= 0)
+        return;
+    udp_poll_socket(s, ns);
+}
+
+/* ------------------------------------------------------------ progress thread */
+
+/* Entry and exit of every operation the generic layer calls (the ops table): with the
+ * thread on, the application holds the lock while inside the transport (nested entries,
+ * from a handler that posts, only count) and marks each entry for the thread. */
+static inline void udp_enter(udp_t *s)
+{
+    if (!s->thr_on)
+        return;
+    if (s->app_depth++ == 0)
+        pthread_mutex_lock(&s->lock);
+    __atomic_store_n(&s->app_entries, s->app_entries + 1, __ATOMIC_RELAXED);
+}
+
+static inline void udp_leave(udp_t *s)
+{
+    if (s->thr_on && --s->app_depth == 0)
+        pthread_mutex_unlock(&s->lock);
+}
+
+/* The thread: sleeps FMPL_UDP_THREAD_US at a time and, when the application has not
+ * entered the transport for a whole period (it computes, or waits elsewhere), serves in
+ * its place: progress calls in which requests needing a handler wait (udp_can_exec),
+ * acknowledgements sent before each sleep, sleeping on the socket in between, until the
+ * application comes back (an entry, or the lock taken). */
+static void *udp_thread_main(void *arg)
+{
+    udp_t *s = arg;
+    uint64_t seen = __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED);
+    struct timespec idle = {.tv_sec = (time_t)(s->thr_idle_ns / 1000000000),
+                            .tv_nsec = (long)(s->thr_idle_ns % 1000000000)};
+    while (!__atomic_load_n(&s->thr_stop, __ATOMIC_ACQUIRE)) {
+        nanosleep(&idle, NULL);
+        uint64_t e = __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED);
+        if (e != seen) {
+            seen = e;
+            continue;
+        }
+        while (!__atomic_load_n(&s->thr_stop, __ATOMIC_ACQUIRE) &&
+               __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED) == seen &&
+               pthread_mutex_trylock(&s->lock) == 0) {
+            s->thr_serving = 1;
+            int n = udp_progress(&s->base);
+            s->st.thread_calls++;
+            s->st.thread_events += (uint64_t)n;
+            int64_t ns = 0;
+            if (n == 0) {
+                udp_sleep_prepare(&s->base);
+                ns = udp_sleep_ns(s, (int64_t)s->thr_idle_ns);
+            }
+            s->thr_serving = 0;
+            pthread_mutex_unlock(&s->lock);
+            if (ns > 0)
+                udp_poll_socket(s, ns);
+        }
+    }
+    return NULL;
+}
+
+/* Starts the thread with every signal blocked (they stay the application's). */
+static int udp_thread_start(udp_t *s)
+{
+    if (pthread_mutex_init(&s->lock, NULL))
+        return FMPL_ERR_NOMEM;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->thr, NULL, udp_thread_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        pthread_mutex_destroy(&s->lock);
+        base_log("vnic/udp: cannot start the progress thread (%s); set FMPL_UDP_THREAD=0 to "
+                 "run without it",
+                 strerror(rc));
+        return FMPL_ERR_NOMEM;
+    }
+    s->thr_on = 1;
+    return FMPL_SUCCESS;
+}
+
+static void udp_thread_stop(udp_t *s)
+{
+    if (!s->thr_on)
+        return;
+    __atomic_store_n(&s->thr_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(s->thr, NULL);
+    pthread_mutex_destroy(&s->lock);
+    s->thr_on = 0;
+}
+
+static int udp_op_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
+{
+    udp_t *s = (udp_t *)tr;
+    udp_enter(s);
+    int rc = udp_post(tr, op, total);
+    udp_leave(s);
+    return rc;
+}
+
+static int udp_op_progress(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    udp_enter(s);
+    int n = udp_progress(tr);
+    udp_leave(s);
+    return n;
+}
+
+static void udp_op_sleep_prepare(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    udp_enter(s);
+    udp_sleep_prepare(tr);
+    udp_leave(s);
+}
+
+/* The application holds the lock while it sleeps on the socket: it serves what arrives. */
+static void udp_op_sleep(vnic_transport_t *tr, int64_t ns)
+{
+    udp_t *s = (udp_t *)tr;
+    udp_enter(s);
+    udp_sleep(tr, ns);
+    udp_leave(s);
 }
 
 /* ------------------------------------------------------------ fence and close */
@@ -2100,16 +2267,20 @@ static void udp_final_acks(udp_t *s, uint8_t type)
 static int udp_fence(vnic_transport_t *tr)
 {
     udp_t *s = (udp_t *)tr;
+    udp_enter(s);
     s->fence_epoch++;
     int rc = udp_send_done(s, s->fence_epoch);
     int rc2 = vnic_wait(s->v, udp_fence_done, s, -1);
     udp_final_acks(s, UDP_T_ACK);
+    udp_leave(s);
     return rc ? rc : rc2;
 }
 
+/* Stops the progress thread first: from here on only the application serves. */
 static int udp_quiesce(vnic_transport_t *tr)
 {
     udp_t *s = (udp_t *)tr;
+    udp_thread_stop(s);
     int rc = vnic_wait(s->v, udp_reqs_idle, s, -1);
     s->closing = 1;
     int rc2 = udp_send_done(s, UINT64_MAX);
@@ -2157,6 +2328,7 @@ static void udp_free(udp_t *s)
 static void udp_close(vnic_transport_t *tr)
 {
     udp_t *s = (udp_t *)tr;
+    udp_thread_stop(s);
     if (s->print_stats) {
         const vnic_udp_stats_t *t = &s->st;
         fprintf(
@@ -2165,7 +2337,7 @@ static void udp_close(vnic_transport_t *tr)
             "%llu) received %llu; timeouts %llu; LOSE %llu/%llu (ignored %llu); STOP %llu/%llu; "
             "dropped: dup %llu, out-of-order %llu, buffer full %llu; queued %llu; refused "
             "%llu; injected loss %llu dup %llu reorder %llu; mtu %u; gso sends %llu; twin connects "
-            "%llu\n",
+            "%llu; progress thread calls %llu events %llu\n",
             s->rank, (unsigned long long)t->tx_packets, (unsigned long long)t->data_sent,
             (unsigned long long)t->retransmits, (unsigned long long)t->acks_sent,
             (unsigned long long)t->rx_packets, (unsigned long long)t->timeouts,
@@ -2176,18 +2348,19 @@ static void udp_close(vnic_transport_t *tr)
             (unsigned long long)t->queued, (unsigned long long)t->refused,
             (unsigned long long)t->inj_loss, (unsigned long long)t->inj_dup,
             (unsigned long long)t->inj_reorder, t->mtu, (unsigned long long)t->gso_sends,
-            (unsigned long long)t->twin_connects);
+            (unsigned long long)t->twin_connects, (unsigned long long)t->thread_calls,
+            (unsigned long long)t->thread_events);
     }
     udp_free(s);
 }
 
 static const vnic_transport_ops_t udp_ops = {
     .name = "udp",
-    .post = udp_post,
-    .progress = udp_progress,
-    .sleep_prepare = udp_sleep_prepare,
+    .post = udp_op_post,
+    .progress = udp_op_progress,
+    .sleep_prepare = udp_op_sleep_prepare,
     .sleep_cancel = udp_sleep_cancel,
-    .sleep = udp_sleep,
+    .sleep = udp_op_sleep,
     .fence = udp_fence,
     .quiesce = udp_quiesce,
     .close = udp_close,
@@ -2196,7 +2369,9 @@ static const vnic_transport_ops_t udp_ops = {
 void vnic_udp_get_stats(vnic_transport_t *tr, vnic_udp_stats_t *out)
 {
     udp_t *s = (udp_t *)tr;
+    udp_enter(s);
     *out = s->st;
+    udp_leave(s);
 }
 
 /* ------------------------------------------------------------ open */
@@ -2331,6 +2506,15 @@ static int udp_setup(udp_t *s)
     s->print_stats = (int)base_env_int("FMPL_UDP_STATS", 0, 0, 1,
                                        "1: each process prints its udp counters on stderr when "
                                        "it closes");
+    s->thr_on = (int)base_env_int("FMPL_UDP_THREAD", 1, 0, 1,
+                                  "1: a progress thread serves the peers (executes their "
+                                  "puts, gets and atomics) while the application stays out "
+                                  "of the library; 0: only the application's calls do");
+    s->thr_idle_ns = (uint64_t)base_env_int("FMPL_UDP_THREAD_US", 1000, 10, 1000000,
+                                            "microseconds the application must stay out of "
+                                            "the transport before the progress thread serves "
+                                            "(also its polling period)") *
+                     1000;
     s->ack_every = BASE_MAX(1u, s->window / 4);
     s->cwnd_min = BASE_MAX(1u, BASE_MIN(s->window / 4, 16u));
 
@@ -2466,6 +2650,10 @@ int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
         } else {
             s->secret = udp_job_secret((uint64_t)r, boot_job_id(v->boot));
         }
+    }
+    if (!err && s->thr_on) {
+        s->thr_on = 0; /* udp_thread_start sets it once the thread runs */
+        err = udp_thread_start(s);
     }
     if (err) {
         udp_free(s);

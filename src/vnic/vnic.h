@@ -9,7 +9,12 @@
  *
  * Threading: one thread at a time per vnic (the caller serialises). Handlers run
  * inside vnic_progress() on the calling thread; they must not block or post
- * blocking work, but may post operations.
+ * blocking work, but may post operations. Peers' operations may also execute while
+ * this process is outside every vnic call: shm peers perform their puts, gets and
+ * atomics themselves, and the udp transport's progress thread (FMPL_UDP_THREAD)
+ * executes those of udp peers when the process has stayed out of the transport for
+ * FMPL_UDP_THREAD_US; a notification, an active message and everything after them
+ * wait for the process's next call.
  *
  * Ordering: operations from one initiator to one target that carry
  * VNIC_F_NOTIFY or VNIC_F_RCNTR are delivered (their notification runs, their
@@ -338,9 +343,11 @@ typedef struct vnic_udp_stats {
     uint64_t gso_sends;            /* UDP_SEGMENT sends (each several datagrams) */
     uint64_t twin_connects;        /* connect()s of the twin socket to a new peer */
     uint64_t inj_loss, inj_dup, inj_reorder, inj_delay; /* faults injected (FMPL_UDP_*) */
-    uint64_t peer_deaths;                /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */
-    uint64_t peers;                      /* peers contacted (per-peer state created) */
-    uint64_t peer_state_bytes;           /* bytes of per-peer state, all peers */
+    uint64_t peer_deaths;      /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */
+    uint64_t thread_calls;     /* progress calls of the progress thread (FMPL_UDP_THREAD) */
+    uint64_t thread_events;    /* events (datagrams, requests executed...) those calls handled */
+    uint64_t peers;            /* peers contacted (per-peer state created) */
+    uint64_t peer_state_bytes; /* bytes of per-peer state, all peers */
     uint64_t sndbuf_bytes, rcvbuf_bytes; /* the channel's send and receive buffers */
     uint32_t mtu;                        /* largest datagram sent */
     uint16_t port;                       /* this process's UDP port */
