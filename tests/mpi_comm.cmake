@@ -9,3 +9,8 @@ fmpl_test(mpi_comm_idup_basic mpi_comm_idup_basic.c RANKS 1 2 3 4 7 TIMEOUT 60)
 # blocking dups on communicators sharing members, info, attributes, intercommunicators;
 # 700 idup/free cycles of WORLD, a half and SELF (2100 context ids: a leak fails).
 fmpl_test(mpi_comm_idup mpi_comm_idup.c RANKS 1 2 3 4 7 ARGS 700 TIMEOUT 120)
+# Mailbox groups of communicators other than WORLD: the same decision at every member,
+# more live communicators than slots (FMPL_COLL_GROUPS=6: the rest over point-to-point),
+# frees in per-rank orders, slot reuse over 300 cycles, splits, persistent collectives,
+# a communicator left to MPI_Finalize (over udp: tests/udp.cmake).
+fmpl_test(mpi_comm_mailbox mpi_comm_mailbox.c RANKS 1 2 3 4 7 ENV FMPL_COLL_GROUPS=6 TIMEOUT 120)

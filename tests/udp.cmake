@@ -74,6 +74,7 @@ foreach(t mpi_p2p mpi_coll mpi_comm_basic)
 endforeach()
 udp_variant(udp_mpi_p2p_rndv mpi_p2p RANKS 3 ENV ${UDP_ENV} FMPL_MPI_EAGER_MAX=0)
 udp_variant(udp_mpi_p2p_faults mpi_p2p RANKS 3 ENV ${UDP_FAULTS} TIMEOUT 300)
+udp_variant(udp_mpi_comm_mailbox mpi_comm_mailbox RANKS 3 ENV ${UDP_ENV} FMPL_COLL_GROUPS=6)
 
 # The packet parser: a unit run with any compiler, and a libFuzzer run (20 s) when
 # clang can build one (tools/udp_fuzz.sh runs it longer by hand).

@@ -11,6 +11,11 @@ int coll_max_groups(void)
     return coll_st ? coll_st->ngroups : 0;
 }
 
+int coll_slot_in_use(uint32_t ctx)
+{
+    return coll_st && coll_st->slot_used[ctx % (uint32_t)coll_st->ngroups];
+}
+
 static int ceil_log2(int n)
 {
     int k = 0;
@@ -119,11 +124,32 @@ fail:
     return rc;
 }
 
+/* Groups being retired (see "retiring a group" below). */
+enum { RT_EDGES = 0, RT_LANES, RT_BARRIER, RT_DONE };
+
+typedef struct coll_retire {
+    struct coll_retire *next;
+    coll_group_t *g;
+    void (*done)(void *arg, int err);
+    void *done_arg;
+    int phase, bars; /* phase; A-cell barriers left (the final one on parity 0) */
+    int k, sent;     /* current barrier: round, its flag sent */
+    int err;
+} coll_retire_t;
+
+static struct {
+    coll_retire_t *head;
+    int hook_id, hooked;
+} retiring;
+
 void coll_finalize(vnic_t *v)
 {
     coll_state_t *st = coll_st;
     if (!st || st->v != v)
         return;
+    if (retiring.hooked)
+        vnic_hook_remove(v, retiring.hook_id);
+    memset(&retiring, 0, sizeof retiring);
     vnic_mr_dereg(v, COLL_KEY);
     vnic_cntr_close(v, st->order_cntr);
     vnic_mem_free(v, st->area);
@@ -198,28 +224,72 @@ static int group_ok(const coll_group_t *g)
     return g && g->magic == COLL_GROUP_MAGIC;
 }
 
-/* Freeing leaves the slot all zeros without a handshake with the next group that takes
+/* ------------------------------------------------------------ retiring a group
+ *
+ * Freeing leaves the slot all zeros without a handshake with the next group that takes
  * it, even though that group's members may write to this rank before it has finished
  * here. Before the final barrier every edge message has been consumed (cleared) and
- * acknowledged (drain), and the ack lines are cleared; the final barrier runs on
+ * acknowledged (drained), and the ack lines are cleared; the final barrier runs on
  * A parity 0 and clears its flags as it consumes them. A new group's member writes to
  * this rank early only (a) its first A call, on parity 1, which the final barrier does
  * not use, and (b) the first `depth` uses of a channel, whose cells are already clean. Any
- * later write needs this rank to have entered the new group. */
-int coll_group_free(coll_group_t *g)
+ * later write needs this rank to have entered the new group. The slot stays in use
+ * (coll_slot_in_use) until then.
+ *
+ * A retirement is a state machine that never waits: coll_group_free polls it from its
+ * wait; coll_group_retire puts it on a list that a vnic progress hook polls. */
+
+static void retire_begin(coll_retire_t *r, coll_group_t *g)
 {
-    if (!group_ok(g))
-        return FMPL_ERR_COMM;
-    int rc = FMPL_SUCCESS;
-    if (g->size > 1) {
-        rc = coll_edges_drain(g);
-        if (rc == FMPL_SUCCESS)
-            rc = coll_lanes_drain(g);
-        if (rc == FMPL_SUCCESS && ((g->seq_a + 1) & 1))
-            rc = coll_barrier_impl(g); /* so that the final barrier uses parity 0 */
-        if (rc == FMPL_SUCCESS)
-            rc = coll_barrier_impl(g);
+    memset(r, 0, sizeof *r);
+    r->g = g;
+    r->phase = g->size > 1 ? RT_EDGES : RT_DONE;
+    r->bars = (g->seq_a + 1) & 1 ? 2 : 1; /* so that the final barrier uses parity 0 */
+    if (r->phase != RT_DONE)
+        g->seq_a++;
+}
+
+/* Moves r as far as it goes; 1 once it is done (g freed, r->err set). */
+static int retire_poll(coll_retire_t *r)
+{
+    coll_group_t *g = r->g;
+    if (r->phase == RT_EDGES && coll_edges_drained(g))
+        r->phase = RT_LANES;
+    if (r->phase == RT_LANES && coll_lanes_drained(g))
+        r->phase = RT_BARRIER;
+    /* dissemination: in round k, raise the flag of A cell k at rank + 2^k, and wait for
+     * the own one, raised by rank - 2^k */
+    while (r->phase == RT_BARRIER) {
+        uint64_t seq = g->seq_a;
+        int par = (int)(seq & 1);
+        if (r->k == g->rounds) {
+            if (--r->bars == 0) {
+                r->phase = RT_DONE;
+                break;
+            }
+            g->seq_a++;
+            r->k = 0;
+            continue;
+        }
+        if (!r->sent) {
+            int rc = coll_put_word(g, coll_mod(g->rank + (1 << r->k), g->size),
+                                   coll_a_flag_off(g, r->k, par), seq);
+            if (rc != FMPL_SUCCESS) {
+                r->err = rc;
+                r->phase = RT_DONE;
+                break;
+            }
+            r->sent = 1;
+        }
+        uint64_t *flag = coll_a_flag(g, r->k, par);
+        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < seq)
+            return 0;
+        coll_cell_clear(flag);
+        r->k++;
+        r->sent = 0;
     }
+    if (r->phase != RT_DONE)
+        return 0;
     for (int i = 0; i < COLL_GCACHE; i++)
         coll_sched_free(g->gsched[i]);
     coll_lanes_orphan(g);
@@ -228,7 +298,90 @@ int coll_group_free(coll_group_t *g)
     free(g->peer_slot);
     free(g->members);
     free(g);
-    return rc;
+    r->g = NULL;
+    return 1;
+}
+
+static int retire_hook(void *arg)
+{
+    (void)arg;
+    int n = 0;
+    for (coll_retire_t **rp = &retiring.head; *rp;) {
+        coll_retire_t *r = *rp;
+        if (!retire_poll(r)) {
+            rp = &r->next;
+            continue;
+        }
+        *rp = r->next;
+        n++;
+        if (r->done)
+            r->done(r->done_arg, r->err);
+        free(r);
+    }
+    if (!retiring.head)
+        vnic_hook_arm(coll_st->v, retiring.hook_id, 0);
+    return n;
+}
+
+static int retire_ready(void *arg)
+{
+    return retire_poll(arg);
+}
+
+int coll_group_free(coll_group_t *g)
+{
+    if (!group_ok(g))
+        return FMPL_ERR_COMM;
+    vnic_t *v = g->v;
+    coll_retire_t r;
+    retire_begin(&r, g);
+    if (!retire_poll(&r)) {
+        int rc = vnic_wait(v, retire_ready, &r, -1);
+        if (rc != FMPL_SUCCESS && r.g) { /* a peer died: free anyway */
+            r.phase = RT_DONE;
+            retire_poll(&r);
+            return rc;
+        }
+    }
+    return r.err;
+}
+
+int coll_group_retire(coll_group_t *g, void (*done)(void *arg, int err), void *arg)
+{
+    if (!group_ok(g))
+        return FMPL_ERR_COMM;
+    coll_retire_t *r = malloc(sizeof *r);
+    if (!r)
+        return FMPL_ERR_NOMEM;
+    if (!retiring.hooked) {
+        if (vnic_hook_add(g->v, retire_hook, NULL, 0, &retiring.hook_id)) {
+            free(r);
+            return FMPL_ERR_NOMEM;
+        }
+        retiring.hooked = 1;
+    }
+    retire_begin(r, g);
+    r->done = done;
+    r->done_arg = arg;
+    g->magic = 0; /* the caller's handle is gone */
+    if (retire_poll(r)) {
+        if (done)
+            done(arg, r->err);
+        free(r);
+        return FMPL_SUCCESS;
+    }
+    r->next = retiring.head;
+    retiring.head = r;
+    vnic_hook_arm(g->v, retiring.hook_id, 1);
+    return FMPL_SUCCESS;
+}
+
+int coll_groups_retiring(void)
+{
+    int n = 0;
+    for (const coll_retire_t *r = retiring.head; r; r = r->next)
+        n++;
+    return n;
 }
 
 /* ------------------------------------------------------------ public calls */

@@ -67,6 +67,10 @@ int coll_init(vnic_t *v);
 void coll_finalize(vnic_t *v);
 /* Number of group slots (FMPL_COLL_GROUPS); 0 before coll_init. */
 int coll_max_groups(void);
+/* 1 when a live group of this process holds the slot of ctx (ctx % coll_max_groups()),
+ * so that coll_group_create with ctx would fail with FMPL_ERR_BUSY; 0 otherwise (and
+ * before coll_init). Never blocks. */
+int coll_slot_in_use(uint32_t ctx);
 
 /* Creates this rank's handle on a group: `size` members given by their world ranks
  * in group-rank order (members[rank] is this process). `ctx` identifies the group:
@@ -84,6 +88,14 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
  * group (all acknowledgements in, one barrier), then frees the handle and leaves
  * the slot clean for the next group. FMPL_ERR_COMM when g is NULL or not a group. */
 int coll_group_free(coll_group_t *g);
+/* The same without waiting: g is gone for the caller at once; this member's part of the
+ * handshake runs from the vnic progress hook (whoever progresses), and the slot stays in
+ * use (coll_slot_in_use) until it is over; then done(arg, err) runs (may be NULL; err 0
+ * or the vnic's error), possibly inside this call. Members may retire their groups in
+ * any order. FMPL_ERR_COMM (g not a group), FMPL_ERR_NOMEM. */
+int coll_group_retire(coll_group_t *g, void (*done)(void *arg, int err), void *arg);
+/* Groups of this process whose retirement is not over. Never blocks. */
+int coll_groups_retiring(void);
 
 /* A reduction: combine count elements, inout[i] = inout[i] (op) in[i]. */
 typedef void (*coll_reduce_fn)(void *inout, const void *in, size_t count, void *arg);

@@ -431,32 +431,19 @@ int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_s
     return lane;
 }
 
-typedef struct gl_wait {
-    const coll_state_t *st;
-    int lane;
-} gl_wait_t;
-
-static int gl_drained_ready(void *arg)
-{
-    const gl_wait_t *w = arg;
-    return gl_drained(w->st, w->lane);
-}
-
-int coll_lanes_drain(coll_group_t *g)
+int coll_lanes_drained(coll_group_t *g)
 {
     coll_state_t *st = g->st;
+    int all = 1;
     for (int l = 0; l < st->lanes; l++) {
         if (st->lane_group[l] != g)
             continue;
-        gl_wait_t w = {st, l};
-        if (!gl_drained(st, l)) {
-            int rc = vnic_wait(g->v, gl_drained_ready, &w, -1);
-            if (rc != FMPL_SUCCESS)
-                return rc;
-        }
-        gl_reset(st, l);
+        if (gl_drained(st, l))
+            gl_reset(st, l);
+        else
+            all = 0;
     }
-    return FMPL_SUCCESS;
+    return all;
 }
 
 void coll_lanes_orphan(coll_group_t *g)

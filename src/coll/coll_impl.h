@@ -345,21 +345,18 @@ int coll_edge_recv(coll_group_t *g, int dir, int ch, size_t len, char **data);
 /* Frees my cell of the message last received on (dir, ch) and acknowledges it to
  * its writer (every coll_chan_ack_every-th use: see the layout). */
 int coll_edge_release(coll_group_t *g, int dir, int ch);
-/* Waits until the last use of each of my outgoing channels that its reader
- * acknowledges has been acknowledged, then clears my ack lines (no more
- * acknowledgements can come). */
-int coll_edges_drain(coll_group_t *g);
-/* The same for the lanes (coll_gsched.c): waits for every acknowledgement of the lanes'
- * last uses, then clears the ack lines of the lanes ever used. */
-int coll_lanes_drain(coll_group_t *g);
+/* 1 when the last use of each of my outgoing channels that its reader acknowledges has
+ * been acknowledged; my ack lines are then cleared (no more acknowledgements can come).
+ * 0: not yet. Never blocks. */
+int coll_edges_drained(coll_group_t *g);
+/* The same for g's lanes (coll_gsched.c): 1 when every acknowledgement of their last
+ * uses is in (each drained lane's ack lines are cleared and it leaves g). Never blocks. */
+int coll_lanes_drained(coll_group_t *g);
 /* Detaches the lane schedules still bound to g's lanes from g (g is being freed: their
  * release must not touch it). */
 void coll_lanes_orphan(coll_group_t *g);
 
 /* ---- algorithms run directly (not as schedules) ---- */
-/* The A-cell dissemination barrier of coll_group_free (its parity rule keeps the slot
- * clean for the next group). */
-int coll_barrier_impl(coll_group_t *g);
 /* Ring allgather of large blocks (segments on the big channel). */
 int coll_allgather_ring(coll_group_t *g, char *recv, size_t size);
 /* Pipelined two-chain reduction to root (large messages), used by reduce and allreduce. */

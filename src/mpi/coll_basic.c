@@ -620,8 +620,8 @@ static int64_t mc_block_cg(mpii_comm_t *c, const mpii_cmode_t *m, const void *sb
                            MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
                            int p, int allgather)
 {
-    if (!c || !c->cgroup || m->kind != MPII_CM_BLOCK || !rbuf || sbuf == rbuf || rcount < 0 ||
-        mpii_type_check_comm(rtype) != MPI_SUCCESS ||
+    if (!c || !mpii_comm_cgroup(c) || m->kind != MPII_CM_BLOCK || !rbuf || sbuf == rbuf ||
+        rcount < 0 || mpii_type_check_comm(rtype) != MPI_SUCCESS ||
         mpii_coll_check_buf(rbuf, rcount * p, rtype, 0) != MPI_SUCCESS)
         return 0;
     int64_t n = rcount * dt_size(mpii_type_get(rtype));

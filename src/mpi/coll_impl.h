@@ -192,7 +192,7 @@ void mpii_cs_req_free(mpii_req_t *r);
  * started, so runs in flight at once could wait on each other in a cycle (a chain
  * broadcast from each rank in turn, say); the point-to-point engine buffers what arrives
  * early. */
-int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max);
 static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
 {

@@ -51,10 +51,10 @@ static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *r
 
 /* A reduction the communicator's mailbox group can do: small, contiguous predefined type,
  * predefined op. */
-static int cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+static int cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                    MPI_Op op)
 {
-    return c->cgroup && count > 0 && !mpii_op_get(op)->fn && !mpii_op_get(op)->fn_c &&
+    return mpii_comm_cgroup(c) && count > 0 && !mpii_op_get(op)->fn && !mpii_op_get(op)->fn_c &&
            mpii_cg_fits(c, m, type, count, coll_group_small(c->cgroup));
 }
 

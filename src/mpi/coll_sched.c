@@ -196,10 +196,10 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
 
 /* ------------------------------------------------------------------ mailbox schedules */
 
-int mpii_cg_fits(const mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max)
 {
-    if (!c->cgroup || !FMPL_MPI_DT_IS_PREDEF(type) || FMPL_MPI_DT_PAD(type) != 0)
+    if (!mpii_comm_cgroup(c) || !FMPL_MPI_DT_IS_PREDEF(type) || FMPL_MPI_DT_PAD(type) != 0)
         return 0;
     if (m->kind == MPII_CM_PERSIST) {
         size_t room = coll_lane_room(c->cgroup);

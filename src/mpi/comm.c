@@ -23,6 +23,11 @@
  * for the traffic between them, and `local`: an internal intracommunicator over the
  * local group (a second pair, no handle) for the library's local collectives.
  *
+ * Mailbox groups: an intracommunicator of two or more processes gets a group of the coll
+ * layer (its blocking and persistent collectives then run on the mailboxes, as
+ * MPI_COMM_WORLD's do) when its pair p came with slot p % G (G = coll_max_groups()) free
+ * at every member: see "mailbox slots" below.
+ *
  * Lifetime: a communicator has refs (its handle, plus any pending operation that takes
  * one). MPI_Comm_free runs the attribute delete callbacks, drops the error handler and
  * info, forgets the handle and releases the handle's reference; the object goes with
@@ -141,19 +146,57 @@ typedef struct ctx_alloc {
     struct ctx_alloc *prev, *next; /* pending list */
     uint32_t id;                   /* identity hash, for the retry offset */
     int floor, wrapped, phase;
-    int resv;   /* pair reserved here, or -1 */
-    int cand;   /* the agreed candidate (CA_CHECK), the pair taken (CA_DONE) */
-    int nwords; /* words of msg to AND-reduce next */
+    int resv;      /* pair reserved here, or -1 */
+    int cand;      /* the agreed candidate (CA_CHECK), the pair taken (CA_DONE) */
+    int nwords;    /* words of msg to AND-reduce next */
+    int want_slot; /* offer only pairs whose mailbox slot is free (see mailbox slots) */
     uint64_t msg[2 * CTX_WORDS];
 } ctx_alloc_t;
 
 static ctx_alloc_t *ctx_pending; /* this process's pending allocations */
 
+/* Mailbox slots. A blocking allocation of one intracommunicator pair first offers only
+ * the pairs p whose slot p % G is free here (want_slot): not held by a pair of this
+ * process (slot_claim), nor by a group of the coll layer (a native communicator's), nor
+ * by the reservation of another pending want_slot allocation. The AND over the domain
+ * then gives a pair whose slot is free at every member; the protocol's argument carries
+ * over (a reservation holds the slot as it holds the pair). When the members have no
+ * such pair in common (more than G live communicators), the allocation ends with
+ * CA_FAIL at every member alike and a plain one follows: that communicator has no group.
+ * The slot stays claimed from the take until the group is freed (MPI_Comm_free, or
+ * MPI_Finalize) or the pair goes unused (mpii_ctx_free). Comm_idup and
+ * intercommunicators take plain pairs. */
+static uint8_t *slot_claim;             /* [slots]: the slot is held by a pair here */
+static uint8_t pair_slotted[CTX_PAIRS]; /* the pair was taken with its slot */
+static int slots;                       /* G; 0: no mailbox groups for new communicators */
+
+static void slot_release(int pair)
+{
+    if (pair_slotted[pair]) {
+        pair_slotted[pair] = 0;
+        slot_claim[pair % slots] = 0;
+    }
+}
+
 void mpii_ctx_free(uint32_t ctx)
 {
     uint32_t pair = ctx / 2;
-    if (pair < CTX_PAIRS)
+    if (pair < CTX_PAIRS) {
         ctx_free_map[pair / 64] |= 1ull << (pair % 64);
+        slot_release((int)pair);
+    }
+}
+
+/* 1 when the slot of pair p is not free for want_slot allocation a. */
+static int slot_taken(const ctx_alloc_t *a, int p)
+{
+    int sl = p % slots;
+    if (slot_claim[sl] || coll_slot_in_use((uint32_t)p))
+        return 1;
+    for (const ctx_alloc_t *x = ctx_pending; x; x = x->next)
+        if (x != a && x->want_slot && x->resv >= 0 && x->resv % slots == sl)
+            return 1;
+    return 0;
 }
 
 static int pair_free(int p)
@@ -191,6 +234,10 @@ static void ca_propose(ctx_alloc_t *a)
             avail[x->resv / 64] &= ~(1ull << (x->resv % 64));
     for (int i = 0; i < a->floor; i++)
         avail[i / 64] &= ~(1ull << (i % 64));
+    if (a->want_slot)
+        for (int i = a->floor; i < CTX_PAIRS; i++)
+            if ((avail[i / 64] >> (i % 64) & 1) && slot_taken(a, i))
+                avail[i / 64] &= ~(1ull << (i % 64));
     int p = lowest_bit(avail, 1);
     memset(below, 0, CTX_WORDS * sizeof *below);
     for (int i = 0; i < p; i++)
@@ -202,10 +249,11 @@ static void ca_propose(ctx_alloc_t *a)
 }
 
 /* Starts allocation a (identity id): on the pending list, first proposal in msg. */
-static void ca_begin(ctx_alloc_t *a, uint32_t id)
+static void ca_begin(ctx_alloc_t *a, uint32_t id, int want_slot)
 {
     memset(a, 0, sizeof *a);
     a->id = id;
+    a->want_slot = want_slot && slots > 0;
     a->next = ctx_pending;
     if (ctx_pending)
         ctx_pending->prev = a;
@@ -246,6 +294,10 @@ static int ca_retry(ctx_alloc_t *a, int c)
 static int ca_take(ctx_alloc_t *a, int c)
 {
     ctx_free_map[c / 64] &= ~(1ull << (c % 64));
+    if (a->want_slot) {
+        pair_slotted[c] = 1;
+        slot_claim[c % slots] = 1;
+    }
     a->resv = -1;
     a->cand = c;
     return CA_DONE;
@@ -266,7 +318,7 @@ static int ca_step(ctx_alloc_t *a)
         return ca_retry(a, -1);
     if (minp == c)
         return ca_take(a, c); /* reserved here since the proposal (a->resv == c) */
-    int ok = pair_free(c) && !reserved_by_other(a, c);
+    int ok = pair_free(c) && !reserved_by_other(a, c) && !(a->want_slot && slot_taken(a, c));
     a->resv = ok ? c : -1;
     a->cand = c;
     a->phase = CA_CHECK;
@@ -313,18 +365,23 @@ static uint32_t ca_id(uint32_t ctx, int tag)
     return (ctx * 2654435761u) ^ ((uint32_t)tag * 0x27D4EB2Fu);
 }
 
-/* Agrees on n fresh pairs (ctx[0..n), one allocation each) over domain d; blocking.
- * Returns an MPI error class (MPI_ERR_INTERN: no free context id), nothing taken then. */
+/* Agrees on n fresh pairs (ctx[0..n), one allocation each) over domain d; blocking. One
+ * pair (an intracommunicator's) comes with a mailbox slot when the members have one in
+ * common (mailbox slots). Returns an MPI error class (MPI_ERR_INTERN: no free context
+ * id), nothing taken then. */
 static int ctx_dom_alloc(const ctx_dom_t *d, int n, uint32_t *ctx)
 {
     int rc = MPI_SUCCESS, k = 0;
     for (; k < n && rc == MPI_SUCCESS; k++) {
         ctx_alloc_t a;
-        ca_begin(&a, ca_id(d->c->ctx, d->tag));
-        int st = CA_MORE;
-        while (st == CA_MORE && (rc = dom_band(d, a.msg, a.nwords)) == MPI_SUCCESS)
-            st = ca_step(&a);
-        ca_end(&a);
+        int st = CA_FAIL;
+        for (int want = n == 1; st == CA_FAIL && want >= 0 && rc == MPI_SUCCESS; want--) {
+            ca_begin(&a, ca_id(d->c->ctx, d->tag), want);
+            st = CA_MORE;
+            while (st == CA_MORE && (rc = dom_band(d, a.msg, a.nwords)) == MPI_SUCCESS)
+                st = ca_step(&a);
+            ca_end(&a);
+        }
         if (rc == MPI_SUCCESS && st == CA_FAIL)
             rc = MPI_ERR_INTERN;
         ctx[k] = 2 * (uint32_t)a.cand;
@@ -397,8 +454,63 @@ static mpii_comm_t *predef_comm(int index, mpii_group_t *g, uint32_t ctx, const 
     return c;
 }
 
+coll_group_t *mpii_comm_cgroup_make(mpii_comm_t *c)
+{
+    int rc =
+        coll_group_create(mpii.vnic, c->size, c->rank, c->group->world, c->ctx / 2, &c->cgroup);
+    if (rc != FMPL_SUCCESS) /* the members agreed on the slot: only memory can fail */
+        base_fatal("mpi: no mailbox group for a communicator: %s", base_strerror(rc));
+    return c->cgroup;
+}
+
+/* Retires c's mailbox group (made here first if this member never used it): the members'
+ * handshake runs in the background (coll_group_retire), so members may free their
+ * communicators in any order; the slot stays in use until it is over. The pair stays
+ * c's. Never blocks. */
+static int comm_group_free(mpii_comm_t *c)
+{
+    coll_group_t *g = mpii_comm_cgroup(c);
+    mpii_cs_cache_free(c); /* its schedules run on the group */
+    int rc = coll_group_retire(g, NULL, NULL);
+    c->cgroup = NULL;
+    c->slotted = 0;
+    slot_release((int)(c->ctx / 2));
+    return rc == FMPL_SUCCESS ? MPI_SUCCESS : mpii_err_from_fmpl(rc);
+}
+
+static void slotted_cb(int h, void *obj, void *arg)
+{
+    (void)h;
+    mpii_comm_t *c = obj;
+    int *rc = arg;
+    if (c->slotted) {
+        int r = comm_group_free(c);
+        if (*rc == MPI_SUCCESS)
+            *rc = r;
+    }
+}
+
+static int none_retiring(void *arg)
+{
+    (void)arg;
+    return coll_groups_retiring() == 0;
+}
+
+int mpii_comm_groups_finalize(void)
+{
+    int rc = MPI_SUCCESS;
+    mpii_handle_foreach(FMPL_MPI_KIND_COMM, slotted_cb, &rc);
+    int wrc = vnic_wait(mpii.vnic, none_retiring, NULL, -1);
+    if (rc == MPI_SUCCESS && wrc != FMPL_SUCCESS)
+        rc = mpii_err_from_fmpl(wrc);
+    return rc;
+}
+
 int mpii_comm_init(void)
 {
+    slots = coll_max_groups();
+    if (slots > 0 && !slot_claim && !(slot_claim = calloc((size_t)slots, 1)))
+        return MPI_ERR_NO_MEM;
     memset(ctx_free_map, 0xff, sizeof ctx_free_map);
     ctx_free_map[0] &= ~7ull; /* pairs 0 (WORLD), 1 (SELF) and 2 (boot_comm) */
     mpii_group_empty.refs = 1;
@@ -450,6 +562,10 @@ void mpii_comm_finalize(void)
     mpii_handle_set(FMPL_MPI_KIND_GROUP, 1, NULL);
     mpii_comm_release(boot_comm);
     boot_comm = NULL;
+    free(slot_claim);
+    slot_claim = NULL;
+    slots = 0;
+    memset(pair_slotted, 0, sizeof pair_slotted);
 }
 
 /* ---------------------------------------------------------------- accessors */
@@ -626,6 +742,12 @@ static int comm_make_errh(int errh, mpii_group_t *g, mpii_group_t *rg, const uin
     }
     c->errh = errh;
     mpii_errh_ref(c->errh);
+    if (!rg && ctx[0] != CTX_NONE && pair_slotted[ctx[0] / 2]) {
+        if (g->size > 1)
+            c->slotted = 1;
+        else
+            slot_release((int)(ctx[0] / 2));
+    }
     if (rg) {
         g->refs++;
         c->local = comm_alloc(g, NULL, ctx[1]);
@@ -839,7 +961,7 @@ static void idup_finish(idup_op_t *op, int err)
     r->st.MPI_ERROR = err;
     mpii_req_done(r);
     if (queued) {
-        ca_begin(&queued->a, queued->a.id);
+        ca_begin(&queued->a, queued->a.id, 0);
         idup_stage(queued);
     }
 }
@@ -863,7 +985,7 @@ static void idup_reduced(idup_op_t *op)
         return;
     }
     ca_end(&op->a);
-    ca_begin(&op->a, op->a.id);
+    ca_begin(&op->a, op->a.id, 0);
     op->stage = 0;
     idup_stage(op);
 }
@@ -962,7 +1084,7 @@ static int comm_idup(mpii_comm_t *p, MPI_Info info, int use_info, MPI_Comm *newc
         last->queued = op; /* started when last ends */
         return MPI_SUCCESS;
     }
-    ca_begin(&op->a, op->a.id);
+    ca_begin(&op->a, op->a.id, 0);
     idup_stage(op);
     return MPI_SUCCESS;
 }
@@ -1333,6 +1455,8 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return mpii_errf(FMPL_MPI_KIND_COMM, *comm, MPI_ERR_COMM, "MPI_Comm_free",
                          "predefined communicator");
     int rc = mpii_attr_delete_all(FMPL_MPI_KIND_COMM, *comm, &c->attrs);
+    if (rc == MPI_SUCCESS && c->slotted)
+        rc = comm_group_free(c);
     if (rc != MPI_SUCCESS)
         return MPII_ERR_COMM(*comm, rc, "MPI_Comm_free");
     mpii_handle_del(FMPL_MPI_KIND_COMM, *comm);

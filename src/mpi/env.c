@@ -102,6 +102,7 @@ int mpii_runtime_release(const char *fname)
 {
     if (--runtime_users > 0)
         return MPI_SUCCESS;
+    int grc = mpii_comm_groups_finalize();
     mpii_p2p_finalize();
     coll_sched_shutdown(mpii.vnic);
     mpii_comm_finalize();
@@ -116,6 +117,8 @@ int mpii_runtime_release(const char *fname)
     mpii.boot = NULL;
     if (rc != FMPL_SUCCESS)
         return MPII_ERRF(mpii_err_from_fmpl(rc), fname, "fmpl_finalize: %s", fmpl_error_string(rc));
+    if (grc != MPI_SUCCESS)
+        return MPII_ERRF(grc, fname, "freeing the mailbox groups of communicators left alive");
     return MPI_SUCCESS;
 }
 

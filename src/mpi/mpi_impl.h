@@ -132,10 +132,26 @@ typedef struct mpii_comm {
                                  * for the library's local traffic; NULL when intra */
     struct mpii_ccache *ccache; /* (coll_sched.c) schedules of recent blocking collectives */
     coll_group_t *cgroup;       /* mailbox group for small collectives (coll.h), or NULL:
-                                 * MPI_COMM_WORLD shares the native world's */
+                                 * MPI_COMM_WORLD shares the native world's; others get
+                                 * theirs at first use (mpii_comm_cgroup) */
+    int slotted;                /* (comm.c) its pair came with a mailbox slot: it has a
+                                 * group (made at first use, retired by MPI_Comm_free) */
     uint32_t coll_seq;          /* tag sequence of the library's own collectives */
     uint32_t lane_seq;          /* persistent collectives that agreed on a lane (coll_sched.c) */
 } mpii_comm_t;
+
+/* (comm.c) c's mailbox group, made here at the first call on a communicator whose pair
+ * came with a slot (the members need not make theirs at the same time: coll.h); NULL
+ * when c has none (its collectives then run over point-to-point). Never blocks. */
+coll_group_t *mpii_comm_cgroup_make(mpii_comm_t *c);
+static inline coll_group_t *mpii_comm_cgroup(mpii_comm_t *c)
+{
+    return c->cgroup || !c->slotted ? c->cgroup : mpii_comm_cgroup_make(c);
+}
+/* (comm.c) At MPI_Finalize, before the point-to-point engine stops: retires the mailbox
+ * groups of the communicators the program did not free and waits until every retirement
+ * of this process is over. Collective over the job; blocks. */
+int mpii_comm_groups_finalize(void);
 
 /* (coll_sched.c) Frees c's cached collective schedules (at the communicator's release). */
 void mpii_cs_cache_free(mpii_comm_t *c);
