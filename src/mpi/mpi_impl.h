@@ -135,10 +135,14 @@ typedef struct mpii_comm {
                                  * MPI_COMM_WORLD shares the native world's */
     uint32_t coll_seq;          /* tag sequence of the library's own collectives */
     uint32_t lane_seq;          /* persistent collectives that agreed on a lane (coll_sched.c) */
+    struct mpii_cnode *cnode;   /* (coll_node.c) node map for node-aware collectives; NULL
+                                 * until the first collective that asks */
 } mpii_comm_t;
 
 /* (coll_sched.c) Frees c's cached collective schedules (at the communicator's release). */
 void mpii_cs_cache_free(mpii_comm_t *c);
+/* (coll_node.c) Frees c's node map (at the communicator's release). */
+void mpii_cn_free(mpii_comm_t *c);
 
 typedef struct mpii_type {
     int refs;
