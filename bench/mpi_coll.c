@@ -3,6 +3,12 @@
  * same output format. One source, built with our mpicc, MPICH's and Open MPI's.
  *
  *   mpiexec -n 2 mpi_coll [--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B]
+ *                         [--mode=world|dup]
+ *
+ * --mode=dup runs every operation on a duplicate of MPI_COMM_WORLD instead of
+ * MPI_COMM_WORLD itself (in FMPL: a communicator without the world's collective
+ * mailboxes, so every call runs over point-to-point, as on any communicator the
+ * application makes).
  *
  * Operations (root 0 where there is one), each at 8 B, 8 KiB and 1 MiB (--max caps them):
  *   barrier                MPI_Barrier (size 0 in the CSV rows)
@@ -72,6 +78,7 @@ static const char *op_name[OP_COUNT] = {"barrier",   "bcast",     "bcast_persist
                                         "reduce",    "allreduce", "allreduce_persistent",
                                         "allgather", "alltoall"};
 static int rank, nranks;
+static MPI_Comm comm = MPI_COMM_WORLD; /* --mode=dup: a duplicate */
 /* sbuf: reduce's, allgather's and alltoall's send side; rbuf: their receive side, and
  * bcast's and allreduce's (in place) only buffer. nranks * 1 MiB each. */
 static double *sbuf, *rbuf;
@@ -89,18 +96,12 @@ static void run(int op, size_t n, int iters)
     int cnt = (int)(n / sizeof(double));
     for (int i = 0; i < iters; i++) {
         switch (op) {
-        case OP_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
-        case OP_BCAST: MPI_Bcast(rbuf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-        case OP_REDUCE: MPI_Reduce(sbuf, rbuf, cnt, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
-        case OP_ALLREDUCE:
-            MPI_Allreduce(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            break;
-        case OP_ALLGATHER:
-            MPI_Allgather(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, MPI_COMM_WORLD);
-            break;
-        case OP_ALLTOALL:
-            MPI_Alltoall(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, MPI_COMM_WORLD);
-            break;
+        case OP_BARRIER: MPI_Barrier(comm); break;
+        case OP_BCAST: MPI_Bcast(rbuf, (int)n, MPI_BYTE, 0, comm); break;
+        case OP_REDUCE: MPI_Reduce(sbuf, rbuf, cnt, MPI_DOUBLE, MPI_SUM, 0, comm); break;
+        case OP_ALLREDUCE: MPI_Allreduce(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm); break;
+        case OP_ALLGATHER: MPI_Allgather(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, comm); break;
+        case OP_ALLTOALL: MPI_Alltoall(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, comm); break;
         default: /* OP_BCAST_P, OP_ALLREDUCE_P */
             MPI_Start(&preq);
             MPI_Wait(&preq, MPI_STATUS_IGNORE);
@@ -111,11 +112,11 @@ static void run(int op, size_t n, int iters)
 /* Slowest rank's time per call, seconds (the same on every rank). */
 static double timed(int op, size_t n, int iters)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(comm);
     double t0 = MPI_Wtime();
     run(op, n, iters);
     double t = (MPI_Wtime() - t0) / iters;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
     return t;
 }
 
@@ -143,14 +144,14 @@ static int pcoll_init(int op, size_t n)
 #if BENCH_PCOLL
     int cnt = (int)(n / sizeof(double));
     /* A library that declares the call but refuses it must not end the run. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int rc = op == OP_BCAST_P
-                 ? bench_bcast_init(rbuf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &preq)
-                 : bench_allreduce_init(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM,
-                                        MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+                 ? bench_bcast_init(rbuf, (int)n, MPI_BYTE, 0, comm, MPI_INFO_NULL, &preq)
+                 : bench_allreduce_init(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm,
+                                        MPI_INFO_NULL, &preq);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
     int ok = rc == MPI_SUCCESS, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (all_ok)
         return 0;
     if (ok)
@@ -258,8 +259,15 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     bench_opts_t o = {.max = 1u << 20};
-    if (bench_parse(argc, argv, &o, "[--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B]"))
+    if (bench_parse(argc, argv, &o,
+                    "[--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B] [--mode=world|dup]"))
         MPI_Abort(MPI_COMM_WORLD, 2);
+    if (o.mode && strcmp(o.mode, "world") && strcmp(o.mode, "dup")) {
+        fprintf(stderr, "%s: --mode=%s: expected world or dup\n", argv[0], o.mode);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (o.mode && !strcmp(o.mode, "dup"))
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     static const size_t sizes[] = {8, 8192, 1u << 20};
@@ -315,6 +323,8 @@ int main(int argc, char **argv)
     free(reps);
     free(rbuf);
     free(sbuf);
+    if (comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&comm);
     MPI_Finalize();
     return 0;
 }

@@ -26,3 +26,43 @@ fmpl_test(mpi_coll_inter_basic mpi_coll_inter_basic.c RANKS 2 3 4 5 8 TIMEOUT 30
 # MPI collectives on intercommunicators, blocking and nonblocking: every root of each
 # group, unequal groups, one-way and count-0 calls, derived types, non-commutative op.
 fmpl_test(mpi_coll_inter mpi_coll_inter.c RANKS 2 3 4 5 8 TIMEOUT 120)
+# Node-aware collectives (src/mpi/coll_node.c) on jobs spanning several fake hosts
+# (fmplrun --hosts with tests/fake_launcher.sh: shared memory inside a host, udp between
+# hosts): contents bit for bit, every root, in place, derived types, non-commutative op,
+# three forms, and the exact number of cross-node datagrams of each node-aware shape;
+# with FMPL_MPI_NODE_AWARE=1 (default), =2 (also over MPI_COMM_WORLD's mailbox calls) and
+# =0 (flat: contents only). Layouts: 2 nodes of 1, 2+1, 2+2, 3+2+2, 1+3+1, and 1+1
+# filled round-robin by 4 ranks (nodes not contiguous: non-commutative ops stay flat).
+add_executable(mpi_coll_node mpi_coll_node.c)
+target_link_libraries(mpi_coll_node PRIVATE fmpl_static)
+target_include_directories(mpi_coll_node PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+foreach(layout "2:a,b" "3:a:2,b" "4:a:2,b:2" "7:a:3,b:2,c:2" "5:a,b:3,c" "4:a,b")
+  string(REPLACE ":" ";" parts "${layout}")
+  list(GET parts 0 np)
+  string(REGEX REPLACE "^[0-9]+:" "" hosts "${layout}")
+  string(REGEX REPLACE "[:,]" "_" tag "${hosts}")
+  foreach(mode 1 2 0)
+    set(tn mpi_coll_node.np${np}.${tag})
+    set(args)
+    if(mode EQUAL 0)
+      set(tn ${tn}.flat)
+      set(args --quick)
+    elseif(mode EQUAL 2)
+      set(tn ${tn}.all)
+      set(args --quick)
+    endif()
+    add_test(NAME ${tn}
+             COMMAND ${FMPLRUN} -n ${np} --timeout 300 --hosts ${hosts} --launcher
+                     "sh ${CMAKE_CURRENT_SOURCE_DIR}/fake_launcher.sh" --pmi-addr 127.0.0.1
+                     $<TARGET_FILE:mpi_coll_node> ${args})
+    set_tests_properties(${tn} PROPERTIES TIMEOUT 300 ENVIRONMENT FMPL_MPI_NODE_AWARE=${mode})
+  endforeach()
+endforeach()
+# The whole blocking-collective suite (every function, derived types, sizes to 100000,
+# errors) on 7 ranks over 3 fake hosts: its split communicators (no mailboxes) run every
+# node-aware collective, its MPI_COMM_WORLD the default mix.
+add_test(NAME mpi_coll.hosts.np7
+         COMMAND ${FMPLRUN} -n 7 --timeout 300 --hosts a:3,b:2,c:2 --launcher
+                 "sh ${CMAKE_CURRENT_SOURCE_DIR}/fake_launcher.sh" --pmi-addr 127.0.0.1
+                 $<TARGET_FILE:mpi_coll>)
+set_tests_properties(mpi_coll.hosts.np7 PROPERTIES TIMEOUT 300)

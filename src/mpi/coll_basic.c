@@ -123,9 +123,11 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
     if (hit)
         return mpii_cs_run_cached(c, comm, hit, m->fname);
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_barrier(s, c));
     if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
         MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new_all(c), 1,
                         mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_cb_barrier(s, c));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_barrier(s, c));
     MC_BUILD_RUN(c, comm, m, &kb, c->rgroup ? mpii_cbi_barrier(s, c) : mpii_cb_barrier(s, c));
 }
 
@@ -271,6 +273,7 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_bcast(s, c, buf, count, type, root));
     /* Any type takes the mailbox path when the communicator has a group: the choice must
      * be the same on every rank, and the ranks' types may differ (only the signatures must
      * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
@@ -280,6 +283,7 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new(c), 0,
                         mc_bcast_cg(s, c, buf, count, type, root),
                         mpii_cb_bcast(s, c, buf, count, type, root));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_bcast(s, c, buf, count, type, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_bcast(s, c, buf, count, type, root));
 }
 
@@ -559,6 +563,8 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         rany |= counts[i];
     if (sbuf == rbuf && scount > 0 && rany > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    MC_BUILD_RUN_NODE(c, comm, m, kb, MPI_OP_NULL, 0,
+                      mpii_cn_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
     MC_BUILD_RUN(c, comm, m, kb,
                  inter ? mpii_cbi_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype)
                        : cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
@@ -648,7 +654,9 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                       .sbuf = sbuf,
                       .rbuf = rbuf};
     int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 1);
-    if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n)) {
+    /* (FMPL_MPI_NODE_AWARE=2 takes the node-aware path of mc_allgatherv_entry instead) */
+    if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n) &&
+        mpii_cn_use(c, MPI_OP_NULL, 1) == 0) {
         mpii_comm_t *cc;
         int rc = mpii_coll_enter(comm, m->fname, &cc);
         if (rc)

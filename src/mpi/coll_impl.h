@@ -267,6 +267,65 @@ int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const in
 int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
                    MPI_Datatype type, MPI_Op op, int root);
 
+/* ------------------------------------------------------------ node-aware collectives
+ * (coll_node.c) On an intracommunicator whose members are on several nodes (hosts:
+ * vnic_nodes), Barrier, Bcast, Reduce, Allreduce and Allgather(v) (all three forms) run
+ * intra-node steps between the members of each node and one leader per node (the lowest
+ * rank; the root on the root's node), and the inter-node step among the leaders only:
+ * see the comment at the top of coll_node.c for the shapes and their inter-node message
+ * counts.
+ * FMPL_MPI_NODE_AWARE chooses: 0 the flat algorithms everywhere (to compare); 1 (default)
+ * node-aware for the calls that do not run on MPI_COMM_WORLD's mailboxes (a mailbox
+ * message is cheaper than a point-to-point one, so the flat mailbox schedules stay
+ * faster for the small blocking calls there, see docs/performance.md); 2 node-aware
+ * for every call. */
+typedef struct mpii_cnode mpii_cnode_t;
+/* Whether a call on c (op: its reduction, valid; MPI_OP_NULL for the others) runs
+ * node-aware, asked at two points of an entry: before_mailbox 1 before its mailbox
+ * branch (yes only under FMPL_MPI_NODE_AWARE=2), 0 after it, before the flat
+ * point-to-point builder (yes under 1 and 2). Returns 1 when c is an intracommunicator
+ * over 2 or more nodes, the setting says yes, and the op is commutative or every node's
+ * members are consecutive ranks (operands combined in rank order); 0 otherwise (the
+ * flat algorithms); -1 out of memory (computing c's node map at its first call; the
+ * caller raises MPI_ERR_NO_MEM). The same on every member of a call (it depends on c,
+ * op and the setting only). On a single-node communicator, after its first call: one
+ * pointer comparison (mpii_cn_use_map does the rest). */
+int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox);
+extern mpii_cnode_t mpii_cn_one; /* the map of every single-node communicator */
+static inline int mpii_cn_use(mpii_comm_t *c, MPI_Op op, int before_mailbox)
+{
+    return c->cnode == &mpii_cn_one ? 0 : mpii_cn_use_map(c, op, before_mailbox);
+}
+/* The entry hook: when the call runs node-aware (mpii_cn_use on c, op, before_mailbox),
+ * builds it with BUILD (an expression of the new schedule `s`, like MC_BUILD_RUN's) and
+ * returns; falls through otherwise. */
+#define MC_BUILD_RUN_NODE(c, comm, m, kb, op, before_mailbox, BUILD)                               \
+    do {                                                                                           \
+        int cn_ = mpii_cn_use((c), (op), (before_mailbox));                                        \
+        if (cn_ < 0)                                                                               \
+            return mpii_coll_fail((comm), MPI_ERR_NO_MEM, (m)->fname);                             \
+        if (cn_)                                                                                   \
+            MC_BUILD_RUN(c, comm, m, kb, BUILD);                                                   \
+    } while (0)
+/* Builders, for calls where mpii_cn_use gave 1, arguments checked (as mpii_cb_*: reduce's
+ * sbuf may be rbuf at the root, MPI_IN_PLACE already replaced; allreduce's sbuf may be
+ * MPI_IN_PLACE). Each returns an MPI error class (MPI_ERR_NO_MEM). */
+int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c);
+int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                  int root);
+int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                   MPI_Datatype type, MPI_Op op, int root);
+int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op);
+/* Allgatherv (allgather: uniform counts): counts / displs in elements of rtype, sbuf may
+ * be MPI_IN_PLACE (this rank's block already in rbuf). Members send their blocks to the
+ * leader, the leaders exchange their nodes' blocks packed, each leader bcasts the whole
+ * packed stream inside its node, every member unpacks it (where rbuf's layout is the
+ * packed stream, the stream moves in rbuf itself). */
+int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
+                       MPI_Datatype rtype);
+
 /* ------------------------------------------------------------ intercommunicators
  * (coll_inter.c) MPI-4.0 6.2.2: a rooted operation moves data between the root (root
  * MPI_ROOT) and every process of the other group (root: the root's rank in the remote

@@ -153,10 +153,14 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
+                      mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
     if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new(c), 0,
                         cg_reduce(s, c, sbuf, rbuf, count, type, op, root),
                         mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
+                      mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
@@ -315,11 +319,13 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
         return mpii_coll_fail(comm, rc, fname);
     if (sbuf == rbuf && count > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
     if (cg_fits(c, m, type, count, op))
         MC_BUILD_RUN_CG(
             c, comm, m, &kb, mpii_cg_new_all(c), 1,
             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1),
             cb_allreduce(s, c, sbuf, rbuf, count, type, op));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN(c, comm, m, &kb,
                  inter ? mpii_cbi_allreduce(s, c, sbuf, rbuf, count, type, op)
                        : cb_allreduce(s, c, sbuf, rbuf, count, type, op));

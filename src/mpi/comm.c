@@ -83,6 +83,7 @@ void mpii_comm_release(mpii_comm_t *c)
     if (c->local)
         mpii_comm_release(c->local);
     mpii_cs_cache_free(c);
+    mpii_cn_free(c);
     mpii_group_release(c->group);
     mpii_group_release(c->rgroup);
     mpii_topo_free(c->topo);

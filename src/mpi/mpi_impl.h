@@ -138,6 +138,8 @@ typedef struct mpii_comm {
                                  * group (made at first use, retired by MPI_Comm_free) */
     uint32_t coll_seq;          /* tag sequence of the library's own collectives */
     uint32_t lane_seq;          /* persistent collectives that agreed on a lane (coll_sched.c) */
+    struct mpii_cnode *cnode;   /* (coll_node.c) node map for node-aware collectives; NULL
+                                 * until the first collective that asks */
 } mpii_comm_t;
 
 /* (comm.c) c's mailbox group, made here at the first call on a communicator whose pair
@@ -155,6 +157,8 @@ int mpii_comm_groups_finalize(void);
 
 /* (coll_sched.c) Frees c's cached collective schedules (at the communicator's release). */
 void mpii_cs_cache_free(mpii_comm_t *c);
+/* (coll_node.c) Frees c's node map (at the communicator's release). */
+void mpii_cn_free(mpii_comm_t *c);
 
 typedef struct mpii_type {
     int refs;

@@ -1,0 +1,491 @@
+/* coll_node.c — node-aware collectives for intracommunicators whose members live on more
+ * than one node (host): Barrier, Bcast, Reduce, Allreduce, Allgather(v), built as
+ * schedules over the point-to-point engine like the flat ones (coll_impl.h), in all
+ * three forms (blocking, nonblocking, persistent). Contract: coll_impl.h, "node-aware
+ * collectives".
+ *
+ * Shape: every node has one leader among the communicator's members on it (the member
+ * with the lowest rank; for a rooted call the root on the root's node). The intra-node
+ * steps run between the members of a node (shared memory: the shm transport), the
+ * inter-node step among the leaders only (the udp transport between hosts):
+ *   barrier:   binomial fan-in to the leader, dissemination among the leaders, binomial
+ *              fan-out (L * ceil(log2 L) inter-node messages for L nodes);
+ *   bcast:     binomial tree among the leaders from the root, then a binomial tree inside
+ *              each node from its leader (L - 1 inter-node messages);
+ *   reduce:    binomial reduce inside each node to its leader, then among the leaders to
+ *              the root (L - 1 inter-node messages; one more for a non-commutative op
+ *              whose root is not on the node of rank 0: the leaders' result is formed at
+ *              rank 0 and forwarded);
+ *   allreduce: binomial reduce inside each node to its leader, recursive doubling among
+ *              the leaders (non-power-of-two: the pairing fold), binomial bcast inside
+ *              each node (2 (L - p2) + p2 log2 p2 inter-node messages, p2 the largest
+ *              power of two <= L);
+ *   allgatherv: every member sends its block to its leader (into a packed stream: the
+ *              nodes in order, each node's members in rank order), the leaders send
+ *              their node's part to every other leader in one round, each leader bcasts
+ *              the whole stream inside its node, every member unpacks it
+ *              (L (L - 1) inter-node messages).
+ * Non-commutative ops need their operands combined in rank order: that holds when every
+ * node's members are consecutive ranks (the leaders, in node order, then hold the
+ * partial results of consecutive rank ranges); on other layouts the entries keep the
+ * flat algorithms for them (mpii_cn_use). Messages carry the caller's count x type, so
+ * derived types and MPI_IN_PLACE work as in the flat builders; temporaries have the
+ * type's own layout (mpii_cs_tmp).
+ *
+ * The node map of a communicator (which member is on which node) comes from the vnic
+ * (vnic_nodes: boot's map of the job's ranks) through the group's world ranks; it is
+ * computed at the first collective and kept in c->cnode. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/coll_impl.h"
+
+/* The node map of a communicator. Nodes are numbered in the order of their lowest
+ * member rank; members[first[k] .. first[k+1]) are node k's ranks, ascending. */
+struct mpii_cnode {
+    int nnodes;   /* nodes among the members; 1: the flat algorithms apply */
+    int contig;   /* 1: every node's members are consecutive ranks */
+    int *node_of; /* [size] node of each rank */
+    int *idx_of;  /* [size] index of each rank among its node's members */
+    int *first;   /* [nnodes + 1] */
+    int *members; /* [size] */
+};
+
+/* The map of every communicator that lives on one node (nothing to free). */
+mpii_cnode_t mpii_cn_one = {.nnodes = 1, .contig = 1};
+
+/* FMPL_MPI_NODE_AWARE: 0 never, 1 where the mailboxes do not serve the call, 2 always;
+ * -1 until read. */
+static int cn_mode = -1;
+
+/* Contract: mpi_impl.h. */
+void mpii_cn_free(mpii_comm_t *c)
+{
+    if (c->cnode && c->cnode != &mpii_cn_one) {
+        free(c->cnode->node_of);
+        free(c->cnode);
+    }
+    c->cnode = NULL;
+}
+
+/* Computes c's node map into c->cnode. MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int cn_build_map(mpii_comm_t *c)
+{
+    const boot_nodes_t *vn = vnic_nodes(mpii.vnic);
+    if (!vn || vn->nnodes <= 1) {
+        c->cnode = &mpii_cn_one;
+        return MPI_SUCCESS;
+    }
+    int p = c->size, nn = 0;
+    int *map = malloc((size_t)vn->nnodes * sizeof *map);
+    mpii_cnode_t *n = calloc(1, sizeof *n);
+    /* node_of, idx_of, members (p each) and first (up to p + 1) in one block */
+    int *a = malloc((4 * (size_t)p + 1) * sizeof *a);
+    if (!map || !n || !a) {
+        free(map);
+        free(n);
+        free(a);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int w = 0; w < vn->nnodes; w++)
+        map[w] = -1;
+    n->node_of = a;
+    n->idx_of = a + p;
+    n->members = a + 2 * p;
+    n->first = a + 3 * p;
+    n->contig = 1;
+    for (int r = 0; r < p; r++) {
+        int w = vn->node_of[c->group->world[r]];
+        if (map[w] < 0)
+            map[w] = nn++;
+        else if (n->node_of[r - 1] != map[w])
+            n->contig = 0; /* a node seen before, not the previous rank's */
+        n->node_of[r] = map[w];
+    }
+    free(map);
+    n->nnodes = nn;
+    if (nn == 1) {
+        free(a);
+        free(n);
+        c->cnode = &mpii_cn_one;
+        return MPI_SUCCESS;
+    }
+    /* counting sort by node; ranks stay ascending inside a node */
+    for (int k = 0; k <= nn; k++)
+        n->first[k] = 0;
+    for (int r = 0; r < p; r++)
+        n->first[n->node_of[r] + 1]++;
+    for (int k = 0; k < nn; k++)
+        n->first[k + 1] += n->first[k];
+    int *fill = malloc((size_t)nn * sizeof *fill);
+    if (!fill) {
+        free(a);
+        free(n);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(fill, n->first, (size_t)nn * sizeof *fill);
+    for (int r = 0; r < p; r++) {
+        int k = n->node_of[r];
+        n->idx_of[r] = fill[k] - n->first[k];
+        n->members[fill[k]++] = r;
+    }
+    free(fill);
+    c->cnode = n;
+    return MPI_SUCCESS;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox)
+{
+    if (c->rgroup)
+        return 0;
+    if (BASE_UNLIKELY(!c->cnode)) {
+        if (cn_mode < 0)
+            cn_mode = (int)base_env_int(
+                "FMPL_MPI_NODE_AWARE", 1, 0, 2,
+                "MPI collectives on communicators spanning several nodes: 0 flat, 1 node-aware "
+                "unless on MPI_COMM_WORLD's mailboxes, 2 node-aware always");
+        if (cn_build_map(c) != MPI_SUCCESS)
+            return -1;
+    }
+    const mpii_cnode_t *n = c->cnode;
+    if (n->nnodes <= 1 || cn_mode < (before_mailbox ? 2 : 1))
+        return 0;
+    return op == MPI_OP_NULL || n->contig || mpii_op_get(op)->commute;
+}
+
+/* ------------------------------------------------------------------ steps over a list
+ * The helpers below run an algorithm among the n ranks rk[0..n) of the communicator
+ * (a node's members, or the leaders), me being this process's index in rk. */
+
+/* Binomial bcast of count x type at buf from index ri; empty messages move too. */
+static void cn_bcast_list(coll_sched_t *s, const int *rk, int n, int me, int ri, void *buf,
+                          int64_t count, MPI_Datatype type)
+{
+    int vr = (me - ri + n) % n, mask = 1;
+    while (mask < n) {
+        if (vr & mask) {
+            mpii_cs_recv(s, buf, count, type, rk[(vr - mask + ri) % n]);
+            mpii_cs_fence(s);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            mpii_cs_send(s, buf, count, type, rk[(vr + mask + ri) % n]);
+}
+
+/* Binomial fan-in of empty messages to index 0: returns once every index of the subtree
+ * arrived (the send to the parent is the last step). */
+static void cn_fanin_list(coll_sched_t *s, const int *rk, int n, int me)
+{
+    for (int mask = 1; mask < n && !(me & mask); mask <<= 1)
+        if (me + mask < n)
+            mpii_cs_recv(s, NULL, 0, MPI_BYTE, rk[me + mask]);
+    mpii_cs_fence(s);
+    if (me)
+        mpii_cs_send(s, NULL, 0, MPI_BYTE, rk[me - (me & -me)]);
+}
+
+/* Dissemination barrier. */
+static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
+{
+    for (int d = 1; d < n; d *= 2) {
+        mpii_cs_recv(s, NULL, 0, MPI_BYTE, rk[(me - d + n) % n]);
+        mpii_cs_send(s, NULL, 0, MPI_BYTE, rk[(me + d) % n]);
+        mpii_cs_fence(s);
+    }
+}
+
+/* Binomial reduce of every index's operand `in` into `out` at index ri (in == out
+ * allowed there; out unused elsewhere). Not commutative: the tree is rooted at index 0,
+ * where the operands are combined in index order, and the result is forwarded to ri. */
+static void cn_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
+                           void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute)
+{
+    int vroot = commute ? ri : 0, vr = (me - vroot + n) % n;
+    const void *acc = in;
+    void *accw = NULL, *tmp = NULL;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            mpii_cs_send(s, acc, count, type, rk[(vr - mask + vroot) % n]);
+            break;
+        }
+        if (vr + mask >= n)
+            continue;
+        if (!tmp) {
+            tmp = mpii_cs_tmp(s, type, count);
+            accw = me == ri && commute ? out : mpii_cs_tmp(s, type, count);
+            if (accw != in)
+                mpii_cs_copy(s, in, count, type, accw, count, type);
+            acc = accw;
+        }
+        mpii_cs_recv(s, tmp, count, type, rk[(vr + mask + vroot) % n]);
+        mpii_cs_fence(s);
+        if (commute) {
+            mpii_cs_reduce(s, op, tmp, accw, count, type);
+        } else { /* acc covers the lower indices: acc op tmp, then swap */
+            mpii_cs_reduce(s, op, accw, tmp, count, type);
+            void *x = accw;
+            accw = tmp;
+            tmp = x;
+            acc = accw;
+        }
+    }
+    if (me == vroot && me == ri) {
+        if (acc != out)
+            mpii_cs_copy(s, acc, count, type, out, count, type);
+    } else if (me == vroot) {
+        mpii_cs_send(s, acc, count, type, rk[ri]);
+    } else if (me == ri) {
+        mpii_cs_fence(s); /* our operand (perhaps out itself) has left */
+        mpii_cs_recv(s, out, count, type, rk[vroot]);
+    }
+}
+
+/* Recursive-doubling allreduce in place in buf (tmp: count elements of scratch); for n
+ * not a power of two, indices < 2 rem pair up first (the even one hands its operand to
+ * the odd one and gets the result at the end). Operands combine in index order. */
+static void cn_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                              int64_t count, MPI_Datatype type, MPI_Op op, int commute)
+{
+    int p2 = 1;
+    while (p2 * 2 <= n)
+        p2 *= 2;
+    int rem = n - p2, nr;
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            mpii_cs_send(s, buf, count, type, rk[me + 1]);
+            nr = -1;
+        } else {
+            mpii_cs_recv(s, tmp, count, type, rk[me - 1]);
+            mpii_cs_fence(s);
+            mpii_cs_reduce(s, op, tmp, buf, count, type);
+            nr = me / 2;
+        }
+    } else {
+        nr = me - rem;
+    }
+    for (int mask = 1; nr >= 0 && mask < p2; mask <<= 1) {
+        int nd = nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
+        mpii_cs_recv(s, tmp, count, type, rk[dst]);
+        mpii_cs_send(s, buf, count, type, rk[dst]);
+        mpii_cs_fence(s);
+        if (commute || dst < me) {
+            mpii_cs_reduce(s, op, tmp, buf, count, type);
+        } else { /* buf covers the lower indices: buf op tmp */
+            mpii_cs_reduce(s, op, buf, tmp, count, type);
+            mpii_cs_copy(s, tmp, count, type, buf, count, type);
+        }
+    }
+    if (me < 2 * rem) {
+        mpii_cs_fence(s);
+        if (me % 2)
+            mpii_cs_send(s, buf, count, type, rk[me - 1]);
+        else
+            mpii_cs_recv(s, buf, count, type, rk[me + 1]);
+    }
+}
+
+/* ------------------------------------------------------------------ the collectives */
+
+/* This rank's node's members: *rk, its count *n, this rank's index *me. */
+static void cn_node(const mpii_comm_t *c, const int **rk, int *n, int *me)
+{
+    const mpii_cnode_t *m = c->cnode;
+    int k = m->node_of[c->rank];
+    *rk = m->members + m->first[k];
+    *n = m->first[k + 1] - m->first[k];
+    *me = m->idx_of[c->rank];
+}
+
+/* The leaders, one per node in node order: the root on the root's node (root >= 0), the
+ * lowest rank elsewhere. NULL: out of memory (the caller frees the array). */
+static int *cn_leaders(const mpii_comm_t *c, int root)
+{
+    const mpii_cnode_t *m = c->cnode;
+    int *l = malloc((size_t)m->nnodes * sizeof *l);
+    for (int k = 0; l && k < m->nnodes; k++)
+        l[k] = m->members[m->first[k]];
+    if (l && root >= 0)
+        l[m->node_of[root]] = root;
+    return l;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c)
+{
+    const mpii_cnode_t *m = c->cnode;
+    const int *rk;
+    int n, me;
+    cn_node(c, &rk, &n, &me);
+    cn_fanin_list(s, rk, n, me);
+    if (me == 0) { /* a leader: its node arrived */
+        int *l = cn_leaders(c, -1);
+        if (!l)
+            return MPI_ERR_NO_MEM;
+        mpii_cs_fence(s);
+        cn_barrier_list(s, l, m->nnodes, m->node_of[c->rank]);
+        free(l);
+    } /* others wait for the fan-out in the round of their fan-in send */
+    cn_bcast_list(s, rk, n, me, 0, NULL, 0, MPI_BYTE);
+    return MPI_SUCCESS;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                  int root)
+{
+    if (count == 0)
+        return MPI_SUCCESS;
+    const mpii_cnode_t *m = c->cnode;
+    const int *rk;
+    int n, me, rn = m->node_of[root], mynode = m->node_of[c->rank];
+    cn_node(c, &rk, &n, &me);
+    int li = mynode == rn ? m->idx_of[root] : 0; /* my node's leader, as an index in rk */
+    if (me == li) {
+        int *l = cn_leaders(c, root);
+        if (!l)
+            return MPI_ERR_NO_MEM;
+        cn_bcast_list(s, l, m->nnodes, mynode, rn, buf, count, type);
+        free(l);
+    }
+    cn_bcast_list(s, rk, n, me, li, buf, count, type);
+    return MPI_SUCCESS;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                   MPI_Datatype type, MPI_Op op, int root)
+{
+    int r = c->rank;
+    if (count == 0) {
+        if (sbuf != rbuf && r == root)
+            mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
+        return MPI_SUCCESS;
+    }
+    const mpii_cnode_t *m = c->cnode;
+    const int *rk;
+    int n, me, rn = m->node_of[root], mynode = m->node_of[r];
+    int commute = mpii_op_get(op)->commute;
+    cn_node(c, &rk, &n, &me);
+    int li = mynode == rn ? m->idx_of[root] : 0;
+    /* the node's partial result: in rbuf at the root, a temporary at other leaders */
+    void *part = r == root ? rbuf : me == li ? mpii_cs_tmp(s, type, count) : NULL;
+    cn_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op, commute);
+    if (me == li) {
+        int *l = cn_leaders(c, root);
+        if (!l)
+            return MPI_ERR_NO_MEM;
+        mpii_cs_fence(s);
+        cn_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op, commute);
+        free(l);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op)
+{
+    if (count == 0)
+        return MPI_SUCCESS;
+    const mpii_cnode_t *m = c->cnode;
+    const int *rk;
+    int n, me, commute = mpii_op_get(op)->commute;
+    cn_node(c, &rk, &n, &me);
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    cn_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op, commute);
+    mpii_cs_fence(s);
+    if (me == 0) {
+        int *l = cn_leaders(c, -1);
+        if (!l)
+            return MPI_ERR_NO_MEM;
+        void *tmp = mpii_cs_tmp(s, type, count);
+        cn_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf, tmp, count, type, op,
+                          commute);
+        free(l);
+        mpii_cs_fence(s);
+    }
+    cn_bcast_list(s, rk, n, me, 0, rbuf, count, type);
+    return MPI_SUCCESS;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
+                       MPI_Datatype rtype)
+{
+    const mpii_cnode_t *m = c->cnode;
+    int p = c->size, r = c->rank, mynode = m->node_of[r];
+    int64_t ext = mpii_coll_ext(rtype), esize = dt_size(mpii_type_get(rtype));
+    char *rb = rbuf;
+    /* The packed stream: the nodes in order, each its members' blocks in rank order. */
+    int64_t *off = malloc(((size_t)p + (size_t)m->nnodes + 1) * sizeof *off);
+    int *l = cn_leaders(c, -1);
+    if (!off || !l) {
+        free(off);
+        free(l);
+        return MPI_ERR_NO_MEM;
+    }
+    int64_t *noff = off + p, total = 0; /* noff[k]: node k's start; noff[nnodes]: total */
+    for (int k = 0; k < m->nnodes; k++) {
+        noff[k] = total;
+        for (int i = m->first[k]; i < m->first[k + 1]; i++) {
+            off[m->members[i]] = total;
+            total += counts[m->members[i]] * esize;
+        }
+    }
+    noff[m->nnodes] = total;
+    const void *mine = sbuf == MPI_IN_PLACE ? rb + displs[r] * ext : sbuf;
+    int64_t mcount = sbuf == MPI_IN_PLACE ? counts[r] : scount;
+    MPI_Datatype mtype = sbuf == MPI_IN_PLACE ? rtype : stype;
+    if (sbuf != MPI_IN_PLACE)
+        mpii_cs_copy(s, sbuf, scount, stype, rb + displs[r] * ext, counts[r], rtype);
+    /* direct: this rank's receive layout is the packed stream itself (a contiguous type,
+     * the blocks one after the other in node order: allgather on nodes of consecutive
+     * ranks), so the stream moves in rbuf, without packing or unpacking. A local choice:
+     * the messages are the same either way. */
+    dt_t *rt = mpii_type_get(rtype);
+    int direct = ext == esize && dt_is_contig(rt, total / (esize ? esize : 1));
+    for (int q = 0; direct && q < p; q++)
+        direct = displs[q] * ext == off[q];
+    char *full = direct ? rb + dt_true_lb(rt) : mpii_cs_bytes(s, total);
+    if (!full) {
+        free(off);
+        free(l);
+        return MPI_ERR_NO_MEM;
+    }
+    const int *rk;
+    int n, me;
+    cn_node(c, &rk, &n, &me);
+    if (me == 0) { /* the leader: its node's blocks, then the other nodes' */
+        if (!direct)
+            mpii_cs_copy(s, mine, mcount, mtype, full + off[r], counts[r] * esize, MPI_BYTE);
+        for (int i = 1; i < n; i++)
+            mpii_cs_recv(s, full + off[rk[i]], counts[rk[i]] * esize, MPI_BYTE, rk[i]);
+        mpii_cs_fence(s);
+        for (int k = 0; k < m->nnodes; k++)
+            if (k != mynode)
+                mpii_cs_recv(s, full + noff[k], noff[k + 1] - noff[k], MPI_BYTE, l[k]);
+        for (int k = 0; k < m->nnodes; k++)
+            if (k != mynode)
+                mpii_cs_send(s, full + noff[mynode], noff[mynode + 1] - noff[mynode], MPI_BYTE,
+                             l[k]);
+        mpii_cs_fence(s);
+    } else {
+        mpii_cs_send(s, mine, mcount, mtype, rk[0]);
+        if (direct)
+            mpii_cs_fence(s); /* mine may lie in the stream the bcast overwrites */
+    }
+    cn_bcast_list(s, rk, n, me, 0, full, total, MPI_BYTE);
+    mpii_cs_fence(s);
+    for (int q = 0; !direct && q < p; q++)
+        if (q != r)
+            mpii_cs_copy(s, full + off[q], counts[q] * esize, MPI_BYTE, rb + displs[q] * ext,
+                         counts[q], rtype);
+    free(off);
+    free(l);
+    return MPI_SUCCESS;
+}
