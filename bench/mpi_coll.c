@@ -6,9 +6,8 @@
  *                         [--mode=world|dup]
  *
  * --mode=dup runs every operation on a duplicate of MPI_COMM_WORLD instead of
- * MPI_COMM_WORLD itself (in FMPL: a communicator without the world's collective
- * mailboxes, so every call runs over point-to-point, as on any communicator the
- * application makes).
+ * MPI_COMM_WORLD itself (in FMPL it gets mailboxes of its own while slots last; with
+ * FMPL_COLL_GROUPS=1 it has none and every call runs over point-to-point).
  *
  * Operations (root 0 where there is one), each at 8 B, 8 KiB and 1 MiB (--max caps them):
  *   barrier                MPI_Barrier (size 0 in the CSV rows)

@@ -4,7 +4,8 @@
 # (NODE_COMPARE_HOSTS, NODE_COMPARE_NP) with tests/fake_launcher.sh, so ranks of one host
 # share memory and the two hosts talk udp. Runs mpi_coll.fmpl (barrier, bcast, reduce,
 # allreduce, ... at 8 B, 8 KiB, 1 MiB) on MPI_COMM_WORLD (--mode=world) and on a
-# duplicate of it (--mode=dup: no mailboxes, everything over point-to-point) under
+# duplicate of it with FMPL_COLL_GROUPS=1 (--mode=dup: no mailboxes, everything over
+# point-to-point, as on a communicator beyond the mailbox slots) under
 # FMPL_MPI_NODE_AWARE=0 (flat), 1 (default) and 2 (node-aware everywhere),
 # NODE_COMPARE_REPS rounds (default 3) alternating the settings; prints the median time
 # per call of each and the ratios node-aware / flat. Open MPI cannot be run on this
@@ -29,7 +30,9 @@ for _ in $(seq "$reps"); do
         nas="0 1 2"
         [ $mode = dup ] && nas="0 1" # no mailboxes: 2 is 1
         for na in $nas; do
-            FMPL_MPI_NODE_AWARE=$na timeout 600 "$bin/fmplrun" -n "$np" --hosts "$hosts" \
+            groups=16
+            [ $mode = dup ] && groups=1
+            FMPL_COLL_GROUPS=$groups FMPL_MPI_NODE_AWARE=$na timeout 600 "$bin/fmplrun" -n "$np" --hosts "$hosts" \
                 --launcher "sh tests/fake_launcher.sh" --pmi-addr 127.0.0.1 \
                 "$bin/mpi_coll.fmpl" --csv --reps=5 --mode=$mode |
                 awk -F, -v m="$mode" -v na="$na" 'NR > 1 && $6 == "time_us" { print m, na, $2, $5, $7 }' >> "$tmp"

@@ -30,7 +30,8 @@ fmpl_test(mpi_coll_inter mpi_coll_inter.c RANKS 2 3 4 5 8 TIMEOUT 120)
 # (fmplrun --hosts with tests/fake_launcher.sh: shared memory inside a host, udp between
 # hosts): contents bit for bit, every root, in place, derived types, non-commutative op,
 # three forms, and the exact number of cross-node datagrams of each node-aware shape;
-# with FMPL_MPI_NODE_AWARE=1 (default), =2 (also over MPI_COMM_WORLD's mailbox calls) and
+# with FMPL_MPI_NODE_AWARE=1 (default; and with FMPL_COLL_GROUPS=1, where only
+# MPI_COMM_WORLD has mailboxes), =2 (also over the mailbox calls) and
 # =0 (flat: contents only). Layouts: 2 nodes of 1, 2+1, 2+2, 3+2+2, 1+3+1, and 1+1
 # filled round-robin by 4 ranks (nodes not contiguous: non-commutative ops stay flat).
 add_executable(mpi_coll_node mpi_coll_node.c)
@@ -41,10 +42,15 @@ foreach(layout "2:a,b" "3:a:2,b" "4:a:2,b:2" "7:a:3,b:2,c:2" "5:a,b:3,c" "4:a,b"
   list(GET parts 0 np)
   string(REGEX REPLACE "^[0-9]+:" "" hosts "${layout}")
   string(REGEX REPLACE "[:,]" "_" tag "${hosts}")
-  foreach(mode 1 2 0)
+  foreach(mode 1 p2p 2 0)
     set(tn mpi_coll_node.np${np}.${tag})
     set(args)
-    if(mode EQUAL 0)
+    set(env FMPL_MPI_NODE_AWARE=${mode})
+    if(mode STREQUAL "p2p") # only MPI_COMM_WORLD has mailboxes
+      set(tn ${tn}.p2p)
+      set(args --quick)
+      set(env FMPL_MPI_NODE_AWARE=1 FMPL_COLL_GROUPS=1)
+    elseif(mode EQUAL 0)
       set(tn ${tn}.flat)
       set(args --quick)
     elseif(mode EQUAL 2)
@@ -55,7 +61,7 @@ foreach(layout "2:a,b" "3:a:2,b" "4:a:2,b:2" "7:a:3,b:2,c:2" "5:a,b:3,c" "4:a,b"
              COMMAND ${FMPLRUN} -n ${np} --timeout 300 --hosts ${hosts} --launcher
                      "sh ${CMAKE_CURRENT_SOURCE_DIR}/fake_launcher.sh" --pmi-addr 127.0.0.1
                      $<TARGET_FILE:mpi_coll_node> ${args})
-    set_tests_properties(${tn} PROPERTIES TIMEOUT 300 ENVIRONMENT FMPL_MPI_NODE_AWARE=${mode})
+    set_tests_properties(${tn} PROPERTIES TIMEOUT 300 ENVIRONMENT "${env}")
   endforeach()
 endforeach()
 # The whole blocking-collective suite (every function, derived types, sizes to 100000,

@@ -2,7 +2,8 @@
  * several nodes (fmplrun --hosts with a local launcher: ranks with different FMPL_NODE
  * talk udp, ranks of one node shared memory).
  *
- * On MPI_COMM_WORLD, a duplicate of it (no mailboxes: every call over point-to-point) and
+ * On MPI_COMM_WORLD, a duplicate of it (mailboxes of its own, or none with
+ * FMPL_COLL_GROUPS=1: every call over point-to-point) and
  * on communicators whose node layout differs (reversed rank order, every other rank,
  * perhaps on fewer nodes), for Barrier, Bcast, Reduce, Allreduce, Allgather and
  * Allgatherv (uneven counts, blocks in reverse rank order) in their blocking, nonblocking
@@ -13,7 +14,7 @@
  * the whole buffer, guard ints included.
  *
  * Cross-node messages: wherever a call runs node-aware (FMPL_MPI_NODE_AWARE=2: every
- * call; 1, the default: all but MPI_COMM_WORLD's blocking and persistent calls that its
+ * call; 1, the default: all but the blocking and persistent calls that a communicator's
  * mailboxes serve), the number of udp datagrams the communicator's ranks send
  * (vnic_udp_stats data_sent, summed) during 5 calls of 8-byte collectives (one eager
  * datagram per message) must be exactly what the node-aware shapes predict for the
@@ -40,6 +41,18 @@
 
 static int wrank, wsize;
 static int mode; /* FMPL_MPI_NODE_AWARE: 0 flat, 1 (default) unless on the mailboxes, 2 always */
+
+/* Whether comm has a mailbox group: MPI_COMM_WORLD always; the few others made here while
+ * slots last (FMPL_COLL_GROUPS > 1, the default 16), unless a single process. */
+static int has_mailboxes(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD)
+        return 1;
+    const char *g = getenv("FMPL_COLL_GROUPS");
+    int sz;
+    MPI_Comm_size(comm, &sz);
+    return sz > 1 && (!g || atoi(g) > 1);
+}
 static const int *wnode; /* node of each world rank */
 static MPI_Datatype gap_t, pair_t;
 static MPI_Op affine_op, gapsum_op;
@@ -407,9 +420,9 @@ static void count_case(ccase_t k, MPI_Comm comm, const char *cn, int crank, int 
         comm_nodes(comm, k.root, &rn);
     if (k.nc && !contiguous_nodes(comm))
         return; /* the flat algorithm: nothing to predict */
-    /* FMPL_MPI_NODE_AWARE=1: MPI_COMM_WORLD's blocking and persistent calls with a
-     * predefined op stay on its mailboxes (flat) */
-    int na = mode == 2 || (mode == 1 && (comm != MPI_COMM_WORLD || k.form == F_NB || k.nc ||
+    /* FMPL_MPI_NODE_AWARE=1: blocking and persistent calls with a predefined op stay on
+     * the communicator's mailboxes (flat) when it has a group */
+    int na = mode == 2 || (mode == 1 && (!has_mailboxes(comm) || k.form == F_NB || k.nc ||
                                          k.kind == C_ALLGATHERV ||
                                          (k.kind == C_ALLGATHER && k.form == F_PERSIST)));
     CHECK_RC(MPI_Barrier(comm), MPI_SUCCESS);
@@ -533,7 +546,7 @@ int main(int argc, char **argv)
 
     errors();
     suite(MPI_COMM_WORLD, "MPI_COMM_WORLD", quick);
-    /* the same members without mailboxes: every call over point-to-point */
+    /* the same members: mailboxes of its own, or none (FMPL_COLL_GROUPS=1) */
     MPI_Comm dup;
     CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &dup), MPI_SUCCESS);
     suite(dup, "dup of MPI_COMM_WORLD", quick);

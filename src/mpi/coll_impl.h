@@ -275,7 +275,7 @@ int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
  * see the comment at the top of coll_node.c for the shapes and their inter-node message
  * counts.
  * FMPL_MPI_NODE_AWARE chooses: 0 the flat algorithms everywhere (to compare); 1 (default)
- * node-aware for the calls that do not run on MPI_COMM_WORLD's mailboxes (a mailbox
+ * node-aware for the calls that do not run on the communicator's mailboxes (a mailbox
  * message is cheaper than a point-to-point one, so the flat mailbox schedules stay
  * faster for the small blocking calls there, see docs/performance.md); 2 node-aware
  * for every call. */

@@ -144,7 +144,7 @@ int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox)
             cn_mode = (int)base_env_int(
                 "FMPL_MPI_NODE_AWARE", 1, 0, 2,
                 "MPI collectives on communicators spanning several nodes: 0 flat, 1 node-aware "
-                "unless on MPI_COMM_WORLD's mailboxes, 2 node-aware always");
+                "unless on the communicator's mailboxes, 2 node-aware always");
         if (cn_build_map(c) != MPI_SUCCESS)
             return -1;
     }
