@@ -1,10 +1,15 @@
 /* fmpl_coll — native FMPL collectives: barrier, bcast and allreduce (double, sum)
- * at 8 B, 8 KiB and 1 MiB.
+ * at 8 B, 8 KiB and 1 MiB; on request also reduce (double, sum, root 0) and allgather
+ * (the coll layer's, on FMPL_COMM_WORLD's group: the native API has none; size = the
+ * block of one rank), and other sizes.
  *
  *   fmplrun -n 2 fmpl_coll [--csv] [--quick] [--reps=N] [--mem=malloc|heap] [--max=B]
+ *                          [--mode=OP,OP,..] [--sizes=A,B,..]
  *
- * What is timed: each rank times a loop of `iters` back-to-back calls (root 0 for bcast)
- * and divides by iters; the figure of a repetition is the largest of the ranks' times,
+ * --mode: the operations, out of barrier, bcast, reduce, allreduce, allgather (default
+ * barrier,bcast,allreduce); --sizes: the message sizes (default 8,8K,1M; K/M suffixes).
+ * What is timed: each rank times a loop of `iters` back-to-back calls (root 0 for bcast
+ * and reduce) and divides by iters; the figure of a repetition is the largest of the ranks' times,
  * and the table shows the median over --reps repetitions. iters is calibrated so one
  * repetition lasts about 0.1 s (0.04 s with --quick), the same on every rank. Results
  * are checked once per size before timing. With more ranks than CPUs the run is
@@ -16,6 +21,7 @@
 
 #include "bench_util.h"
 #include "fmpl.h"
+#include "fmpl/fmpl_tool.h" /* allgather: coll_allgather on the world's group */
 
 #define W FMPL_COMM_WORLD
 
@@ -28,8 +34,8 @@
         }                                                                                          \
     } while (0)
 
-enum { OP_BARRIER, OP_BCAST, OP_ALLREDUCE };
-static const char *op_name[] = {"barrier", "bcast", "allreduce"};
+enum { OP_BARRIER, OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, NOPS };
+static const char *op_name[] = {"barrier", "bcast", "reduce", "allreduce", "allgather"};
 static int rank, nranks;
 
 static void run(int op, double *buf, size_t n, int iters)
@@ -38,7 +44,13 @@ static void run(int op, double *buf, size_t n, int iters)
         switch (op) {
         case OP_BARRIER: CHECK(fmpl_barrier(W)); break;
         case OP_BCAST: CHECK(fmpl_bcast(buf, n, 0, W)); break;
-        default: CHECK(fmpl_allreduce(buf, n / sizeof(double), FMPL_DOUBLE, FMPL_SUM, W, NULL));
+        case OP_REDUCE:
+            CHECK(fmpl_reduce(buf, n / sizeof(double), FMPL_DOUBLE, FMPL_SUM, 0, W, NULL));
+            break;
+        case OP_ALLREDUCE:
+            CHECK(fmpl_allreduce(buf, n / sizeof(double), FMPL_DOUBLE, FMPL_SUM, W, NULL));
+            break;
+        default: CHECK(coll_allgather(fmpl_tool_world_group(), NULL, buf, n));
         }
     }
 }
@@ -59,36 +71,62 @@ static void check(int op, double *buf, size_t n)
     size_t cnt = n / sizeof(double);
     if (op == OP_BARRIER)
         return;
-    for (size_t i = 0; i < cnt; i++)
-        buf[i] = op == OP_BCAST ? (rank == 0 ? (double)i : -1.0) : (double)(rank + 1);
+    if (op == OP_ALLGATHER) { /* block r: doubles r*cnt + i */
+        for (size_t i = 0; i < cnt * (size_t)nranks; i++)
+            buf[i] = i / cnt == (size_t)rank ? (double)i : -1.0;
+    } else {
+        for (size_t i = 0; i < cnt; i++)
+            buf[i] = op == OP_BCAST ? (rank == 0 ? (double)i : -1.0) : (double)(rank + 1);
+    }
     run(op, buf, n, 1);
     double want_sum = (double)nranks * (nranks + 1) / 2;
-    for (size_t i = 0; i < cnt; i++) {
-        double want = op == OP_BCAST ? (double)i : want_sum;
+    if (op == OP_REDUCE && rank != 0)
+        want_sum = rank + 1; /* unchanged */
+    for (size_t i = 0; i < (op == OP_ALLGATHER ? cnt * (size_t)nranks : cnt); i++) {
+        double want = op == OP_BCAST || op == OP_ALLGATHER ? (double)i : want_sum;
         if (buf[i] != want) {
             fprintf(stderr, "fmpl_coll: rank %d: %s of %zu bytes: element %zu is %g, not %g\n",
                     rank, op_name[op], n, i, buf[i], want);
             exit(1);
         }
     }
-    memset(buf, 0, n); /* time with zeros: sums stay finite */
+    memset(buf, 0, op == OP_ALLGATHER ? n * (size_t)nranks : n); /* zeros: sums stay finite */
 }
 
 int main(int argc, char **argv)
 {
-    bench_opts_t o = {.mem = "malloc", .max = 1u << 20};
-    if (bench_parse(argc, argv, &o, "[--csv] [--quick] [--reps=N] [--mem=malloc|heap] [--max=B]"))
+    bench_opts_t o = {
+        .mem = "malloc", .max = SIZE_MAX, .sizes = "8,8K,1M", .mode = "barrier,bcast,allreduce"};
+    if (bench_parse(argc, argv, &o,
+                    "[--csv] [--quick] [--reps=N] [--mem=malloc|heap] [--max=B] "
+                    "[--mode=OP,OP,..] [--sizes=A,B,..]"))
         return 2;
     int heap = !strcmp(o.mem, "heap");
+    int want_op[NOPS] = {0};
+    for (const char *m = o.mode; m && *m;) {
+        size_t len = strcspn(m, ",");
+        int found = 0;
+        for (int op = 0; op < NOPS; op++)
+            if (strlen(op_name[op]) == len && !strncmp(m, op_name[op], len))
+                want_op[op] = found = 1;
+        if (!found) {
+            fprintf(stderr, "fmpl_coll: unknown operation '%.*s' in --mode\n", (int)len, m);
+            return 2;
+        }
+        m += len + (m[len] == ',');
+    }
     CHECK(fmpl_init(&argc, &argv));
     CHECK(fmpl_comm_rank(W, &rank));
     CHECK(fmpl_comm_size(W, &nranks));
 
-    static const size_t sizes[] = {8, 8192, 1u << 20};
+    size_t sizes[32];
+    int nsizes = bench_sizes(&o, sizes, 32);
     size_t maxn = 8;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (sizes[i] <= o.max && sizes[i] > maxn)
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i] > maxn)
             maxn = sizes[i];
+    if (want_op[OP_ALLGATHER])
+        maxn *= (size_t)nranks;
     double *buf = heap ? fmpl_alloc_mem(maxn) : malloc(maxn);
     double *reps = calloc((size_t)o.reps, sizeof *reps);
     if (!buf || !reps) {
@@ -111,11 +149,11 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
     }
-    for (int op = OP_BARRIER; op <= OP_ALLREDUCE; op++) {
-        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    for (int op = 0; op < NOPS; op++) {
+        if (!want_op[op])
+            continue;
+        for (int si = 0; si < nsizes; si++) {
             size_t n = sizes[si];
-            if (n > o.max)
-                continue;
             if (op == OP_BARRIER && si > 0)
                 break;
             check(op, buf, n);

@@ -7,9 +7,18 @@ fmpl_test(coll_test_barrier coll_test_barrier.c RANKS ${COLL_RANKS} TIMEOUT 60)
 fmpl_test(coll_test_repeat coll_test_repeat.c RANKS ${COLL_RANKS} TIMEOUT 120)
 fmpl_test(coll_test_groups coll_test_groups.c RANKS ${COLL_RANKS} TIMEOUT 60)
 fmpl_test(coll_test_errors coll_test_errors.c RANKS 1 2 3 4 TIMEOUT 30)
+# The large-message schedules (two-chain reduce, chain allreduce, ring allgather) bit for
+# bit: several segments, odd sizes and 12-byte elements, every root, non-commutative ops.
+fmpl_test(coll_test_large coll_test_large.c RANKS ${COLL_RANKS} TIMEOUT 300)
+# Every reduction and allgather on those schedules, down to one element / byte (tiny and
+# small channels, the binomial bcast of allreduce on a fold schedule).
+fmpl_test(coll_test_reduce_chains coll_test_reduce.c RANKS 2 3 5
+          ENV FMPL_COLL_REDUCE_TREE_MAX=0 TIMEOUT 120)
+fmpl_test(coll_test_allgather_ring coll_test_allgather.c RANKS 2 3 5
+          ENV FMPL_COLL_ALLGATHER_BRUCK_MAX=0 TIMEOUT 120)
 # Small mailboxes and segments: the chain, ring and fix-up paths at small sizes, and
 # many segments per message.
-foreach(t bcast reduce allgather repeat)
+foreach(t bcast reduce allgather repeat large)
   fmpl_test(coll_test_${t}_smallseg coll_test_${t}.c RANKS 3 4 5
             ENV FMPL_COLL_SMALL=64 FMPL_COLL_SEG=4096 TIMEOUT 120)
 endforeach()

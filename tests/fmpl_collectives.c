@@ -1,7 +1,8 @@
 /* fmpl_collectives.c — the public collectives with content checks: barrier; bcast of
  * sizes 0 .. 4 MiB from every root; reduce and allreduce for every type x op (complex
  * MAX/MIN refused) from every root, with and without a work buffer; a user operation;
- * every bad argument and its code. */
+ * large reductions (several segments) with the user operation and a double sum, every
+ * root; every bad argument and its code. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,46 @@ int main(int argc, char **argv)
     int64_t u[3] = {rank, -rank, 5};
     CHECK_RC(fmpl_allreduce(u, 3, FMPL_INT64, uop, W, NULL), FMPL_SUCCESS);
     CHECK(u[0] == size - 1 && u[1] == 0 && u[2] == 5);
+
+    /* ---- large reductions (pipelined chain schedules, several segments of the default
+     * 64 KiB plus a partial one): the user operation on int64 and a double sum, from
+     * every root and as allreduce; non-roots keep their data ---- */
+    const size_t big = 3 * 65536 / 8 + 5;
+    int64_t *lb = malloc(big * sizeof *lb);
+    CHECK(lb);
+    for (int dbl = 0; dbl < 2; dbl++) {
+        for (int root = -1; root < size; root++) {
+            for (size_t i = 0; i < big; i++) {
+                int64_t v = (int64_t)((i * 31 + (size_t)rank * 17 + (size_t)root) % 1009) - 500;
+                if (dbl)
+                    ((double *)lb)[i] = (double)v;
+                else
+                    lb[i] = v;
+            }
+            fmpl_type t = dbl ? FMPL_DOUBLE : FMPL_INT64;
+            fmpl_op o = dbl ? FMPL_SUM : uop;
+            if (root < 0)
+                CHECK_RC(fmpl_allreduce(lb, big, t, o, W, NULL), FMPL_SUCCESS);
+            else
+                CHECK_RC(fmpl_reduce(lb, big, t, o, root, W, NULL), FMPL_SUCCESS);
+            for (size_t i = 0; i < big; i++) {
+                int64_t e = INT64_MIN, sum = 0;
+                for (int r = 0; r < size; r++) {
+                    if (root >= 0 && r != rank && rank != root)
+                        continue; /* a non-root: its own value */
+                    int64_t v = (int64_t)((i * 31 + (size_t)r * 17 + (size_t)root) % 1009) - 500;
+                    e = v > e ? v : e;
+                    sum += v;
+                }
+                if (dbl ? ((double *)lb)[i] != (double)sum : lb[i] != e) {
+                    fprintf(stderr, "rank %d: large %s root %d: element %zu wrong\n", rank,
+                            dbl ? "double sum" : "user op", root, i);
+                    exit(1);
+                }
+            }
+        }
+    }
+    free(lb);
     /* count 0 is a no-op that still synchronises correctly */
     CHECK_RC(fmpl_allreduce(NULL, 0, FMPL_INT32, FMPL_SUM, W, NULL), FMPL_SUCCESS);
 

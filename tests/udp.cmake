@@ -69,6 +69,8 @@ foreach(t fmpl_p2p fmpl_any fmpl_comm fmpl_collectives fmpl_spool fmpl_preposted
   udp_variant(udp_${t} ${t} RANKS 2 3 4 ENV ${UDP_ENV})
 endforeach()
 udp_variant(udp_fmpl_p2p_faults fmpl_p2p RANKS 3 ENV ${UDP_FAULTS})
+# The large-message collective schedules over udp (fewer sizes).
+udp_variant(udp_coll_test_large coll_test_large RANKS 2 3 4 ENV ${UDP_ENV} ARGS quick TIMEOUT 300)
 foreach(t mpi_p2p mpi_coll mpi_comm_basic)
   udp_variant(udp_${t} ${t} RANKS 2 3 4 ENV ${UDP_ENV} TIMEOUT 300)
 endforeach()

@@ -83,9 +83,8 @@ int coll_init(vnic_t *v)
     st->slot_used = calloc((size_t)st->ngroups, 1);
     st->lane_sent = calloc((size_t)st->lanes * 2 * (size_t)(st->rounds + 2) + 1, 8);
     st->outbox = aligned_alloc(BASE_CACHE_LINE, st->small_stride);
-    st->scratch = aligned_alloc(BASE_CACHE_LINE, st->seg_stride);
     st->area = vnic_mem_alloc(v, st->area_size);
-    if (!st->slot_used || !st->lane_sent || !st->outbox || !st->scratch || !st->area) {
+    if (!st->slot_used || !st->lane_sent || !st->outbox || !st->area) {
         if (!st->area)
             base_log("coll: no room for the collective area (%zu bytes) in the shared heap; "
                      "lower FMPL_COLL_GROUPS or FMPL_COLL_SEG",
@@ -116,7 +115,6 @@ fail_cntr:
 fail:
     if (st->area)
         vnic_mem_free(v, st->area);
-    free(st->scratch);
     free(st->outbox);
     free(st->slot_used);
     free(st->lane_sent);
@@ -153,7 +151,6 @@ void coll_finalize(vnic_t *v)
     vnic_mr_dereg(v, COLL_KEY);
     vnic_cntr_close(v, st->order_cntr);
     vnic_mem_free(v, st->area);
-    free(st->scratch);
     free(st->outbox);
     free(st->slot_used);
     free(st->lane_sent);
@@ -386,24 +383,34 @@ int coll_groups_retiring(void)
 
 /* ------------------------------------------------------------ public calls */
 
-/* Blocking runs of group schedules, cached by call (the builder runs on a miss). */
+/* Blocking runs of group schedules, cached by call (the builder runs on a miss). A run
+ * waits in one vnic_wait, except a pipelined one (a fold schedule: many segments) when the
+ * backoff has no spin phase (more ranks than cores, base_backoff_oversubscribed): then its
+ * wait ends at every completed transfer and starts again, so the backoff stays in its yield
+ * phase while segments keep moving instead of sleeping through the rest of a long run
+ * (each segment would then cost a wake-up). With a spin phase, restarting would spin at
+ * every segment, which measured slower than letting the wait turn to yielding. */
 typedef struct gs_wait {
     coll_sched_t *s;
-    int err;
+    int err, done, paced;
+    uint64_t progress; /* coll_sched_progress when the wait began */
 } gs_wait_t;
 
 static int gs_ready(void *arg)
 {
     gs_wait_t *w = arg;
-    return coll_sched_advance(w->s, &w->err);
+    if (coll_sched_advance(w->s, &w->err))
+        return w->done = 1;
+    return w->paced && coll_sched_progress(w->s) != w->progress;
 }
 
 static int gs_run(coll_group_t *g, coll_sched_t *s)
 {
     if (coll_sched_start(s, 0, 0, NULL, NULL))
         return FMPL_ERR_NOMEM;
-    gs_wait_t w = {s, 0};
-    if (!coll_sched_advance(s, &w.err)) {
+    gs_wait_t w = {s, 0, 0, base_backoff_oversubscribed && coll_sched_is_fold(s), 0};
+    while (!w.done) {
+        w.progress = coll_sched_progress(s);
         int rc = vnic_wait(g->v, gs_ready, &w, -1);
         if (rc != FMPL_SUCCESS)
             return rc;
@@ -413,6 +420,16 @@ static int gs_run(coll_group_t *g, coll_sched_t *s)
 
 enum { GK_BARRIER = 1, GK_BCAST, GK_REDUCE, GK_ALLREDUCE, GK_ALLGATHER };
 
+/* 1 when *k is a large call: a reduction above FMPL_COLL_REDUCE_TREE_MAX bytes, an
+ * allgather whose Bruck rounds do not fit the all-call cells (coll_impl.h "the
+ * large-message builders", on a fold schedule). */
+static int gs_large(const coll_group_t *g, const coll_gkey_t *k)
+{
+    if (k->kind == GK_REDUCE || k->kind == GK_ALLREDUCE)
+        return k->n * k->elem > g->st->reduce_tree_max;
+    return k->kind == GK_ALLGATHER && !coll_allgather_bruck_fits(g, k->n);
+}
+
 /* The cached schedule of *k, or a new one built (and cached) for it; NULL: out of memory
  * (*rc set) or the builder failed (*rc its code). */
 static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
@@ -421,8 +438,11 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
     for (int i = 0; i < COLL_GCACHE; i++)
         if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
             return g->gsched[i];
+    int large = gs_large(g, k);
     int acall = k->kind == GK_BARRIER || k->kind == GK_ALLREDUCE || k->kind == GK_ALLGATHER;
-    coll_sched_t *s = acall ? coll_group_sched_a(g) : coll_group_sched(g);
+    coll_sched_t *s = large   ? coll_group_sched_fold(g)
+                      : acall ? coll_group_sched_a(g)
+                              : coll_group_sched(g);
     if (!s) {
         *rc = FMPL_ERR_NOMEM;
         return NULL;
@@ -430,9 +450,18 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
     switch (k->kind) {
     case GK_BARRIER: *rc = coll_build_barrier(s, g); break;
     case GK_BCAST: *rc = coll_build_bcast(s, g, k->out, k->n, k->root); break;
-    case GK_REDUCE: *rc = coll_build_reduce(s, g, k->in, k->out, k->n, op, k->root); break;
-    case GK_ALLREDUCE: *rc = coll_build_allreduce(s, g, k->in, k->out, k->n, op); break;
-    default: *rc = coll_build_allgather(s, g, k->in, k->out, k->n); break;
+    case GK_REDUCE:
+        *rc = large ? coll_build_reduce_chain(s, g, k->in, k->out, k->n, op, k->root)
+                    : coll_build_reduce(s, g, k->in, k->out, k->n, op, k->root);
+        break;
+    case GK_ALLREDUCE:
+        *rc = large ? coll_build_allreduce_chain(s, g, k->in, k->out, k->n, op)
+                    : coll_build_allreduce(s, g, k->in, k->out, k->n, op);
+        break;
+    default:
+        *rc = large ? coll_build_allgather_ring(s, g, k->in, k->out, k->n)
+                    : coll_build_allgather(s, g, k->in, k->out, k->n);
+        break;
     }
     if (*rc != FMPL_SUCCESS) {
         coll_sched_free(s);
@@ -520,8 +549,6 @@ int coll_reduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t
         return FMPL_ERR_ROOT;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    if (count * op->elem_size > g->st->reduce_tree_max)
-        return coll_reduce_chain(g, buf, count, op, root);
     coll_gkey_t k = gs_key(GK_REDUCE, root, buf, buf, count, op);
     return gs_call(g, &k, op);
 }
@@ -534,15 +561,8 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
         return rc;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    if (count * op->elem_size <= g->st->reduce_tree_max) {
-        coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
-        return gs_call(g, &k, op);
-    }
-    rc = coll_reduce_chain(g, buf, count, op, 0);
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    coll_gkey_t k = gs_key(GK_BCAST, 0, NULL, buf, count * op->elem_size, NULL);
-    return gs_call(g, &k, NULL);
+    coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
+    return gs_call(g, &k, op);
 }
 
 int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
@@ -560,8 +580,6 @@ int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
         memmove(mine, send, size);
     if (g->size == 1)
         return FMPL_SUCCESS;
-    if (!coll_allgather_bruck_fits(g, size))
-        return coll_allgather_ring(g, recv, size);
     coll_gkey_t k = gs_key(GK_ALLGATHER, 0, NULL, recv, size, NULL);
     return gs_call(g, &k, NULL);
 }

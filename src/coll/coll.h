@@ -1,7 +1,7 @@
 /* coll.h — collective operations over a group of ranks, built on the vnic only
  * (puts/gets/atomics/counters/notify), so they run over every transport.
  * Barrier, bcast, reduce, allreduce, allgather (fixed size) for any group size and
- * root, algorithm chosen by message size and group size; most of them run as cached
+ * root, algorithm chosen by message size and group size; all of them run as cached
  * group schedules (the schedule engine and its group transport are below).
  *
  * All calls are collective over the group's members, block until this rank's part
@@ -34,15 +34,15 @@
  *                     alltoall (split over up to K+2 all-call mailboxes);
  *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per process and the payload room of
  *                     their small cells (default 8, 248; see "lanes" below).
- * Algorithms (barrier, bcast, small reduce/allreduce/allgather are cached group
- * schedules, see "group schedules" below; the large reductions and allgather run
- * directly): barrier = dissemination (ceil(log2 p) rounds of one flag put); bcast =
- * binomial tree (small) or a pipelined chain of segments (large); reduce = binomial tree
- * to the root (small; for non-commutative ops to rank 0, then forwarded to the root
- * along power-of-two hops), or two pipelined chains meeting at the root, from rank 0 up
- * and from rank p-1 down, which keeps rank order (large); allreduce = recursive doubling
- * (small, p a power of two), reduce + binomial bcast (small, other p) or chain reduce +
- * chain bcast (large); allgather = Bruck (small) or a pipelined ring (large).
+ * Algorithms (all of them cached group schedules, see "group schedules" below; the
+ * large reductions and allgather on fold schedules, coll_impl.h): barrier =
+ * dissemination (ceil(log2 p) rounds of one flag put); bcast = binomial tree (small) or
+ * a pipelined chain of segments (large); reduce = binomial tree to the root (small; for
+ * non-commutative ops to rank 0, then forwarded to the root along power-of-two hops),
+ * or two pipelined chains meeting at the root, from rank 0 up and from rank p-1 down,
+ * which keeps rank order (large); allreduce = recursive doubling (small, p a power of
+ * two), reduce + binomial bcast (small, other p) or chain reduce + chain bcast (large);
+ * allgather = Bruck (small) or a pipelined ring (large).
  * Non-commutative reductions always combine in group-rank order. Memory: each rank's area is
  * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL +
  * 128*256*log2(world)) + LANES*(log2(world)+2)*(32*(LANE_BYTES+8)+4*SMALL) bytes of shared
@@ -235,6 +235,10 @@ int coll_sched_start(coll_sched_t *s, int tag, int background,
 /* Advances s as far as it goes without waiting. Returns 1 once complete (then *err is 0
  * or the first error code of the run), 0 while running. Never blocks. */
 int coll_sched_advance(coll_sched_t *s, int *err);
+/* A count that grows whenever one of s's transfers completes (in coll_sched_advance), so
+ * that a blocking waiter can tell progress from idling (and restart its backoff on
+ * progress). Never blocks. */
+uint64_t coll_sched_progress(const coll_sched_t *s);
 /* For an owner waiting on one background run (it need not wait for the progress hook to
  * get there): advances s now, and when the run is complete takes it off the hook and
  * calls done, as the hook would. Returns 1 when s is not running (any more: done has been
@@ -277,7 +281,7 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
                          const coll_reduce_op_t *op);
 /* size bytes of every member into recv in rank order (send NULL: already in place at
  * recv + rank * size): Bruck, on an all-call schedule, when coll_allgather_bruck_fits
- * (larger blocks: coll_allgather, which runs a ring directly). */
+ * (larger blocks: coll_allgather, which runs a pipelined ring schedule). */
 int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
                          size_t size);
 /* 1 when Bruck's rounds of size-byte blocks fit the all-call cells (as for alltoall). */

@@ -21,7 +21,12 @@
  * transfers go to the A cells (coll_impl.h), cell index = the transfer's type word, with
  * the parity of the group's A sequence number, which each run advances (begin); no
  * acknowledgements, so one line crosses per message. Safe only when such runs never
- * overlap on a group: blocking ones, and the final barrier of coll_group_free. */
+ * overlap on a group: blocking ones, and the final barrier of coll_group_free.
+ *
+ * The fold transport (coll_group_sched_fold, coll_impl.h "fold schedules"): the channel
+ * transport, plus transfers that combine a message with this rank's operand in its
+ * cell on arrival, and forward a kept cell without copying it (the large reductions of
+ * coll_reduce.c; the ring of coll_allgather.c uses its plain transfers). */
 #include <stdlib.h>
 
 #include "coll/coll_impl.h"
@@ -44,6 +49,7 @@ typedef struct gx_req {
     size_t len;
     uint64_t seq;
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
+    coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
 } gx_req_t;
 
 /* Channel carrying len bytes from group rank `from` to `to`: 0 and (*dir, *ch), or -1
@@ -470,6 +476,99 @@ static const coll_sched_ops_t gx_ops = {.req_size = sizeof(gx_req_t),
                                         .irecv = gx_irecv,
                                         .test = gx_test};
 
+/* ---- the fold transport (coll_impl.h "fold schedules"): gx plus folds ---- */
+
+/* Frees my cell (flag) of message seq of channel (dir, ch), written by group rank writer,
+ * and acknowledges it when due (as gx_test's receive). */
+static int gf_release(coll_group_t *g, uint64_t *flag, uint64_t seq, int dir, int ch, int writer)
+{
+    coll_cell_clear(flag);
+    if (seq % (uint64_t)coll_chan_ack_every(g->st, ch))
+        return FMPL_SUCCESS;
+    return coll_put_word(g, writer, coll_ack_off(g->st, dir, ch), seq);
+}
+
+static int gf_test(void *req, int *err)
+{
+    gx_req_t *x = req;
+    coll_fold_t *f = x->fold;
+    if (!x->pending || !f)
+        return gx_test(req, err);
+    coll_group_t *g = x->g;
+    if (x->send) { /* forward the kept message from its cell, then free the cell */
+        x->buf = coll_cell_data(f->flag, x->len);
+        if (!gx_test(req, err))
+            return 0;
+        int rc = gf_release(g, f->flag, f->seq, f->dir, f->ch, f->writer);
+        if (!*err)
+            *err = rc;
+        return 1;
+    }
+    uint64_t *flag = (uint64_t *)(g->area + coll_chan_flag_off(g->st, x->dir, x->ch, x->seq));
+    if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+        return 0;
+    char *msg = coll_cell_data(flag, x->len);
+    x->pending = 0;
+    switch (f->mode) {
+    case COLL_FOLD_INTO: f->fn(f->mine, msg, f->count, f->arg); break;
+    case COLL_FOLD_LOWER:
+        f->fn(msg, f->mine, f->count, f->arg);
+        memcpy(f->mine, msg, x->len);
+        break;
+    default: /* KEEP: the cell stays mine until the forward */
+        f->fn(msg, f->mine, f->count, f->arg);
+        f->flag = flag;
+        f->seq = x->seq;
+        f->dir = x->dir;
+        f->ch = x->ch;
+        f->writer = x->peer;
+        return 1;
+    }
+    *err = gf_release(g, flag, x->seq, x->dir, x->ch, x->peer);
+    return 1;
+}
+
+static int gf_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    uint64_t seq, void *req)
+{
+    (void)tag;
+    coll_fold_t *f = type == COLL_FOLD ? (coll_fold_t *)(uintptr_t)buf : NULL;
+    gx_req_t *x = req;
+    x->fold = f;
+    int rc = gx_start(ctx, f ? NULL : (void *)(uintptr_t)buf, count, peer, seq, req, 1);
+    int err = 0;
+    if (rc == FMPL_SUCCESS && gf_test(req, &err)) /* put now when the cell is free */
+        rc = err;
+    return rc;
+}
+
+static int gf_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                    uint64_t seq, void *req)
+{
+    (void)tag;
+    gx_req_t *x = req;
+    x->fold = type == COLL_FOLD ? buf : NULL;
+    return gx_start(ctx, x->fold ? NULL : buf, count, peer, seq, req, 0);
+}
+
+static const coll_sched_ops_t gf_ops = {.req_size = sizeof(gx_req_t),
+                                        .reserve = gx_reserve,
+                                        .isend = gf_isend,
+                                        .irecv = gf_irecv,
+                                        .test = gf_test};
+
+coll_sched_t *coll_group_sched_fold(coll_group_t *g)
+{
+    if (!g || g->magic != COLL_GROUP_MAGIC)
+        return NULL;
+    return coll_sched_new(g->v, &gf_ops, g);
+}
+
+int coll_sched_is_fold(const coll_sched_t *s)
+{
+    return coll_sched_ops(s) == &gf_ops;
+}
+
 coll_sched_t *coll_group_sched(coll_group_t *g)
 {
     if (!g || g->magic != COLL_GROUP_MAGIC)
@@ -487,7 +586,7 @@ coll_sched_t *coll_group_sched_a(coll_group_t *g)
 int coll_sched_is_group(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &gx_ops || o == &gxa_ops || o == &gl_ops || o == &gla_ops;
+    return o == &gx_ops || o == &gxa_ops || o == &gl_ops || o == &gla_ops || o == &gf_ops;
 }
 
 /* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
@@ -550,6 +649,11 @@ static int gx_reduce_step(const void *a)
     const gx_reduce_args_t *x = a;
     x->fn(x->inout, x->in, x->count, x->arg);
     return FMPL_SUCCESS;
+}
+
+void coll_sched_copy(coll_sched_t *s, void *dst, const void *src, size_t n)
+{
+    gx_copy(s, dst, src, n);
 }
 
 /* Adds "inout = inout (op) in". */

@@ -77,7 +77,6 @@ typedef struct coll_state {
     vnic_cntr_t *order_cntr;  /* target of VNIC_F_RCNTR (ordering of segment puts) */
     unsigned char *slot_used; /* [ngroups] */
     char *outbox;             /* private staging of one small message plus its flag */
-    char *scratch;            /* private scratch of one segment (reductions) */
     /* Algorithm thresholds (bytes), see coll.h. */
     size_t bcast_tree_max;
     size_t reduce_tree_max;
@@ -334,17 +333,7 @@ static inline void coll_cell_clear(uint64_t *flag)
 /* Waits for A cell (idx, parity of seq) to carry seq; returns its flag. */
 int coll_a_recv(coll_group_t *g, int idx, uint64_t seq, uint64_t **flag);
 
-/* ---- channels (blocking use, by the large-message algorithms) ---- */
-/* Writes len bytes (at most the channel's cell room) on my outgoing channel (dir, ch): waits until
- * the reader acknowledged the use `depth` before this one, then puts. */
-int coll_edge_send(coll_group_t *g, int dir, int ch, const void *data, size_t len);
-/* Waits for the next message on my incoming channel (dir, ch); returns its payload
- * (len bytes, as both sides know) inside my cell. The cell stays mine until
- * coll_edge_release. */
-int coll_edge_recv(coll_group_t *g, int dir, int ch, size_t len, char **data);
-/* Frees my cell of the message last received on (dir, ch) and acknowledges it to
- * its writer (every coll_chan_ack_every-th use: see the layout). */
-int coll_edge_release(coll_group_t *g, int dir, int ch);
+/* ---- channels ---- */
 /* 1 when the last use of each of my outgoing channels that its reader acknowledges has
  * been acknowledged; my ack lines are then cleared (no more acknowledgements can come).
  * 0: not yet. Never blocks. */
@@ -356,11 +345,69 @@ int coll_lanes_drained(coll_group_t *g);
  * release must not touch it). */
 void coll_lanes_orphan(coll_group_t *g);
 
-/* ---- algorithms run directly (not as schedules) ---- */
-/* Ring allgather of large blocks (segments on the big channel). */
-int coll_allgather_ring(coll_group_t *g, char *recv, size_t size);
-/* Pipelined two-chain reduction to root (large messages), used by reduce and allreduce. */
-int coll_reduce_chain(coll_group_t *g, char *buf, size_t count, const coll_reduce_op_t *op,
-                      int root);
+/* ---- fold schedules (coll_gsched.c): the large reductions ----
+ * A schedule over g's channels like coll_group_sched's, whose transfers may also combine
+ * a message with this rank's operand straight in its cell, without a copy: a transfer
+ * whose type word is COLL_FOLD gets a coll_fold_t (in the schedule's memory) as its
+ * buffer; any other type word is a plain transfer of its buffer. A receive with a fold,
+ * once the message msg (count elements) is in its cell:
+ *   COLL_FOLD_INTO   mine = mine (op) msg, then frees the cell;
+ *   COLL_FOLD_LOWER  mine = msg (op) mine (msg holds the lower ranks; the cell serves as
+ *                    scratch, then is copied to mine), then frees the cell;
+ *   COLL_FOLD_KEEP   msg = msg (op) mine in the cell, which stays this rank's: a later
+ *                    send with the same fold forwards it from the cell (no copy) to its
+ *                    peer and then frees it (so the send's count is the receive's).
+ * The cell of a kept message is held until its forward is written, so its writer gets
+ * at most one message further ahead on that channel (the big channel has two cells).
+ * Each run overwrites the run state (the kept message) of its folds. As on every channel
+ * schedule, two receives on one channel never share a round: a channel's messages are
+ * consumed in order (its acknowledgements mean "all up to n"). */
+#define COLL_FOLD UINTPTR_MAX
+enum { COLL_FOLD_INTO = 1, COLL_FOLD_LOWER, COLL_FOLD_KEEP };
+typedef struct coll_fold {
+    coll_reduce_fn fn; /* the reduction and its argument */
+    void *arg;
+    char *mine;   /* this rank's operand (INTO, LOWER: also the result) */
+    size_t count; /* elements of the message */
+    int mode;     /* COLL_FOLD_* */
+    /* run state of a kept message: its flag in my slot, number, channel and writer */
+    int dir, ch, writer;
+    uint64_t *flag;
+    uint64_t seq;
+} coll_fold_t;
+
+/* An empty fold schedule on g; NULL: g not a live group, or out of memory. */
+coll_sched_t *coll_group_sched_fold(coll_group_t *g);
+/* 1 when s was made by coll_group_sched_fold. */
+int coll_sched_is_fold(const coll_sched_t *s);
+/* Adds a local step "copy n bytes from src to dst" to s (nothing when dst == src or n is
+ * 0); the regions may overlap. */
+void coll_sched_copy(coll_sched_t *s, void *dst, const void *src, size_t n);
+
+/* ---- the large-message builders (coll_reduce.c, coll_allgather.c) ----
+ * Same contracts as coll_build_reduce / coll_build_allreduce / coll_build_allgather
+ * (coll.h), for any size; FMPL_ERR_UNSUPPORTED when an element is larger than
+ * FMPL_COLL_SEG or s is not of the kind named. Segments of at most FMPL_COLL_SEG
+ * bytes (whole elements) flow between neighbours on the big channel (the last, shorter
+ * one may take a small or tiny channel: the transport picks by length). */
+
+/* Reduction to root (fold schedule): two pipelined chains meet at the root, a prefix
+ * chain 0 -> 1 -> ... -> root (DOWN) carrying x0 op ... op x(r) and a suffix chain
+ * p-1 -> ... -> root (UP) carrying x(r) op ... op x(p-1); each middle rank folds its
+ * segment into the one it got, in the cell, and forwards it from there, while it gets
+ * the next (KEEP; the non-commutative suffix folds into a copy of its own segment
+ * instead); the root folds suffix then prefix into out, segment by segment, in that
+ * order every run (so its bits do not depend on arrival order). Rank order is kept. */
+int coll_build_reduce_chain(coll_sched_t *s, coll_group_t *g, const void *in, void *out,
+                            size_t count, const coll_reduce_op_t *op, int root);
+/* Allreduce (fold schedule): coll_build_reduce_chain to rank 0, then coll_build_bcast of
+ * the result from rank 0 (a pipelined chain of segments unless small). */
+int coll_build_allreduce_chain(coll_sched_t *s, coll_group_t *g, const void *in, void *out,
+                               size_t count, const coll_reduce_op_t *op);
+/* Ring allgather (fold schedule, plain transfers): in step t = 0 .. p-2, rank r
+ * passes block r-t to r+1 and gets block r-1-t from r-1, segment by segment
+ * (one segment each way per round). */
+int coll_build_allgather_ring(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
+                              size_t size);
 
 #endif

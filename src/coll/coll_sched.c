@@ -50,6 +50,7 @@ struct coll_sched {
     int running, background, posted;
     int advancing; /* inside coll_sched_advance (a transfer's progress may come back) */
     int round, pending, err, tag;
+    uint64_t progress; /* transfers completed, all runs (coll_sched_progress) */
     void (*done)(void *, int);
     void *done_arg;
     coll_sched_t *prev, *next; /* background list */
@@ -280,6 +281,7 @@ static int sched_advance(coll_sched_t *s, int *err)
                 if (s->busy[k] && s->ops->test(s->reqs + (size_t)k * s->req_stride, &e)) {
                     s->busy[k] = 0;
                     s->pending--;
+                    s->progress++;
                     note_err(s, e);
                 }
             }
@@ -292,6 +294,11 @@ static int sched_advance(coll_sched_t *s, int *err)
     s->running = 0;
     *err = s->err;
     return 1;
+}
+
+uint64_t coll_sched_progress(const coll_sched_t *s)
+{
+    return s->progress;
 }
 
 static int bg_hook(void *arg)

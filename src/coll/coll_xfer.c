@@ -1,5 +1,6 @@
-/* coll_xfer.c — the mailbox primitives of the collectives: flag waits, cell puts,
- * and the acknowledged edges (see coll_impl.h for the area layout). */
+/* coll_xfer.c — the mailbox primitives of the collectives: flag waits, cell puts, and
+ * the drain of the acknowledged edges (see coll_impl.h for the area layout; the edges'
+ * transfers are the group schedules' transport, coll_gsched.c). */
 #include "coll/coll_impl.h"
 
 typedef struct flag_wait {
@@ -99,44 +100,6 @@ int coll_put_word(coll_group_t *g, int peer, uint64_t line_off, uint64_t value)
 }
 
 /* ------------------------------------------------------------------ channels */
-
-int coll_edge_send(coll_group_t *g, int dir, int ch, const void *data, size_t len)
-{
-    uint64_t n = g->sent[dir][ch] + 1;
-    uint64_t depth = (uint64_t)coll_chan_depth(g->st, ch);
-    if (n > depth) {
-        const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, dir, ch));
-        int rc = coll_wait_flag(g, ack, n - depth);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
-    int rc = coll_put_cell(g, coll_edge_reader(g, dir, ch), coll_chan_flag_off(g->st, dir, ch, n),
-                           data, len, n);
-    if (rc == FMPL_SUCCESS)
-        g->sent[dir][ch] = n;
-    return rc;
-}
-
-int coll_edge_recv(coll_group_t *g, int dir, int ch, size_t len, char **data)
-{
-    uint64_t n = g->rcvd[dir][ch] + 1;
-    uint64_t *flag = (uint64_t *)(g->area + coll_chan_flag_off(g->st, dir, ch, n));
-    int rc = coll_wait_flag(g, flag, n);
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    g->rcvd[dir][ch] = n;
-    *data = (char *)flag - len;
-    return FMPL_SUCCESS;
-}
-
-int coll_edge_release(coll_group_t *g, int dir, int ch)
-{
-    uint64_t n = g->rcvd[dir][ch];
-    coll_cell_clear((uint64_t *)(g->area + coll_chan_flag_off(g->st, dir, ch, n)));
-    if (n % (uint64_t)coll_chan_ack_every(g->st, ch))
-        return FMPL_SUCCESS;
-    return coll_put_word(g, coll_edge_writer(g, dir, ch), coll_ack_off(g->st, dir, ch), n);
-}
 
 int coll_edges_drained(coll_group_t *g)
 {
