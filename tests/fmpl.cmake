@@ -7,6 +7,9 @@ fmpl_test(fmpl_p2p_stall fmpl_p2p.c RANKS 2 ENV FMPL_SHM_STALL_US=0 FMPL_SHM_BOU
 fmpl_test(fmpl_p2p_errors fmpl_p2p_errors.c RANKS 0 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(fmpl_env fmpl_env.c RANKS 0 1 2 3 TIMEOUT 30)
 fmpl_test(fmpl_preposted fmpl_preposted.c RANKS 1 2 3 4 7 TIMEOUT 60)
+# Receive headers the vnic may hold (VNIC_F_DEFER): ping-pongs, exchanges, crossed orders;
+# over udp in tests/udp.cmake (one datagram per ping-pong message).
+fmpl_test(fmpl_coalesce fmpl_coalesce.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(fmpl_spool fmpl_spool.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(fmpl_any fmpl_any.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(fmpl_any_fewslots fmpl_any.c RANKS 3 7 ENV FMPL_ANY_SLOTS=4 TIMEOUT 60)

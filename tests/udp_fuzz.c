@@ -5,7 +5,7 @@
  *   - with UDP_FUZZ_MAIN (any compiler, test udp_wire): a main that feeds the same entry
  *     point valid packets, every truncation of them, bit flips and random bytes, and
  *     checks the verdicts that are known (valid accepted, flipped refused, short
- *     refused as truncated).
+ *     refused as truncated, both packets of a bundle accepted after udp_part splits it).
  * The entry point checks the parser's promises: never reads outside the datagram (the
  * sanitizers see that), accepts only what it can describe consistently. */
 #include <stddef.h>
@@ -50,10 +50,30 @@ static int parse_checked(const uint8_t *data, size_t size)
     return rc;
 }
 
+/* Splits a datagram into its packets (udp_part, bundles) and parses each; returns how
+ * many were accepted. Every part lies inside the datagram and the walk always advances. */
+static int parse_parts(const uint8_t *data, size_t size, int *parts)
+{
+    int ok = 0;
+    *parts = 0;
+    size_t off = 0;
+    while (off < size) {
+        size_t next, k = udp_part(data + off, size - off, &next);
+        if (k > size - off || next == 0 || next > size - off || k > next)
+            abort();
+        if (parse_checked(data + off, k) == UDP_PARSE_OK)
+            ok++;
+        (*parts)++;
+        off += next;
+    }
+    return ok;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    parse_checked(data, size);
+    int parts;
+    parse_parts(data, size, &parts);
     /* the same bytes with a valid secret and checksum, so the fuzzer reaches the field
      * checks behind them */
     if (size >= sizeof(udp_hdr_t) && size <= 70000) {
@@ -68,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             h.len = (uint32_t)(size - sizeof h);
         memcpy(q, &h, sizeof h);
         udp_seal((udp_hdr_t *)(void *)q, size, SECRET);
-        parse_checked(q, size);
+        parse_parts(q, size, &parts);
         free(q);
     }
     return 0;
@@ -94,7 +114,7 @@ static uint64_t next(void)
 
 int main(void)
 {
-    static uint8_t buf[2048];
+    static uint8_t buf[2048], bun[4096];
     long accepted = 0;
     for (int iter = 0; iter < 20000; iter++) {
         /* a valid packet: control or DATA with a known op */
@@ -131,6 +151,24 @@ int main(void)
         udp_seal((udp_hdr_t *)(void *)buf, n, SECRET);
         CHECK(parse_checked(buf, n) == UDP_PARSE_OK);
         accepted++;
+        /* a bundle: this packet with UDP_HF_MORE, padding to 8, then a copy of it; both
+         * parts are accepted, and a MORE flag with nothing after it changes nothing */
+        {
+            udp_hdr_t b;
+            memcpy(&b, buf, sizeof b);
+            b.pad0 |= UDP_HF_MORE;
+            memcpy(bun, buf, n);
+            memcpy(bun, &b, sizeof b);
+            udp_seal((udp_hdr_t *)(void *)bun, n, SECRET);
+            size_t at = (n + 7) & ~(size_t)7;
+            memset(bun + n, 0, at - n);
+            memcpy(bun + at, buf, n);
+            int parts;
+            CHECK(parse_parts(bun, at + n, &parts) == 2 && parts == 2);
+            CHECK(parse_parts(bun, n, &parts) == 1 && parts == 1);
+            /* a second part cut short: the first still accepted, the rest refused */
+            CHECK(parse_parts(bun, at + n - 1, &parts) == 1 && parts == 2);
+        }
         /* every truncation is refused as short */
         size_t cut = next() % n;
         CHECK(parse_checked(buf, cut) == UDP_PARSE_SHORT);

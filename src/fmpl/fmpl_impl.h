@@ -74,6 +74,8 @@ typedef struct fmpli_recvent {
     uint8_t state;  /* FMPLI_RECV_* */
     uint8_t err;    /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
     uint8_t rcache; /* 1 + the registration-cache entry that holds key, or 0 (own key) */
+    uint8_t held;   /* the header was held by the vnic (VNIC_F_DEFER) at its post ... */
+    uint32_t dmark; /* ... with this vnic_defer_mark (low bits): held while it is unchanged */
 } fmpli_recvent_t;
 
 struct fmpli_comm;

@@ -437,8 +437,13 @@ int fmpl_isend_wait(int dst, int mai, fmpl_comm comm)
 
 /* ---------------------------------------------------------------- receives */
 
-/* Posts the header of a receive into the sender's slot. */
-static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int mai,
+static int fmpli_recv_done(void *arg);
+
+/* Posts the header of a receive into the sender's slot. defer: not needed at once (an
+ * irecv): the vnic may hold it for the next post to that peer (VNIC_F_DEFER; over udp the
+ * next payload sent there carries it in the same datagram), and r->held/dmark tell
+ * fmpli_recv_wait whether it may still be held. */
+static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int mai, int defer,
                            fmpli_peer_t **pp, fmpli_recvent_t **rp)
 {
     fmpli_peer_t *p = fmpli_peer_get(c, src);
@@ -467,7 +472,9 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
         .off = off, .size = size, .key = key, .token = fmpli_token(p, slot), .seq = r->seq + 1};
     r->seq++;
     r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
-    vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = p->world, .flags = VNIC_F_TAIL_FLAG};
+    vnic_op_t op = {.opcode = VNIC_OP_PUT,
+                    .peer = p->world,
+                    .flags = VNIC_F_TAIL_FLAG | (defer ? VNIC_F_DEFER : 0u)};
     op.local.kind = VNIC_DESC_CONTIG;
     op.local.u.contig.addr = &h;
     op.local.u.contig.len = sizeof h;
@@ -481,9 +488,26 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
         fmpli_rcache_release(r);
         return rc;
     }
+    uint64_t mark = defer ? vnic_defer_mark(v) : 0;
+    r->held = mark != 0;
+    r->dmark = (uint32_t)mark;
     *pp = p;
     *rp = r;
     return FMPL_SUCCESS;
+}
+
+/* Waits for a posted receive. When its own header may still be held by the vnic
+ * (VNIC_F_DEFER), a plain wait sends it first; else the wait keeps other held headers
+ * (posted for later receives) while it spins, so that the next payload this process
+ * sends to their peer takes them along (vnic_wait_keep): in a ping-pong with receives
+ * posted ahead, one datagram per message instead of two over udp. */
+static int fmpli_recv_wait(fmpli_recvent_t *r)
+{
+    if (fmpli_recv_done(r))
+        return FMPL_SUCCESS;
+    if (r->held && r->dmark == (uint32_t)vnic_defer_mark(fmpli.vnic))
+        return vnic_wait(fmpli.vnic, fmpli_recv_done, r, -1);
+    return vnic_wait_keep(fmpli.vnic, fmpli_recv_done, r, -1);
 }
 
 /* Finishes a completed receive: status, registration, slot state. Returns its error. */
@@ -514,10 +538,10 @@ int fmpl_recv(void *buf, size_t size, int src, int mai, fmpl_comm comm, fmpl_sta
         return rc;
     fmpli_peer_t *p;
     fmpli_recvent_t *r;
-    rc = fmpli_recv_post(c, buf, size, src, mai, &p, &r);
+    rc = fmpli_recv_post(c, buf, size, src, mai, 0, &p, &r);
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
-    rc = fmpli_wait(fmpli_recv_done, r, -1);
+    rc = fmpli_recv_wait(r);
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc; /* the receive stays posted; fmpl_irecv_wait may finish it */
     return fmpli_recv_reap(p, r, status);
@@ -531,7 +555,7 @@ int fmpl_irecv(void *buf, size_t size, int src, int mai, fmpl_comm comm)
         return rc;
     fmpli_peer_t *p;
     fmpli_recvent_t *r;
-    return fmpli_recv_post(c, buf, size, src, mai, &p, &r);
+    return fmpli_recv_post(c, buf, size, src, mai, 1, &p, &r);
 }
 
 int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status)
@@ -546,7 +570,7 @@ int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status)
     fmpli_recvent_t *r = &p->recv[mai == FMPL_TAG_ANY ? fmpli_any_slot() : (uint32_t)mai];
     if (r->state == FMPLI_RECV_IDLE)
         return FMPL_ERR_NO_PENDING;
-    rc = fmpli_wait(fmpli_recv_done, r, -1);
+    rc = fmpli_recv_wait(r);
     if (rc != FMPL_SUCCESS)
         return rc;
     return fmpli_recv_reap(p, r, status);

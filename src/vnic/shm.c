@@ -1111,7 +1111,7 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
 {
     vnic_lcur_t lc;
     vnic_lcur_init(&lc, &op->local);
-    uint32_t fl = op->flags;
+    uint32_t fl = op->flags & (VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG); /* not DEFER */
     uint64_t off0 = nseg ? seg[0].off : 0;
     if ((fl & VNIC_F_TAIL_FLAG) && (r->base + off0 + total) % 8)
         return FMPL_ERR_ARG;

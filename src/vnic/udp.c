@@ -75,6 +75,16 @@
  * once eight progress calls in a row found data; with UDP GRO an entry holds a run of
  * datagrams of one sender, split here at its segment size. One clock read serves a
  * whole progress or post call (udp_now).
+ * BUNDLES AND HELD POSTS. Consecutive small messages to one peer that leave in one udp_kick
+ * go as one datagram of at most min(MTU, 2 KiB) (udp_kick_bundle; wire format: udp_part),
+ * each with its own header, sequence number and checksum: the protocol above is unchanged
+ * (a lost bundle is a run of lost messages), the receiver handles the packets one by one.
+ * A post with VNIC_F_DEFER (fmpl_irecv's receive header) of a message that fits a bundle is
+ * appended to its peer's stream but held (held_peer, held_seq: udp_kick stops there) until
+ * the next message appended to that peer (udp_append: they leave together, one datagram
+ * instead of two), or until any other entry: a post to another peer, progress (but see
+ * vnic_wait_keep: held up to FMPL_UDP_DEFER_US while the wait spins), vnic_flush,
+ * sleep_prepare, fence and close (udp_send_done). At most one peer holds at a time.
  * WAITING (vnic_wait): spins on vnic_progress, i.e. non-blocking receives, for
  * FMPL_SPIN_US (0 when ranks outnumber cores), yields for FMPL_YIELD_US, then sleeps
  * in ppoll on the socket until a datagram or the next retransmission deadline
@@ -138,11 +148,12 @@
 #define UDP_RESERVE 4 /* send slots kept for responses (AMORESP, DONE) */
 #define UDP_HOLD 32   /* datagrams held back by reorder/delay injection */
 #define UDP_BYE_COPIES 3
-#define UDP_SMALL 2048     /* bytes of a small send slot (headers + up to 1960 bytes) */
-#define UDP_GSO_MAX 65536  /* bytes of one GSO send or GRO entry (IPv4: 65507 of payload) */
-#define UDP_GSO_SEGS 64    /* datagrams per GSO send at most (the kernel's limit) */
-#define UDP_TWIN_RUN 16    /* transmissions in a row to one peer that earn it the twin */
-#define UDP_BURST_STREAK 8 /* progress calls in a row that received: recvmmsg from then on */
+#define UDP_SMALL 2048      /* bytes of a small send slot (headers + up to 1960 bytes) */
+#define UDP_GSO_MAX 65536   /* bytes of one GSO send or GRO entry (IPv4: 65507 of payload) */
+#define UDP_GSO_SEGS 64     /* datagrams per GSO send at most (the kernel's limit) */
+#define UDP_TWIN_RUN 16     /* transmissions in a row to one peer that earn it the twin */
+#define UDP_BURST_STREAK 8  /* progress calls in a row that received: recvmmsg from then on */
+#define UDP_BUNDLE_MAX 2048 /* bytes of a datagram that bundles several small messages */
 
 enum {
     PF_STOPPED = 1,   /* the peer said STOP: do not transmit */
@@ -292,6 +303,17 @@ typedef struct udp {
     uint64_t rng;
     udp_hold_t hold[UDP_HOLD];
     int nhold;
+
+    /* VNIC_F_DEFER: the messages of held_peer from seq held_seq on (the tail of its
+     * stream) are held, not transmitted, since held_ns (-1: none); at most one peer holds
+     * (a post to another flushes). defer_post: the post in progress may be held. */
+    int held_peer;
+    uint32_t held_seq;
+    uint64_t held_ns;
+    uint64_t defer_ns; /* FMPL_UDP_DEFER_US: longest hold inside vnic_wait_keep */
+    int defer_post;
+    size_t bundle_cap; /* bytes of a bundle datagram: min(MTU, UDP_BUNDLE_MAX) */
+    uint64_t bundle[UDP_BUNDLE_MAX / 8];
 
     uint64_t now_ns; /* the time, read once per progress or post call (udp_now); 0: unread */
     int closing;
@@ -683,8 +705,81 @@ static void udp_send_many(udp_t *s, int fd, const struct sockaddr_in *sa, const 
         udp_send_mmsg(s, fd, sa, iov + k, n - k);
 }
 
-/* Transmits messages of peer `rank` allowed by the window (batched: see udp_send_many;
- * one by one through the fault injector when it is on). */
+/* 1 when message i of peer `rank` may be transmitted now: inside the window, and not
+ * held by VNIC_F_DEFER. */
+static inline int udp_sendable(const udp_t *s, int rank, const udp_peer_t *p, uint32_t i)
+{
+    const udp_hdr_t *h = udp_slot_hdr((udp_t *)s, i);
+    if ((uint32_t)(h->seq - p->acked) > p->cwnd)
+        return 0;
+    return BASE_LIKELY(rank != s->held_peer) || seq_lt(h->seq, s->held_seq);
+}
+
+/* Readies message i (p->txnext) for transmission with header flags hf: counters, the
+ * piggybacked acknowledgement, the checksum, the timer; advances p->txnext. */
+static inline void udp_tx_prep(udp_t *s, udp_peer_t *p, uint32_t i, uint16_t hf, uint64_t now)
+{
+    udp_hdr_t *h = udp_slot_hdr(s, i);
+    if (h->pad1) {
+        s->st.retransmits++;
+        h->pad1 = 2; /* retransmitted: no round-trip sample (the receiver ignores it) */
+    } else {
+        s->st.data_sent++;
+        h->pad1 = 1;
+    }
+    s->slot_sent[i] = now;
+    h->ack = p->recv;
+    h->pad0 = hf;
+    udp_seal(h, s->slot_len[i], s->secret);
+    p->txnext = s->slot_next[i];
+    if (!p->timer_ns)
+        p->timer_ns = now + (s->rto_cur << p->backoff);
+}
+
+/* 1 when message j may join a bundle of `used` bytes (the next part starts at the next
+ * multiple of 8). */
+static inline int udp_bundle_fits(const udp_t *s, int rank, const udp_peer_t *p, size_t used,
+                                  uint32_t j)
+{
+    return j != UDP_NIL && BASE_ALIGN_UP(used, 8) + s->slot_len[j] <= s->bundle_cap &&
+           udp_sendable(s, rank, p, j);
+}
+
+/* Sends p->txnext and the messages after it that fit (at least two: the caller checked)
+ * as one datagram: copies of their packets, each but the last with UDP_HF_MORE. */
+static void udp_kick_bundle(udp_t *s, int rank, udp_peer_t *p, uint16_t hf, uint64_t now, int fd,
+                            const struct sockaddr_in *sa)
+{
+    char *b = (char *)s->bundle;
+    size_t used = 0;
+    uint32_t i = p->txnext;
+    for (int k = 0;; k++) {
+        size_t len = s->slot_len[i];
+        uint32_t j = s->slot_next[i];
+        int more = udp_bundle_fits(s, rank, p, used + len, j);
+        udp_tx_prep(s, p, i, (uint16_t)(hf | (more ? UDP_HF_MORE : 0)), now);
+        memcpy(b + used, udp_slot_hdr(s, i), len);
+        used += len;
+        if (k)
+            s->st.bundled_sent++;
+        if (!more)
+            break;
+        size_t at = BASE_ALIGN_UP(used, 8);
+        memset(b + used, 0, at - used);
+        used = at;
+        i = j;
+    }
+    s->st.bundles_sent++;
+    if (s->inject)
+        udp_tx(s, p, b, used);
+    else
+        udp_send1(s, fd, sa, b, used);
+}
+
+/* Transmits messages of peer `rank` allowed by the window and not held (VNIC_F_DEFER):
+ * runs of small ones that fit in bundle_cap bytes as one datagram (udp_kick_bundle), the
+ * others batched (see udp_send_many); one by one through the fault injector when it is
+ * on. */
 static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
 {
     if (p->txnext == UDP_NIL || (p->flags & (PF_STOPPED | PF_DEAD | PF_GONE)))
@@ -696,25 +791,23 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
     uint64_t now = 0;
     while (p->txnext != UDP_NIL) {
         uint32_t i = p->txnext;
-        udp_hdr_t *h = udp_slot_hdr(s, i);
-        if ((uint32_t)(h->seq - p->acked) > p->cwnd)
+        if (!udp_sendable(s, rank, p, i))
             break;
         if (!now)
             now = udp_now(s);
-        if (h->pad1) {
-            s->st.retransmits++;
-            h->pad1 = 2; /* retransmitted: no round-trip sample (the receiver ignores it) */
-        } else {
-            s->st.data_sent++;
-            h->pad1 = 1;
-        }
-        s->slot_sent[i] = now;
-        h->ack = p->recv;
         if (twin < 0)
             twin = udp_twin(s, rank, p);
-        h->pad0 = twin ? UDP_HF_TWIN : 0;
-        udp_seal(h, s->slot_len[i], s->secret);
-        p->txnext = s->slot_next[i];
+        uint16_t hf = twin ? UDP_HF_TWIN : 0;
+        if (s->slot_len[i] < s->bundle_cap &&
+            udp_bundle_fits(s, rank, p, s->slot_len[i], s->slot_next[i])) {
+            if (n) /* what was batched before leaves first (stream order) */
+                udp_send_many(s, twin ? s->twin_fd : s->fd, twin ? NULL : &sa, iov, n);
+            n = 0;
+            udp_kick_bundle(s, rank, p, hf, now, twin ? s->twin_fd : s->fd, twin ? NULL : &sa);
+            continue;
+        }
+        udp_tx_prep(s, p, i, hf, now);
+        udp_hdr_t *h = udp_slot_hdr(s, i);
         if (s->inject) {
             udp_tx(s, p, h, s->slot_len[i]);
         } else {
@@ -725,16 +818,34 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
                 n = 0;
             }
         }
-        if (!p->timer_ns)
-            p->timer_ns = now + (s->rto_cur << p->backoff);
     }
     if (n)
         udp_send_many(s, twin ? s->twin_fd : s->fd, twin ? NULL : &sa, iov, n);
-    /* every DATA packet carried our acknowledgement */
-    p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
-    p->rx_unacked = 0;
-    p->ack_ns = 0;
+    if (twin >= 0) { /* every DATA packet carried our acknowledgement */
+        p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
+        p->rx_unacked = 0;
+        p->ack_ns = 0;
+    }
     udp_activate(s, rank, p);
+}
+
+/* The held messages (VNIC_F_DEFER) become ordinary unsent ones, transmitted by the next
+ * udp_kick of their peer. */
+static void udp_unhold(udp_t *s)
+{
+    s->held_peer = -1;
+    s->v->defer_held = 0;
+    s->v->defer_epoch++;
+}
+
+/* Transmits the held messages now (with whatever else of their peer the window allows). */
+static void udp_flush_deferred(udp_t *s)
+{
+    int rank = s->held_peer;
+    if (rank < 0)
+        return;
+    udp_unhold(s);
+    udp_kick(s, rank, s->peer[rank]);
 }
 
 static void udp_slot_put_back(udp_t *s, uint32_t i);
@@ -764,6 +875,8 @@ static void udp_acked(udp_t *s, udp_peer_t *p, uint32_t k)
     p->cwnd = (uint16_t)BASE_MIN((uint32_t)s->window, (uint32_t)p->cwnd + (k - p->acked));
     p->acked = k;
     p->backoff = 0;
+    /* the timer runs while a transmitted message is unacknowledged (not for messages
+     * still held, VNIC_F_DEFER, or waiting for the window: udp_kick starts it) */
     p->timer_ns = p->head != UDP_NIL ? now + s->rto_cur : 0;
 }
 
@@ -778,9 +891,16 @@ static void udp_go_back(udp_t *s, int rank, udp_peer_t *p)
 }
 
 /* Appends the message built in slot i (op header and payload filled, len = datagram
- * bytes) to peer's stream, without transmitting it (udp_kick does). */
+ * bytes) to peer's stream, without transmitting it (udp_kick does). Ends a hold of the
+ * peer's messages unless the post in progress may be held too. */
 static void udp_append(udp_t *s, udp_peer_t *p, uint32_t i, int rank, size_t len)
 {
+    if (BASE_UNLIKELY(rank == s->held_peer) && !s->defer_post) {
+        /* the messages held for this peer (VNIC_F_DEFER) leave with this one, in one
+         * datagram when they fit */
+        s->st.deferred_joined += s->v->defer_held;
+        udp_unhold(s);
+    }
     udp_hdr_t *h = udp_slot_hdr(s, i);
     memset(h, 0, sizeof *h);
     h->secret = s->secret;
@@ -951,6 +1071,8 @@ static void udp_peer_dead(udp_t *s, int rank, udp_peer_t *p, const char *why)
         return;
     p->flags |= PF_DEAD;
     s->st.peer_deaths++;
+    if (s->held_peer == rank)
+        udp_unhold(s);
     base_log("vnic/udp: rank %d %s: its operations fail with FMPL_ERR_PEER (stream: acked %u, "
              "sent up to %u, received %u, flags %#x)",
              rank, why, p->acked, p->next_seq - 1, p->recv, p->flags);
@@ -1409,9 +1531,15 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
         udp_rq_push(s, src, o, m->payload);
 }
 
-static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sockaddr_in *from)
+/* Handles one packet (a datagram, or a part of a bundle: first = 0 for the parts after
+ * the first, which are counted in bundled_recv rather than rx_packets). */
+static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sockaddr_in *from,
+                          int first)
 {
-    s->st.rx_packets++;
+    if (BASE_LIKELY(first))
+        s->st.rx_packets++;
+    else
+        s->st.bundled_recv++;
     s->st.rx_bytes += n;
     udp_parsed_t m;
     int rc = udp_parse(buf, n, s->secret, (uint32_t)s->rank, (uint32_t)s->size, s->data_max, &m);
@@ -1494,6 +1622,8 @@ static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sock
     case UDP_T_BYE:
         udp_acked(s, p, m.h.ack);
         p->flags |= PF_GONE | PF_DONE;
+        if (s->held_peer == rank)
+            udp_unhold(s);
         while (p->head != UDP_NIL) {
             uint32_t i = p->head;
             p->head = s->slot_next[i];
@@ -1521,25 +1651,32 @@ static uint32_t udp_rx_segsize(const struct msghdr *mh, size_t len)
     return (uint32_t)len;
 }
 
-/* Handles the datagrams left at level lvl: entry by entry, and in an entry coalesced by
- * GRO segment by segment. The position advances before a datagram is handled, so a
- * progress call nested in a handler continues with the next one (stream order). */
+/* Handles the datagrams left at level lvl: entry by entry, in an entry coalesced by GRO
+ * segment (datagram) by segment, and in a bundle packet by packet (udp_part). The
+ * position advances before a packet is handled, so a progress call nested in a handler
+ * continues with the next one (stream order). */
 static int udp_rx_drain(udp_t *s, int lvl)
 {
     int n = 0;
     while (s->rx_i[lvl] < s->rx_n[lvl]) {
         int i = s->rx_i[lvl];
         size_t len = s->rxmsg[lvl][i].msg_len, off = s->rx_off[lvl];
-        size_t k = BASE_MIN((size_t)s->rxseg[lvl][i], len - off);
-        if (off + k >= len) {
+        size_t seg = s->rxseg[lvl][i];
+        if (!len || !seg) { /* a truncated or empty entry (counted by udp_rx_took) */
+            s->rx_i[lvl]++;
+            s->rx_off[lvl] = 0;
+            continue;
+        }
+        size_t dg = off - off % seg, dg_end = BASE_MIN(dg + seg, len), next;
+        const char *pkt = s->rxbuf[lvl] + (size_t)i * s->rx_slot + off;
+        size_t k = udp_part(pkt, dg_end - off, &next);
+        if (off + next >= len) {
             s->rx_i[lvl]++;
             s->rx_off[lvl] = 0;
         } else {
-            s->rx_off[lvl] = off + k;
+            s->rx_off[lvl] = off + next;
         }
-        if (!k)
-            continue; /* a truncated or empty entry (counted by udp_rx_took) */
-        udp_rx_packet(s, s->rxbuf[lvl] + (size_t)i * s->rx_slot + off, k, &s->rxaddr[lvl][i]);
+        udp_rx_packet(s, pkt, k, &s->rxaddr[lvl][i], off == dg);
         n++;
     }
     s->rx_n[lvl] = s->rx_i[lvl] = 0;
@@ -1687,6 +1824,12 @@ static int udp_progress(vnic_transport_t *tr)
     udp_t *s = (udp_t *)tr;
     s->executed = 0;
     s->now_ns = 0;
+    int defer_post = s->defer_post; /* a post waiting for a slot: answers are not held */
+    s->defer_post = 0;
+    /* held messages (VNIC_F_DEFER) leave, unless a vnic_wait_keep spins and they are young */
+    if (BASE_UNLIKELY(s->held_peer >= 0) &&
+        (!s->v->defer_keep || udp_now(s) - s->held_ns >= s->defer_ns))
+        udp_flush_deferred(s);
     int n = udp_rx(s, 4);
     if (s->rq_count)
         n += udp_rq_run(s);
@@ -1703,6 +1846,7 @@ static int udp_progress(vnic_transport_t *tr)
     }
     if (s->nhold)
         udp_hold_flush(s, base_time_ns(), 0);
+    s->defer_post = defer_post;
     s->now_ns = 0;
     return n;
 }
@@ -1739,6 +1883,25 @@ static int udp_prevalidate(udp_t *s, const vnic_op_t *op, size_t total)
         if (!vnic_region_bounds_ok(r.len, op->remote.u.iov.seg[i].off, op->remote.u.iov.seg[i].len))
             return FMPL_ERR_KEY;
     return FMPL_SUCCESS;
+}
+
+/* The end of a post to `rank` (its messages appended): transmits them, or, for a post
+ * that may be held (s->defer_post), holds them at the tail of the peer's stream until
+ * the next post to it or another entry flushes them. */
+static void udp_kick_or_hold(udp_t *s, int rank, udp_peer_t *p)
+{
+    if (!s->defer_post) {
+        udp_kick(s, rank, p);
+        return;
+    }
+    if (s->held_peer != rank) { /* the first held message (udp_post flushed any other) */
+        s->held_peer = rank;
+        s->held_seq = udp_slot_hdr(s, p->tail)->seq;
+        s->held_ns = udp_now(s);
+    }
+    s->v->defer_held++;
+    s->st.deferred++;
+    udp_kick(s, rank, p); /* what precedes the held messages, if the window allows */
 }
 
 static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
@@ -1806,14 +1969,14 @@ static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
                 o->b = total;
             }
             udp_append(s, p, i, op->peer, UDP_HDRS + k);
-            if (++pending >= s->tx_batch) {
+            if (++pending >= s->tx_batch && !s->defer_post) {
                 udp_kick(s, op->peer, p);
                 pending = 0;
             }
         } while (pos < glen);
     }
     if (pending)
-        udp_kick(s, op->peer, p);
+        udp_kick_or_hold(s, op->peer, p);
     vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
     return FMPL_SUCCESS;
 }
@@ -1964,7 +2127,8 @@ static int udp_post_op(udp_t *s, const vnic_op_t *op, size_t total)
         vnic_lcur_t lc;
         vnic_lcur_init(&lc, &op->local);
         vnic_lcur_gather(&lc, o + 1, total);
-        udp_enqueue(s, op->peer, p, i, UDP_HDRS + total);
+        udp_append(s, p, i, op->peer, UDP_HDRS + total);
+        udp_kick_or_hold(s, op->peer, p);
         vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }
@@ -1982,9 +2146,28 @@ static int udp_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
 {
     udp_t *s = (udp_t *)tr;
     s->now_ns = 0;
+    /* VNIC_F_DEFER: a small put or active message may wait for the next post to its peer
+     * (fmpl_irecv's receive header: the next payload to that peer takes it along) */
+    int defer = (op->flags & VNIC_F_DEFER) && total + UDP_HDRS < s->bundle_cap && s->defer_ns;
+    /* a post to another peer: the held messages leave first (to the same peer: they leave
+     * with this post's messages, see udp_append, unless this one is held too) */
+    if (BASE_UNLIKELY(s->held_peer >= 0) && s->held_peer != op->peer)
+        udp_flush_deferred(s);
+    int outer = s->defer_post; /* a post from a handler inside a post's wait for a slot */
+    s->defer_post = defer;
     int rc = udp_post_op(s, op, total);
+    s->defer_post = outer;
     s->now_ns = 0;
     return rc;
+}
+
+/* Transport entry (vnic_flush): sends the messages held by VNIC_F_DEFER. */
+static void udp_flush(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    s->now_ns = 0;
+    udp_flush_deferred(s);
+    s->now_ns = 0;
 }
 
 /* ------------------------------------------------------------ sleeping */
@@ -1992,6 +2175,10 @@ static int udp_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
 static void udp_sleep_prepare(vnic_transport_t *tr)
 {
     udp_t *s = (udp_t *)tr;
+    /* nothing stays held while this process sleeps (VNIC_F_DEFER) */
+    s->now_ns = 0;
+    udp_flush_deferred(s);
+    s->now_ns = 0;
     /* the peers must not wait for acknowledgements we are sitting on */
     udp_flush_acks(s, 1);
     if (s->nhold)
@@ -2135,6 +2322,14 @@ static int udp_op_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
     return rc;
 }
 
+static void udp_op_flush(vnic_transport_t *tr)
+{
+    udp_t *s = (udp_t *)tr;
+    udp_enter(s);
+    udp_flush(tr);
+    udp_leave(s);
+}
+
 static int udp_op_progress(vnic_transport_t *tr)
 {
     udp_t *s = (udp_t *)tr;
@@ -2179,6 +2374,7 @@ static int udp_send_done(udp_t *s, uint64_t a)
 {
     int rc = FMPL_SUCCESS;
     s->now_ns = 0;
+    udp_flush_deferred(s); /* everything posted before the fence or close leaves before DONE */
     for (int r = 0; r < s->size; r++) {
         if (!udp_serves(s, r))
             continue;
@@ -2337,7 +2533,8 @@ static void udp_close(vnic_transport_t *tr)
             "%llu) received %llu; timeouts %llu; LOSE %llu/%llu (ignored %llu); STOP %llu/%llu; "
             "dropped: dup %llu, out-of-order %llu, buffer full %llu; queued %llu; refused "
             "%llu; injected loss %llu dup %llu reorder %llu; mtu %u; gso sends %llu; twin connects "
-            "%llu; progress thread calls %llu events %llu\n",
+            "%llu; bundles %llu (+%llu messages, %llu received); deferred %llu (joined %llu); "
+            "progress thread calls %llu events %llu\n",
             s->rank, (unsigned long long)t->tx_packets, (unsigned long long)t->data_sent,
             (unsigned long long)t->retransmits, (unsigned long long)t->acks_sent,
             (unsigned long long)t->rx_packets, (unsigned long long)t->timeouts,
@@ -2348,8 +2545,10 @@ static void udp_close(vnic_transport_t *tr)
             (unsigned long long)t->queued, (unsigned long long)t->refused,
             (unsigned long long)t->inj_loss, (unsigned long long)t->inj_dup,
             (unsigned long long)t->inj_reorder, t->mtu, (unsigned long long)t->gso_sends,
-            (unsigned long long)t->twin_connects, (unsigned long long)t->thread_calls,
-            (unsigned long long)t->thread_events);
+            (unsigned long long)t->twin_connects, (unsigned long long)t->bundles_sent,
+            (unsigned long long)t->bundled_sent, (unsigned long long)t->bundled_recv,
+            (unsigned long long)t->deferred, (unsigned long long)t->deferred_joined,
+            (unsigned long long)t->thread_calls, (unsigned long long)t->thread_events);
     }
     udp_free(s);
 }
@@ -2358,6 +2557,7 @@ static const vnic_transport_ops_t udp_ops = {
     .name = "udp",
     .post = udp_op_post,
     .progress = udp_op_progress,
+    .flush = udp_op_flush,
     .sleep_prepare = udp_op_sleep_prepare,
     .sleep_cancel = udp_sleep_cancel,
     .sleep = udp_op_sleep,
@@ -2515,6 +2715,14 @@ static int udp_setup(udp_t *s)
                                             "the transport before the progress thread serves "
                                             "(also its polling period)") *
                      1000;
+    s->defer_ns = (uint64_t)base_env_int("FMPL_UDP_DEFER_US", 20, 0, 1000000,
+                                         "microseconds a small operation posted with "
+                                         "VNIC_F_DEFER (fmpl_irecv's receive header) may stay "
+                                         "held while its process spins in a wait, for the next "
+                                         "post to its peer to take it along in one datagram "
+                                         "(0: never held)") *
+                  1000;
+    s->bundle_cap = BASE_MIN(s->mtu, (size_t)UDP_BUNDLE_MAX);
     s->ack_every = BASE_MAX(1u, s->window / 4);
     s->cwnd_min = BASE_MAX(1u, BASE_MIN(s->window / 4, 16u));
 
@@ -2619,6 +2827,7 @@ int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
     s->fd = -1;
     s->twin_fd = -1;
     s->twin_peer = s->run_peer = -1;
+    s->held_peer = -1;
     s->rank = v->rank;
     s->size = v->size;
     int err = udp_setup(s);

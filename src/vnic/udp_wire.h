@@ -1,9 +1,13 @@
 /* udp_wire.h — private to src/vnic (and to the tests and the fuzzer of the packet
  * parser): the wire format of the udp transport and its validating parser.
  *
- * A datagram is one packet: a 40-byte header, then for DATA packets one 48-byte
- * operation header and its payload. Fields are in the byte order of the hosts (the
- * job is homogeneous: every rank runs the same build on the same architecture).
+ * A packet is a 40-byte header, then for DATA packets one 48-byte operation header and
+ * its payload. A datagram carries one packet, or several back to back (a bundle: small
+ * messages to one peer that leave together, see udp_part): every packet of a bundle
+ * but the last has UDP_HF_MORE, and the next one starts at the first multiple of 8
+ * bytes after its end (zero padding). Each packet keeps its own header, sequence number
+ * and checksum, and is validated and handled as if it had come alone. Fields are in the byte order
+ * of the hosts (the job is homogeneous: every rank runs the same build on the same architecture).
  *
  *   header:  secret(8) csum(4) type(1) version(1) pad(2) src(4) dst(4) seq(4) ack(4)
  *            len(4) pad(4)
@@ -38,8 +42,9 @@ enum {
 
 /* Header flags (pad0). */
 enum {
-    UDP_HF_TWIN = 1 /* sent from the sender's twin socket: its source port is not the one
-                     * the sender receives on (never learn the address from it) */
+    UDP_HF_TWIN = 1, /* sent from the sender's twin socket: its source port is not the one
+                      * the sender receives on (never learn the address from it) */
+    UDP_HF_MORE = 2  /* another packet follows this one in the datagram (a bundle) */
 };
 
 /* Operation kinds inside DATA packets. */
@@ -170,6 +175,25 @@ static inline uint64_t udp_job_secret(uint64_t random_bits, const char *job_id)
     for (; *job_id; job_id++)
         h = (h ^ (unsigned char)*job_id) * 0x100000001b3ull;
     return random_bits ^ h;
+}
+
+/* Splits a datagram into its packets: the length of the packet at the start of
+ * [pkt, pkt+n) — 40 + len when its header has UDP_HF_MORE and that fits in n, else n
+ * (the rest, for udp_parse to judge) — and in *next the offset of the packet after it
+ * (n: none). Reads only the header's flags and len (nothing is trusted: each part is
+ * then validated by udp_parse). pkt may be unaligned. Never reads outside the range. */
+static inline size_t udp_part(const void *pkt, size_t n, size_t *next)
+{
+    *next = n;
+    if (n < sizeof(udp_hdr_t))
+        return n;
+    udp_hdr_t h;
+    memcpy(&h, pkt, sizeof h);
+    if (!(h.pad0 & UDP_HF_MORE) || h.len > n - sizeof h)
+        return n;
+    size_t end = sizeof h + h.len, at = (end + 7) & ~(size_t)7;
+    *next = at < n ? at : n;
+    return end;
 }
 
 /* Why a datagram was refused. */

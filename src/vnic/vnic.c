@@ -50,6 +50,7 @@ int vnic_open(boot_t *boot, vnic_t **out)
     if (!v)
         return FMPL_ERR_NOMEM;
     v->boot = boot;
+    v->defer_epoch = 1;
     v->rank = boot_rank(boot);
     v->size = boot_size(boot);
     base_log_set_rank(v->rank);
@@ -409,7 +410,8 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
         return FMPL_ERR_ARG;
     if (BASE_UNLIKELY((unsigned)op->peer >= (unsigned)v->size))
         return FMPL_ERR_RANK;
-    if (BASE_UNLIKELY(op->flags & ~(uint32_t)(VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG)))
+    if (BASE_UNLIKELY(op->flags &
+                      ~(uint32_t)(VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG | VNIC_F_DEFER)))
         return FMPL_ERR_ARG;
     size_t total = 8;
     int rc;
@@ -423,7 +425,8 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
         if (BASE_UNLIKELY(rc))
             return rc;
         if (op->flags) {
-            /* Notifications and target counters report arrivals of data: PUT only. */
+            /* Notifications and target counters report arrivals of data, and deferring
+             * is for operations nobody waits on: PUT only. */
             if (op->opcode != VNIC_OP_PUT)
                 return FMPL_ERR_ARG;
             if ((op->flags & VNIC_F_TAIL_FLAG) &&
@@ -448,7 +451,7 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
         rc = vnic_ldesc_len(&op->local, &total);
         if (BASE_UNLIKELY(rc))
             return rc;
-        if (BASE_UNLIKELY(op->flags & ~(uint32_t)VNIC_F_NOTIFY))
+        if (BASE_UNLIKELY(op->flags & ~(uint32_t)(VNIC_F_NOTIFY | VNIC_F_DEFER)))
             return FMPL_ERR_ARG;
         if (BASE_UNLIKELY(total > v->info.am_max))
             return FMPL_ERR_TRUNCATE;
@@ -646,12 +649,36 @@ void vnic_hook_remove(vnic_t *v, int id)
     v->hooks[id].arg = NULL;
 }
 
-int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
+void vnic_flush(vnic_t *v)
+{
+    if (BASE_UNLIKELY(!v))
+        return;
+    if (v->defer_held && v->remote && v->remote->ops->flush)
+        v->remote->ops->flush(v->remote);
+}
+
+uint64_t vnic_defer_mark(const vnic_t *v)
+{
+    return v && v->defer_held ? v->defer_epoch : 0;
+}
+
+/* vnic_wait and vnic_wait_keep. keep: operations held by VNIC_F_DEFER stay held while
+ * the wait spins (v->defer_keep tells the transports' progress; they still leave after
+ * the transport's bound); they leave before it yields or sleeps. */
+static int vnic_wait_impl(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns, int keep)
 {
     if (!v || !ready)
         return FMPL_ERR_ARG;
+    if (BASE_UNLIKELY(v->defer_held) && !keep)
+        vnic_flush(v);
     if (ready(arg))
         return FMPL_SUCCESS;
+    if (keep == 1 && v->defer_held) {
+        v->defer_keep = 1;
+        int rc = vnic_wait_impl(v, ready, arg, timeout_ns, 2);
+        v->defer_keep = 0;
+        return rc;
+    }
     base_backoff_t bo;
     base_backoff_init(&bo);
     uint64_t deadline = timeout_ns >= 0 ? base_time_ns() + (uint64_t)timeout_ns : UINT64_MAX;
@@ -678,6 +705,11 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
             if (timeout_ns >= 0 && (bo.polls & 63) == 0 && base_time_ns() >= deadline)
                 return FMPL_ERR_TIMEOUT;
             continue;
+        }
+        if (BASE_UNLIKELY(keep) && v->defer_keep) {
+            /* no more spinning: nothing stays held while this process gives the CPU away */
+            v->defer_keep = 0;
+            vnic_flush(v);
         }
         uint64_t now = base_time_ns();
         if (now >= deadline)
@@ -712,6 +744,16 @@ int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
             t->ops->sleep(t, ns);
         }
     }
+}
+
+int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
+{
+    return vnic_wait_impl(v, ready, arg, timeout_ns, 0);
+}
+
+int vnic_wait_keep(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
+{
+    return vnic_wait_impl(v, ready, arg, timeout_ns, 1);
 }
 
 typedef struct vnic_cntr_target {

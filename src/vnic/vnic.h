@@ -204,6 +204,20 @@ enum {
     VNIC_F_TAIL_FLAG = 4, /* PUT, CONTIG both sides, len >= 8, remote end 8-byte aligned: the
                            * last 8 bytes become visible (release order) only after all the
                            * others, so the target may poll them as a ready flag */
+    VNIC_F_DEFER = 8,     /* PUT and SEND only (else FMPL_ERR_ARG): not urgent. The transport
+                           * may hold the operation (udp: a small one, in the open datagram
+                           * to its peer) so that it leaves in one datagram with the next
+                           * operation posted to the same peer. Held operations leave, in
+                           * posting order and before anything posted after them, at the
+                           * latest when this process next posts to another peer, calls
+                           * vnic_progress, vnic_wait, vnic_flush, vnic_fence or vnic_close,
+                           * or, inside vnic_wait_keep, when they have been held for
+                           * FMPL_UDP_DEFER_US or the wait stops spinning. Until then they
+                           * are not on the wire: a process that leaves the library after
+                           * posting one holds it until its next vnic call. Completion,
+                           * ordering, delivery and errors are those of the same operation
+                           * without the flag (a put is still locally complete at return);
+                           * only the moment of transmission moves. shm ignores it. */
 };
 
 /* One operation. The struct is read during vnic_post only; descriptors' arrays
@@ -304,15 +318,36 @@ void vnic_hook_remove(vnic_t *v, int id);
 int vnic_cpu_shared(vnic_t *v);
 
 /* Advances the transports: executes arrived operations, runs handlers, continues
- * pipelined transfers. Never blocks. Returns the number of events handled. */
+ * pipelined transfers, sends operations held by VNIC_F_DEFER (except inside
+ * vnic_wait_keep, see there). Never blocks. Returns the number of events handled. */
 int vnic_progress(vnic_t *v);
 
 /* Waits until ready(arg) returns nonzero, progressing meanwhile, with the back-off
  * policy of base (spin, yield, sleep; yield at once when oversubscribed). A sleeping
  * process is woken by any arrival for it. timeout_ns < 0: no limit; on expiry
- * returns FMPL_ERR_TIMEOUT. ready() must be cheap and must not block. */
+ * returns FMPL_ERR_TIMEOUT. ready() must be cheap and must not block. Operations held
+ * by VNIC_F_DEFER leave at its start (vnic_wait_keep keeps them a while). */
 typedef int (*vnic_ready_fn)(void *arg);
 int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns);
+
+/* vnic_wait that keeps operations held by VNIC_F_DEFER while it spins, so that the next
+ * post to their peer after the wait can take them along in one datagram (the native
+ * ping-pong: the receive header posted for the next message leaves with the next
+ * payload). They leave anyway once the oldest has been held for FMPL_UDP_DEFER_US, and
+ * before the wait yields or sleeps. Only for a caller whose ready() does not depend on
+ * its own held operations (see vnic_defer_mark): a peer that needs one of them to make
+ * the awaited progress waits up to FMPL_UDP_DEFER_US longer. Same results as vnic_wait. */
+int vnic_wait_keep(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns);
+
+/* Sends every operation held by VNIC_F_DEFER now, in posting order. Never blocks. */
+void vnic_flush(vnic_t *v);
+
+/* 0 when no operation is held by VNIC_F_DEFER; else a number that stays the same until
+ * the held operations leave (they all leave together) and never comes back. Read right
+ * after posting with VNIC_F_DEFER: while vnic_defer_mark still returns that nonzero
+ * value, the operation may be held (a wait for its effect calls vnic_flush or plain
+ * vnic_wait first); once it differs, the operation is on the wire. Never blocks. */
+uint64_t vnic_defer_mark(const vnic_t *v);
 
 /* Waits until c reaches at least value (vnic_wait on the counter). */
 int vnic_cntr_wait(vnic_t *v, vnic_cntr_t *c, uint64_t value, int64_t timeout_ns);
@@ -341,6 +376,11 @@ typedef struct vnic_udp_stats {
     uint64_t stale;                /* from a departed or dead peer, or stale responses */
     uint64_t refused;              /* operations refused at this target (key, bounds, access) */
     uint64_t gso_sends;            /* UDP_SEGMENT sends (each several datagrams) */
+    uint64_t bundles_sent;         /* datagrams that carried several messages */
+    uint64_t bundled_sent;         /* messages sent inside another's datagram (one less each) */
+    uint64_t bundled_recv;         /* messages received inside another's datagram */
+    uint64_t deferred;             /* posts held by VNIC_F_DEFER */
+    uint64_t deferred_joined;      /* of those, left with a later post to the same peer */
     uint64_t twin_connects;        /* connect()s of the twin socket to a new peer */
     uint64_t inj_loss, inj_dup, inj_reorder, inj_delay; /* faults injected (FMPL_UDP_*) */
     uint64_t peer_deaths;      /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */

@@ -108,8 +108,14 @@ typedef struct vnic_transport_ops {
      * generic layer posts a VNIC_OP_SEND with a two-piece iovec. */
     int (*send_am)(vnic_transport_t *t, int peer, unsigned chan, uint64_t imm, const void *a,
                    size_t alen, const void *b, size_t blen);
-    /* Advances the transport; never blocks; returns the number of events handled. */
+    /* Advances the transport; never blocks; returns the number of events handled. Sends
+     * the operations held by VNIC_F_DEFER, unless v->defer_keep is set and they have been
+     * held for less than the transport's bound. */
     int (*progress)(vnic_transport_t *t);
+    /* Sends every operation held by VNIC_F_DEFER now (then v->defer_held = 0 and
+     * v->defer_epoch moves on). Optional: NULL for a transport that never holds (shm
+     * ignores the flag). Never blocks. */
+    void (*flush)(vnic_transport_t *t);
     /* Sleep protocol of vnic_wait: after sleep_prepare, any delivery to this process
      * wakes it; the caller then re-checks its condition and either calls
      * sleep_cancel or sleep (which blocks at most ns unless woken, and cancels). */
@@ -204,7 +210,14 @@ struct vnic {
 
     vnic_info_t info;
     char transports[32];
-    int force_udp;          /* FMPL_TRANSPORT=udp: every peer but self through remote */
+    int force_udp; /* FMPL_TRANSPORT=udp: every peer but self through remote */
+    /* VNIC_F_DEFER bookkeeping, written by the transport that holds (udp): operations
+     * held now, and the epoch they belong to (starts at 1, +1 each time held operations
+     * leave: vnic_defer_mark). defer_keep: set by vnic_wait_keep while it spins, so
+     * that progress keeps them (for the transport's bound). */
+    uint32_t defer_held;
+    int defer_keep;
+    uint64_t defer_epoch;
     uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
 };
 
