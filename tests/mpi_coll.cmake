@@ -26,3 +26,7 @@ fmpl_test(mpi_coll_inter_basic mpi_coll_inter_basic.c RANKS 2 3 4 5 8 TIMEOUT 30
 # MPI collectives on intercommunicators, blocking and nonblocking: every root of each
 # group, unequal groups, one-way and count-0 calls, derived types, non-commutative op.
 fmpl_test(mpi_coll_inter mpi_coll_inter.c RANKS 2 3 4 5 8 TIMEOUT 120)
+# Nonblocking collectives on MPI_COMM_WORLD's mailboxes (coll.h "queued runs"): 100
+# outstanding Ibarriers, many mixed calls outstanding with blocking and persistent ones
+# between them, completion by Wait and by Test, an active request freed, exact contents.
+fmpl_test(mpi_coll_nbq mpi_coll_nbq.c RANKS 1 2 3 4 5 7 8 TIMEOUT 300)
