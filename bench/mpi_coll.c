@@ -3,7 +3,7 @@
  * same output format. One source, built with our mpicc, MPICH's and Open MPI's.
  *
  *   mpiexec -n 2 mpi_coll [--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B]
- *                         [--mode=world|dup]
+ *                         [--mode=world|dup|pairs|nb]
  *
  * --mode=dup runs every operation on a duplicate of MPI_COMM_WORLD instead of
  * MPI_COMM_WORLD itself (in FMPL it gets mailboxes of its own while slots last; with
@@ -28,7 +28,17 @@
  * --reps repetitions; iters is calibrated to about 0.1 s per repetition (0.04 s with
  * --quick), identical on every rank. Results are checked once per operation and size
  * before timing (reduce at the root; allgather and alltoall every element of every
- * block; the persistent requests twice, to check a restart too). */
+ * block; the persistent requests twice, to check a restart too).
+ *
+ * --mode=pairs: blocking against persistent, alternating in one process: bcast,
+ * bcast_persistent, allreduce and allreduce_persistent at 8 B (and 8 KiB, 1 MiB up to
+ * --max), both persistent requests made once; every repetition times the four in turn
+ * (the persistent one of a pair first in odd repetitions), so each pair sees the same
+ * machine state. Rows: the medians as above, plus "<op>_ratio" rows with the median over
+ * repetitions of persistent / blocking (a dimensionless number in the value column,
+ * metric "ratio"). --mode=nb: the same for blocking against nonblocking (MPI_I* + MPI_Wait
+ * per call): barrier / ibarrier, bcast / ibcast, allreduce / iallreduce (MPI_IN_PLACE),
+ * ratio rows ibarrier_ratio, ibcast_ratio, iallreduce_ratio. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
@@ -70,12 +80,16 @@ enum {
     OP_ALLREDUCE_P,
     OP_ALLGATHER,
     OP_ALLTOALL,
-    OP_COUNT
+    OP_COUNT, /* the operations of the default run; the modes' own ones follow */
+    OP_IBARRIER = OP_COUNT,
+    OP_IBCAST,
+    OP_IALLREDUCE,
+    OP_ALL
 };
 /* The bench column of the CSV rows (compare.sh keys on these). */
-static const char *op_name[OP_COUNT] = {"barrier",   "bcast",     "bcast_persistent",
-                                        "reduce",    "allreduce", "allreduce_persistent",
-                                        "allgather", "alltoall"};
+static const char *op_name[OP_ALL] = {
+    "barrier",   "bcast",    "bcast_persistent", "reduce", "allreduce", "allreduce_persistent",
+    "allgather", "alltoall", "ibarrier",         "ibcast", "iallreduce"};
 static int rank, nranks;
 static MPI_Comm comm = MPI_COMM_WORLD; /* --mode=dup: a duplicate */
 /* sbuf: reduce's, allgather's and alltoall's send side; rbuf: their receive side, and
@@ -93,6 +107,7 @@ static int is_persistent(int op)
 static void run(int op, size_t n, int iters)
 {
     int cnt = (int)(n / sizeof(double));
+    MPI_Request nreq;
     for (int i = 0; i < iters; i++) {
         switch (op) {
         case OP_BARRIER: MPI_Barrier(comm); break;
@@ -101,6 +116,18 @@ static void run(int op, size_t n, int iters)
         case OP_ALLREDUCE: MPI_Allreduce(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm); break;
         case OP_ALLGATHER: MPI_Allgather(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, comm); break;
         case OP_ALLTOALL: MPI_Alltoall(sbuf, cnt, MPI_DOUBLE, rbuf, cnt, MPI_DOUBLE, comm); break;
+        case OP_IBARRIER:
+            MPI_Ibarrier(comm, &nreq);
+            MPI_Wait(&nreq, MPI_STATUS_IGNORE);
+            break;
+        case OP_IBCAST:
+            MPI_Ibcast(rbuf, (int)n, MPI_BYTE, 0, comm, &nreq);
+            MPI_Wait(&nreq, MPI_STATUS_IGNORE);
+            break;
+        case OP_IALLREDUCE:
+            MPI_Iallreduce(MPI_IN_PLACE, rbuf, cnt, MPI_DOUBLE, MPI_SUM, comm, &nreq);
+            MPI_Wait(&nreq, MPI_STATUS_IGNORE);
+            break;
         default: /* OP_BCAST_P, OP_ALLREDUCE_P */
             MPI_Start(&preq);
             MPI_Wait(&preq, MPI_STATUS_IGNORE);
@@ -185,16 +212,18 @@ static void fail(int op, size_t n, size_t i, double got, double want)
 static void check(int op, size_t n, int seed)
 {
     size_t cnt = n / sizeof(double), all = cnt * (size_t)nranks;
-    if (op == OP_BARRIER)
+    if (op == OP_BARRIER || op == OP_IBARRIER)
         return;
     for (size_t i = 0; i < all; i++)
         rbuf[i] = -1.0;
     for (size_t i = 0; i < cnt; i++) {
         switch (op) {
         case OP_BCAST:
+        case OP_IBCAST:
         case OP_BCAST_P: rbuf[i] = rank == 0 ? (double)i + seed : -1.0; break;
         case OP_REDUCE: sbuf[i] = (double)(rank + 1 + seed) * (double)(i % 5 + 1); break;
         case OP_ALLREDUCE:
+        case OP_IALLREDUCE:
         case OP_ALLREDUCE_P: rbuf[i] = (double)(rank + 1 + seed) * (double)(i % 5 + 1); break;
         case OP_ALLGATHER: sbuf[i] = block_val(rank, 0, cnt, i, seed); break;
         default: /* OP_ALLTOALL */
@@ -207,6 +236,7 @@ static void check(int op, size_t n, int seed)
     double sum = (double)nranks * (nranks + 1) / 2 + (double)nranks * seed;
     switch (op) {
     case OP_BCAST:
+    case OP_IBCAST:
     case OP_BCAST_P:
         for (size_t i = 0; i < cnt; i++)
             if (rbuf[i] != (double)i + seed)
@@ -214,6 +244,7 @@ static void check(int op, size_t n, int seed)
         break;
     case OP_REDUCE:
     case OP_ALLREDUCE:
+    case OP_IALLREDUCE:
     case OP_ALLREDUCE_P:
         if (op == OP_REDUCE && rank != 0)
             break; /* only the root has the result */
@@ -237,7 +268,7 @@ static void check(int op, size_t n, int seed)
 /* One output line: the time in microseconds, or "missing" when t < 0. */
 static void report(const bench_opts_t *o, const char *impl, int op, size_t n, double t)
 {
-    size_t sz = op == OP_BARRIER ? 0 : n;
+    size_t sz = op == OP_BARRIER || op == OP_IBARRIER ? 0 : n;
     if (o->csv) {
         if (t < 0)
             printf("%s,%s,malloc,%d,%zu,time_us,missing\n", impl, op_name[op], nranks, sz);
@@ -245,7 +276,8 @@ static void report(const bench_opts_t *o, const char *impl, int op, size_t n, do
             printf("%s,%s,malloc,%d,%zu,time_us,%.4f\n", impl, op_name[op], nranks, sz, t);
     } else {
         char s[32];
-        const char *size = op == OP_BARRIER ? "-" : bench_size_str(n, s, sizeof s);
+        const char *size =
+            op == OP_BARRIER || op == OP_IBARRIER ? "-" : bench_size_str(n, s, sizeof s);
         if (t < 0)
             printf("%20s %10s %14s\n", op_name[op], size, "missing");
         else
@@ -254,18 +286,100 @@ static void report(const bench_opts_t *o, const char *impl, int op, size_t n, do
     fflush(stdout);
 }
 
+/* --mode=pairs and --mode=nb (see the top): np pairs of operations (ops[2j] the blocking
+ * one, ops[2j+1] the other), each pair timed in turn in every repetition; the rows, then
+ * one "<other>_ratio" row per pair (median over repetitions of other / blocking). The
+ * barriers are timed once (size 0). */
+static void run_pairs(const bench_opts_t *o, const char *impl, const size_t *sizes, int nsizes,
+                      double target, const int *ops, int np)
+{
+    enum { MAXOPS = 6 };
+    int nops = 2 * np;
+    for (int si = 0; si < nsizes; si++) {
+        size_t n = sizes[si];
+        if (n > o->max)
+            continue;
+        MPI_Request req[MAXOPS];
+        int iters[MAXOPS], use[MAXOPS];
+        double *t[MAXOPS];
+        for (int k = 0; k < nops; k++) {
+            req[k] = MPI_REQUEST_NULL;
+            /* a barrier (size 0) only with the first size */
+            use[k] = !(ops[k & ~1] == OP_BARRIER && si > 0);
+            t[k] = calloc((size_t)o->reps, sizeof *t[k]);
+            if (!t[k])
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            if (!use[k])
+                continue;
+            if (is_persistent(ops[k])) {
+                if (pcoll_init(ops[k], n) != 0) {
+                    if (rank == 0)
+                        fprintf(stderr, "mpi_coll: no persistent collectives (%s)\n", impl);
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                req[k] = preq;
+                check(ops[k], n, 0);
+                check(ops[k], n, 1);
+            } else {
+                check(ops[k], n, 0);
+            }
+            iters[k] = calibrate(ops[k], n, target);
+        }
+        for (int r = 0; r < o->reps; r++)
+            for (int j = 0; j < nops; j++) {
+                int k = r % 2 ? j ^ 1 : j; /* odd rounds: the other one of a pair first */
+                if (!use[k])
+                    continue;
+                preq = req[k];
+                t[k][r] = timed(ops[k], n, iters[k]);
+            }
+        int nr = o->reps;
+        double *ratio = calloc((size_t)nr * (size_t)np, sizeof(double));
+        if (!ratio)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        for (int j = 0; j < np; j++)
+            for (int r = 0; r < nr; r++)
+                ratio[j * nr + r] = t[2 * j + 1][r] / t[2 * j][r];
+        for (int k = 0; k < nops; k++) {
+            if (rank == 0 && use[k])
+                report(o, impl, ops[k], n, bench_median(t[k], o->reps) * 1e6);
+            if (req[k] != MPI_REQUEST_NULL)
+                MPI_Request_free(&req[k]);
+            free(t[k]);
+        }
+        preq = MPI_REQUEST_NULL;
+        for (int j = 0; j < np && rank == 0; j++) {
+            if (!use[2 * j])
+                continue;
+            char name[64];
+            snprintf(name, sizeof name, "%s_ratio", op_name[ops[2 * j + 1]]);
+            size_t sz = ops[2 * j] == OP_BARRIER ? 0 : n;
+            double m = bench_median(ratio + j * nr, nr);
+            if (o->csv)
+                printf("%s,%s,malloc,%d,%zu,ratio,%.4f\n", impl, name, nranks, sz, m);
+            else
+                printf("%20s %10zu %14.3f  (/ %s, median of %d rounds)\n", name, sz, m,
+                       op_name[ops[2 * j]], nr);
+        }
+        free(ratio);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     bench_opts_t o = {.max = 1u << 20};
     if (bench_parse(argc, argv, &o,
-                    "[--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B] [--mode=world|dup]"))
+                    "[--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B] "
+                    "[--mode=world|dup|pairs|nb]"))
         MPI_Abort(MPI_COMM_WORLD, 2);
-    if (o.mode && strcmp(o.mode, "world") && strcmp(o.mode, "dup")) {
-        fprintf(stderr, "%s: --mode=%s: expected world or dup\n", argv[0], o.mode);
+    int pairs = o.mode && !strcmp(o.mode, "pairs"), nb = o.mode && !strcmp(o.mode, "nb");
+    int dup = o.mode && !strcmp(o.mode, "dup");
+    if (o.mode && !pairs && !nb && !dup && strcmp(o.mode, "world")) {
+        fprintf(stderr, "mpi_coll: --mode must be world, dup, pairs or nb\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (o.mode && !strcmp(o.mode, "dup"))
+    if (dup)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -295,7 +409,19 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
     }
-    for (int op = 0; op < OP_COUNT; op++) {
+    static const int pcoll_pairs[] = {OP_BCAST, OP_BCAST_P, OP_ALLREDUCE, OP_ALLREDUCE_P};
+    static const int nb_pairs[] = {OP_BARRIER, OP_IBARRIER,  OP_BCAST,
+                                   OP_IBCAST,  OP_ALLREDUCE, OP_IALLREDUCE};
+    if (pairs && !BENCH_PCOLL) {
+        if (rank == 0)
+            fprintf(stderr, "mpi_coll: --mode=pairs needs persistent collectives (%s)\n", impl);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (pairs)
+        run_pairs(&o, impl, sizes, (int)(sizeof sizes / sizeof sizes[0]), target, pcoll_pairs, 2);
+    if (nb)
+        run_pairs(&o, impl, sizes, (int)(sizeof sizes / sizeof sizes[0]), target, nb_pairs, 3);
+    for (int op = 0; op < (pairs || nb ? 0 : OP_COUNT); op++) {
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             size_t n = sizes[si];
             if (n > o.max)

@@ -65,10 +65,14 @@ foreach(layout "2:a,b" "3:a:2,b" "4:a:2,b:2" "7:a:3,b:2,c:2" "5:a,b:3,c" "4:a,b"
   endforeach()
 endforeach()
 # The whole blocking-collective suite (every function, derived types, sizes to 100000,
-# errors) on 7 ranks over 3 fake hosts: its split communicators (no mailboxes) run every
-# node-aware collective, its MPI_COMM_WORLD the default mix.
+# errors) on 7 ranks over 3 fake hosts: its communicators run the default mix of mailbox
+# and node-aware collectives.
 add_test(NAME mpi_coll.hosts.np7
          COMMAND ${FMPLRUN} -n 7 --timeout 300 --hosts a:3,b:2,c:2 --launcher
                  "sh ${CMAKE_CURRENT_SOURCE_DIR}/fake_launcher.sh" --pmi-addr 127.0.0.1
                  $<TARGET_FILE:mpi_coll>)
 set_tests_properties(mpi_coll.hosts.np7 PROPERTIES TIMEOUT 300)
+# Nonblocking collectives on the mailboxes (coll.h "queued runs"): 100
+# outstanding Ibarriers, many mixed calls outstanding with blocking and persistent ones
+# between them, completion by Wait and by Test, an active request freed, exact contents.
+fmpl_test(mpi_coll_nbq mpi_coll_nbq.c RANKS 1 2 3 4 5 7 8 TIMEOUT 300)

@@ -8,7 +8,9 @@
  * ranks (half of them before the next round's *_init calls on even ranks only), so the
  * next round agrees on lanes while members hold different ones; a non-commutative user op
  * (never on a lane) beside them; and the same requests running while a blocking
- * collective on the same communicator runs between starts. Argument: [rounds]. */
+ * collective on the same communicator runs between starts; then a few requests started
+ * 300 times each, so that every cell ring of their lanes wraps around many times.
+ * Argument: [rounds]. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,6 +100,59 @@ static void noncomm(void *in, void *inout, int *len, MPI_Datatype *type)
     }
 }
 
+/* Few requests started many times (each rank in its own order), so that every lane cell
+ * ring wraps around many times (64 small cells, 4 big ones: acknowledgements every 16th /
+ * every message): bcast of 8 B and of 1000 B, reduce and allreduce of 8 B, and a barrier;
+ * contents checked after every start. */
+static void long_runs(int starts)
+{
+    enum { NL = 5 };
+    preq_t *p = calloc(NL, sizeof *p);
+    CHECK(p != NULL);
+    static const int kind[NL] = {K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_BCAST};
+    static const int n[NL] = {1, 1, 1, 1, 125}; /* 125 int64: the big cells of a lane */
+    for (int k = 0; k < NL; k++) {
+        p[k].kind = kind[k];
+        p[k].n = n[k];
+        p[k].root = k == 1 ? size - 1 : k == 2 ? size / 2 : 0;
+    }
+    for (int k = 0; k < NL; k++) {
+        int rc = MPI_SUCCESS;
+        switch (p[k].kind) {
+        case K_BARRIER: rc = MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &p[k].r); break;
+        case K_BCAST:
+            rc = MPI_Bcast_init(p[k].out, p[k].n, MPI_INT64_T, p[k].root, MPI_COMM_WORLD,
+                                MPI_INFO_NULL, &p[k].r);
+            break;
+        case K_REDUCE:
+            rc = MPI_Reduce_init(p[k].in, p[k].out, p[k].n, MPI_INT64_T, MPI_SUM, p[k].root,
+                                 MPI_COMM_WORLD, MPI_INFO_NULL, &p[k].r);
+            break;
+        default:
+            rc = MPI_Allreduce_init(p[k].in, p[k].out, p[k].n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD,
+                                    MPI_INFO_NULL, &p[k].r);
+        }
+        CHECK_RC(rc, MPI_SUCCESS);
+    }
+    for (int it = 0; it < starts; it++) {
+        MPI_Request all[NL];
+        for (int k = 0; k < NL; k++)
+            pr_fill(&p[k], 7000 + it * NL + k);
+        for (int j = 0; j < NL; j++) {
+            int k = (j + rank + it) % NL;
+            CHECK_RC(MPI_Start(&p[k].r), MPI_SUCCESS);
+        }
+        for (int k = 0; k < NL; k++)
+            all[k] = p[(NL - 1 - k + rank) % NL].r;
+        CHECK_RC(MPI_Waitall(NL, all, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        for (int k = 0; k < NL; k++)
+            pr_check(&p[k], 7000 + it * NL + k);
+    }
+    for (int k = 0; k < NL; k++)
+        CHECK_RC(MPI_Request_free(&p[k].r), MPI_SUCCESS);
+    free(p);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -167,6 +222,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < NREQ; k++)
         if (old[k].r != MPI_REQUEST_NULL)
             CHECK_RC(MPI_Request_free(&old[k].r), MPI_SUCCESS);
+    long_runs(300);
     CHECK_RC(MPI_Op_free(&op), MPI_SUCCESS);
     CHECK_RC(MPI_Type_free(&pair), MPI_SUCCESS);
     free(cur);

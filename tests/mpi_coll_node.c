@@ -14,11 +14,10 @@
  * the whole buffer, guard ints included.
  *
  * Cross-node messages: wherever a call runs node-aware (FMPL_MPI_NODE_AWARE=2: every
- * call; 1, the default: all but the blocking and persistent calls that a communicator's
- * mailboxes serve), the number of udp datagrams the communicator's ranks send
- * (vnic_udp_stats data_sent, summed) during 5 calls of 8-byte collectives (one eager
- * datagram per message) must be exactly what the node-aware shapes predict for the
- * communicator's node count L (and the root's node): barrier L ceil(log2 L); bcast
+ * call; 1, the default: all but the calls that a communicator's mailboxes serve), the number of udp
+ * datagrams the communicator's ranks send (vnic_udp_stats data_sent, summed) during 5 calls of
+ * 8-byte collectives (one eager datagram per message) must be exactly what the node-aware shapes
+ * predict for the communicator's node count L (and the root's node): barrier L ceil(log2 L); bcast
  * L - 1; reduce L - 1 (+1 for a non-commutative op whose root is not on the node of
  * rank 0); allreduce 2 (L - p2) + p2 log2 p2; allgather(v) L (L - 1). Elsewhere (and
  * with 0: flat) the counts are printed only. Argument errors on a multi-node communicator come back
@@ -420,11 +419,10 @@ static void count_case(ccase_t k, MPI_Comm comm, const char *cn, int crank, int 
         comm_nodes(comm, k.root, &rn);
     if (k.nc && !contiguous_nodes(comm))
         return; /* the flat algorithm: nothing to predict */
-    /* FMPL_MPI_NODE_AWARE=1: blocking and persistent calls with a predefined op stay on
-     * the communicator's mailboxes (flat) when it has a group */
-    int na = mode == 2 || (mode == 1 && (!has_mailboxes(comm) || k.form == F_NB || k.nc ||
-                                         k.kind == C_ALLGATHERV ||
-                                         (k.kind == C_ALLGATHER && k.form == F_PERSIST)));
+    /* FMPL_MPI_NODE_AWARE=1: the calls with a predefined op that the communicator's
+     * mailboxes serve (blocking, persistent, and nonblocking but allgather) stay flat */
+    int na = mode == 2 || (mode == 1 && (!has_mailboxes(comm) || k.nc || k.kind == C_ALLGATHERV ||
+                                         (k.kind == C_ALLGATHER && k.form != F_BLOCK)));
     CHECK_RC(MPI_Barrier(comm), MPI_SUCCESS);
     uint64_t before = data_sent(); /* this process's own datagrams */
     for (int i = 0; i < REPS; i++)

@@ -123,7 +123,7 @@ fail:
 }
 
 /* Groups being retired (see "retiring a group" below). */
-enum { RT_EDGES = 0, RT_LANES, RT_BARRIER, RT_DONE };
+enum { RT_QUEUE = 0, RT_EDGES, RT_LANES, RT_BARRIER, RT_DONE };
 
 typedef struct coll_retire {
     struct coll_retire *next;
@@ -240,20 +240,22 @@ static void retire_begin(coll_retire_t *r, coll_group_t *g)
 {
     memset(r, 0, sizeof *r);
     r->g = g;
-    r->phase = g->size > 1 ? RT_EDGES : RT_DONE;
-    r->bars = (g->seq_a + 1) & 1 ? 2 : 1; /* so that the final barrier uses parity 0 */
-    if (r->phase != RT_DONE)
-        g->seq_a++;
+    r->phase = RT_QUEUE;
 }
 
 /* Moves r as far as it goes; 1 once it is done (g freed, r->err set). */
 static int retire_poll(coll_retire_t *r)
 {
     coll_group_t *g = r->g;
+    if (r->phase == RT_QUEUE && !g->q_head) /* its queued runs are over */
+        r->phase = g->size > 1 ? RT_EDGES : RT_DONE;
     if (r->phase == RT_EDGES && coll_edges_drained(g))
         r->phase = RT_LANES;
-    if (r->phase == RT_LANES && coll_lanes_drained(g))
+    if (r->phase == RT_LANES && coll_lanes_drained(g)) {
         r->phase = RT_BARRIER;
+        r->bars = (g->seq_a + 1) & 1 ? 2 : 1; /* so that the final barrier uses parity 0 */
+        g->seq_a++;
+    }
     /* dissemination: in round k, raise the flag of A cell k at rank + 2^k, and wait for
      * the own one, raised by rank - 2^k */
     while (r->phase == RT_BARRIER) {
@@ -381,6 +383,105 @@ int coll_groups_retiring(void)
     return n;
 }
 
+/* ------------------------------------------------------------ queued runs
+ * (coll.h "queued runs"). One run of the group's mailboxes at a time on this member, in
+ * call order: the head of the queue runs in the background (the engine's progress hook
+ * advances it), the next one starts when it completes; blocking calls wait until the
+ * queue is empty (coll_group_quiesce). */
+
+typedef struct coll_qrun {
+    struct coll_qrun *next;
+    coll_sched_t *s;
+    void (*done)(void *, int);
+    void *arg;
+} coll_qrun_t;
+
+/* Takes the head off the queue and tells its owner (who may free the schedule). */
+static void gq_pop(coll_group_t *g, int err)
+{
+    coll_qrun_t *q = g->q_head;
+    g->q_head = q->next;
+    if (!g->q_head)
+        g->q_tail = NULL;
+    g->q_started = 0;
+    g->q_popped++;
+    void (*done)(void *, int) = q->done;
+    void *arg = q->arg;
+    free(q);
+    done(arg, err);
+}
+
+static void gq_next(coll_group_t *g);
+
+/* The head run completed (the engine's done callback; arg: the group). */
+static void gq_done(void *arg, int err)
+{
+    coll_group_t *g = arg;
+    gq_pop(g, err);
+    if (!g->q_starting)
+        gq_next(g);
+}
+
+/* Starts the runs at the head of the queue until one keeps running or none is left
+ * (a loop, not a recursion through gq_done: many queued runs may complete at once). */
+static void gq_next(coll_group_t *g)
+{
+    g->q_starting = 1;
+    while (g->q_head && !g->q_started) {
+        uint64_t popped = g->q_popped;
+        g->q_started = 1;
+        if (coll_sched_start(g->q_head->s, 0, 1, gq_done, g) != 0)
+            gq_pop(g, FMPL_ERR_NOMEM); /* broken schedule, or no progress hook */
+        else if (g->q_popped == popped)
+            break; /* still running */
+    }
+    g->q_starting = 0;
+}
+
+int coll_group_enqueue(coll_group_t *g, coll_sched_t *s, void (*done)(void *, int), void *arg)
+{
+    if (!group_ok(g) || !s || !done || !coll_sched_is_group(s))
+        return FMPL_ERR_ARG;
+    coll_qrun_t *q = malloc(sizeof *q);
+    if (!q)
+        return FMPL_ERR_NOMEM;
+    q->next = NULL;
+    q->s = s;
+    q->done = done;
+    q->arg = arg;
+    if (g->q_tail)
+        g->q_tail->next = q;
+    else
+        g->q_head = q;
+    g->q_tail = q;
+    if (!g->q_starting)
+        gq_next(g);
+    return FMPL_SUCCESS;
+}
+
+static int gq_idle(void *arg)
+{
+    return ((const coll_group_t *)arg)->q_head == NULL;
+}
+
+int coll_group_quiesce(coll_group_t *g)
+{
+    if (!group_ok(g))
+        return FMPL_ERR_COMM;
+    return g->q_head ? vnic_wait(g->v, gq_idle, g, -1) : FMPL_SUCCESS;
+}
+
+/* Blocking calls first wait for the queued runs (native calls on a group the MPI layer
+ * also runs nonblocking collectives on). */
+#define GQ_WAIT(g)                                                                                 \
+    do {                                                                                           \
+        if (BASE_UNLIKELY((g)->q_head != NULL)) {                                                  \
+            int qrc_ = coll_group_quiesce(g);                                                      \
+            if (qrc_ != FMPL_SUCCESS)                                                              \
+                return qrc_;                                                                       \
+        }                                                                                          \
+    } while (0)
+
 /* ------------------------------------------------------------ public calls */
 
 /* Blocking runs of group schedules, cached by call (the builder runs on a miss). A run
@@ -505,6 +606,7 @@ int coll_barrier(coll_group_t *g)
 {
     if (BASE_UNLIKELY(!group_ok(g)))
         return FMPL_ERR_COMM;
+    GQ_WAIT(g);
     if (g->size == 1)
         return FMPL_SUCCESS;
     coll_gkey_t k = gs_key(GK_BARRIER, 0, NULL, NULL, 0, NULL);
@@ -521,6 +623,7 @@ int coll_bcast(coll_group_t *g, void *buf, size_t size, int root)
         return FMPL_ERR_BUFFER;
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
+    GQ_WAIT(g);
     coll_gkey_t k = gs_key(GK_BCAST, root, NULL, buf, size, NULL);
     return gs_call(g, &k, NULL);
 }
@@ -549,6 +652,7 @@ int coll_reduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t
         return FMPL_ERR_ROOT;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
+    GQ_WAIT(g);
     coll_gkey_t k = gs_key(GK_REDUCE, root, buf, buf, count, op);
     return gs_call(g, &k, op);
 }
@@ -561,6 +665,7 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
         return rc;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
+    GQ_WAIT(g);
     coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
     return gs_call(g, &k, op);
 }
@@ -580,6 +685,7 @@ int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
         memmove(mine, send, size);
     if (g->size == 1)
         return FMPL_SUCCESS;
+    GQ_WAIT(g);
     coll_gkey_t k = gs_key(GK_ALLGATHER, 0, NULL, recv, size, NULL);
     return gs_call(g, &k, NULL);
 }

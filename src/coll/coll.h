@@ -45,7 +45,7 @@
  * allgather = Bruck (small) or a pipelined ring (large).
  * Non-commutative reductions always combine in group-rank order. Memory: each rank's area is
  * FMPL_COLL_GROUPS * (about 4*SEG + (2*DEPTH*log2(world)+2*log2(world)+4)*SMALL +
- * 128*256*log2(world)) + LANES*(log2(world)+2)*(32*(LANE_BYTES+8)+4*SMALL) bytes of shared
+ * 128*256*log2(world)) + LANES*(log2(world)+2)*(64*(LANE_BYTES+8)+4*SMALL) bytes of shared
  * heap (about 1.5 MiB per slot and 2 MiB of lanes at the defaults and 16 ranks), of which
  * only the pages of the flags and of the message sizes actually used are ever touched.
  *   FMPL_COLL_DEPTH   mailboxes of a small channel (default 16): how far a writer may run
@@ -244,12 +244,20 @@ uint64_t coll_sched_progress(const coll_sched_t *s);
  * calls done, as the hook would. Returns 1 when s is not running (any more: done has been
  * called, and may have freed s), 0 while it runs. Never blocks. */
 int coll_sched_poll(coll_sched_t *s);
+/* For an owner that waits for background run s to end (MPI_Wait): takes s off the
+ * progress hook and advances it from its own wait loop alone (vnic_wait: one advance per
+ * poll, as a blocking run's), then calls done as the hook would (done may free s).
+ * Returns 0 when s is not running (any more), or vnic_wait's error (s is then back on the
+ * hook). Nothing (0) when s is not a running background run: a caller that waits for
+ * something else first (a queued run not started yet) then waits on its own. */
+int coll_sched_wait(coll_sched_t *s);
 /* ---------------------------------------------------------------- group schedules
  * Schedules whose transfers go through a group's acknowledged mailbox edges
  * (coll_gsched.c): a transfer joins two members 2^k apart (either way round); its
  * count is in bytes, at most FMPL_COLL_SMALL, or FMPL_COLL_SEG between neighbours (the
- * type and tag words are unused). Any number of such
- * runs may be in flight on a group, started in the same order on every member. Local
+ * type and tag words are unused). Runs are started in the same order on every member,
+ * one at a time on each (blocking, or queued: see "queued runs" below); runs of different
+ * members overlap. Local
  * steps and transfers report FMPL codes. The builders below add the group's collective
  * algorithms to s (every member must build the same call); they return FMPL_SUCCESS,
  * FMPL_ERR_NOMEM, or FMPL_ERR_UNSUPPORTED when a message would not fit the mailboxes. */
@@ -258,7 +266,7 @@ int coll_sched_poll(coll_sched_t *s);
 coll_sched_t *coll_group_sched(coll_group_t *g);
 /* An empty schedule over g's all-call mailboxes (the A cells): one line per message, no
  * acknowledgement; only for barrier, allreduce and allgather, run blocking (background 0)
- * and never two at once on a group. NULL as above. */
+ * or queued (coll_group_enqueue), never two at once on a member. NULL as above. */
 coll_sched_t *coll_group_sched_a(coll_group_t *g);
 /* 1 when s was made by coll_group_sched(_a) (its errors are FMPL codes). */
 int coll_sched_is_group(const coll_sched_t *s);
@@ -306,7 +314,7 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * (MPI-4.0 lets them differ), while the shared channels deliver in start order. A process
  * has FMPL_COLL_LANES lanes (default 8), after the group slots of its area; a lane serves
  * one schedule of any group at a time. A lane is, for each of K+2 cell indices
- * (K = ceil(log2 world size)), 32 small cells of FMPL_COLL_LANE_BYTES of payload (default
+ * (K = ceil(log2 world size)), 64 small cells of FMPL_COLL_LANE_BYTES of payload (default
  * 248) and 4 big ones of FMPL_COLL_SMALL, each kind ("tier") with its acknowledgement
  * line; a message takes the small cells when it fits them.
  * A lane schedule (coll_lane_sched) is built with the builders above (barrier, allreduce
@@ -316,7 +324,7 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * the owner agrees on one by an AND over the members of what coll_lanes_offer returned
  * at each of them, then passes the result to coll_lanes_settle everywhere. A run of an
  * unbound lane schedule fails (FMPL_ERR_RANK). Each run numbers its messages by the runs
- * since binding, message n of a (tier, cell index) in its cell n % depth (32 or 4);
+ * since binding, message n of a (tier, cell index) in its cell n % depth (64 or 4);
  * all-call lanes need no acknowledgement (a writer in run n+2 knows every member finished
  * run n: the A cells' parity argument), on acknowledged lanes the reader acknowledges
  * every depth/4-th message and a writer waits until message n - depth is acknowledged
@@ -340,6 +348,32 @@ uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n);
  * runs from the next start on use it) and returns its index, or returns -1 (none agreed,
  * or s not a lane schedule); the other offered lanes are free again. */
 int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_sched_t *s);
+
+/* ---------------------------------------------------------------- queued runs
+ * Nonblocking collectives on a group's shared mailboxes (channels and A cells). Those
+ * cells are safe for runs that each member makes one at a time, in the group's call
+ * order (the A cells' parity argument needs a member to have finished run n - 1 before
+ * it writes run n's messages; a channel's bounded depth, that its reader has consumed
+ * every earlier run's messages before a writer waits on it for this run's acknowledgement
+ * room). So a member queues such runs: the head runs in the
+ * background (the engine's progress hook advances it whenever anyone enters the library),
+ * each next one starts when the one before it completed here, and every blocking call on
+ * the group (the calls above, and an owner's own blocking runs of group schedules)
+ * first waits until the queue is empty. Runs on different members still overlap, which
+ * is all the mailboxes need; runs on lanes do not queue. */
+
+/* Queues a run of group schedule s (coll_group_sched or coll_group_sched_a on g, built,
+ * not running) after every run queued on g before it; done(arg, err) is called once it
+ * is complete (err: 0 or the first FMPL code of the run, FMPL_ERR_NOMEM when it could not
+ * start), possibly inside this call, and may free s; s must live until then. Collective
+ * in the group's call order like the blocking calls. Returns FMPL_SUCCESS (done will be
+ * called), FMPL_ERR_ARG (g not a group, s not a group schedule, done NULL) or
+ * FMPL_ERR_NOMEM (nothing queued). Never blocks. */
+int coll_group_enqueue(coll_group_t *g, coll_sched_t *s, void (*done)(void *, int), void *arg);
+/* Waits (progressing, vnic_wait) until every run queued on g has completed here: what a
+ * blocking run of a group schedule on g must call first. FMPL_SUCCESS, FMPL_ERR_COMM (g
+ * not a group) or vnic_wait's error. */
+int coll_group_quiesce(coll_group_t *g);
 
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);

@@ -31,13 +31,23 @@
 
 #include "coll/coll_impl.h"
 
-/* The context of a lane schedule (coll.h "lanes"): freed with the schedule. */
+/* The context of a lane schedule (coll.h "lanes"): freed with the schedule. What a
+ * transfer needs is worked out once, when the lane is bound (gl_bind), not at every run. */
 typedef struct coll_lane {
     coll_group_t *g;  /* NULL once the group is gone */
     coll_state_t *st; /* the lanes' owner (the process) */
     int lane;         /* -1 until bound */
     int all_call;
     uint64_t run; /* runs begun since bound: the flag of this run's messages */
+    int cells;    /* K + 2 cell indices */
+    /* bound: per tier, the bytes from one cell to the next, and the mask taking a
+     * message number to its cell (depth - 1; all-call: 1, the parity) */
+    size_t stride[2];
+    uint64_t mask[2];
+    uint64_t *sent; /* bound: this lane's row of st->lane_sent ([tier * cells + idx]) */
+    /* bound: [tier * cells + idx] slot-relative offset of the flag of cell 0 of (tier,
+     * idx), then [2 * cells + tier * cells + idx] that of its ack line */
+    size_t off[];
 } coll_lane_t;
 
 typedef struct gx_req {
@@ -239,35 +249,55 @@ static void gl_begin(void *ctx)
     ((coll_lane_t *)ctx)->run++;
 }
 
-static uint64_t gl_reserve(void *ctx, int send, int peer, int64_t count)
+/* (message numbers go to cells by a mask, acknowledgements every depth/4-th) */
+_Static_assert((COLL_LANE_DEPTH & (COLL_LANE_DEPTH - 1)) == 0 && COLL_LANE_DEPTH >= 4 &&
+                   (COLL_LANE_BIG_DEPTH & (COLL_LANE_BIG_DEPTH - 1)) == 0 &&
+                   COLL_LANE_BIG_DEPTH >= 4,
+               "lane depths must be powers of two, at least 4");
+
+/* Everything a transfer of ln needs that depends on its lane only (ln->lane bound, ln->g
+ * live). */
+static void gl_bind(coll_lane_t *ln)
 {
-    (void)send;
-    coll_lane_t *ln = ctx;
-    coll_group_t *g = ln->g;
-    return g && ln->lane >= 0 && peer >= 0 && peer < g->size && count >= 0 &&
-                   (size_t)count <= g->st->small
-               ? ln->run
-               : 0;
+    const coll_state_t *st = ln->st;
+    int lane = ln->lane, cells = ln->cells;
+    uint64_t slot = ln->g->area_off;
+    for (int tier = 0; tier < 2; tier++) {
+        ln->stride[tier] = tier ? st->small_stride : st->lane_stride;
+        /* all-call: two cells by parity are enough (and stay warm in the caches);
+         * acknowledged: the whole depth, so a writer can run ahead */
+        ln->mask[tier] = ln->all_call ? 1 : (uint64_t)coll_lane_depth(tier) - 1;
+        for (int i = 0; i < cells; i++) {
+            /* slot-relative, like every other mailbox offset (the lanes lie after the
+             * slots) */
+            ln->off[tier * cells + i] = coll_lane_flag_off(st, lane, tier, i, 0) - slot;
+            ln->off[(2 + tier) * cells + i] = coll_lane_ack_off(st, lane, tier, i) - slot;
+        }
+    }
+    ln->sent = coll_lane_sent(st, lane, 0, 0);
 }
 
-static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, uint64_t seq,
-                    void *req, int send)
+/* Lane transfers need no reservation (ops.reserve NULL): every message of a run carries
+ * the run's number, ln->run, which begin advanced. */
+static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, void *req,
+                    int send)
 {
     coll_lane_t *ln = ctx;
     gx_req_t *x = req;
-    gx_fill(x, ln->g, buf, count, peer, seq, send);
+    coll_group_t *g = ln->g;
+    if (!g || ln->lane < 0 || peer < 0 || peer >= g->size || count < 0 ||
+        (size_t)count > g->st->small)
+        return FMPL_ERR_RANK; /* unbound lane, or the builder's mistake */
+    if (cell >= (uintptr_t)ln->cells)
+        return FMPL_ERR_ARG;
+    gx_fill(x, g, buf, count, peer, ln->run, send);
     x->ln = ln;
     x->ch = (int)cell;
-    if (!seq || cell > (uintptr_t)ln->g->st->rounds + 1)
-        return seq ? FMPL_ERR_ARG : FMPL_ERR_RANK; /* unbound lane, or the builder's mistake */
-    const coll_state_t *st = ln->g->st;
-    x->dir = x->len > st->lane_room; /* the tier */
-    /* slot-relative, like every other mailbox offset (the lanes lie after the slots) */
-    /* all-call: two cells by parity are enough (and stay warm in the caches); acknowledged:
-     * the whole depth, so a writer can run ahead */
-    uint64_t n = ln->all_call ? seq & 1 : seq;
-    x->flag_off = coll_lane_flag_off(st, ln->lane, x->dir, x->ch, n) - ln->g->area_off;
-    x->ack_off = coll_lane_ack_off(st, ln->lane, x->dir, x->ch) - ln->g->area_off;
+    int tier = x->len > g->st->lane_room;
+    x->dir = tier;
+    size_t i = (size_t)tier * (size_t)ln->cells + cell;
+    x->flag_off = ln->off[i] + (size_t)(ln->run & ln->mask[tier]) * ln->stride[tier];
+    x->ack_off = ln->off[2 * (size_t)ln->cells + i];
     x->pending = 1;
     return FMPL_SUCCESS;
 }
@@ -283,20 +313,22 @@ static int gl_test(void *req, int *err)
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
-    int acked = !x->ln->all_call, tier = x->dir;
-    uint64_t n = x->seq, depth = (uint64_t)coll_lane_depth(tier);
+    const coll_lane_t *ln = x->ln;
+    int tier = x->dir;
+    uint64_t n = x->seq;
     if (x->send) {
-        if (acked) {
+        if (!ln->all_call) {
+            uint64_t depth = ln->mask[tier] + 1;
             const uint64_t *ack = (const uint64_t *)(g->area + x->ack_off);
             if (n > depth && __atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - depth)
                 return 0;
-            *coll_lane_sent(g->st, x->ln->lane, tier, x->ch) = n;
+            ln->sent[tier * ln->cells + x->ch] = n;
         }
         *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, n);
     } else {
         if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
             return 0;
-        if (acked && n % coll_lane_ack_every(tier) == 0)
+        if (!ln->all_call && (n & (ln->mask[tier] >> 2)) == 0) /* every depth/4-th */
             *err = coll_put_word(g, x->peer, x->ack_off, n);
     }
     x->pending = 0;
@@ -307,7 +339,8 @@ static int gl_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
                     uint64_t seq, void *req)
 {
     (void)tag;
-    int rc = gl_start(ctx, (void *)(uintptr_t)buf, count, type, peer, seq, req, 1);
+    (void)seq;
+    int rc = gl_start(ctx, (void *)(uintptr_t)buf, count, type, peer, req, 1);
     int err = 0;
     if (rc == FMPL_SUCCESS && gl_test(req, &err))
         rc = err;
@@ -318,20 +351,19 @@ static int gl_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
                     uint64_t seq, void *req)
 {
     (void)tag;
-    return gl_start(ctx, buf, count, type, peer, seq, req, 0);
+    (void)seq;
+    return gl_start(ctx, buf, count, type, peer, req, 0);
 }
 
 /* Two tables with the same functions: which one a schedule has tells the builders
  * whether it is all-call. */
 static const coll_sched_ops_t gl_ops = {.req_size = sizeof(gx_req_t),
                                         .begin = gl_begin,
-                                        .reserve = gl_reserve,
                                         .isend = gl_isend,
                                         .irecv = gl_irecv,
                                         .test = gl_test};
 static const coll_sched_ops_t gla_ops = {.req_size = sizeof(gx_req_t),
                                          .begin = gl_begin,
-                                         .reserve = gl_reserve,
                                          .isend = gl_isend,
                                          .irecv = gl_irecv,
                                          .test = gl_test};
@@ -350,9 +382,11 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
 {
     if (!g || g->magic != COLL_GROUP_MAGIC || !g->st->lanes)
         return NULL;
-    coll_lane_t *ln = calloc(1, sizeof *ln);
+    int cells = g->st->rounds + 2;
+    coll_lane_t *ln = calloc(1, sizeof *ln + 4 * (size_t)cells * sizeof ln->off[0]);
     if (!ln)
         return NULL;
+    ln->cells = cells;
     ln->g = g;
     ln->st = g->st;
     ln->lane = -1;
@@ -434,6 +468,7 @@ int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_s
     st->lane_group[lane] = g;
     ln->lane = lane;
     ln->run = 0;
+    gl_bind(ln);
     return lane;
 }
 

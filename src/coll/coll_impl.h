@@ -127,6 +127,13 @@ struct coll_group {
     /* Each member's slot as mapped here (vnic_peer_ptr), for direct stores; NULL: through
      * vnic_post; COLL_PEER_UNKNOWN until first used (coll_xfer.c). */
     char **peer_slot;
+    /* Background runs queued by coll_group_enqueue, in call order (coll.c): the head
+     * runs once started (q_started), the others wait for it; q_starting: gq_next is
+     * starting runs (a run's completion then starts no other); q_popped: runs taken off
+     * the queue so far. */
+    struct coll_qrun *q_head, *q_tail;
+    int q_started, q_starting;
+    uint64_t q_popped;
 };
 #define COLL_PEER_UNKNOWN ((char *)1)
 

@@ -47,8 +47,10 @@ struct coll_sched {
     size_t req_stride;
     /* run state */
     int broken; /* a build step ran out of memory: never started */
+    int sealed; /* started once: the last round is closed and the requests exist */
     int running, background, posted;
     int advancing; /* inside coll_sched_advance (a transfer's progress may come back) */
+    int listed;    /* on the background list (the hook advances it) */
     int round, pending, err, tag;
     uint64_t progress; /* transfers completed, all runs (coll_sched_progress) */
     void (*done)(void *, int);
@@ -93,6 +95,7 @@ coll_sched_t *coll_sched_new(vnic_t *v, const coll_sched_ops_t *ops, void *ctx)
 
 static void bg_remove(coll_sched_t *s)
 {
+    s->listed = 0;
     if (s->prev)
         s->prev->next = s->next;
     else
@@ -108,7 +111,7 @@ void coll_sched_free(coll_sched_t *s)
 {
     if (!s)
         return;
-    if (s->running && s->background)
+    if (s->listed)
         bg_remove(s);
     for (int i = 0; i < s->nmem; i++)
         free(s->mem[i]);
@@ -301,6 +304,17 @@ uint64_t coll_sched_progress(const coll_sched_t *s)
     return s->progress;
 }
 
+static void bg_insert(coll_sched_t *s)
+{
+    if (!bg.head)
+        vnic_hook_arm(bg.v, bg.hook_id, 1);
+    s->next = bg.head;
+    if (bg.head)
+        bg.head->prev = s;
+    bg.head = s;
+    s->listed = 1;
+}
+
 static int bg_hook(void *arg)
 {
     (void)arg;
@@ -323,13 +337,16 @@ static int bg_hook(void *arg)
 int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void *, int),
                      void *done_arg)
 {
-    if (coll_sched_fence(s) || s->broken)
-        return -1;
-    if (!s->reqs && s->max_xfers) {
-        s->reqs = calloc((size_t)s->max_xfers, s->req_stride);
-        s->busy = calloc((size_t)s->max_xfers, 1);
-        if (!s->reqs || !s->busy)
+    if (BASE_UNLIKELY(!s->sealed)) { /* the first start: building is over */
+        if (coll_sched_fence(s) || s->broken)
             return -1;
+        if (!s->reqs && s->max_xfers) {
+            s->reqs = calloc((size_t)s->max_xfers, s->req_stride);
+            s->busy = calloc((size_t)s->max_xfers, 1);
+            if (!s->reqs || !s->busy)
+                return -1;
+        }
+        s->sealed = 1;
     }
     if (background && !bg.hooked) {
         if (vnic_hook_add(s->v, bg_hook, NULL, 0, &bg.hook_id))
@@ -362,12 +379,7 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
             done(done_arg, err);
         return 0;
     }
-    if (!bg.head)
-        vnic_hook_arm(bg.v, bg.hook_id, 1);
-    s->next = bg.head;
-    if (bg.head)
-        bg.head->prev = s;
-    bg.head = s;
+    bg_insert(s);
     return 0;
 }
 
@@ -378,10 +390,41 @@ int coll_sched_poll(coll_sched_t *s)
     int err;
     if (!coll_sched_advance(s, &err))
         return 0;
-    bg_remove(s);
+    if (s->listed)
+        bg_remove(s);
     if (s->done)
         s->done(s->done_arg, err); /* may free s */
     return 1;
+}
+
+typedef struct sched_wait {
+    coll_sched_t *s;
+    int err;
+} sched_wait_t;
+
+static int sched_wait_ready(void *arg)
+{
+    sched_wait_t *w = arg;
+    return coll_sched_advance(w->s, &w->err);
+}
+
+int coll_sched_wait(coll_sched_t *s)
+{
+    if (!s->running || !s->background || bg.in_hook)
+        return 0;
+    if (s->listed) /* polled here alone: the hook would only advance it a second time */
+        bg_remove(s);
+    sched_wait_t w = {s, 0};
+    if (!coll_sched_advance(s, &w.err)) {
+        int rc = vnic_wait(s->v, sched_wait_ready, &w, -1);
+        if (rc != FMPL_SUCCESS) { /* (a dead peer) the hook takes it back */
+            bg_insert(s);
+            return rc;
+        }
+    }
+    if (s->done)
+        s->done(s->done_arg, w.err); /* may free s */
+    return 0;
 }
 
 void coll_sched_shutdown(vnic_t *v)

@@ -143,13 +143,28 @@ void *mpii_cs_bytes(coll_sched_t *s, int64_t n);
 const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k);
 /* The cached schedule of key k on c, or NULL (k NULL: NULL). */
 coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
-/* Runs s as m says and takes it over: blocking: start, wait, then keep it in c's cache
- * under k (k not NULL) or free it; nonblocking: start it in the background behind a new
- * request in *m->req; persistent: an inactive persistent request in *m->req that
- * MPI_Start runs. A failing build is passed as build_err (s is freed, the error
+/* Runs s as m says and takes it over: blocking: start (after c's queued mailbox runs),
+ * wait, then keep it in c's cache under k (k not NULL) or free it;
+ * nonblocking: start it in the background behind a new request in *m->req (a group
+ * schedule: queued on c's group, coll_group_enqueue); persistent: an inactive persistent request in
+ * *m->req that MPI_Start runs. A failing build is passed as build_err (s is freed, the error
  * raised). Returns MPI_SUCCESS or the error raised on comm (m->fname). */
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err);
+/* A nonblocking call whose group schedule a blocking call with the same key *k (the
+ * blocking form of the call's key) left in c's cache may run that one: when it is there,
+ * is a group schedule and no other nonblocking call is using it, marks it busy, sets *s
+ * and returns its slot + 1, for mpii_cs_run_borrowed; else 0. */
+int mpii_cs_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s);
+/* Queues borrowed schedule s (slot: mpii_cs_borrow's answer) behind a new request in
+ * *m->req, as mpii_cs_run does with a built one; the slot is busy until the run ends. */
+int mpii_cs_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                         int slot);
+/* mpii_cs_run of a nonblocking call's new group schedule s (build_err as there), which
+ * also goes into c's cache under the blocking form *kb of its key (when it may: the
+ * blocking rules of mpii_cs_key), borrowed by this call at once. */
+int mpii_cs_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                   const mpii_ckey_t *kb, int build_err);
 /* A blocking run of s, which is in c's cache (found by mpii_cs_lookup / mpii_cs_hit). */
 int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname);
 /* The fast path of a blocking call: the cached schedule of key *kb, or NULL. A schedule
@@ -187,11 +202,12 @@ void mpii_cs_req_free(mpii_req_t *r);
  * "Lanes" below). The choice must be the same on every rank of a call: where the ranks'
  * types may differ (bcast, allgather: only the signatures must match) it depends on the
  * communicator and the byte count alone, and other types are packed (coll_basic.c).
- * Nonblocking ones run over point-to-point with a tag of their own: a mailbox channel
- * holds a bounded number of messages and delivers them in the order their runs were
- * started, so runs in flight at once could wait on each other in a cycle (a chain
- * broadcast from each rank in turn, say); the point-to-point engine buffers what arrives
- * early. */
+ * Nonblocking ones of at most FMPL_COLL_SMALL bytes are the same group schedules, queued
+ * on the group (coll.h "queued runs": one mailbox run at a time per rank, in call order,
+ * advanced in the background), and the communicator's blocking runs wait for that queue
+ * first (cs_run_block): a mailbox channel holds a bounded number of messages and delivers them
+ * in start order, and the A cells assume a member finished the previous all-call run, so
+ * unordered overlapping runs could wait on each other in a cycle or overwrite cells. */
 int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max);
 static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
@@ -216,14 +232,23 @@ static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
  * schedule that a builder filled with result rc; NULL: none), for MC_BUILD_RUN. */
 void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
 
-/* The tail of an entry whose call mpii_cg_fits: blocking: built by CGBUILD (an
- * expression of the group schedule `s` that NEW makes, giving an MPI class) and run on
- * the mailboxes; persistent: built by BUILD over point-to-point, with a lane schedule
- * (all-call when ALL) built by CGBUILD. */
+/* The tail of an entry whose call mpii_cg_fits: blocking and nonblocking: built by CGBUILD
+ * (an expression of the group schedule `s` that NEW makes, giving an MPI class) and run
+ * on the mailboxes (nonblocking: queued, the cached schedule of the same call borrowed
+ * when idle, else a new one cached: mpii_cs_borrow, mpii_cs_run_nb); persistent: built by
+ * BUILD over point-to-point, with a lane schedule (all-call when ALL) built by CGBUILD. */
 #define MC_BUILD_RUN_CG(c, comm, m, kb, NEW, ALL, CGBUILD, BUILD)                                  \
     do {                                                                                           \
         if ((m)->kind == MPII_CM_BLOCK)                                                            \
             MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, CGBUILD);                                       \
+        if ((m)->kind == MPII_CM_NB) {                                                             \
+            coll_sched_t *s = NULL;                                                                \
+            int slot_ = mpii_cs_borrow((c), (kb), &s);                                             \
+            if (slot_)                                                                             \
+                return mpii_cs_run_borrowed((c), (comm), s, (m), slot_);                           \
+            s = (NEW);                                                                             \
+            return mpii_cs_run_nb((c), (comm), s, (m), (kb), s ? (CGBUILD) : 0);                   \
+        }                                                                                          \
         mpii_cmode_t ml_;                                                                          \
         {                                                                                          \
             coll_sched_t *s = coll_lane_sched((c)->cgroup, ALL);                                   \

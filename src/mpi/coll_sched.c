@@ -206,6 +206,8 @@ int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64
         if (!room)
             return 0;
         max = BASE_MIN(max, room);
+    } else if (m->kind == MPII_CM_NB) {
+        max = BASE_MIN(max, coll_group_small(c->cgroup));
     } else if (m->kind != MPII_CM_BLOCK) {
         return 0;
     }
@@ -215,12 +217,17 @@ int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64
 typedef struct cg_op_state {
     MPI_Op op;
     MPI_Datatype type;
+    mpii_kernel_t k; /* resolved once (NULL: through mpii_op_apply) */
+    int id;
 } cg_op_state_t;
 
 static void cg_reduce_fn(void *inout, const void *in, size_t count, void *arg)
 {
-    const cg_op_state_t *o = arg;
-    mpii_op_apply(o->op, in, inout, (MPI_Count)count, o->type); /* checked at entry */
+    const cg_op_state_t *o = arg; /* op and type checked at entry */
+    if (BASE_LIKELY(o->k != NULL))
+        o->k(o->id, in, inout, (int64_t)count);
+    else
+        mpii_op_apply(o->op, in, inout, (MPI_Count)count, o->type);
 }
 
 coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
@@ -229,6 +236,7 @@ coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
     if (o) {
         o->op = op;
         o->type = type;
+        o->k = mpii_op_kernel(op, type, &o->id);
     }
     coll_reduce_op_t r = {cg_reduce_fn, o, (size_t)FMPL_MPI_DT_SIZE(type),
                           mpii_op_get(op)->commute};
@@ -243,6 +251,9 @@ typedef struct mpii_ccache {
     int next; /* slot replaced next */
     mpii_ckey_t key[CS_CACHE];
     coll_sched_t *s[CS_CACHE];
+    /* the slot's schedule is queued or running for a nonblocking call (which borrowed it:
+     * a blocking call waits for the queue before it runs or replaces anything) */
+    unsigned char busy[CS_CACHE];
 } mpii_ccache_t;
 
 const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
@@ -262,30 +273,60 @@ const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
     return k;
 }
 
-coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k)
+/* The slot of key k in c's cache, or -1. */
+static int cs_slot(const mpii_comm_t *c, const mpii_ckey_t *k)
 {
-    mpii_ccache_t *cc = c->ccache;
+    const mpii_ccache_t *cc = c->ccache;
     if (!k || !cc)
-        return NULL;
+        return -1;
     for (int i = 0; i < CS_CACHE; i++)
         if (cc->s[i] && !memcmp(&cc->key[i], k, sizeof *k))
-            return cc->s[i];
-    return NULL;
+            return i;
+    return -1;
 }
 
-/* Keeps s under k in c's cache (s not in it yet); frees s when there is no room. */
-static void cs_cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
+coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k)
 {
-    if (!c->ccache && !(c->ccache = calloc(1, sizeof *c->ccache))) {
-        coll_sched_free(s);
-        return;
-    }
+    int i = cs_slot(c, k);
+    return i >= 0 ? c->ccache->s[i] : NULL;
+}
+
+int mpii_cs_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s)
+{
+    mpii_cmode_t mb = {.kind = MPII_CM_BLOCK};
+    int i = cs_slot(c, mpii_cs_key(&mb, k));
+    if (i < 0 || c->ccache->busy[i] || !coll_sched_is_group(c->ccache->s[i]))
+        return 0;
+    c->ccache->busy[i] = 1;
+    *s = c->ccache->s[i];
+    return i + 1;
+}
+
+/* Keeps s under k in c's cache (s not in it yet), replacing a schedule no nonblocking
+ * call is using: returns its slot, or -1 (no room: s is not taken). */
+static int cs_cache_slot(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
+{
+    if (!c->ccache && !(c->ccache = calloc(1, sizeof *c->ccache)))
+        return -1;
     mpii_ccache_t *cc = c->ccache;
     int i = cc->next;
+    for (int n = 0; cc->busy[i]; n++) {
+        if (n == CS_CACHE)
+            return -1;
+        i = (i + 1) % CS_CACHE;
+    }
     cc->next = (i + 1) % CS_CACHE;
     coll_sched_free(cc->s[i]);
     cc->key[i] = *k;
     cc->s[i] = s;
+    return i;
+}
+
+/* The same, freeing s when there is no room. */
+static void cs_cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
+{
+    if (cs_cache_slot(c, k, s) < 0)
+        coll_sched_free(s);
 }
 
 void mpii_cs_cache_free(mpii_comm_t *c)
@@ -315,9 +356,14 @@ static int cs_ready(void *arg)
 static void cs_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
-    r->run = NULL;
-    if (err && coll_sched_is_group(r->sched))
+    const coll_sched_t *own = r->sched ? r->sched : r->run; /* (borrowed: run) */
+    if (err && coll_sched_is_group(own))
         err = mpii_err_from_fmpl(err);
+    r->run = NULL;
+    if (r->cslot) { /* a borrowed cached schedule goes back */
+        r->cref->ccache->busy[r->cslot - 1] = 0;
+        r->cslot = 0;
+    }
     r->err = err;
     mpii_status_empty(&r->st);
     r->st.MPI_ERROR = err;
@@ -468,6 +514,13 @@ void mpii_cs_req_free(mpii_req_t *r)
 static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname,
                         int cached, const mpii_ckey_t *k)
 {
+    int qrc;
+    if (c->cgroup && (qrc = coll_group_quiesce(c->cgroup))) {
+        /* the nonblocking mailbox runs queued before it first (coll.h "queued runs") */
+        if (!cached)
+            coll_sched_free(s);
+        return MPII_ERR_COMM(comm, mpii_err_from_fmpl(qrc), fname);
+    }
     if (coll_sched_start(s, mpii_coll_tag(c), 0, NULL, NULL)) {
         if (!cached)
             coll_sched_free(s);
@@ -495,6 +548,70 @@ int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const cha
     return cs_run_block(c, comm, s, fname, 1, NULL);
 }
 
+/* A nonblocking call's request over group schedule s, queued on c's group: s owned by the
+ * request (cslot 0), or borrowed from slot cslot - 1 of the cache (freed by nobody here).
+ * Returns an MPI class (the request is gone then). */
+static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int cslot)
+{
+    mpii_req_t *r = mpii_req_alloc();
+    if (!r) {
+        if (cslot)
+            c->ccache->busy[cslot - 1] = 0;
+        else
+            coll_sched_free(s);
+        return MPI_ERR_NO_MEM;
+    }
+    r->kind = MPII_REQ_COLL;
+    r->sched = cslot ? NULL : s;
+    r->cslot = cslot;
+    r->comm = c->handle;
+    c->refs++;
+    r->cref = c;
+    r->tag = mpii_coll_tag(c);
+    mpii_status_empty(&r->st);
+    int rc = mpii_req_handle(r, m->req); /* (frees r, and an owned s, on failure) */
+    if (rc != MPI_SUCCESS) {
+        if (cslot)
+            c->ccache->busy[cslot - 1] = 0;
+        return rc;
+    }
+    r->run = s;
+    int qrc = coll_group_enqueue(c->cgroup, s, cs_done, r);
+    if (qrc) {
+        r->run = NULL;
+        r->done = 1;
+        if (r->cslot)
+            c->ccache->busy[r->cslot - 1] = 0;
+        r->cslot = 0;
+        PMPI_Request_free(m->req);
+        return mpii_err_from_fmpl(qrc);
+    }
+    return MPI_SUCCESS;
+}
+
+int mpii_cs_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                         int cslot)
+{
+    int rc = m->req ? cs_queue(c, s, m, cslot) : MPI_ERR_ARG;
+    if (rc && !m->req)
+        c->ccache->busy[cslot - 1] = 0;
+    return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
+}
+
+int mpii_cs_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                   const mpii_ckey_t *kb, int build_err)
+{
+    mpii_cmode_t mb = {.kind = MPII_CM_BLOCK};
+    const mpii_ckey_t *k = mpii_cs_key(&mb, kb);
+    if (!s || build_err || !m->req || !k)
+        return mpii_cs_run(c, comm, s, m, NULL, build_err);
+    int i = cs_cache_slot(c, k, s); /* cached, and borrowed at once */
+    if (i < 0)
+        return mpii_cs_run(c, comm, s, m, NULL, build_err);
+    c->ccache->busy[i] = 1;
+    return mpii_cs_run_borrowed(c, comm, s, m, i + 1);
+}
+
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err)
 {
@@ -509,6 +626,10 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
         coll_sched_free(s);
         coll_sched_free(m->lane);
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, m->fname);
+    }
+    if (m->kind == MPII_CM_NB && coll_sched_is_group(s)) { /* after the ones queued before */
+        int rc = cs_queue(c, s, m, 0);
+        return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
     }
     mpii_req_t *r = mpii_req_alloc();
     if (!r) {

@@ -467,12 +467,17 @@ coll_group_t *mpii_comm_cgroup_make(mpii_comm_t *c)
 /* Retires c's mailbox group (made here first if this member never used it): the members'
  * handshake runs in the background (coll_group_retire), so members may free their
  * communicators in any order; the slot stays in use until it is over. The pair stays
- * c's. Never blocks. */
+ * c's. Blocks only while nonblocking collectives of this member are queued on it. */
 static int comm_group_free(mpii_comm_t *c)
 {
     coll_group_t *g = mpii_comm_cgroup(c);
+    /* nonblocking calls still queued on the group finish first (their requests hold
+     * schedules of the cache): they need the other members only to have started them */
+    int rc = coll_group_quiesce(g);
+    if (rc != FMPL_SUCCESS)
+        return mpii_err_from_fmpl(rc);
     mpii_cs_cache_free(c); /* its schedules run on the group */
-    int rc = coll_group_retire(g, NULL, NULL);
+    rc = coll_group_retire(g, NULL, NULL);
     c->cgroup = NULL;
     c->slotted = 0;
     slot_release((int)(c->ctx / 2));

@@ -291,6 +291,13 @@ int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_D
  * caller, so the handles may have been freed): user ops get `type` as their datatype. */
 int mpii_op_apply_obj(mpii_op_t *o, MPI_Op op, const void *in, void *inout, MPI_Count count,
                       MPI_Datatype type, dt_t *t);
+/* The kernel of a predefined reduction op on a predefined type, for a caller that applies
+ * the pair many times (a cached or persistent schedule): k(*id, in, inout, n) does what
+ * mpii_op_apply(op, in, inout, n, type) does, without resolving the handles again.
+ * NULL (use mpii_op_apply) when op is not a predefined reduction (a user op, MPI_REPLACE,
+ * MPI_NO_OP, an invalid handle) or type is not predefined. */
+typedef int (*mpii_kernel_t)(int id, const void *in, void *inout, int64_t n);
+mpii_kernel_t mpii_op_kernel(MPI_Op op, MPI_Datatype type, int *id);
 
 int mpii_comm_init(void); /* MPI_COMM_WORLD, MPI_COMM_SELF, MPI_GROUP_EMPTY */
 void mpii_comm_finalize(void);

@@ -253,6 +253,17 @@ int mpii_op_apply_obj(mpii_op_t *o, MPI_Op op, const void *in, void *inout, MPI_
     return rc;
 }
 
+mpii_kernel_t mpii_op_kernel(MPI_Op op, MPI_Datatype type, int *id)
+{
+    mpii_op_t *o = mpii_op_get(op);
+    int i = OPX(op);
+    if (!o || o->fn || o->fn_c || op == MPI_NO_OP || op == MPI_REPLACE || i <= 0 ||
+        i >= OP_NPREDEF || !kernels[i] || !FMPL_MPI_DT_IS_PREDEF(type))
+        return NULL;
+    *id = FMPL_MPI_DT_ID(type);
+    return kernels[i];
+}
+
 /* ------------------------------------------------------------ MPI functions */
 
 static int op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op,

@@ -121,9 +121,9 @@ typedef struct mpii_match mpii_match_t;
  * the receive, internal requests whose completion (mpii_req_done) counts down the parent's
  * npending; the parent completes with the receive's status. */
 /* MPII_REQ_COLL: a nonblocking or persistent collective (coll_sched.c): sched is its
- * schedule (owned), tag the tag of a persistent one, plane (owned, may be NULL) its lane
- * schedule and the agreement on a lane; an MPI_Comm_idup has sched NULL (comm.c runs its
- * schedules and completes it). */
+ * schedule (owned; NULL for a nonblocking one that borrowed a cached schedule), tag the tag of a
+ * persistent one, plane (owned, may be NULL) its lane schedule and the agreement on a lane; an
+ * MPI_Comm_idup has sched NULL (comm.c runs its schedules and completes it). */
 enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ, MPII_REQ_COMPOUND, MPII_REQ_COLL };
 enum { MPII_MODE_STD = 0, MPII_MODE_SYNC, MPII_MODE_BUF, MPII_MODE_READY };
 
@@ -176,6 +176,8 @@ typedef struct mpii_req {
     coll_sched_t *sched;
     struct mpii_plane *plane; /* a persistent one that may run on a lane (coll_sched.c) */
     coll_sched_t *run;        /* the one background run whose end completes it, or NULL */
+    int cslot; /* a nonblocking one running a schedule of the communicator's cache (sched
+                * NULL): its slot + 1, marked busy until the run ends; else 0 */
     /* generalized */
     MPI_Grequest_query_function *query_fn;
     MPI_Grequest_free_function *free_fn;

@@ -102,8 +102,11 @@ static int mpii_req_ready(void *arg)
 
 void mpii_req_wait(mpii_req_t *r)
 {
-    if (!r->done)
-        vnic_wait(mpii.vnic, mpii_req_ready, r, -1);
+    if (r->done)
+        return;
+    if (r->run && coll_sched_wait(r->run) == 0 && r->done)
+        return; /* a collective's run, polled by this wait alone */
+    vnic_wait(mpii.vnic, mpii_req_ready, r, -1);
 }
 
 void mpii_status_empty(MPI_Status *st)
