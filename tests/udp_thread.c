@@ -87,6 +87,17 @@ static void put_word(vnic_t *v, uint64_t *src, uint32_t key, uint64_t off, uint3
     CHECK_RC(vnic_post(v, &op), FMPL_SUCCESS);
 }
 
+/* Blocking fetch-and-add of 1 on word 0 of region key at peer; returns the old value. */
+static uint64_t fadd_one(vnic_t *v, int peer, uint32_t key)
+{
+    uint64_t old = 0;
+    vnic_op_t op = {.opcode = VNIC_OP_FADD, .peer = peer, .operand = 1, .result = &old};
+    op.remote.key = key;
+    op.remote.kind = VNIC_DESC_CONTIG;
+    CHECK_RC(vnic_post(v, &op), FMPL_SUCCESS);
+    return old;
+}
+
 /* The source's k-th notify: slot 0 = k, notify k, slot 1 = k (blocking puts: the words
  * must stay valid; over udp a put is locally complete once copied). */
 static void notify_round(vnic_t *v, int rank, uint64_t k)
@@ -103,18 +114,14 @@ static void notify_round(vnic_t *v, int rank, uint64_t k)
  * only once every rank's blocking operations are done. */
 static void barrier_without_0(vnic_t *v, uint64_t *sub)
 {
-    uint64_t old = 0, want = (uint64_t)g.size - 1;
-    vnic_op_t op = {.opcode = VNIC_OP_FADD, .peer = 1, .operand = 1, .result = &old};
-    op.remote.key = KEY_SUB;
-    op.remote.kind = VNIC_DESC_CONTIG;
+    uint64_t want = (uint64_t)g.size - 1;
     if (g.rank == 1) {
         __atomic_fetch_add(sub, 1, __ATOMIC_ACQ_REL);
         while (__atomic_load_n(sub, __ATOMIC_ACQUIRE) < want)
             vnic_progress(v);
         return;
     }
-    CHECK_RC(vnic_post(v, &op), FMPL_SUCCESS);
-    uint64_t now = old + 1;
+    uint64_t now = fadd_one(v, 1, KEY_SUB) + 1;
     while (now < want)
         CHECK_RC(vnic_get(v, 1, &now, 8, KEY_SUB, 0), FMPL_SUCCESS);
 }
@@ -195,13 +202,7 @@ int main(int argc, char **argv)
         CHECK(mine && got);
         vt_fill(mine, SLICE, t.rank, 0, 7);
         CHECK_RC(vnic_put(v, 0, mine, SLICE, KEY_DATA, (uint64_t)t.rank * SLICE), FMPL_SUCCESS);
-        uint64_t old = 0;
-        vnic_op_t op = {.opcode = VNIC_OP_FADD, .peer = 0, .operand = 1, .result = &old};
-        op.remote.key = KEY_WORD;
-        op.remote.kind = VNIC_DESC_CONTIG;
-        op.remote.u.off = 0;
-        CHECK_RC(vnic_post(v, &op), FMPL_SUCCESS);
-        CHECK(old < (uint64_t)t.size - 1);
+        CHECK(fadd_one(v, 0, KEY_WORD) < (uint64_t)t.size - 1);
         CHECK_RC(vnic_get(v, 0, got, GETLEN, KEY_SRC, 0), FMPL_SUCCESS);
         double took = now_s() - t0;
         for (size_t i = 0; i < GETLEN; i++)
@@ -239,13 +240,8 @@ int main(int argc, char **argv)
                    (unsigned long long)st.thread_events);
         } else {
             for (uint64_t r = 2; r <= ROUNDS + 1; r++) {
-                uint64_t old = 0;
-                vnic_op_t op = {.opcode = VNIC_OP_FADD, .peer = 0, .operand = 1, .result = &old};
-                op.remote.key = KEY_WORD;
-                op.remote.kind = VNIC_DESC_CONTIG;
-                op.remote.u.off = 0;
                 if (r % 4 == 0)
-                    CHECK_RC(vnic_post(v, &op), FMPL_SUCCESS);
+                    fadd_one(v, 0, KEY_WORD);
                 notify_round(v, t.rank, r);
             }
         }

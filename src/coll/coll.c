@@ -243,10 +243,13 @@ static void retire_begin(coll_retire_t *r, coll_group_t *g)
     r->phase = RT_QUEUE;
 }
 
-/* Moves r as far as it goes; 1 once it is done (g freed, r->err set). */
+/* Moves r as far as it goes; 1 once it is done (g freed, r->err set), also when asked
+ * again after that (a wait may test its condition twice). */
 static int retire_poll(coll_retire_t *r)
 {
     coll_group_t *g = r->g;
+    if (!g)
+        return 1;
     if (r->phase == RT_QUEUE && !g->q_head) /* its queued runs are over */
         r->phase = g->size > 1 ? RT_EDGES : RT_DONE;
     if (r->phase == RT_EDGES && coll_edges_drained(g))
