@@ -287,6 +287,13 @@ void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t coun
 int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
                      const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
                      MPI_Datatype rtype, int root);
+/* Binomial reduce among the n ranks rk[0..n) of the schedule's communicator (rk NULL: the
+ * ranks 0..n-1), me being this process's index: every index's operand `in` into `out`
+ * at index ri (in == out allowed there; out unused elsewhere). Not commutative: the tree
+ * is rooted at index 0, where the operands combine in index order, and the result is
+ * forwarded to ri. Shared by the flat reduce and the node-aware steps (coll_node.c). */
+void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
+                         void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute);
 /* Reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at root,
  * operands combined in rank order. rbuf is used at the root only. */
 int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,

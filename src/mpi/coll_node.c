@@ -198,52 +198,6 @@ static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
     }
 }
 
-/* Binomial reduce of every index's operand `in` into `out` at index ri (in == out
- * allowed there; out unused elsewhere). Not commutative: the tree is rooted at index 0,
- * where the operands are combined in index order, and the result is forwarded to ri. */
-static void cn_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
-                           void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute)
-{
-    int vroot = commute ? ri : 0, vr = (me - vroot + n) % n;
-    const void *acc = in;
-    void *accw = NULL, *tmp = NULL;
-    for (int mask = 1; mask < n; mask <<= 1) {
-        if (vr & mask) {
-            mpii_cs_send(s, acc, count, type, rk[(vr - mask + vroot) % n]);
-            break;
-        }
-        if (vr + mask >= n)
-            continue;
-        if (!tmp) {
-            tmp = mpii_cs_tmp(s, type, count);
-            accw = me == ri && commute ? out : mpii_cs_tmp(s, type, count);
-            if (accw != in)
-                mpii_cs_copy(s, in, count, type, accw, count, type);
-            acc = accw;
-        }
-        mpii_cs_recv(s, tmp, count, type, rk[(vr + mask + vroot) % n]);
-        mpii_cs_fence(s);
-        if (commute) {
-            mpii_cs_reduce(s, op, tmp, accw, count, type);
-        } else { /* acc covers the lower indices: acc op tmp, then swap */
-            mpii_cs_reduce(s, op, accw, tmp, count, type);
-            void *x = accw;
-            accw = tmp;
-            tmp = x;
-            acc = accw;
-        }
-    }
-    if (me == vroot && me == ri) {
-        if (acc != out)
-            mpii_cs_copy(s, acc, count, type, out, count, type);
-    } else if (me == vroot) {
-        mpii_cs_send(s, acc, count, type, rk[ri]);
-    } else if (me == ri) {
-        mpii_cs_fence(s); /* our operand (perhaps out itself) has left */
-        mpii_cs_recv(s, out, count, type, rk[vroot]);
-    }
-}
-
 /* Recursive-doubling allreduce in place in buf (tmp: count elements of scratch); for n
  * not a power of two, indices < 2 rem pair up first (the even one hands its operand to
  * the odd one and gets the result at the end). Operands combine in index order. */
@@ -373,13 +327,13 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     int li = mynode == rn ? m->idx_of[root] : 0;
     /* the node's partial result: in rbuf at the root, a temporary at other leaders */
     void *part = r == root ? rbuf : me == li ? mpii_cs_tmp(s, type, count) : NULL;
-    cn_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op, commute);
+    mpii_cb_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op, commute);
     if (me == li) {
         int *l = cn_leaders(c, root);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_cs_fence(s);
-        cn_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op, commute);
+        mpii_cb_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op, commute);
         free(l);
     }
     return MPI_SUCCESS;
@@ -396,7 +350,7 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     int n, me, commute = mpii_op_get(op)->commute;
     cn_node(c, &rk, &n, &me);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    cn_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op, commute);
+    mpii_cb_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op, commute);
     mpii_cs_fence(s);
     if (me == 0) {
         int *l = cn_leaders(c, -1);

@@ -70,7 +70,53 @@ static int cg_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out,
 
 /* ------------------------------------------------------------------ reduce */
 
-/* Contract: coll_impl.h. Binomial reduce. */
+/* Contract: coll_impl.h. */
+void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
+                         void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute)
+{
+#define RK(i) (rk ? rk[i] : (i))
+    int vroot = commute ? ri : 0, vr = (me - vroot + n) % n;
+    const void *acc = in;
+    void *accw = NULL, *tmp = NULL;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            mpii_cs_send(s, acc, count, type, RK((vr - mask + vroot) % n));
+            break;
+        }
+        if (vr + mask >= n)
+            continue;
+        if (!tmp) {
+            tmp = mpii_cs_tmp(s, type, count);
+            accw = me == ri && commute ? out : mpii_cs_tmp(s, type, count);
+            if (accw != in)
+                mpii_cs_copy(s, in, count, type, accw, count, type);
+            acc = accw;
+        }
+        mpii_cs_recv(s, tmp, count, type, RK((vr + mask + vroot) % n));
+        mpii_cs_fence(s);
+        if (commute) {
+            mpii_cs_reduce(s, op, tmp, accw, count, type);
+        } else { /* acc covers the lower indices: acc op tmp, then swap */
+            mpii_cs_reduce(s, op, accw, tmp, count, type);
+            void *x = accw;
+            accw = tmp;
+            tmp = x;
+            acc = accw;
+        }
+    }
+    if (me == vroot && me == ri) {
+        if (acc != out)
+            mpii_cs_copy(s, acc, count, type, out, count, type);
+    } else if (me == vroot) { /* non-commutative, ri != 0: forward the result */
+        mpii_cs_send(s, acc, count, type, RK(ri));
+    } else if (me == ri) {
+        mpii_cs_fence(s); /* our operand (perhaps out itself) has left */
+        mpii_cs_recv(s, out, count, type, RK(vroot));
+    }
+#undef RK
+}
+
+/* Contract: coll_impl.h. Binomial reduce over the communicator's ranks. */
 int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
                    MPI_Datatype type, MPI_Op op, int root)
 {
@@ -80,44 +126,7 @@ int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
             mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
         return MPI_SUCCESS;
     }
-    int commute = mc_commute(op);
-    int vroot = commute ? root : 0, vr = (r - vroot + p) % p;
-    const void *acc = sbuf;
-    void *accw = NULL, *tmp = NULL;
-    for (int mask = 1; mask < p; mask <<= 1) {
-        if (vr & mask) {
-            mpii_cs_send(s, acc, count, type, (vr - mask + vroot) % p);
-            break;
-        }
-        if (vr + mask >= p)
-            continue;
-        if (!tmp) {
-            tmp = mpii_cs_tmp(s, type, count);
-            accw = r == root && commute ? rbuf : mpii_cs_tmp(s, type, count);
-            if (accw != sbuf)
-                mpii_cs_copy(s, sbuf, count, type, accw, count, type);
-            acc = accw;
-        }
-        mpii_cs_recv(s, tmp, count, type, (vr + mask + vroot) % p);
-        mpii_cs_fence(s);
-        if (commute) {
-            mpii_cs_reduce(s, op, tmp, accw, count, type);
-        } else { /* acc covers the lower ranks: acc op tmp, then swap */
-            mpii_cs_reduce(s, op, accw, tmp, count, type);
-            void *x = accw;
-            accw = tmp;
-            tmp = x;
-            acc = accw;
-        }
-    }
-    if (r == vroot && r == root) {
-        if (acc != rbuf)
-            mpii_cs_copy(s, acc, count, type, rbuf, count, type);
-    } else if (r == vroot) { /* non-commutative, root != 0: forward the result */
-        mpii_cs_send(s, acc, count, type, root);
-    } else if (r == root) {
-        mpii_cs_recv(s, rbuf, count, type, vroot);
-    }
+    mpii_cb_reduce_list(s, NULL, p, r, root, sbuf, rbuf, count, type, op, mc_commute(op));
     return MPI_SUCCESS;
 }
 
