@@ -160,21 +160,23 @@ typedef struct coll_sched coll_sched_t;
  * group mailboxes of coll_group_sched).
  *   begin: (may be NULL) called once by coll_sched_start, before the reserves.
  *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run (its
- *       direction, peer and count), in the order they were added, before any is posted;
- *       its value is handed to that
- *       transfer's isend / irecv as `seq` (a transport that numbers the uses of a channel
- *       in call order, whatever order the rounds post them in).
+ *       direction, peer, count and request state), in the order they were added, before
+ *       any is posted; its value is handed to that transfer's isend / irecv as `seq` (a
+ *       transport that numbers the uses of a channel in call order, whatever order the
+ *       rounds post them in).
  *   isend / irecv: start moving count elements of `type` (the owner's opaque word) from
  *       / to buf with rank `peer` of the owner's context `ctx`, tag `tag`; the request
- *       state lives in `req` (req_size bytes of the schedule's memory, untouched
- *       between the start and completion). Must not block for the peer; return 0 or the
+ *       state lives in `req`: req_size bytes of the schedule's memory that belong to this
+ *       transfer alone, zero before its first run, untouched by the engine between runs
+ *       (so a transport may keep there what it worked out for the transfer once: the
+ *       transfer's arguments never change). Must not block for the peer; return 0 or the
  *       owner's error code (the transfer then counts as complete with that error).
  *   test: nonzero once the transfer in req is complete; then *err is 0 or the owner's
  *       error code. Must not block; may move the transfer on (post what it deferred). */
 typedef struct coll_sched_ops {
     size_t req_size;
     void (*begin)(void *ctx);
-    uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count);
+    uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count, void *req);
     int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                  uint64_t seq, void *req);
     int (*irecv)(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,

@@ -37,6 +37,7 @@ typedef struct coll_lane {
     coll_group_t *g;  /* NULL once the group is gone */
     coll_state_t *st; /* the lanes' owner (the process) */
     int lane;         /* -1 until bound */
+    unsigned gen;     /* bound: this binding's number (never 0), see gl_start */
     int all_call;
     uint64_t run; /* runs begun since bound: the flag of this run's messages */
     int cells;    /* K + 2 cell indices */
@@ -55,10 +56,16 @@ typedef struct gx_req {
     coll_lane_t *ln; /* lane transfers: */
     size_t flag_off; /* slot offset of the cell flag (the peer's or mine) */
     size_t ack_off;  /* slot offset of the ack line (mine, or the writer's) */
+    size_t cell0;    /* slot offset of the flag of the transfer's first cell (lanes, channels) */
+    unsigned gen;    /* lanes: the binding cell0 was worked out for (ln->gen) */
+    size_t stride;   /* channels: bytes from one cell to the next */
+    uint64_t depth;  /* channels: cells, and the acknowledgement interval */
+    uint64_t ack_every;
     char *buf;
     size_t len;
     uint64_t seq;
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
+    int routed;                       /* channel transfers: dir and ch are worked out */
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
 } gx_req_t;
 
@@ -85,14 +92,26 @@ static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int *dir
     return -1;
 }
 
-static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count)
+/* The channel is worked out at the transfer's first run and kept in its request state
+ * (x->routed): a transfer's peer and length never change. */
+static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count, void *req)
 {
     coll_group_t *g = ctx;
-    int dir, ch;
-    if (peer < 0 || peer >= g->size || count < 0 ||
-        gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count, &dir, &ch))
-        return 0;
-    return send ? ++g->sent[dir][ch] : ++g->rcvd[dir][ch];
+    gx_req_t *x = req;
+    if (BASE_UNLIKELY(!x->routed)) {
+        if (peer < 0 || peer >= g->size || count < 0 ||
+            gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count, &x->dir,
+                    &x->ch))
+            return 0;
+        const coll_state_t *st = g->st;
+        x->cell0 = coll_chan_flag_off(st, x->dir, x->ch, 1);
+        x->stride = coll_chan_stride(st, x->ch);
+        x->depth = (uint64_t)coll_chan_depth(st, x->ch);
+        x->ack_every = (uint64_t)coll_chan_ack_every(st, x->ch);
+        x->ack_off = coll_ack_off(st, x->dir, x->ch);
+        x->routed = 1;
+    }
+    return send ? ++g->sent[x->dir][x->ch] : ++g->rcvd[x->dir][x->ch];
 }
 
 /* The common fields of a transfer's state (not yet pending). */
@@ -126,8 +145,9 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
     coll_group_t *g = ctx;
     gx_req_t *x = req;
     gx_fill(x, g, buf, count, peer, seq, send);
-    if (!seq || gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, x->len, &x->dir, &x->ch))
+    if (!seq)                 /* (gx_reserve routed it otherwise) */
         return FMPL_ERR_RANK; /* no channel carries it: the builder's mistake */
+    x->flag_off = x->cell0 + (size_t)((seq - 1) % x->depth) * x->stride;
     x->pending = 1;
     return FMPL_SUCCESS;
 }
@@ -139,20 +159,18 @@ static int gx_test(void *req, int *err)
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
-    uint64_t off = coll_chan_flag_off(g->st, x->dir, x->ch, x->seq);
     if (x->send) {
-        uint64_t depth = (uint64_t)coll_chan_depth(g->st, x->ch);
-        if (x->seq > depth) {
-            const uint64_t *ack = (const uint64_t *)(g->area + coll_ack_off(g->st, x->dir, x->ch));
-            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - depth)
+        if (x->seq > x->depth) {
+            const uint64_t *ack = (const uint64_t *)(g->area + x->ack_off);
+            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - x->depth)
                 return 0;
         }
-        *err = coll_put_cell(g, x->peer, off, x->buf, x->len, x->seq);
+        *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, x->seq);
     } else {
-        if (!gx_take(x, (uint64_t *)(g->area + off)))
+        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
             return 0;
-        if (x->seq % (uint64_t)coll_chan_ack_every(g->st, x->ch) == 0)
-            *err = coll_put_word(g, x->peer, coll_ack_off(g->st, x->dir, x->ch), x->seq);
+        if (x->seq % x->ack_every == 0)
+            *err = coll_put_word(g, x->peer, x->ack_off, x->seq);
     }
     x->pending = 0;
     return 1;
@@ -185,9 +203,10 @@ static void gxa_begin(void *ctx)
     ((coll_group_t *)ctx)->seq_a++;
 }
 
-static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count)
+static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count, void *req)
 {
     (void)send;
+    (void)req;
     coll_group_t *g = ctx;
     return peer >= 0 && peer < g->size && count >= 0 && (size_t)count <= g->st->small ? g->seq_a
                                                                                       : 0;
@@ -270,11 +289,16 @@ static void gl_bind(coll_lane_t *ln)
         for (int i = 0; i < cells; i++) {
             /* slot-relative, like every other mailbox offset (the lanes lie after the
              * slots) */
-            ln->off[tier * cells + i] = coll_lane_flag_off(st, lane, tier, i, 0) - slot;
+            ln->off[tier * cells + i] =
+                (ln->all_call && tier == 0 ? coll_lane_flag_off(st, lane, 0, 0, 2 * (uint64_t)i)
+                                           : coll_lane_flag_off(st, lane, tier, i, 0)) -
+                slot;
             ln->off[(2 + tier) * cells + i] = coll_lane_ack_off(st, lane, tier, i) - slot;
         }
     }
     ln->sent = coll_lane_sent(st, lane, 0, 0);
+    static unsigned gens;
+    ln->gen = ++gens ? gens : ++gens;
 }
 
 /* Lane transfers need no reservation (ops.reserve NULL): every message of a run carries
@@ -285,6 +309,14 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
     coll_lane_t *ln = ctx;
     gx_req_t *x = req;
     coll_group_t *g = ln->g;
+    if (BASE_LIKELY(x->gen == ln->gen && x->ln == ln && g)) {
+        /* run n > 1 of this transfer on this binding: the request state (one per transfer,
+         * kept across runs) holds all but the cell of the run */
+        x->seq = ln->run;
+        x->flag_off = x->cell0 + (size_t)(ln->run & ln->mask[x->dir]) * ln->stride[x->dir];
+        x->pending = 1;
+        return FMPL_SUCCESS;
+    }
     if (!g || ln->lane < 0 || peer < 0 || peer >= g->size || count < 0 ||
         (size_t)count > g->st->small)
         return FMPL_ERR_RANK; /* unbound lane, or the builder's mistake */
@@ -296,6 +328,8 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
     int tier = x->len > g->st->lane_room;
     x->dir = tier;
     size_t i = (size_t)tier * (size_t)ln->cells + cell;
+    x->cell0 = ln->off[i];
+    x->gen = ln->gen;
     x->flag_off = ln->off[i] + (size_t)(ln->run & ln->mask[tier]) * ln->stride[tier];
     x->ack_off = ln->off[2 * (size_t)ln->cells + i];
     x->pending = 1;
@@ -539,7 +573,7 @@ static int gf_test(void *req, int *err)
             *err = rc;
         return 1;
     }
-    uint64_t *flag = (uint64_t *)(g->area + coll_chan_flag_off(g->st, x->dir, x->ch, x->seq));
+    uint64_t *flag = (uint64_t *)(g->area + x->flag_off);
     if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
         return 0;
     char *msg = coll_cell_data(flag, x->len);

@@ -32,18 +32,19 @@ struct coll_sched {
     void *ctx; /* context of the transfers added next (coll_sched_ctx) */
     coll_step_t *steps;
     int nsteps, capsteps;
-    int *round_end; /* round i is steps [round_end[i-1], round_end[i]) */
-    int nrounds, caprounds;
-    int round_xfers, max_xfers; /* transfers of the open round; most in one round */
-    void **mem;                 /* owned temporaries */
+    int *round_end;  /* round i is steps [round_end[i-1], round_end[i]) */
+    int *round_xend; /* and transfers [round_xend[i-1], round_xend[i]) */
+    int nrounds, caprounds, capxend;
+    int nxfers; /* transfers added: transfer k has request state k */
+    void **mem; /* owned temporaries */
     int nmem, capmem;
     struct coll_hold {
         void (*release)(void *);
         void *obj;
     } * holds; /* references released at free */
     int nholds, capholds;
-    char *reqs;          /* max_xfers request states, req_stride bytes each */
-    unsigned char *busy; /* [max_xfers]: request k is in flight */
+    char *reqs;          /* nxfers request states, req_stride bytes each, kept across runs */
+    unsigned char *busy; /* [nxfers]: request k is in flight */
     size_t req_stride;
     /* run state */
     int broken; /* a build step ran out of memory: never started */
@@ -52,6 +53,7 @@ struct coll_sched {
     int advancing; /* inside coll_sched_advance (a transfer's progress may come back) */
     int listed;    /* on the background list (the hook advances it) */
     int round, pending, err, tag;
+    int scan;          /* the round's first transfer that may still be in flight */
     uint64_t progress; /* transfers completed, all runs (coll_sched_progress) */
     void (*done)(void *, int);
     void *done_arg;
@@ -121,6 +123,7 @@ void coll_sched_free(coll_sched_t *s)
     free(s->holds);
     free(s->steps);
     free(s->round_end);
+    free(s->round_xend);
     free(s->reqs);
     free(s->busy);
     free(s);
@@ -148,8 +151,7 @@ static int add_xfer(coll_sched_t *s, int kind, void *buf, int64_t count, uintptr
     st->u.x.count = count;
     st->u.x.type = type;
     st->u.x.ctx = s->ctx;
-    if (++s->round_xfers > s->max_xfers)
-        s->max_xfers = s->round_xfers;
+    s->nxfers++;
     return 0;
 }
 
@@ -187,12 +189,13 @@ int coll_sched_fence(coll_sched_t *s)
     int start = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
     if (s->nsteps == start)
         return 0;
-    if (grow((void **)&s->round_end, &s->caprounds, s->nrounds + 1, sizeof *s->round_end)) {
+    if (grow((void **)&s->round_end, &s->caprounds, s->nrounds + 1, sizeof *s->round_end) ||
+        grow((void **)&s->round_xend, &s->capxend, s->nrounds + 1, sizeof *s->round_xend)) {
         s->broken = 1;
         return -1;
     }
+    s->round_xend[s->nrounds] = s->nxfers;
     s->round_end[s->nrounds++] = s->nsteps;
-    s->round_xfers = 0;
     return 0;
 }
 
@@ -239,7 +242,9 @@ static void note_err(coll_sched_t *s, int rc)
 /* Runs the local steps and posts the transfers of the current round. */
 static void post_round(coll_sched_t *s)
 {
-    int lo = s->round ? s->round_end[s->round - 1] : 0, hi = s->round_end[s->round], k = 0;
+    int lo = s->round ? s->round_end[s->round - 1] : 0, hi = s->round_end[s->round];
+    int k = s->round ? s->round_xend[s->round - 1] : 0;
+    s->scan = k;
     for (int i = lo; i < hi; i++) {
         coll_step_t *st = &s->steps[i];
         if (st->kind == STEP_CALL) {
@@ -278,8 +283,10 @@ static int sched_advance(coll_sched_t *s, int *err)
         if (!s->posted)
             post_round(s);
         if (s->pending) {
-            int n = s->round_end[s->round] - (s->round ? s->round_end[s->round - 1] : 0);
-            for (int k = 0; k < n && k < s->max_xfers; k++) {
+            int hi = s->round_xend[s->round];
+            while (!s->busy[s->scan]) /* (one is: pending) */
+                s->scan++;
+            for (int k = s->scan; k < hi; k++) {
                 int e = 0;
                 if (s->busy[k] && s->ops->test(s->reqs + (size_t)k * s->req_stride, &e)) {
                     s->busy[k] = 0;
@@ -340,9 +347,9 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     if (BASE_UNLIKELY(!s->sealed)) { /* the first start: building is over */
         if (coll_sched_fence(s) || s->broken)
             return -1;
-        if (!s->reqs && s->max_xfers) {
-            s->reqs = calloc((size_t)s->max_xfers, s->req_stride);
-            s->busy = calloc((size_t)s->max_xfers, 1);
+        if (!s->reqs && s->nxfers) {
+            s->reqs = calloc((size_t)s->nxfers, s->req_stride);
+            s->busy = calloc((size_t)s->nxfers, 1);
             if (!s->reqs || !s->busy)
                 return -1;
         }
@@ -357,11 +364,11 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     if (s->ops->begin)
         s->ops->begin(s->ctx);
     if (s->ops->reserve)
-        for (int i = 0; i < s->nsteps; i++)
+        for (int i = 0, k = 0; i < s->nsteps; i++)
             if (s->steps[i].kind != STEP_CALL)
-                s->steps[i].seq =
-                    s->ops->reserve(s->steps[i].u.x.ctx, s->steps[i].kind == STEP_SEND,
-                                    s->steps[i].peer, s->steps[i].u.x.count);
+                s->steps[i].seq = s->ops->reserve(
+                    s->steps[i].u.x.ctx, s->steps[i].kind == STEP_SEND, s->steps[i].peer,
+                    s->steps[i].u.x.count, s->reqs + (size_t)k++ * s->req_stride);
     s->running = 1;
     s->background = background;
     s->round = 0;
