@@ -58,6 +58,7 @@ typedef struct gx_req {
     size_t ack_off;  /* slot offset of the ack line (mine, or the writer's) */
     size_t cell0;    /* slot offset of the flag of the transfer's first cell (lanes, channels) */
     unsigned gen;    /* lanes: the binding cell0 was worked out for (ln->gen) */
+    char *slot;      /* lane sends: the peer's slot as mapped here, or NULL (coll_put_cell) */
     size_t stride;   /* channels: bytes from one cell to the next */
     uint64_t depth;  /* channels: cells, and the acknowledgement interval */
     uint64_t ack_every;
@@ -134,7 +135,7 @@ static int gx_take(gx_req_t *x, uint64_t *flag)
     if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
         return 0;
     if (x->len)
-        memcpy(x->buf, coll_cell_data(flag, x->len), x->len);
+        coll_copy(x->buf, coll_cell_data(flag, x->len), x->len);
     coll_cell_clear(flag);
     return 1;
 }
@@ -330,6 +331,7 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
     size_t i = (size_t)tier * (size_t)ln->cells + cell;
     x->cell0 = ln->off[i];
     x->gen = ln->gen;
+    x->slot = send ? coll_peer_slot(g, peer) : NULL;
     x->flag_off = ln->off[i] + (size_t)(ln->run & ln->mask[tier]) * ln->stride[tier];
     x->ack_off = ln->off[2 * (size_t)ln->cells + i];
     x->pending = 1;
@@ -358,7 +360,10 @@ static int gl_test(void *req, int *err)
                 return 0;
             ln->sent[tier * ln->cells + x->ch] = n;
         }
-        *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, n);
+        if (BASE_LIKELY(x->slot))
+            coll_store_cell(g, x->peer, x->slot + x->flag_off, x->buf, x->len, n);
+        else
+            *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, n);
     } else {
         if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
             return 0;

@@ -303,6 +303,37 @@ static inline int coll_edge_reader(const coll_group_t *g, int dir, int ch)
 /* Waits until the 8-byte flag at `flag` (in this rank's area) reaches value. */
 int coll_wait_flag(coll_group_t *g, const uint64_t *flag, uint64_t value);
 
+/* peer's slot as mapped in this process (vnic_peer_ptr, looked up at first use), or NULL
+ * (stores go through vnic_post). */
+static inline char *coll_peer_slot(coll_group_t *g, int peer)
+{
+    char *p = g->peer_slot[peer];
+    if (BASE_UNLIKELY(p == COLL_PEER_UNKNOWN))
+        p = g->peer_slot[peer] = vnic_peer_ptr(g->v, g->members[peer], COLL_KEY, g->area_off,
+                                               g->st->area_size - g->area_off); /* + lanes */
+    return p;
+}
+
+/* memcpy for a cell's payload: the common 8-byte one without a call. */
+static inline void coll_copy(void *dst, const void *src, size_t n)
+{
+    if (n == 8)
+        __builtin_memcpy(dst, src, 8);
+    else
+        memcpy(dst, src, n);
+}
+
+/* Stores len bytes of data, then the flag, into the cell whose flag is at `end` in group
+ * rank peer's slot as mapped here (coll_peer_slot), and wakes peer if it sleeps. */
+static inline void coll_store_cell(coll_group_t *g, int peer, char *end, const void *data,
+                                   size_t len, uint64_t flag)
+{
+    if (len)
+        coll_copy(end - len, data, len);
+    __atomic_store_n((uint64_t *)end, flag, __ATOMIC_RELEASE);
+    vnic_peer_wake(g->v, g->members[peer]);
+}
+
 /* Puts len bytes (<= the target cell's room) plus the flag value into the cell that
  * ends at flag offset `flag_off` (slot-relative) of group rank `peer`. Small messages
  * are staged with their flag in the outbox and travel as one tail-flag put; larger

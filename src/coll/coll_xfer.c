@@ -41,30 +41,17 @@ static int put_contig(coll_group_t *g, int peer, void *local, size_t len, uint64
     return vnic_post(g->v, &op);
 }
 
-/* peer's slot as mapped in this process, or NULL (store through vnic_post). */
-static inline char *peer_slot(coll_group_t *g, int peer)
-{
-    char *p = g->peer_slot[peer];
-    if (BASE_UNLIKELY(p == COLL_PEER_UNKNOWN))
-        p = g->peer_slot[peer] = vnic_peer_ptr(g->v, g->members[peer], COLL_KEY, g->area_off,
-                                               g->st->area_size - g->area_off); /* + lanes */
-    return p;
-}
-
 int coll_put_cell2(coll_group_t *g, int peer, uint64_t flag_off, const void *d1, size_t l1,
                    const void *d2, size_t l2, uint64_t flag)
 {
     coll_state_t *st = g->st;
     size_t len = l1 + l2;
-    char *slot = peer_slot(g, peer);
+    char *slot = coll_peer_slot(g, peer);
     if (slot) { /* the same tail-flag put, as direct stores */
         char *end = slot + flag_off;
         if (l1)
-            memcpy(end - len, d1, l1);
-        if (l2)
-            memcpy(end - l2, d2, l2);
-        __atomic_store_n((uint64_t *)end, flag, __ATOMIC_RELEASE);
-        vnic_peer_wake(g->v, g->members[peer]);
+            coll_copy(end - len, d1, l1);
+        coll_store_cell(g, peer, end, d2, l2, flag);
         return FMPL_SUCCESS;
     }
     char *end = st->outbox + st->small; /* the flag's place in the outbox */
@@ -90,7 +77,7 @@ int coll_put_cell(coll_group_t *g, int peer, uint64_t flag_off, const void *data
 
 int coll_put_word(coll_group_t *g, int peer, uint64_t line_off, uint64_t value)
 {
-    char *slot = peer_slot(g, peer);
+    char *slot = coll_peer_slot(g, peer);
     if (slot) {
         __atomic_store_n((uint64_t *)(slot + line_off), value, __ATOMIC_RELEASE);
         vnic_peer_wake(g->v, g->members[peer]);
