@@ -3,11 +3,13 @@
  * its value and the operation's number into a cell of every other process, by parity, the
  * one-round shape of the mailbox allreduce for few ranks) and sum what they read; a
  * waiting process polls its cells and calls sched_yield every --spin polls (1: at every
- * poll, as FMPL's waits do with more ranks than cores). The time per operation of this
+ * poll, as FMPL's waits do with more ranks than cores). With more processes than CPUs
+ * each is bound to one CPU, round robin, as fmplrun --bind-to auto binds ranks (--bind=0:
+ * never). The time per operation of this
  * program is what no MPI library can beat with the same waiting on the same machine, so it
  * tells how far a library's 8-byte allreduce is from the machine (docs/performance.md).
  *
- * usage: shm_floor [--np=N] [--ops=N] [--reps=R] [--spin=S] [--csv]
+ * usage: shm_floor [--np=N] [--ops=N] [--reps=R] [--spin=S] [--bind=0|1] [--csv]
  * Prints the median over R repetitions of the time per operation (rank 0's clock). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -79,7 +81,7 @@ static double run(cell_t *c, int p, int r, uint64_t first, int ops, long spin, d
 
 int main(int argc, char **argv)
 {
-    int p = 4, ops = 100000, reps = 5, csv = 0;
+    int p = 4, ops = 100000, reps = 5, csv = 0, bind = 1;
     long spin = 1;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--np=", 5))
@@ -90,10 +92,13 @@ int main(int argc, char **argv)
             reps = atoi(argv[i] + 7);
         else if (!strncmp(argv[i], "--spin=", 7))
             spin = atol(argv[i] + 7);
+        else if (!strncmp(argv[i], "--bind=", 7))
+            bind = atoi(argv[i] + 7);
         else if (!strcmp(argv[i], "--csv"))
             csv = 1;
         else {
-            fprintf(stderr, "usage: %s [--np=N] [--ops=N] [--reps=R] [--spin=S] [--csv]\n",
+            fprintf(stderr,
+                    "usage: %s [--np=N] [--ops=N] [--reps=R] [--spin=S] [--bind=0|1] [--csv]\n",
                     argv[0]);
             return 2;
         }
@@ -111,6 +116,13 @@ int main(int argc, char **argv)
         perror("shm_floor: mmap");
         return 1;
     }
+    cpu_set_t all;
+    int cpus[CPU_SETSIZE], ncpus = 0;
+    if (sched_getaffinity(0, sizeof all, &all) == 0)
+        for (int k = 0; k < CPU_SETSIZE; k++)
+            if (CPU_ISSET(k, &all))
+                cpus[ncpus++] = k;
+    bind = bind && ncpus > 1 && p > ncpus;
     for (int r = 0; r < p; r++) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -119,6 +131,13 @@ int main(int argc, char **argv)
         }
         if (pid > 0)
             continue;
+        if (bind) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpus[r % ncpus], &one);
+            if (sched_setaffinity(0, sizeof one, &one) != 0)
+                perror("shm_floor: sched_setaffinity");
+        }
         double sum = 0, want = (double)p * (p + 1) / 2;
         for (int k = 0; k < reps; k++) {
             double t = run(c, p, r, 1 + (uint64_t)k * (uint64_t)ops, ops, spin, &sum);
@@ -140,7 +159,7 @@ int main(int argc, char **argv)
     if (csv)
         printf("shm-floor,allreduce,shm,%d,8,us,%.4f\n", p, us);
     else
-        printf("allreduce 8 B, %d processes%s, spin %ld: %.3f us (median of %d)\n", p,
-               p > bench_ncpus() ? " (oversubscribed)" : "", spin, us, reps);
+        printf("allreduce 8 B, %d processes%s%s, spin %ld: %.3f us (median of %d)\n", p,
+               p > bench_ncpus() ? " (oversubscribed)" : "", bind ? ", bound" : "", spin, us, reps);
     return 0;
 }

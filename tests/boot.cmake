@@ -13,7 +13,7 @@ add_executable(boot_launcher_helper boot_launcher_helper.c)
 target_link_libraries(boot_launcher_helper PRIVATE fmpl_static rt)
 target_include_directories(boot_launcher_helper PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 foreach(case kill early status timeout abort tag signal sigkill exec usage startup
-             hosts_usage hosts_run hosts_fail)
+             hosts_usage hosts_run hosts_fail bind)
   add_test(NAME launcher.${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher_test.sh $<TARGET_FILE:fmplrun>
                    $<TARGET_FILE:boot_launcher_helper> ${case})

@@ -363,6 +363,50 @@ hosts_fail)
     expect_err "^fmplrun: refused a PMI connection from 127.0.0.1:[0-9]+: wrong or missing token"
     expect_clean
     ;;
+bind)
+    # --bind-to: core binds rank r of this host to the r-th CPU we may use (round robin)
+    # and says over how many in FMPL_BIND_CPUS; none leaves every rank our CPUs; auto
+    # binds only when the host has more ranks than CPUs.
+    expand() { # a Cpus_allowed_list (0-1,4) as words
+        local part out=""
+        for part in ${1//,/ }; do
+            if [[ $part == *-* ]]; then out="$out $(seq -s ' ' "${part%-*}" "${part#*-}")"; else out="$out $part"; fi
+        done
+        echo $out
+    }
+    mine=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+    read -r -a cpus <<<"$(expand "$mine")"
+    ncpu=${#cpus[@]}
+    probe='echo "$PMI_RANK $(awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status) ${FMPL_BIND_CPUS:-unset}"'
+    check_bound() { # N: every rank on one CPU, round robin
+        local r want
+        for ((r = 0; r < $1; r++)); do
+            want="$r ${cpus[$((r % ncpu))]} $ncpu"
+            grep -qx "$want" "$TMP/out" || fail "rank $r: expected '$want' (bound)"
+        done
+    }
+    check_free() { # N: every rank on all our CPUs
+        local r
+        for ((r = 0; r < $1; r++)); do
+            grep -qx "$r $mine unset" "$TMP/out" || fail "rank $r: expected '$r $mine unset' (unbound)"
+        done
+    }
+    run --bind-to core -n 3 sh -c "$probe"
+    expect_rc 0
+    check_bound 3
+    run --bind-to=none -n 3 sh -c "$probe"
+    expect_rc 0
+    check_free 3
+    run -n $((ncpu + 1)) sh -c "$probe"
+    expect_rc 0
+    if [ "$ncpu" -gt 1 ]; then check_bound $((ncpu + 1)); else check_free 2; fi
+    run --bind-to auto -n "$ncpu" sh -c "$probe"
+    expect_rc 0
+    check_free "$ncpu"
+    run --bind-to socket -n 2 sh -c "$probe"
+    expect_rc 2
+    expect_err "^fmplrun: --bind-to needs core, none or auto, got 'socket'$"
+    ;;
 *)
     fail "unknown case"
     ;;

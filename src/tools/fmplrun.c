@@ -69,6 +69,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -112,6 +113,7 @@ typedef struct rank {
     int pmi_fd;  /* our end of the PMI socketpair or TCP connection; -1 when none */
     int exec_fd; /* read end of the exec-error pipe, until read */
     int host;    /* index in job.hosts (--hosts), else -1 */
+    int cpu;     /* the CPU the rank is bound to (--bind-to), else -1 */
     int initialized, in_barrier, finalized, reaped;
     int connected;    /* TCP mode: the rank's connection passed the initack handshake */
     uint64_t lost_at; /* TCP mode: its connection closed before finalize; judged then */
@@ -142,6 +144,8 @@ static struct job {
     int n;
     rank_t *ranks;
     int tag_output;
+    int bind;      /* --bind-to: BIND_AUTO, BIND_NONE or BIND_CORE */
+    int bind_cpus; /* CPUs the bound ranks of this host were spread over (0: none bound) */
     double timeout_s;
     char **argv; /* the program and its arguments */
     char kvsname[64];
@@ -853,6 +857,8 @@ static void reap(void)
 
 /* ------------------------------------------------------------ start-up */
 
+enum { BIND_AUTO = 0, BIND_NONE, BIND_CORE };
+
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: fmplrun -n N [options] program [arguments...]\n"
@@ -861,6 +867,11 @@ static void usage(FILE *f)
                "\n"
                "  -n N, -np N       number of ranks (N >= 1)\n"
                "  --tag-output      prefix every output line with \"[rank] \"\n"
+               "  --bind-to B       core: bind each rank of this host to one CPU of those\n"
+               "                    fmplrun may use, round robin; none: never; auto (the\n"
+               "                    default): core when the host has more ranks than\n"
+               "                    CPUs (the scheduler would otherwise place them\n"
+               "                    unevenly, e.g. 3 + 1 on 2 CPUs), else none\n"
                "  --timeout S       end the job after S seconds (exit status 124);\n"
                "                    default: $MPIEXEC_TIMEOUT, else no limit\n"
                "  --hosts H[:S],... run the ranks on these hosts (also -hosts): S slots\n"
@@ -1046,6 +1057,19 @@ static int parse_args(int argc, char **argv)
                 exit(2);
             }
             job.pmi_addr = val;
+        } else if (strcmp(a, "--bind-to") == 0 || strncmp(a, "--bind-to=", 10) == 0 ||
+                   strcmp(a, "-bind-to") == 0) { /* -bind-to: Hydra's spelling */
+            val = a[1] == '-' && a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
+            if (val && strcmp(val, "core") == 0)
+                job.bind = BIND_CORE;
+            else if (val && strcmp(val, "none") == 0)
+                job.bind = BIND_NONE;
+            else if (val && strcmp(val, "auto") == 0)
+                job.bind = BIND_AUTO;
+            else {
+                say("--bind-to needs core, none or auto, got '%s'", val ? val : "");
+                exit(2);
+            }
         } else if (strcmp(a, "--timeout") == 0 || strncmp(a, "--timeout=", 10) == 0) {
             val = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
             if (parse_seconds(val, &job.timeout_s) != 0) {
@@ -1213,6 +1237,17 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     (void)setrlimit(RLIMIT_NOFILE, &job.nofile);
 
+    if (job.ranks[r].cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(job.ranks[r].cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0)
+            say("rank %d: cannot bind to CPU %d (%s); it runs unbound", r, job.ranks[r].cpu,
+                strerror(errno));
+        char num[16];
+        snprintf(num, sizeof num, "%d", job.bind_cpus);
+        setenv("FMPL_BIND_CPUS", num, 1);
+    }
     int fd = pmi_fd >= 0 ? dup(pmi_fd) : -1; /* a copy without FD_CLOEXEC survives exec */
     if (out_fd >= 0)
         dup2(out_fd, STDOUT_FILENO);
@@ -1260,9 +1295,39 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
     _exit(err == ENOENT ? 127 : 126);
 }
 
+/* 1 when rank r runs on this host (forked directly). */
+static int rank_is_local(int r)
+{
+    return job.ranks[r].host < 0 || job.hosts[job.ranks[r].host].local;
+}
+
+/* --bind-to: the CPU of each rank of this host (job.ranks[r].cpu), round robin over the
+ * CPUs fmplrun may run on. */
+static void plan_binding(void)
+{
+    cpu_set_t set;
+    int cpus[CPU_SETSIZE], ncpus = 0, nlocal = 0;
+    for (int r = 0; r < job.n; r++) {
+        job.ranks[r].cpu = -1;
+        nlocal += rank_is_local(r);
+    }
+    if (job.bind == BIND_NONE || sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            cpus[ncpus++] = c;
+    if (ncpus < 1 || (job.bind == BIND_AUTO && (nlocal <= ncpus || ncpus == 1)))
+        return;
+    for (int r = 0, i = 0; r < job.n; r++)
+        if (rank_is_local(r))
+            job.ranks[r].cpu = cpus[i++ % ncpus];
+    job.bind_cpus = ncpus;
+}
+
 static int start_ranks(const sigset_t *old_mask)
 {
     pid_t self = getpid();
+    plan_binding();
     for (int r = 0; r < job.n; r++) {
         rank_t *rk = &job.ranks[r];
         int sv[2] = {-1, -1}, ep[2], op[2] = {-1, -1}, eq[2] = {-1, -1};

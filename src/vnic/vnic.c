@@ -59,7 +59,13 @@ int vnic_open(boot_t *boot, vnic_t **out)
         free(v);
         return rc;
     }
-    v->info.oversubscribed = v->nodes->nlocal > base_ncpus();
+    /* A launcher that bound each rank to one CPU (fmplrun --bind-to) says over how many
+     * it spread the ranks: this process alone may run on one only. */
+    int ncpus = (int)BASE_MAX((long long)base_ncpus(),
+                              base_env_int("FMPL_BIND_CPUS", 0, 0, 1 << 20,
+                                           "CPUs the launcher spread this host's ranks over "
+                                           "when it bound each to one (set by fmplrun)"));
+    v->info.oversubscribed = v->nodes->nlocal > ncpus;
     base_backoff_configure(v->info.oversubscribed);
 
     /* The shm transport provides the storage of regions and counters and calls back
