@@ -294,6 +294,15 @@ int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const in
  * forwarded to ri. Shared by the flat reduce and the node-aware steps (coll_node.c). */
 void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
                          void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute);
+/* Allreduce in place in buf among the n ranks rk[0..n) (rk NULL: 0..n-1), me being this
+ * process's index, tmp count elements of scratch: recursive doubling, or for a
+ * commutative op from FMPL_MPI_ALLREDUCE_LARGE bytes Rabenseifner's reduce-scatter +
+ * allgather; for n not a power of two, indices < 2 rem pair up first (the even one hands
+ * its operand to the odd one and gets the result at the end). Operands combine in index
+ * order. Shared by the flat allreduce and the node-aware leaders' step (coll_node.c).
+ * Returns an MPI error class (MPI_ERR_NO_MEM). */
+int mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                           int64_t count, MPI_Datatype type, MPI_Op op, int commute);
 /* Reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at root,
  * operands combined in rank order. rbuf is used at the root only. */
 int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,

@@ -16,10 +16,11 @@
  *              the root (L - 1 inter-node messages; one more for a non-commutative op
  *              whose root is not on the node of rank 0: the leaders' result is formed at
  *              rank 0 and forwarded);
- *   allreduce: binomial reduce inside each node to its leader, recursive doubling among
- *              the leaders (non-power-of-two: the pairing fold), binomial bcast inside
- *              each node (2 (L - p2) + p2 log2 p2 inter-node messages, p2 the largest
- *              power of two <= L);
+ *   allreduce: binomial reduce inside each node to its leader, the flat allreduce's
+ *              algorithm among the leaders (mpii_cb_allreduce_list: recursive doubling
+ *              with the pairing fold, 2 (L - p2) + p2 log2 p2 inter-node messages, p2
+ *              the largest power of two <= L; Rabenseifner for large commutative ones),
+ *              binomial bcast inside each node;
  *   allgatherv: every member sends its block to its leader (into a packed stream: the
  *              nodes in order, each node's members in rank order), the leaders send
  *              their node's part to every other leader in one round, each leader bcasts
@@ -198,50 +199,6 @@ static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
     }
 }
 
-/* Recursive-doubling allreduce in place in buf (tmp: count elements of scratch); for n
- * not a power of two, indices < 2 rem pair up first (the even one hands its operand to
- * the odd one and gets the result at the end). Operands combine in index order. */
-static void cn_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
-                              int64_t count, MPI_Datatype type, MPI_Op op, int commute)
-{
-    int p2 = 1;
-    while (p2 * 2 <= n)
-        p2 *= 2;
-    int rem = n - p2, nr;
-    if (me < 2 * rem) {
-        if (me % 2 == 0) {
-            mpii_cs_send(s, buf, count, type, rk[me + 1]);
-            nr = -1;
-        } else {
-            mpii_cs_recv(s, tmp, count, type, rk[me - 1]);
-            mpii_cs_fence(s);
-            mpii_cs_reduce(s, op, tmp, buf, count, type);
-            nr = me / 2;
-        }
-    } else {
-        nr = me - rem;
-    }
-    for (int mask = 1; nr >= 0 && mask < p2; mask <<= 1) {
-        int nd = nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-        mpii_cs_recv(s, tmp, count, type, rk[dst]);
-        mpii_cs_send(s, buf, count, type, rk[dst]);
-        mpii_cs_fence(s);
-        if (commute || dst < me) {
-            mpii_cs_reduce(s, op, tmp, buf, count, type);
-        } else { /* buf covers the lower indices: buf op tmp */
-            mpii_cs_reduce(s, op, buf, tmp, count, type);
-            mpii_cs_copy(s, tmp, count, type, buf, count, type);
-        }
-    }
-    if (me < 2 * rem) {
-        mpii_cs_fence(s);
-        if (me % 2)
-            mpii_cs_send(s, buf, count, type, rk[me - 1]);
-        else
-            mpii_cs_recv(s, buf, count, type, rk[me + 1]);
-    }
-}
-
 /* ------------------------------------------------------------------ the collectives */
 
 /* This rank's node's members: *rk, its count *n, this rank's index *me. */
@@ -356,10 +313,11 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
         int *l = cn_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
-        void *tmp = mpii_cs_tmp(s, type, count);
-        cn_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf, tmp, count, type, op,
-                          commute);
+        int rc = mpii_cb_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
+                                        mpii_cs_tmp(s, type, count), count, type, op, commute);
         free(l);
+        if (rc)
+            return rc;
         mpii_cs_fence(s);
     }
     cn_bcast_list(s, rk, n, me, 0, rbuf, count, type);

@@ -175,9 +175,12 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
 
 /* ------------------------------------------------------------------ allreduce */
 
-/* Rabenseifner on the p2 members (newrank), commutative op, count >= p2: recursive
- * halving reduce-scatter then recursive doubling allgather, in place in rbuf. */
-static int cb_allreduce_rsag(coll_sched_t *s, void *rbuf, void *tmp, int64_t count,
+#define RK(i) (rk ? rk[i] : (i))
+
+/* Rabenseifner on the p2 members (newrank) of the list rk (mpii_cb_allreduce_list),
+ * commutative op, count >= p2: recursive halving reduce-scatter then recursive doubling
+ * allgather, in place in rbuf. */
+static int cb_allreduce_rsag(coll_sched_t *s, const int *rk, void *rbuf, void *tmp, int64_t count,
                              MPI_Datatype type, MPI_Op op, int p2, int rem, int newrank)
 {
     int64_t ext = mpii_coll_ext(type);
@@ -191,7 +194,7 @@ static int cb_allreduce_rsag(coll_sched_t *s, void *rbuf, void *tmp, int64_t cou
     }
     char *rb = rbuf, *tb = tmp;
     int mask = 1, send_idx = 0, recv_idx = 0, last_idx = p2;
-#define REAL(nr) ((nr) < rem ? (nr)*2 + 1 : (nr) + rem)
+#define REAL(nr) RK((nr) < rem ? (nr)*2 + 1 : (nr) + rem)
     while (mask < p2) {
         int nd = newrank ^ mask, dst = REAL(nd);
         int64_t scnt = 0, rcnt = 0;
@@ -246,61 +249,67 @@ static int cb_allreduce_rsag(coll_sched_t *s, void *rbuf, void *tmp, int64_t cou
     return MPI_SUCCESS;
 }
 
-/* Allreduce into rbuf; sbuf is this rank's operand (MPI_IN_PLACE: already in rbuf). */
-static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
-                        int64_t count, MPI_Datatype type, MPI_Op op)
+/* Contract: coll_impl.h. */
+int mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                           int64_t count, MPI_Datatype type, MPI_Op op, int commute)
 {
-    int p = c->size, r = c->rank;
-    if (sbuf != MPI_IN_PLACE)
-        mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
-    if (p == 1 || count == 0)
-        return MPI_SUCCESS;
-    int commute = mc_commute(op);
-    void *tmp = mpii_cs_tmp(s, type, count);
     int p2 = 1;
-    while (p2 * 2 <= p)
+    while (p2 * 2 <= n)
         p2 *= 2;
-    int rem = p - p2, newrank;
-    /* Fold: among ranks < 2*rem, even ones hand their operand to the next odd one. */
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            mpii_cs_send(s, rbuf, count, type, r + 1);
+    int rem = n - p2, newrank;
+    /* Fold: among indices < 2*rem, even ones hand their operand to the next odd one. */
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            mpii_cs_send(s, buf, count, type, RK(me + 1));
             newrank = -1;
         } else {
-            mpii_cs_recv(s, tmp, count, type, r - 1);
+            mpii_cs_recv(s, tmp, count, type, RK(me - 1));
             mpii_cs_fence(s);
-            mpii_cs_reduce(s, op, tmp, rbuf, count, type);
-            newrank = r / 2;
+            mpii_cs_reduce(s, op, tmp, buf, count, type);
+            newrank = me / 2;
         }
     } else {
-        newrank = r - rem;
+        newrank = me - rem;
     }
     int64_t bytes = count * dt_size(mpii_type_get(type));
     int rc = MPI_SUCCESS;
     if (newrank >= 0) {
         if (commute && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1) {
-            rc = cb_allreduce_rsag(s, rbuf, tmp, count, type, op, p2, rem, newrank);
+            rc = cb_allreduce_rsag(s, rk, buf, tmp, count, type, op, p2, rem, newrank);
         } else {
             for (int mask = 1; mask < p2; mask <<= 1) {
                 int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-                cb_sendrecv(s, rbuf, count, tmp, count, type, dst);
-                if (commute || dst < r) {
-                    mpii_cs_reduce(s, op, tmp, rbuf, count, type);
-                } else { /* rbuf covers the lower ranks: rbuf op tmp */
-                    mpii_cs_reduce(s, op, rbuf, tmp, count, type);
-                    mpii_cs_copy(s, tmp, count, type, rbuf, count, type);
+                cb_sendrecv(s, buf, count, tmp, count, type, RK(dst));
+                if (commute || dst < me) {
+                    mpii_cs_reduce(s, op, tmp, buf, count, type);
+                } else { /* buf covers the lower indices: buf op tmp */
+                    mpii_cs_reduce(s, op, buf, tmp, count, type);
+                    mpii_cs_copy(s, tmp, count, type, buf, count, type);
                 }
             }
         }
     }
-    if (r < 2 * rem) {
+    if (me < 2 * rem) {
         mpii_cs_fence(s);
-        if (r % 2)
-            mpii_cs_send(s, rbuf, count, type, r - 1);
+        if (me % 2)
+            mpii_cs_send(s, buf, count, type, RK(me - 1));
         else
-            mpii_cs_recv(s, rbuf, count, type, r + 1);
+            mpii_cs_recv(s, buf, count, type, RK(me + 1));
     }
     return rc;
+}
+#undef RK
+
+/* Allreduce into rbuf; sbuf is this rank's operand (MPI_IN_PLACE: already in rbuf). */
+static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                        int64_t count, MPI_Datatype type, MPI_Op op)
+{
+    if (sbuf != MPI_IN_PLACE)
+        mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
+    if (c->size == 1 || count == 0)
+        return MPI_SUCCESS;
+    return mpii_cb_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_cs_tmp(s, type, count),
+                                  count, type, op, mc_commute(op));
 }
 
 static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
