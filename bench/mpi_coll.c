@@ -3,7 +3,7 @@
  * same output format. One source, built with our mpicc, MPICH's and Open MPI's.
  *
  *   mpiexec -n 2 mpi_coll [--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B]
- *                         [--mode=world|dup|pairs|nb]
+ *                         [--mode=world|dup|pairs|opairs|nb]
  *
  * --mode=dup runs every operation on a duplicate of MPI_COMM_WORLD instead of
  * MPI_COMM_WORLD itself (in FMPL it gets mailboxes of its own while slots last; with
@@ -36,9 +36,12 @@
  * (the persistent one of a pair first in odd repetitions), so each pair sees the same
  * machine state. Rows: the medians as above, plus "<op>_ratio" rows with the median over
  * repetitions of persistent / blocking (a dimensionless number in the value column,
- * metric "ratio"). --mode=nb: the same for blocking against nonblocking (MPI_I* + MPI_Wait
- * per call): barrier / ibarrier, bcast / ibcast, allreduce / iallreduce (MPI_IN_PLACE),
- * ratio rows ibarrier_ratio, ibcast_ratio, iallreduce_ratio. */
+ * metric "ratio"). --mode=opairs: the same on a duplicate of MPI_COMM_WORLD made with the
+ * info assertion mpi_assert_strict_persistent_collective_ordering = true (MPI-4.1: the
+ * program starts persistent collectives in the same order on every rank; FMPL then runs
+ * the persistent calls that get no lane as queued mailbox runs). --mode=nb: the same for blocking
+ * against nonblocking (MPI_I* + MPI_Wait per call): barrier / ibarrier, bcast / ibcast, allreduce /
+ * iallreduce (MPI_IN_PLACE), ratio rows ibarrier_ratio, ibcast_ratio, iallreduce_ratio. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
@@ -371,16 +374,28 @@ int main(int argc, char **argv)
     bench_opts_t o = {.max = 1u << 20};
     if (bench_parse(argc, argv, &o,
                     "[--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B] "
-                    "[--mode=world|dup|pairs|nb]"))
+                    "[--mode=world|dup|pairs|opairs|nb]"))
         MPI_Abort(MPI_COMM_WORLD, 2);
-    int pairs = o.mode && !strcmp(o.mode, "pairs"), nb = o.mode && !strcmp(o.mode, "nb");
-    int dup = o.mode && !strcmp(o.mode, "dup");
+    int opairs = o.mode && !strcmp(o.mode, "opairs");
+    int pairs = opairs || (o.mode && !strcmp(o.mode, "pairs"));
+    int nb = o.mode && !strcmp(o.mode, "nb"), dup = o.mode && !strcmp(o.mode, "dup");
     if (o.mode && !pairs && !nb && !dup && strcmp(o.mode, "world")) {
-        fprintf(stderr, "mpi_coll: --mode must be world, dup, pairs or nb\n");
+        fprintf(stderr, "mpi_coll: --mode must be world, dup, pairs, opairs or nb\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (dup)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (opairs) { /* the MPI-4.1 assertion; libraries that do not know it ignore it, and
+                   * those whose MPI_MAX_INFO_KEY is shorter (Open MPI 4: 36) do not get
+                   * it: a plain duplicate */
+        static const char key[] = "mpi_assert_strict_persistent_collective_ordering";
+        MPI_Info info;
+        MPI_Info_create(&info);
+        if (sizeof key - 1 <= MPI_MAX_INFO_KEY)
+            MPI_Info_set(info, key, "true");
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
+        MPI_Info_free(&info);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     static const size_t sizes[] = {8, 8192, 1u << 20};

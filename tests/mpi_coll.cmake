@@ -76,3 +76,13 @@ set_tests_properties(mpi_coll.hosts.np7 PROPERTIES TIMEOUT 300)
 # outstanding Ibarriers, many mixed calls outstanding with blocking and persistent ones
 # between them, completion by Wait and by Test, an active request freed, exact contents.
 fmpl_test(mpi_coll_nbq mpi_coll_nbq.c RANKS 1 2 3 4 5 7 8 TIMEOUT 300)
+# Large persistent bcasts as queued mailbox runs (communicator asserting
+# mpi_assert_strict_persistent_collective_ordering) and large MPI_Ibcast, interleaved
+# with blocking and small nonblocking calls, restarted many times; persistent bcasts
+# started in each rank's own order without the assertion; MPI_Test loops; error paths.
+# Also without lanes (every persistent call queued) and with small pipeline segments.
+fmpl_test(mpi_coll_pq mpi_coll_pq.c RANKS 1 2 3 4 7 TIMEOUT 300)
+fmpl_test(mpi_coll_pq_nolanes mpi_coll_pq.c RANKS 2 3 4 ENV FMPL_COLL_LANES=0 ARGS 20
+          TIMEOUT 300)
+fmpl_test(mpi_coll_pq_smallseg mpi_coll_pq.c RANKS 3 4 ENV FMPL_COLL_SEG=4096 ARGS 20
+          TIMEOUT 300)

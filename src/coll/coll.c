@@ -16,6 +16,11 @@ int coll_slot_in_use(uint32_t ctx)
     return coll_st && coll_st->slot_used[ctx % (uint32_t)coll_st->ngroups];
 }
 
+size_t coll_lane_cell_room(const coll_group_t *g)
+{
+    return g && g->st->lanes ? g->st->lane_room : 0;
+}
+
 static int ceil_log2(int n)
 {
     int k = 0;

@@ -341,6 +341,10 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
 coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call);
 /* The largest message a lane carries (FMPL_COLL_SMALL); 0 when there are no lanes. */
 size_t coll_lane_room(const coll_group_t *g);
+/* The largest message a lane's small cells carry (FMPL_COLL_LANE_BYTES: 64 cells per
+ * cell index, so a writer runs up to 64 messages ahead; larger ones take the 4 big cells,
+ * acknowledged one by one); 0 when there are no lanes (or g is NULL). */
+size_t coll_lane_cell_room(const coll_group_t *g);
 /* Reserves those of the n lanes first, first+1, ... (modulo the number of lanes) that
  * are free here and returns their mask; they stay reserved for this agreement (no other
  * offer gets them) until coll_lanes_settle. Agreements that run at once should look at
@@ -354,7 +358,9 @@ uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n);
 int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_sched_t *s);
 
 /* ---------------------------------------------------------------- queued runs
- * Nonblocking collectives on a group's shared mailboxes (channels and A cells). Those
+ * Nonblocking collectives on a group's shared mailboxes (channels and A cells), and the
+ * MPI layer's persistent ones where the program promises to start them in call order
+ * (src/mpi/coll_impl.h: a run queued at every start). Those
  * cells are safe for runs that each member makes one at a time, in the group's call
  * order (the A cells' parity argument needs a member to have finished run n - 1 before
  * it writes run n's messages; a channel's bounded depth, that its reader has consumed

@@ -124,8 +124,9 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     if (hit)
         return mpii_cs_run_cached(c, comm, hit, m->fname);
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_barrier(s, c));
-    if (mpii_cg_fits(c, m, MPI_BYTE, 0, 0))
-        MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new_all(c), 1,
+    int fit = mpii_cg_fits(c, m, MPI_BYTE, 0, 0);
+    if (fit)
+        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
                         mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_cb_barrier(s, c));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_barrier(s, c));
     MC_BUILD_RUN(c, comm, m, &kb, c->rgroup ? mpii_cbi_barrier(s, c) : mpii_cb_barrier(s, c));
@@ -279,8 +280,9 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
      * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
      * point-to-point while the others used the mailboxes hung). */
     int64_t n = m->kind == MPII_CM_BLOCK ? 0 : count * dt_size(mpii_type_get(type));
-    if (mpii_cg_fits(c, m, MPI_BYTE, n, SIZE_MAX))
-        MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new(c), 0,
+    int fit = mpii_cg_fits(c, m, MPI_BYTE, n, SIZE_MAX);
+    if (fit)
+        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
                         mc_bcast_cg(s, c, buf, count, type, root),
                         mpii_cb_bcast(s, c, buf, count, type, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_bcast(s, c, buf, count, type, root));

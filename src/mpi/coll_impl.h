@@ -73,7 +73,8 @@ typedef struct mpii_cmode {
     MPI_Request *req;
     const char *fname;
     /* persistent (mpii_cl_build): lane_ok: the call agrees on a lane (every member alike);
-     * lane: this member's lane schedule or NULL, handed over to the request */
+     * lane: this member's lane schedule or NULL, handed over to the request (whose own
+     * schedule, a group schedule or a point-to-point one, runs until a lane is agreed) */
     int lane_ok;
     coll_sched_t *lane;
 } mpii_cmode_t;
@@ -147,7 +148,8 @@ coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
  * wait, then keep it in c's cache under k (k not NULL) or free it;
  * nonblocking: start it in the background behind a new request in *m->req (a group
  * schedule: queued on c's group, coll_group_enqueue); persistent: an inactive persistent request in
- * *m->req that MPI_Start runs. A failing build is passed as build_err (s is freed, the error
+ * *m->req that MPI_Start runs (a group schedule: queued at every start, see
+ * mpii_cg_fits). A failing build is passed as build_err (s is freed, the error
  * raised). Returns MPI_SUCCESS or the error raised on comm (m->fname). */
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err);
@@ -197,19 +199,43 @@ void mpii_cs_req_free(mpii_req_t *r);
 
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
  * calls whose data is count contiguous elements of one predefined type of at most max
- * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules");
- * persistent ones of at most a lane's room (mpii_cg_fits) get a lane schedule too (see
- * "Lanes" below). The choice must be the same on every rank of a call: where the ranks'
- * types may differ (bcast, allgather: only the signatures must match) it depends on the
- * communicator and the byte count alone, and other types are packed (coll_basic.c).
- * Nonblocking ones of at most FMPL_COLL_SMALL bytes are the same group schedules, queued
- * on the group (coll.h "queued runs": one mailbox run at a time per rank, in call order,
- * advanced in the background), and the communicator's blocking runs wait for that queue
- * first (cs_run_block): a mailbox channel holds a bounded number of messages and delivers them
- * in start order, and the A cells assume a member finished the previous all-call run, so
- * unordered overlapping runs could wait on each other in a cycle or overwrite cells. */
+ * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules"). The
+ * choice must be the same on every rank of a call: where the ranks' types may differ
+ * (bcast, allgather: only the signatures must match) it depends on the communicator and
+ * the byte count alone, and other types are packed (coll_basic.c).
+ * Nonblocking ones (any size the blocking call takes: bcast at every size, reduce and
+ * allreduce up to FMPL_COLL_SMALL) are the same group schedules, queued on the group
+ * (coll.h "queued runs": one mailbox run at a time per rank, in call order, advanced in
+ * the background by the progress hook), and the communicator's blocking runs wait for
+ * that queue first (cs_run_block): a mailbox channel holds a bounded number of messages
+ * and delivers them in start order, and the A cells assume a member finished the
+ * previous all-call run, so unordered overlapping runs could wait on each other in a
+ * cycle or overwrite cells.
+ * Persistent ones: MPI-4.0 lets the members start persistent collectives in different
+ * orders (and in a different order relative to the other collectives on the
+ * communicator; MPICH's coll/p_order), so by default they must not share the queue:
+ * those of at most a lane's room get a lane schedule (see "Lanes" below) and otherwise
+ * run over point-to-point (their own tag). When the communicator asserts
+ * mpi_assert_strict_persistent_collective_ordering = true (MPI-4.1 info key, set with
+ * MPI_Comm_set_info or MPI_Comm_dup_with_info, the same on every member: the program
+ * starts its persistent collectives in the order of all its collectives there), the
+ * request owns a group schedule instead of the point-to-point one and queues a run of it
+ * at every MPI_Start (behind the calls before it, like a nonblocking call): for the calls
+ * too big for a lane, when there are no lanes (FMPL_COLL_LANES=0), and while / when no
+ * lane is agreed.
+ * mpii_cg_fits returns 0 (not on the mailboxes: point-to-point, or node-aware) or a mask:
+ * MPII_CG_RUN for a blocking or nonblocking call; for a persistent one MPII_CG_LANE (a
+ * lane schedule too: the bytes fit coll_lane_room, or with the assertion
+ * coll_lane_cell_room, as a queued run is faster than a lane's big cells),
+ * MPII_CG_QUEUE (the request's schedule is a queued group schedule: ordering asserted)
+ * or both; a persistent call with neither gets 0. It depends on the communicator (its
+ * group, lanes and info), the mode and the byte count only, so every member answers
+ * alike. */
+enum { MPII_CG_RUN = 1, MPII_CG_QUEUE = 1 /* (persistent) */, MPII_CG_LANE = 2 };
 int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max);
+/* 1 when c's info asserts mpi_assert_strict_persistent_collective_ordering = "true". */
+int mpii_cg_strict_order(const mpii_comm_t *c);
 static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
 {
     return coll_group_sched(c->cgroup);
@@ -219,12 +245,13 @@ static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
 {
     return coll_group_sched_a(c->cgroup);
 }
-/* Lanes (coll.h "lanes"): a persistent call that mpii_cg_fits gets, besides its
- * point-to-point schedule, a lane schedule built by the same mailbox builders, and
- * agrees on a lane with the other members during its first start (an AND of offers over
- * point-to-point with a tag of its own, beside the first run); from the next start on
- * it runs on the lane (mailboxes private to it, so start order does not matter), or
- * stays on point-to-point when no lane was agreed (it tries again at the next two
+/* Lanes (coll.h "lanes"): a persistent call that mpii_cg_fits with MPII_CG_LANE gets,
+ * besides its own schedule (point-to-point, or with MPII_CG_QUEUE a queued group
+ * schedule), a lane schedule built by the same mailbox builders, and agrees on a lane
+ * with the other members during its first start (an AND of offers over point-to-point
+ * with a tag of its own, beside the first run of its own schedule); from the next start
+ * on it runs on the lane (mailboxes private to it, so start order does not matter), or
+ * stays on its own schedule when no lane was agreed (it tries again at the next two
  * starts). The choice depends only on what every member knows alike (the communicator,
  * the byte count, predefined op), so every member takes part in the agreement; a member
  * without a lane schedule (out of memory) offers nothing.
@@ -232,12 +259,15 @@ static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
  * schedule that a builder filled with result rc; NULL: none), for MC_BUILD_RUN. */
 void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
 
-/* The tail of an entry whose call mpii_cg_fits: blocking and nonblocking: built by CGBUILD
- * (an expression of the group schedule `s` that NEW makes, giving an MPI class) and run
- * on the mailboxes (nonblocking: queued, the cached schedule of the same call borrowed
- * when idle, else a new one cached: mpii_cs_borrow, mpii_cs_run_nb); persistent: built by
- * BUILD over point-to-point, with a lane schedule (all-call when ALL) built by CGBUILD. */
-#define MC_BUILD_RUN_CG(c, comm, m, kb, NEW, ALL, CGBUILD, BUILD)                                  \
+/* The tail of an entry whose call mpii_cg_fits (fit: its answer): blocking and
+ * nonblocking: built by CGBUILD (an expression of the group schedule `s` that NEW makes,
+ * giving an MPI class) and run on the mailboxes (nonblocking: queued, the cached schedule
+ * of the same call borrowed when idle, else a new one cached: mpii_cs_borrow,
+ * mpii_cs_run_nb); persistent: with MPII_CG_LANE a lane schedule (all-call when ALL)
+ * built by CGBUILD, and the request's own schedule: with MPII_CG_QUEUE a group schedule
+ * made by NEW and built by CGBUILD (queued at every start), else built by BUILD over
+ * point-to-point. */
+#define MC_BUILD_RUN_CG(c, comm, m, kb, fit, NEW, ALL, CGBUILD, BUILD)                             \
     do {                                                                                           \
         if ((m)->kind == MPII_CM_BLOCK)                                                            \
             MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, CGBUILD);                                       \
@@ -249,11 +279,13 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
             s = (NEW);                                                                             \
             return mpii_cs_run_nb((c), (comm), s, (m), (kb), s ? (CGBUILD) : 0);                   \
         }                                                                                          \
-        mpii_cmode_t ml_;                                                                          \
-        {                                                                                          \
+        mpii_cmode_t ml_ = *(m);                                                                   \
+        if ((fit)&MPII_CG_LANE) {                                                                  \
             coll_sched_t *s = coll_lane_sched((c)->cgroup, ALL);                                   \
             mpii_cl_build(&ml_, m, s, s ? (CGBUILD) : 0);                                          \
         }                                                                                          \
+        if ((fit)&MPII_CG_QUEUE)                                                                   \
+            MC_BUILD_RUN_WITH(c, comm, &ml_, kb, NEW, CGBUILD);                                    \
         MC_BUILD_RUN(c, comm, &ml_, kb, BUILD);                                                    \
     } while (0)
 static inline int mpii_cg_err(int fmpl_rc)

@@ -50,12 +50,13 @@ static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *r
 /* ------------------------------------------------------------------ mailbox path */
 
 /* A reduction the communicator's mailbox group can do: small, contiguous predefined type,
- * predefined op. */
+ * predefined op. Returns mpii_cg_fits's answer (0: no). */
 static int cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                    MPI_Op op)
 {
-    return mpii_comm_cgroup(c) && count > 0 && !mpii_op_get(op)->fn && !mpii_op_get(op)->fn_c &&
-           mpii_cg_fits(c, m, type, count, coll_group_small(c->cgroup));
+    if (!mpii_comm_cgroup(c) || count <= 0 || mpii_op_get(op)->fn || mpii_op_get(op)->fn_c)
+        return 0;
+    return mpii_cg_fits(c, m, type, count, coll_group_small(c->cgroup));
 }
 
 /* Builds the mailbox reduce (root >= 0) or allreduce (root < 0) of in into out. */
@@ -164,8 +165,9 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
                       .rbuf = rbuf};
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
                       mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
-    if (cg_fits(c, m, type, count, op))
-        MC_BUILD_RUN_CG(c, comm, m, &kb, mpii_cg_new(c), 0,
+    int fit = cg_fits(c, m, type, count, op);
+    if (fit)
+        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
                         cg_reduce(s, c, sbuf, rbuf, count, type, op, root),
                         mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
@@ -338,9 +340,10 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     if (sbuf == rbuf && count > 0)
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
-    if (cg_fits(c, m, type, count, op))
+    int fit = cg_fits(c, m, type, count, op);
+    if (fit)
         MC_BUILD_RUN_CG(
-            c, comm, m, &kb, mpii_cg_new_all(c), 1,
+            c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1),
             cb_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));

@@ -5,6 +5,7 @@
  * and the cache of blocking schedules (contract: coll_impl.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mpi/coll_impl.h"
 
@@ -196,22 +197,37 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
 
 /* ------------------------------------------------------------------ mailbox schedules */
 
+#define CG_STRICT_KEY "mpi_assert_strict_persistent_collective_ordering"
+
+int mpii_cg_strict_order(const mpii_comm_t *c)
+{
+    char v[8];
+    int flag = 0;
+    if (c->info == MPI_INFO_NULL ||
+        PMPI_Info_get(c->info, CG_STRICT_KEY, (int)sizeof v - 1, v, &flag) != MPI_SUCCESS || !flag)
+        return 0;
+    return !strcasecmp(v, "true");
+}
+
 int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                  size_t max)
 {
     if (!mpii_comm_cgroup(c) || !FMPL_MPI_DT_IS_PREDEF(type) || FMPL_MPI_DT_PAD(type) != 0)
         return 0;
-    if (m->kind == MPII_CM_PERSIST) {
-        size_t room = coll_lane_room(c->cgroup);
-        if (!room)
-            return 0;
-        max = BASE_MIN(max, room);
-    } else if (m->kind == MPII_CM_NB) {
-        max = BASE_MIN(max, coll_group_small(c->cgroup));
-    } else if (m->kind != MPII_CM_BLOCK) {
+    uint64_t n = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
+    if (n > max)
         return 0;
-    }
-    return (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type) <= max;
+    if (m->kind == MPII_CM_BLOCK || m->kind == MPII_CM_NB)
+        return MPII_CG_RUN;
+    if (m->kind != MPII_CM_PERSIST)
+        return 0;
+    /* ordering asserted: a lane only for what its small cells take (a writer runs 64
+     * messages ahead there; the 4 big cells, acknowledged one by one, are slower than a
+     * queued run on the 16-deep channels) */
+    int strict = mpii_cg_strict_order(c);
+    size_t room = strict ? coll_lane_cell_room(c->cgroup) : coll_lane_room(c->cgroup);
+    int fit = room && n <= room ? MPII_CG_LANE : 0;
+    return fit | (strict ? MPII_CG_QUEUE : 0);
 }
 
 typedef struct cg_op_state {
@@ -352,13 +368,11 @@ static int cs_ready(void *arg)
     return coll_sched_advance(w->s, &w->err);
 }
 
-/* A background run finished: the request completes with an empty status. */
+/* A background run finished (err: an MPI class): the request completes with an empty
+ * status. */
 static void cs_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
-    const coll_sched_t *own = r->sched ? r->sched : r->run; /* (borrowed: run) */
-    if (err && coll_sched_is_group(own))
-        err = mpii_err_from_fmpl(err);
     r->run = NULL;
     if (r->cslot) { /* a borrowed cached schedule goes back */
         r->cref->ccache->busy[r->cslot - 1] = 0;
@@ -368,6 +382,11 @@ static void cs_done(void *arg, int err)
     mpii_status_empty(&r->st);
     r->st.MPI_ERROR = err;
     mpii_req_done(r);
+}
+/* The same for a group schedule's run (err: an FMPL code). */
+static void cs_group_done(void *arg, int err)
+{
+    cs_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
 }
 
 /* ------------------------------------------------------------------ lanes
@@ -419,9 +438,20 @@ static void pl_part_done(void *arg, int err)
     if (--pl->pending == 0)
         cs_done(r, pl->err);
 }
-static void pl_lane_done(void *arg, int err)
+/* The same for a group schedule's run (err: an FMPL code). */
+static void pl_group_part_done(void *arg, int err)
 {
-    cs_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
+    pl_part_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
+}
+
+/* Starts a run of r's own schedule in the background: a group schedule queued on the
+ * group (done gets FMPL codes then: group_done), a point-to-point one at once (done).
+ * Returns 0, or nonzero when nothing was started. */
+static int cs_launch(mpii_req_t *r, void (*done)(void *, int), void (*group_done)(void *, int))
+{
+    if (coll_sched_is_group(r->sched))
+        return coll_group_enqueue(r->cref->cgroup, r->sched, group_done, r);
+    return coll_sched_start(r->sched, r->tag, 1, done, r);
 }
 
 static void pl_free(mpii_plane_t *pl)
@@ -477,21 +507,23 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
 int mpii_cs_start(mpii_req_t *r)
 {
     mpii_plane_t *pl = r->plane;
+    if (coll_sched_is_group(r->sched) && !r->cref->cgroup)
+        return MPI_ERR_COMM; /* MPI_Comm_free retired the group its runs queue on */
     r->done = 0;
     r->err = MPI_SUCCESS;
     int rc;
     if (pl && pl->state == PL_ON) {
         r->run = pl->lane;
-        rc = coll_sched_start(pl->lane, r->tag, 1, pl_lane_done, r);
+        rc = coll_sched_start(pl->lane, r->tag, 1, cs_group_done, r);
     } else if (pl && pl->state == PL_TRY) {
         pl->pending = 2;
         pl->err = MPI_SUCCESS;
-        rc = coll_sched_start(r->sched, r->tag, 1, pl_part_done, r);
+        rc = cs_launch(r, pl_part_done, pl_group_part_done);
         if (!rc && coll_sched_start(pl->agree, pl->atag, 1, pl_part_done, r))
             pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
     } else {
         r->run = r->sched;
-        rc = coll_sched_start(r->sched, r->tag, 1, cs_done, r);
+        rc = cs_launch(r, cs_done, cs_group_done);
     }
     if (rc) {
         r->run = NULL;
@@ -576,7 +608,7 @@ static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int 
         return rc;
     }
     r->run = s;
-    int qrc = coll_group_enqueue(c->cgroup, s, cs_done, r);
+    int qrc = coll_group_enqueue(c->cgroup, s, cs_group_done, r);
     if (qrc) {
         r->run = NULL;
         r->done = 1;
