@@ -3,11 +3,12 @@
  * same output format. One source, built with our mpicc, MPICH's and Open MPI's.
  *
  *   mpiexec -n 2 mpi_coll [--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B]
- *                         [--mode=world|dup|pairs|opairs|nb]
+ *                         [--mode=world|dup|idup|pairs|opairs|nb]
  *
  * --mode=dup runs every operation on a duplicate of MPI_COMM_WORLD instead of
  * MPI_COMM_WORLD itself (in FMPL it gets mailboxes of its own while slots last; with
- * FMPL_COLL_GROUPS=1 it has none and every call runs over point-to-point).
+ * FMPL_COLL_GROUPS=1 it has none and every call runs over point-to-point); --mode=idup
+ * the same on a duplicate made by MPI_Comm_idup + MPI_Wait.
  *
  * Operations (root 0 where there is one), each at 8 B, 8 KiB and 1 MiB (--max caps them):
  *   barrier                MPI_Barrier (size 0 in the CSV rows)
@@ -374,17 +375,23 @@ int main(int argc, char **argv)
     bench_opts_t o = {.max = 1u << 20};
     if (bench_parse(argc, argv, &o,
                     "[--csv] [--quick] [--impl=NAME] [--reps=N] [--max=B] "
-                    "[--mode=world|dup|pairs|opairs|nb]"))
+                    "[--mode=world|dup|idup|pairs|opairs|nb]"))
         MPI_Abort(MPI_COMM_WORLD, 2);
     int opairs = o.mode && !strcmp(o.mode, "opairs");
     int pairs = opairs || (o.mode && !strcmp(o.mode, "pairs"));
     int nb = o.mode && !strcmp(o.mode, "nb"), dup = o.mode && !strcmp(o.mode, "dup");
-    if (o.mode && !pairs && !nb && !dup && strcmp(o.mode, "world")) {
-        fprintf(stderr, "mpi_coll: --mode must be world, dup, pairs, opairs or nb\n");
+    int idup = o.mode && !strcmp(o.mode, "idup");
+    if (o.mode && !pairs && !nb && !dup && !idup && strcmp(o.mode, "world")) {
+        fprintf(stderr, "mpi_coll: --mode must be world, dup, idup, pairs, opairs or nb\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (dup)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (idup) {
+        MPI_Request r;
+        MPI_Comm_idup(MPI_COMM_WORLD, &comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
     if (opairs) { /* the MPI-4.1 assertion; libraries that do not know it ignore it, and
                    * those whose MPI_MAX_INFO_KEY is shorter (Open MPI 4: 36) do not get
                    * it: a plain duplicate */

@@ -12,5 +12,7 @@ fmpl_test(mpi_comm_idup mpi_comm_idup.c RANKS 1 2 3 4 7 ARGS 700 TIMEOUT 120)
 # Mailbox groups of communicators other than WORLD: the same decision at every member,
 # more live communicators than slots (FMPL_COLL_GROUPS=6: the rest over point-to-point),
 # frees in per-rank orders, slot reuse over 300 cycles, splits, persistent collectives,
-# a communicator left to MPI_Finalize (over udp: tests/udp.cmake).
+# a communicator left to MPI_Finalize; MPI_Comm_idup in the same scheme (several
+# outstanding, mixed with blocking dups and frees in per-rank orders, exact group counts
+# when nothing competes, idup/free cycles) (over udp: tests/udp.cmake).
 fmpl_test(mpi_comm_mailbox mpi_comm_mailbox.c RANKS 1 2 3 4 7 ENV FMPL_COLL_GROUPS=6 TIMEOUT 120)

@@ -156,17 +156,24 @@ typedef struct ctx_alloc {
 
 static ctx_alloc_t *ctx_pending; /* this process's pending allocations */
 
-/* Mailbox slots. A blocking allocation of one intracommunicator pair first offers only
+/* Mailbox slots. An allocation of one intracommunicator pair (blocking, or the pair of
+ * an MPI_Comm_idup of an intracommunicator of two or more processes) first offers only
  * the pairs p whose slot p % G is free here (want_slot): not held by a pair of this
- * process (slot_claim), nor by a group of the coll layer (a native communicator's), nor
- * by the reservation of another pending want_slot allocation. The AND over the domain
- * then gives a pair whose slot is free at every member; the protocol's argument carries
- * over (a reservation holds the slot as it holds the pair). When the members have no
- * such pair in common (more than G live communicators), the allocation ends with
- * CA_FAIL at every member alike and a plain one follows: that communicator has no group.
- * The slot stays claimed from the take until the group is freed (MPI_Comm_free, or
- * MPI_Finalize) or the pair goes unused (mpii_ctx_free). Comm_idup and
- * intercommunicators take plain pairs. */
+ * process (slot_claim), nor by a group of the coll layer (a native communicator's, or
+ * one still retiring), nor by the reservation of another pending want_slot allocation
+ * (blocking or nonblocking). The AND over the domain then gives a pair whose slot is
+ * free at every member; the protocol's argument carries over (a reservation holds the
+ * slot as it holds the pair: while an allocation holds pair p reserved at a member, no
+ * other allocation there can reserve or take a pair of slot p % G, and no group can be
+ * made in it, since groups are made only for taken slotted pairs). When the members
+ * have no such pair in common (more than G live communicators, free slots held by
+ * concurrent allocations, or a slot whose group's retirement is not over at some member
+ * after two rounds: right after a free with few slots), the allocation ends with CA_FAIL
+ * at every member alike (the decision comes from the reduced words) and a plain one
+ * follows: that communicator has no group. Every member took the pair with its slot or every member
+ * took it plain, so the members agree on `slotted`. The slot stays claimed from the take until the
+ * group is freed (MPI_Comm_free, or MPI_Finalize) or the pair goes unused (mpii_ctx_free).
+ * Intercommunicators take plain pairs. */
 static uint8_t *slot_claim;             /* [slots]: the slot is held by a pair here */
 static uint8_t pair_slotted[CTX_PAIRS]; /* the pair was taken with its slot */
 static int slots;                       /* G; 0: no mailbox groups for new communicators */
@@ -870,7 +877,13 @@ MPII_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info)
  * The idups of one parent run one after the other (a later one waits in its
  * predecessor's `queued` until that one ends; all members issue them in the same
  * order): started together, each would find the pairs the others reserved at members
- * whose free pairs differ and retry round after round. Nothing else waits for them. */
+ * whose free pairs differ and retry round after round. Nothing else waits for them.
+ * The pair of an intracommunicator of two or more processes is first sought with its
+ * mailbox slot (want_slot, see "mailbox slots"); when that allocation fails (alike at
+ * every member) a plain one follows, as for a blocking dup. The new communicator is
+ * `slotted` from the completion on (its group is made at its first collective): the
+ * slot was free and reserved at every member when the pair was taken, so it is clean
+ * there whatever blocking dups, frees or other idups ran before, meanwhile or after. */
 
 typedef struct idup_op {
     ctx_alloc_t a;
@@ -940,6 +953,13 @@ static void idup_stage(idup_op_t *op);
 
 static idup_op_t *idup_ops; /* unfinished idups (running or queued) */
 
+/* The first allocation of op seeks a pair with its mailbox slot: intracommunicators of
+ * two or more processes (the same value at every member). */
+static int idup_want_slot(const idup_op_t *op)
+{
+    return !op->p->rgroup && op->p->size > 1;
+}
+
 /* Ends op with MPI error class err: the pairs go to the new communicator (on error the
  * agreed ones are freed and it keeps CTX_NONE), the request completes. */
 static void idup_finish(idup_op_t *op, int err)
@@ -955,6 +975,8 @@ static void idup_finish(idup_op_t *op, int err)
         op->nc->ctx = op->ctx[0];
         if (op->nc->local)
             op->nc->local->ctx = op->ctx[1];
+        else if (pair_slotted[op->ctx[0] / 2])
+            op->nc->slotted = 1; /* want_slot only when the size is 2 or more */
     } else {
         for (int i = 0; i < op->got; i++)
             mpii_ctx_free(op->ctx[i]);
@@ -967,7 +989,7 @@ static void idup_finish(idup_op_t *op, int err)
     r->st.MPI_ERROR = err;
     mpii_req_done(r);
     if (queued) {
-        ca_begin(&queued->a, queued->a.id, 0);
+        ca_begin(&queued->a, queued->a.id, idup_want_slot(queued));
         idup_stage(queued);
     }
 }
@@ -977,6 +999,13 @@ static void idup_reduced(idup_op_t *op)
 {
     int st = ca_step(&op->a);
     if (st == CA_MORE) {
+        op->stage = 0;
+        idup_stage(op);
+        return;
+    }
+    if (st == CA_FAIL && op->a.want_slot) { /* no slot in common: a plain pair */
+        ca_end(&op->a);
+        ca_begin(&op->a, op->a.id, 0);
         op->stage = 0;
         idup_stage(op);
         return;
@@ -1090,7 +1119,7 @@ static int comm_idup(mpii_comm_t *p, MPI_Info info, int use_info, MPI_Comm *newc
         last->queued = op; /* started when last ends */
         return MPI_SUCCESS;
     }
-    ca_begin(&op->a, op->a.id, 0);
+    ca_begin(&op->a, op->a.id, idup_want_slot(op));
     idup_stage(op);
     return MPI_SUCCESS;
 }
