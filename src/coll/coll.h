@@ -277,7 +277,9 @@ size_t coll_group_small(const coll_group_t *g);
 /* Dissemination barrier. */
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g);
 /* size bytes from root's buf to every member's buf: binomial tree up to
- * FMPL_COLL_BCAST_TREE_MAX, else a chain of FMPL_COLL_SEG segments. */
+ * FMPL_COLL_BCAST_TREE_MAX, else a chain of FMPL_COLL_SEG segments; on a lane schedule
+ * (any size) binomial up to FMPL_COLL_SMALL, else a chain of FMPL_COLL_SMALL segments (a
+ * lane's big cells). */
 int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, int root);
 /* count elements: `in` of every member combined (in group-rank order when the op is not
  * commutative) into `out` at root (in == out allowed; out unused elsewhere); binomial

@@ -785,13 +785,14 @@ static void build_bcast_binomial(coll_sched_t *s, coll_group_t *g, char *buf, si
             coll_sched_send(s, buf, (int64_t)size, gx_cell(mask), coll_mod(g->rank + mask, p));
 }
 
-/* Pipelined chain root -> root+1 -> ... in segments (DOWN edge 0): a rank forwards
- * segment i while it receives segment i+1. */
-static void build_bcast_chain(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root)
+/* Pipelined chain root -> root+1 -> ... in segments of seg bytes (DOWN edge 0; on a lane
+ * cell index 0): a rank forwards segment i while it receives segment i+1. */
+static void build_bcast_chain(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root,
+                              size_t seg)
 {
     int p = g->size, c = coll_mod(g->rank - root, p);
     int left = coll_mod(g->rank - 1, p), right = coll_mod(g->rank + 1, p);
-    size_t seg = g->st->seg, nseg = (size + seg - 1) / seg;
+    size_t nseg = (size + seg - 1) / seg;
 #define SEG(i) buf + (i)*seg, (int64_t)BASE_MIN(seg, size - (i)*seg), 0
     if (c == 0) {
         for (size_t i = 0; i < nseg; i++)
@@ -812,10 +813,10 @@ int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, i
 {
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    if (size <= g->st->bcast_tree_max || gs_lane(s))
+    if (gs_lane(s) ? size <= g->st->small : size <= g->st->bcast_tree_max)
         build_bcast_binomial(s, g, buf, size, root);
-    else
-        build_bcast_chain(s, g, buf, size, root);
+    else /* a lane has no big cells: its segments are its cells of FMPL_COLL_SMALL */
+        build_bcast_chain(s, g, buf, size, root, gs_lane(s) ? g->st->small : g->st->seg);
     return FMPL_SUCCESS;
 }
 
