@@ -327,10 +327,13 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * as the type word) and runs only once bound to a lane that every member bound to it:
  * the owner agrees on one by an AND over the members of what coll_lanes_offer returned
  * at each of them, then passes the result to coll_lanes_settle everywhere. A run of an
- * unbound lane schedule fails (FMPL_ERR_RANK). Each run numbers its messages by the runs
- * since binding, message n of a (tier, cell index) in its cell n % depth (64 or 4);
- * all-call lanes need no acknowledgement (a writer in run n+2 knows every member finished
- * run n: the A cells' parity argument), on acknowledged lanes the reader acknowledges
+ * unbound lane schedule fails (FMPL_ERR_RANK). An all-call lane numbers a run's messages
+ * by the runs since binding (one message per cell index and reader in a run), in the cell
+ * of the run's parity, and needs no acknowledgement (a writer in run n+2 knows every
+ * member finished run n: the A cells' parity argument); an acknowledged lane numbers the
+ * messages of each (tier, cell index) since binding in the order the transfers were added
+ * (one writer per cell index and reader; a run may send several through one, as a
+ * bcast chain's segments), message n in its cell n % depth (64 or 4), the reader acknowledges
  * every depth/4-th message and a writer waits until message n - depth is acknowledged
  * before it writes message n. The lane is
  * released when the schedule is freed, and offered again once every acknowledgement

@@ -39,12 +39,15 @@ typedef struct coll_lane {
     int lane;         /* -1 until bound */
     unsigned gen;     /* bound: this binding's number (never 0), see gl_start */
     int all_call;
-    uint64_t run; /* runs begun since bound: the flag of this run's messages */
+    uint64_t run; /* runs begun since bound: the flag of an all-call run's messages */
     int cells;    /* K + 2 cell indices */
     /* bound: per tier, the bytes from one cell to the next, and the mask taking a
      * message number to its cell (depth - 1; all-call: 1, the parity) */
     size_t stride[2];
     uint64_t mask[2];
+    /* acknowledged: a run's messages per (tier, cell index), sent [tier * cells + idx] and
+     * received [2 * cells + tier * cells + idx] (counted at the first run: gl_start) */
+    uint64_t *nums;
     uint64_t *sent; /* bound: this lane's row of st->lane_sent ([tier * cells + idx]) */
     /* bound: [tier * cells + idx] slot-relative offset of the flag of cell 0 of (tier,
      * idx), then [2 * cells + tier * cells + idx] that of its ack line */
@@ -59,6 +62,8 @@ typedef struct gx_req {
     size_t cell0;    /* slot offset of the flag of the transfer's first cell (lanes, channels) */
     unsigned gen;    /* lanes: the binding cell0 was worked out for (ln->gen) */
     char *slot;      /* lane sends: the peer's slot as mapped here, or NULL (coll_put_cell) */
+    size_t numi;     /* acknowledged lanes: the transfer's count in ln->nums, and its */
+    uint64_t lane_j; /* place among those transfers of a run (gl_start) */
     size_t stride;   /* channels: bytes from one cell to the next */
     uint64_t depth;  /* channels: cells, and the acknowledgement interval */
     uint64_t ack_every;
@@ -298,12 +303,18 @@ static void gl_bind(coll_lane_t *ln)
         }
     }
     ln->sent = coll_lane_sent(st, lane, 0, 0);
+    memset(ln->nums, 0, 4 * (size_t)cells * sizeof *ln->nums);
     static unsigned gens;
     ln->gen = ++gens ? gens : ++gens;
 }
 
-/* Lane transfers need no reservation (ops.reserve NULL): every message of a run carries
- * the run's number, ln->run, which begin advanced. */
+/* The number of a lane's message. An all-call lane numbers a run's messages by the run
+ * (ln->run, which begin advanced). An acknowledged one numbers the messages of each
+ * (tier, cell index) since binding in the order the transfers were added, alike at both
+ * ends (a lane serves one schedule, a reader has one writer per cell index), so a run may
+ * send several through one cell index (a chain's segments): the first run counts them
+ * (the transfer's place j among them, their number m in ln->nums), run r's is then
+ * (r - 1) m + j, with no reservation at each start. */
 static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, void *req,
                     int send)
 {
@@ -312,9 +323,11 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
     coll_group_t *g = ln->g;
     if (BASE_LIKELY(x->gen == ln->gen && x->ln == ln && g)) {
         /* run n > 1 of this transfer on this binding: the request state (one per transfer,
-         * kept across runs) holds all but the cell of the run */
-        x->seq = ln->run;
-        x->flag_off = x->cell0 + (size_t)(ln->run & ln->mask[x->dir]) * ln->stride[x->dir];
+         * kept across runs) holds all but the cell of the message */
+        uint64_t seq =
+            ln->all_call ? ln->run : (ln->run - 1) * ln->nums[x->numi] + (uint64_t)x->lane_j;
+        x->seq = seq;
+        x->flag_off = x->cell0 + (size_t)(seq & ln->mask[x->dir]) * ln->stride[x->dir];
         x->pending = 1;
         return FMPL_SUCCESS;
     }
@@ -323,16 +336,22 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
         return FMPL_ERR_RANK; /* unbound lane, or the builder's mistake */
     if (cell >= (uintptr_t)ln->cells)
         return FMPL_ERR_ARG;
-    gx_fill(x, g, buf, count, peer, ln->run, send);
+    int tier = (size_t)count > g->st->lane_room;
+    size_t i = (size_t)tier * (size_t)ln->cells + cell;
+    uint64_t seq = ln->run;
+    if (!ln->all_call) { /* (the first run since binding: ln->run is 1) */
+        x->numi = (send ? 0 : 2 * (size_t)ln->cells) + i;
+        x->lane_j = ++ln->nums[x->numi];
+        seq = x->lane_j;
+    }
+    gx_fill(x, g, buf, count, peer, seq, send);
     x->ln = ln;
     x->ch = (int)cell;
-    int tier = x->len > g->st->lane_room;
     x->dir = tier;
-    size_t i = (size_t)tier * (size_t)ln->cells + cell;
     x->cell0 = ln->off[i];
     x->gen = ln->gen;
     x->slot = send ? coll_peer_slot(g, peer) : NULL;
-    x->flag_off = ln->off[i] + (size_t)(ln->run & ln->mask[tier]) * ln->stride[tier];
+    x->flag_off = ln->off[i] + (size_t)(seq & ln->mask[tier]) * ln->stride[tier];
     x->ack_off = ln->off[2 * (size_t)ln->cells + i];
     x->pending = 1;
     return FMPL_SUCCESS;
@@ -422,9 +441,11 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
     if (!g || g->magic != COLL_GROUP_MAGIC || !g->st->lanes)
         return NULL;
     int cells = g->st->rounds + 2;
-    coll_lane_t *ln = calloc(1, sizeof *ln + 4 * (size_t)cells * sizeof ln->off[0]);
+    coll_lane_t *ln =
+        calloc(1, sizeof *ln + 4 * (size_t)cells * (sizeof ln->off[0] + sizeof ln->nums[0]));
     if (!ln)
         return NULL;
+    ln->nums = (uint64_t *)(ln->off + 4 * (size_t)cells);
     ln->cells = cells;
     ln->g = g;
     ln->st = g->st;

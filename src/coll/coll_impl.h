@@ -227,7 +227,7 @@ static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch,
  * rank's messages of that tier and index, every depth/4-th message. Offsets from the
  * area's start (slot-relative ones: minus the group's slot offset). */
 #define COLL_LANE_DEPTH 64
-#define COLL_LANE_BIG_DEPTH 4
+#define COLL_LANE_BIG_DEPTH 16
 static inline int coll_lane_depth(int tier)
 {
     return tier ? COLL_LANE_BIG_DEPTH : COLL_LANE_DEPTH;

@@ -221,12 +221,15 @@ int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64
         return MPII_CG_RUN;
     if (m->kind != MPII_CM_PERSIST)
         return 0;
-    /* ordering asserted: a lane only for what its small cells take (a writer runs 64
-     * messages ahead there; the 4 big cells, acknowledged one by one, are slower than a
-     * queued run on the 16-deep channels) */
+    /* A lane takes what the call's mailbox builder does (n <= max: bcast any size, as a
+     * chain through the lane's big cells above them; the reductions up to
+     * FMPL_COLL_SMALL); ordering asserted, only what its small cells take (a writer runs
+     * 64 messages ahead there; the big cells are slower than a queued run on the
+     * 16-deep channels). */
     int strict = mpii_cg_strict_order(c);
-    size_t room = strict ? coll_lane_cell_room(c->cgroup) : coll_lane_room(c->cgroup);
-    int fit = room && n <= room ? MPII_CG_LANE : 0;
+    int fit = coll_lane_room(c->cgroup) && (!strict || n <= coll_lane_cell_room(c->cgroup))
+                  ? MPII_CG_LANE
+                  : 0;
     return fit | (strict ? MPII_CG_QUEUE : 0);
 }
 
