@@ -319,11 +319,12 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * has FMPL_COLL_LANES lanes (default 8), after the group slots of its area; a lane serves
  * one schedule of any group at a time. A lane is, for each of K+2 cell indices
  * (K = ceil(log2 world size)), 64 small cells of FMPL_COLL_LANE_BYTES of payload (default
- * 248) and 4 big ones of FMPL_COLL_SMALL, each kind ("tier") with its acknowledgement
+ * 248) and 16 big ones of FMPL_COLL_SMALL, each kind ("tier") with its acknowledgement
  * line; a message takes the small cells when it fits them.
  * A lane schedule (coll_lane_sched) is built with the builders above (barrier, allreduce
  * and allgather on an all-call lane; bcast and reduce on an acknowledged one; every
- * message at most coll_lane_room bytes; the builders give each transfer its cell index
+ * message at most coll_lane_room bytes, a bcast of any size as a chain of such
+ * segments; the builders give each transfer its cell index
  * as the type word) and runs only once bound to a lane that every member bound to it:
  * the owner agrees on one by an AND over the members of what coll_lanes_offer returned
  * at each of them, then passes the result to coll_lanes_settle everywhere. A run of an
@@ -333,7 +334,7 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * member finished run n: the A cells' parity argument); an acknowledged lane numbers the
  * messages of each (tier, cell index) since binding in the order the transfers were added
  * (one writer per cell index and reader; a run may send several through one, as a
- * bcast chain's segments), message n in its cell n % depth (64 or 4), the reader acknowledges
+ * bcast chain's segments), message n in its cell n % depth (64 or 16), the reader acknowledges
  * every depth/4-th message and a writer waits until message n - depth is acknowledged
  * before it writes message n. The lane is
  * released when the schedule is freed, and offered again once every acknowledgement
@@ -345,8 +346,8 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call);
 /* The largest message a lane carries (FMPL_COLL_SMALL); 0 when there are no lanes. */
 size_t coll_lane_room(const coll_group_t *g);
 /* The largest message a lane's small cells carry (FMPL_COLL_LANE_BYTES: 64 cells per
- * cell index, so a writer runs up to 64 messages ahead; larger ones take the 4 big cells,
- * acknowledged one by one); 0 when there are no lanes (or g is NULL). */
+ * cell index, so a writer runs up to 64 messages ahead; larger ones take the 16 big cells,
+ * acknowledged every 4th); 0 when there are no lanes (or g is NULL). */
 size_t coll_lane_cell_room(const coll_group_t *g);
 /* Reserves those of the n lanes first, first+1, ... (modulo the number of lanes) that
  * are free here and returns their mask; they stay reserved for this agreement (no other
