@@ -82,7 +82,15 @@ int coll_init(vnic_t *v)
     st->lane_stride = BASE_ALIGN_UP(st->lane_room + 8, BASE_CACHE_LINE);
     st->slot_size = BASE_ALIGN_UP(coll_slot_size(st), 4096);
     st->lanes_off = (size_t)st->ngroups * st->slot_size;
+    /* deep big lane cells (a bcast chain on a lane runs 16 segments ahead) unless the
+     * area would then not fit the shared heap: every rank decides alike, from the job's
+     * size and settings */
+    st->lane_big_depth = COLL_LANE_BIG_DEPTH;
     st->area_size = BASE_ALIGN_UP(coll_lane_off(st, st->lanes), 4096);
+    if (st->area_size > vnic_info(v)->heap_size) {
+        st->lane_big_depth = COLL_LANE_BIG_DEPTH_MIN;
+        st->area_size = BASE_ALIGN_UP(coll_lane_off(st, st->lanes), 4096);
+    }
 
     int rc = FMPL_ERR_NOMEM;
     st->slot_used = calloc((size_t)st->ngroups, 1);

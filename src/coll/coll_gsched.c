@@ -277,7 +277,8 @@ static void gl_begin(void *ctx)
 /* (message numbers go to cells by a mask, acknowledgements every depth/4-th) */
 _Static_assert((COLL_LANE_DEPTH & (COLL_LANE_DEPTH - 1)) == 0 && COLL_LANE_DEPTH >= 4 &&
                    (COLL_LANE_BIG_DEPTH & (COLL_LANE_BIG_DEPTH - 1)) == 0 &&
-                   COLL_LANE_BIG_DEPTH >= 4,
+                   (COLL_LANE_BIG_DEPTH_MIN & (COLL_LANE_BIG_DEPTH_MIN - 1)) == 0 &&
+                   COLL_LANE_BIG_DEPTH_MIN >= 4 && COLL_LANE_BIG_DEPTH >= COLL_LANE_BIG_DEPTH_MIN,
                "lane depths must be powers of two, at least 4");
 
 /* Everything a transfer of ln needs that depends on its lane only (ln->lane bound, ln->g
@@ -291,7 +292,7 @@ static void gl_bind(coll_lane_t *ln)
         ln->stride[tier] = tier ? st->small_stride : st->lane_stride;
         /* all-call: two cells by parity are enough (and stay warm in the caches);
          * acknowledged: the whole depth, so a writer can run ahead */
-        ln->mask[tier] = ln->all_call ? 1 : (uint64_t)coll_lane_depth(tier) - 1;
+        ln->mask[tier] = ln->all_call ? 1 : (uint64_t)coll_lane_depth(st, tier) - 1;
         for (int i = 0; i < cells; i++) {
             /* slot-relative, like every other mailbox offset (the lanes lie after the
              * slots) */
@@ -478,7 +479,8 @@ static int gl_drained(const coll_state_t *st, int lane)
             uint64_t last = *coll_lane_sent(st, lane, tier, i);
             const uint64_t *ack =
                 (const uint64_t *)(st->area + coll_lane_ack_off(st, lane, tier, i));
-            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < last - last % coll_lane_ack_every(tier))
+            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) <
+                last - last % coll_lane_ack_every(st, tier))
                 return 0;
         }
     return 1;

@@ -84,6 +84,7 @@ typedef struct coll_state {
     int lanes;          /* lanes of this process (FMPL_COLL_LANES) */
     size_t lane_room;   /* payload room of a small lane cell (FMPL_COLL_LANE_BYTES) */
     size_t lane_stride; /* bytes of a small lane cell, flag included, line aligned */
+    int lane_big_depth; /* big lane cells per cell index (coll_init: COLL_LANE_BIG_DEPTH) */
     size_t lanes_off;   /* offset of the lanes in the area (after the group slots) */
     /* Lanes (coll_gsched.c): state of each, the schedule bound to a taken one and the group
      * it was taken for, and per (lane, tier, cell) the last acknowledged-mode message
@@ -221,25 +222,28 @@ static inline size_t coll_chan_flag_off(const coll_state_t *st, int dir, int ch,
 
 /* Lanes: one set per process, after the group slots (a lane serves one schedule, of any
  * group, at a time). Lane L holds, for each of K+2 cell indices, COLL_LANE_DEPTH small
- * cells (lane_stride bytes: tier 0, messages up to lane_room) and COLL_LANE_BIG_DEPTH big
- * ones (small_stride: tier 1, up to COLL_SMALL); message n of (tier, index) is in cell
+ * cells (lane_stride bytes: tier 0, messages up to lane_room) and st->lane_big_depth big
+ * ones (small_stride: tier 1, up to COLL_SMALL): COLL_LANE_BIG_DEPTH, or
+ * COLL_LANE_BIG_DEPTH_MIN where the area would not fit the shared heap with that many
+ * (coll_init: a choice every rank makes alike); message n of (tier, index) is in cell
  * n % depth of them. Then 2 (K+2) ack lines (tier, index), written by the reader of this
  * rank's messages of that tier and index, every depth/4-th message. Offsets from the
  * area's start (slot-relative ones: minus the group's slot offset). */
 #define COLL_LANE_DEPTH 64
 #define COLL_LANE_BIG_DEPTH 16
-static inline int coll_lane_depth(int tier)
+#define COLL_LANE_BIG_DEPTH_MIN 4
+static inline int coll_lane_depth(const coll_state_t *st, int tier)
 {
-    return tier ? COLL_LANE_BIG_DEPTH : COLL_LANE_DEPTH;
+    return tier ? st->lane_big_depth : COLL_LANE_DEPTH;
 }
-static inline uint64_t coll_lane_ack_every(int tier)
+static inline uint64_t coll_lane_ack_every(const coll_state_t *st, int tier)
 {
-    return (uint64_t)coll_lane_depth(tier) / 4;
+    return (uint64_t)coll_lane_depth(st, tier) / 4;
 }
 static inline size_t coll_lane_cells(const coll_state_t *st)
 {
     return (size_t)(st->rounds + 2) *
-           (COLL_LANE_DEPTH * st->lane_stride + COLL_LANE_BIG_DEPTH * st->small_stride);
+           (COLL_LANE_DEPTH * st->lane_stride + (size_t)st->lane_big_depth * st->small_stride);
 }
 static inline size_t coll_lane_size(const coll_state_t *st)
 {
@@ -253,8 +257,8 @@ static inline size_t coll_lane_flag_off(const coll_state_t *st, int lane, int ti
                                         uint64_t n)
 {
     size_t base = coll_lane_off(st, lane), stride = st->lane_stride;
-    size_t cell =
-        (size_t)idx * (size_t)coll_lane_depth(tier) + (size_t)(n % (uint64_t)coll_lane_depth(tier));
+    size_t cell = (size_t)idx * (size_t)coll_lane_depth(st, tier) +
+                  (size_t)(n % (uint64_t)coll_lane_depth(st, tier));
     if (tier) {
         base += (size_t)(st->rounds + 2) * COLL_LANE_DEPTH * st->lane_stride;
         stride = st->small_stride;
