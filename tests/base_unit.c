@@ -46,24 +46,35 @@ int main(void)
     CHECK(seen.n == 5);
     CHECK(seen.found == 1);
 
-    /* back-off: spins first when not oversubscribed, yields at once when oversubscribed */
+    /* back-off: spins first when not oversubscribed (never yielding unasked), yields at
+     * once when oversubscribed, sleeps after the spin (or yield) period */
     setenv("FMPL_SPIN_US", "1000000", 1);
     base_backoff_configure(0);
     base_backoff_t b;
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_SPIN);
-    /* past 2 us of spinning: every 64th poll asks to yield if a peer shares the CPU */
+    /* past 2 us of spinning: every 64th poll asks to yield if a peer needs the CPU */
     int asked = 0, others = 0;
     uint64_t t_spin = base_time_ns();
     while (base_time_ns() - t_spin < 5000 || asked < 2) {
         base_backoff_action_t a = base_backoff_next(&b);
-        if (a == BASE_BACKOFF_YIELD_IF_SHARED)
+        if (a == BASE_BACKOFF_YIELD_IF_NEEDED)
             asked++;
         else if (a != BASE_BACKOFF_SPIN)
             others++;
         CHECK(base_time_ns() - t_spin < 1000000000ull);
     }
     CHECK(others == 0);
+    /* past the spin period: sleep, with no unconditional yield in between */
+    setenv("FMPL_SPIN_US", "100", 1);
+    base_backoff_configure(0);
+    base_backoff_init(&b);
+    base_backoff_action_t a;
+    t_spin = base_time_ns();
+    while ((a = base_backoff_next(&b)) == BASE_BACKOFF_SPIN || a == BASE_BACKOFF_YIELD_IF_NEEDED)
+        CHECK(base_time_ns() - t_spin < 1000000000ull);
+    CHECK(a == BASE_BACKOFF_SLEEP);
+    CHECK(base_time_ns() - t_spin >= 100000);
     base_backoff_configure(1);
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_YIELD);
@@ -73,6 +84,21 @@ int main(void)
     base_backoff_init(&b);
     base_backoff_next(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_SLEEP);
+
+    /* placement: CPUs 0-3 (no sysfs topology beyond this machine's: one thread per
+     * core), auto gives whole-core domains, core one CPU each, round robin beyond */
+    cpu_set_t four, out;
+    CPU_ZERO(&four);
+    for (int c = 0; c < 4; c++)
+        CPU_SET(c, &four);
+    CHECK(base_cpu_place(&four, 2, 1, 0, &out) == 2 && CPU_ISSET(2, &out) && CPU_ISSET(3, &out));
+    CHECK(base_cpu_place(&four, 2, 0, 1, &out) == 1 && CPU_ISSET(0, &out));
+    CHECK(base_cpu_place(&four, 3, 2, 0, &out) == 1 && CPU_ISSET(2, &out));
+    CHECK(base_cpu_place(&four, 1, 0, 0, &out) == 4 && CPU_EQUAL(&four, &out));
+    CHECK(base_cpu_place(&four, 6, 5, 0, &out) == 1 && CPU_ISSET(1, &out));
+    CHECK(base_cpu_place(&four, 6, 5, 1, &out) == 1 && CPU_ISSET(1, &out));
+    CPU_ZERO(&four);
+    CHECK(base_cpu_place(&four, 2, 0, 0, &out) == 0 && CPU_COUNT(&out) == 0);
 
     /* futex: a wait on a value that differs returns at once; a timed wait times out */
     uint32_t word = 1;

@@ -364,9 +364,10 @@ hosts_fail)
     expect_clean
     ;;
 bind)
-    # --bind-to: core binds rank r of this host to the r-th CPU we may use (round robin)
-    # and says over how many in FMPL_BIND_CPUS; none leaves every rank our CPUs; auto
-    # binds only when the host has more ranks than CPUs.
+    # --bind-to (default FMPL_BIND, else auto): core binds rank r of this host to the
+    # r-th CPU we may use (round robin); auto gives every rank CPUs of its own (round
+    # robin when the ranks outnumber the CPUs); none leaves every rank our CPUs. Each
+    # rank learns the mode in FMPL_BIND.
     expand() { # a Cpus_allowed_list (0-1,4) as words
         local part out=""
         for part in ${1//,/ }; do
@@ -377,35 +378,51 @@ bind)
     mine=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
     read -r -a cpus <<<"$(expand "$mine")"
     ncpu=${#cpus[@]}
-    probe='echo "$PMI_RANK $(awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status) ${FMPL_BIND_CPUS:-unset}"'
-    check_bound() { # N: every rank on one CPU, round robin
+    probe='echo "$PMI_RANK $(awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status) ${FMPL_BIND:-unset}"'
+    check_bound() { # N MODE: every rank on one CPU, round robin
         local r want
         for ((r = 0; r < $1; r++)); do
-            want="$r ${cpus[$((r % ncpu))]} $ncpu"
+            want="$r ${cpus[$((r % ncpu))]} $2"
             grep -qx "$want" "$TMP/out" || fail "rank $r: expected '$want' (bound)"
         done
     }
-    check_free() { # N: every rank on all our CPUs
+    check_free() { # N MODE: every rank on all our CPUs
         local r
         for ((r = 0; r < $1; r++)); do
-            grep -qx "$r $mine unset" "$TMP/out" || fail "rank $r: expected '$r $mine unset' (unbound)"
+            grep -qx "$r $mine $2" "$TMP/out" || fail "rank $r: expected '$r $mine $2' (unbound)"
         done
     }
     run --bind-to core -n 3 sh -c "$probe"
     expect_rc 0
-    check_bound 3
+    check_bound 3 core
     run --bind-to=none -n 3 sh -c "$probe"
     expect_rc 0
-    check_free 3
+    check_free 3 none
+    FMPL_BIND=none run -n 2 sh -c "$probe"
+    expect_rc 0
+    check_free 2 none
     run -n $((ncpu + 1)) sh -c "$probe"
     expect_rc 0
-    if [ "$ncpu" -gt 1 ]; then check_bound $((ncpu + 1)); else check_free 2; fi
+    if [ "$ncpu" -gt 1 ]; then check_bound $((ncpu + 1)) auto; else check_free 2 auto; fi
+    run -n 1 sh -c "$probe" # one rank: all our CPUs are its own
+    expect_rc 0
+    check_free 1 auto
     run --bind-to auto -n "$ncpu" sh -c "$probe"
     expect_rc 0
-    check_free "$ncpu"
+    if [ "$ncpu" -gt 1 ]; then
+        # CPUs of its own each: no CPU in two ranks' lists (whole cores, one per rank here)
+        lists=$(cut -d ' ' -f 2 "$TMP/out" | while read -r l; do expand "$l"; done | tr ' ' '\n')
+        [ "$(echo "$lists" | sort | uniq -d | wc -l)" -eq 0 ] || fail "ranks share a CPU: $(cat "$TMP/out")"
+        [ "$(echo "$lists" | wc -l)" -ge "$ncpu" ] || fail "ranks lack CPUs: $(cat "$TMP/out")"
+    else
+        check_free 1 auto
+    fi
     run --bind-to socket -n 2 sh -c "$probe"
     expect_rc 2
     expect_err "^fmplrun: --bind-to needs core, none or auto, got 'socket'$"
+    FMPL_BIND=sometimes run -n 2 sh -c "$probe"
+    expect_rc 2
+    expect_err "^fmplrun: FMPL_BIND=sometimes: expected core, none or auto$"
     ;;
 *)
     fail "unknown case"

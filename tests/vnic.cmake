@@ -35,6 +35,6 @@ fmpl_test(vnic_am_small vnic_am.c RANKS 3 ENV FMPL_SHM_CELLS=64 TIMEOUT 60)
 fmpl_test(vnic_fastbox vnic_fastbox.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(vnic_fastbox_small vnic_fastbox.c RANKS 3 ENV FMPL_SHM_CELLS=64 TIMEOUT 120)
 fmpl_test(vnic_fastbox_off vnic_fastbox.c RANKS 2 ENV FMPL_SHM_FASTBOX=0 TIMEOUT 120)
-# vnic_cpu_shared, which decides whether a spinning wait yields: ranks pinned together
-# and apart.
+# vnic_cpu_needed, which decides whether a spinning wait yields: a rank queued behind
+# this one (waiting, computing, asleep), and ranks on CPUs of their own.
 fmpl_test(vnic_cpu vnic_cpu.c RANKS 1 2 3 TIMEOUT 60 LAUNCH --bind-to none) # (it pins itself)

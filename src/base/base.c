@@ -200,6 +200,85 @@ int base_ncpus(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* ---- CPU placement ---- */
+
+/* A sysfs topology number of cpu (core_id, physical_package_id), or dflt. */
+static int base_cpu_topology(int cpu, const char *what, int dflt)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what);
+    FILE *f = fopen(path, "r");
+    int v = dflt;
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = dflt;
+        fclose(f);
+    }
+    return v;
+}
+
+typedef struct base_cpu_slot {
+    int cpu, package, core, thread; /* thread: its place among its core's CPUs */
+} base_cpu_slot_t;
+
+static int base_cpu_by_core(const void *a, const void *b)
+{
+    const base_cpu_slot_t *x = a, *y = b;
+    if (x->package != y->package)
+        return x->package < y->package ? -1 : 1;
+    if (x->core != y->core)
+        return x->core < y->core ? -1 : 1;
+    return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+static int base_cpu_by_thread(const void *a, const void *b)
+{
+    const base_cpu_slot_t *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    return base_cpu_by_core(a, b);
+}
+
+int base_cpu_place(const cpu_set_t *set, int nlocal, int index, int one_cpu, cpu_set_t *out)
+{
+    CPU_ZERO(out);
+    base_cpu_slot_t slot[CPU_SETSIZE];
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set)) {
+            slot[n].cpu = c;
+            slot[n].package = base_cpu_topology(c, "physical_package_id", 0);
+            slot[n].core = base_cpu_topology(c, "core_id", c);
+            n++;
+        }
+    if (n == 0 || nlocal < 1 || index < 0)
+        return 0;
+    qsort(slot, (size_t)n, sizeof *slot, base_cpu_by_core);
+    int ncores = 0;
+    for (int i = 0; i < n; i++) {
+        int same =
+            i > 0 && slot[i].package == slot[i - 1].package && slot[i].core == slot[i - 1].core;
+        slot[i].thread = same ? slot[i - 1].thread + 1 : 0;
+        ncores += !same;
+    }
+    if (!one_cpu && nlocal <= ncores) {
+        /* cores [index * k, index * k + k) with all their threads */
+        int k = ncores / nlocal, first = index % nlocal * k, core = -1, count = 0;
+        for (int i = 0; i < n; i++) {
+            core += slot[i].thread == 0;
+            if (core >= first && core < first + k) {
+                CPU_SET(slot[i].cpu, out);
+                count++;
+            }
+        }
+        return count;
+    }
+    /* one CPU each: first threads of every core, then second threads, ... */
+    qsort(slot, (size_t)n, sizeof *slot, base_cpu_by_thread);
+    CPU_SET(slot[index % n].cpu, out);
+    return 1;
+}
+
 /* ---- futex ---- */
 
 int base_futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns)
@@ -233,13 +312,15 @@ static struct {
 
 void base_backoff_configure(int oversubscribed)
 {
-    base_bo.spin_ns = (uint64_t)base_env_int("FMPL_SPIN_US", 50, 0, 10000000,
-                                             "microseconds a waiting rank spins before yielding "
-                                             "(0 when ranks outnumber cores)") *
+    base_bo.spin_ns = (uint64_t)base_env_int("FMPL_SPIN_US", 2000, 0, 10000000,
+                                             "microseconds a waiting rank spins (giving its CPU "
+                                             "only to a rank of the job that needs it) before "
+                                             "it sleeps; 0: yield at every poll") *
                       1000;
     base_bo.yield_ns = (uint64_t)base_env_int("FMPL_YIELD_US", 2000, 0, 100000000,
-                                              "microseconds a waiting rank yields the core before "
-                                              "it sleeps") *
+                                              "microseconds a waiting rank yields the CPU at every "
+                                              "poll before it sleeps, when the host's ranks "
+                                              "outnumber its CPUs") *
                        1000;
     base_bo.sleep_ns = base_env_int("FMPL_SLEEP_US", 2000, 10, 1000000,
                                     "longest single sleep of a waiting rank, microseconds (a "
@@ -258,19 +339,20 @@ base_backoff_action_t base_backoff_decide(base_backoff_t *b)
     if (!b->start_ns)
         b->start_ns = now;
     uint64_t idle = now - b->start_ns;
-    uint64_t spin = b->oversubscribed ? 0 : base_bo.spin_ns;
-    if (idle < spin) {
+    if (b->oversubscribed) {
+        /* Some rank of this host has no CPU: hand ours over at every poll. */
+        b->last = idle < base_bo.yield_ns ? BASE_BACKOFF_YIELD : BASE_BACKOFF_SLEEP;
+        return b->last;
+    }
+    if (idle < base_bo.spin_ns) {
         /* Past the first 2 us (longer than any answer from a running peer), once every
-         * 64 polls: if the scheduler has put a peer on this CPU (the other one busy with
-         * a third process), yield so that it runs now instead of after our spin; if not,
+         * 64 polls: if a peer we may wait for sits runnable on this CPU (the scheduler
+         * put it here, or the ranks were bound so), yield so that it runs now; if not,
          * keep the CPU (a yield would hand it to an unrelated process). */
         b->last = BASE_BACKOFF_SPIN;
-        return idle >= 2000 ? BASE_BACKOFF_YIELD_IF_SHARED : BASE_BACKOFF_SPIN;
+        return idle >= 2000 ? BASE_BACKOFF_YIELD_IF_NEEDED : BASE_BACKOFF_SPIN;
     }
-    if (idle < spin + base_bo.yield_ns)
-        b->last = BASE_BACKOFF_YIELD;
-    else
-        b->last = BASE_BACKOFF_SLEEP;
+    b->last = BASE_BACKOFF_SLEEP;
     return b->last;
 }
 

@@ -5,6 +5,7 @@
 #ifndef FMPL_BASE_H
 #define FMPL_BASE_H
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +85,19 @@ static inline void base_cpu_relax(void)
 /* Number of CPUs this process may run on (sched_getaffinity). */
 int base_ncpus(void);
 
+/* ---- CPU placement ----
+ * Which CPUs of `set` local rank `index` of `nlocal` ranks is bound to (out), by the
+ * rule both fmplrun and the library's own binding follow. The CPUs are taken in
+ * topology order (package, core; sysfs, else CPU number):
+ *  - one_cpu (bind to core): one CPU each, distinct cores first, then a core's other
+ *    hardware threads, round robin when the ranks outnumber the CPUs;
+ *  - otherwise (auto): with at least as many cores as ranks, a domain of whole cores
+ *    each (ncores / nlocal of them, so threads of a rank, e.g. OpenMP, keep their
+ *    cores and no two ranks share one); else as one_cpu.
+ * Returns the number of CPUs in out (0 when set is empty). Reads sysfs; never blocks
+ * otherwise. */
+int base_cpu_place(const cpu_set_t *set, int nlocal, int index, int one_cpu, cpu_set_t *out);
+
 /* ---- futex (process-shared) ---- */
 /* Sleeps while *addr == val, at most timeout_ns (<0: no limit). Returns 0 when woken or
  * the value differed, FMPL_ERR_TIMEOUT on timeout. May block. */
@@ -92,15 +106,19 @@ int base_futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns);
 void base_futex_wake(uint32_t *addr, int n);
 
 /* ---- wait back-off ----
- * The policy of every wait loop: spin briefly, then yield, then sleep. With more
- * ranks than cores on the host (oversubscribed), yield at once. A loop calls
- * base_backoff_next() after each unsuccessful poll and acts on the answer. */
-/* SPIN: poll again; YIELD_IF_SHARED: spinning still, but yield the CPU if a rank this
- * one may wait for shares it (the caller knows how to tell, see vnic_cpu_shared);
- * YIELD: sched_yield; SLEEP: block (futex) for base_backoff_sleep_ns at most. */
+ * The policy of every wait loop: spin, then sleep. A spinning rank gives its CPU away
+ * only to a rank of this job that needs it now (a peer runnable on this CPU, which the
+ * caller can tell: see vnic_cpu_needed), never to unrelated processes: they are the
+ * scheduler's business, and a yield to one of them costs up to a time slice. With more
+ * ranks than CPUs on the host (oversubscribed; or FMPL_SPIN_US=0) it yields at every
+ * poll instead. A loop calls base_backoff_next() after each unsuccessful poll and acts
+ * on the answer. */
+/* SPIN: poll again; YIELD_IF_NEEDED: spinning still, but yield the CPU if a rank of
+ * this job waits for it (the caller knows how to tell); YIELD: sched_yield; SLEEP: block
+ * (futex) for base_backoff_sleep_ns at most. */
 typedef enum {
     BASE_BACKOFF_SPIN,
-    BASE_BACKOFF_YIELD_IF_SHARED,
+    BASE_BACKOFF_YIELD_IF_NEEDED,
     BASE_BACKOFF_YIELD,
     BASE_BACKOFF_SLEEP
 } base_backoff_action_t;
@@ -110,7 +128,8 @@ typedef struct base_backoff {
     int oversubscribed;
     base_backoff_action_t last; /* the previous answer */
 } base_backoff_t;
-/* Process-wide knobs, set once at init by the vnic (FMPL_SPIN_US, FMPL_YIELD_US). */
+/* Process-wide knobs, set at init by the vnic (FMPL_SPIN_US, FMPL_YIELD_US, FMPL_SLEEP_US);
+ * may be called again (the vnic does once the host's placement is known). */
 void base_backoff_configure(int oversubscribed);
 /* No spin phase (oversubscribed, or FMPL_SPIN_US=0): set by base_backoff_configure,
  * read by base_backoff_init. */

@@ -122,8 +122,8 @@ static void fmpli_any_backoff(base_backoff_t *b)
         fmpli_progress_sends();
     switch (base_backoff_next(b)) {
     case BASE_BACKOFF_SPIN: base_cpu_relax(); break;
-    case BASE_BACKOFF_YIELD_IF_SHARED:
-        if (vnic_cpu_shared(fmpli.vnic))
+    case BASE_BACKOFF_YIELD_IF_NEEDED:
+        if (vnic_cpu_needed(fmpli.vnic))
             sched_yield();
         break;
     case BASE_BACKOFF_YIELD: sched_yield(); break;
@@ -153,6 +153,7 @@ static int fmpli_any_wait_room(int world, uint64_t ticket)
             break;
         fmpli_any_backoff(&b);
     }
+    vnic_cpu_release(fmpli.vnic);
     return FMPL_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
  * what it found (fmpl_tool.h), and finalizes. Under a launcher every rank does the
  * same and rank 0 prints. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ typedef struct info {
     int cma;
     size_t inline_max, heap_size;
     int oversubscribed;
+    char placement[160];
     int size;
     char backend[32];
     int init_rc; /* fmpl_init's result */
@@ -121,6 +123,7 @@ static void probe(info_t *in, int *argc, char ***argv)
     in->inline_max = vi->inline_max;
     in->heap_size = vi->heap_size;
     in->oversubscribed = vi->oversubscribed;
+    snprintf(in->placement, sizeof in->placement, "%s", vi->placement ? vi->placement : "?");
     in->have_vnic = 1;
     /* The shared heap answers: a small allocation proves fmpl_alloc_mem works. */
     void *p = fmpl_alloc_mem(64);
@@ -152,6 +155,38 @@ static void print_limit(const char *label, const char *name, const char *unit)
     if (!s)
         return;
     printf("  %-28s %s%s%s  (%s)\n", label, s->value, unit ? " " : "", unit ? unit : "", name);
+}
+
+/* The placement in force, and what FMPL_BIND's rule (fmplrun's --bind-to) does with
+ * as many ranks as this process has CPUs, and with twice as many. */
+static void print_placement(const info_t *in)
+{
+    printf("Placement:\n");
+    if (in->have_vnic)
+        printf("  %-28s %s\n", in->size > 1 ? "rank 0" : "this process", in->placement);
+    const base_setting_t *b = setting("FMPL_BIND");
+    const char *mode = b ? b->value : "auto";
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || strcmp(mode, "none") == 0)
+        return;
+    int n = CPU_COUNT(&set);
+    for (int nlocal = n; nlocal <= 2 * n && nlocal > 1; nlocal += n) {
+        char line[256], label[96];
+        size_t len = 0;
+        line[0] = 0;
+        for (int r = 0; r < nlocal && len + 40 < sizeof line; r++) {
+            cpu_set_t out;
+            base_cpu_place(&set, nlocal, r, strcmp(mode, "core") == 0, &out);
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:", r ? " " : "", r);
+            for (int c = 0, first = 1; c < CPU_SETSIZE && len + 8 < sizeof line; c++)
+                if (CPU_ISSET(c, &out)) {
+                    len += (size_t)snprintf(line + len, sizeof line - len, first ? "%d" : ",%d", c);
+                    first = 0;
+                }
+        }
+        snprintf(label, sizeof label, "%d ranks, FMPL_BIND=%s", nlocal, mode);
+        printf("  %-28s rank:CPUs %s\n", label, line);
+    }
 }
 
 static void print_all(const info_t *in)
@@ -187,6 +222,7 @@ static void print_all(const info_t *in)
         printf("  %-28s unavailable (%s)\n", "/dev/shm free", strerror(errno));
     if (in->have_vnic && in->oversubscribed)
         printf("  %-28s %s\n", "note", "more ranks than CPUs: waiting ranks yield at once");
+    print_placement(in);
 
     if (in->init_rc != FMPL_SUCCESS)
         printf("fmpl_init failed: %s\n", fmpl_error_string(in->init_rc));

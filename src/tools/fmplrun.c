@@ -86,6 +86,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "boot/pmi_wire.h"
 #include "fmpl.h"
 
@@ -113,7 +114,8 @@ typedef struct rank {
     int pmi_fd;  /* our end of the PMI socketpair or TCP connection; -1 when none */
     int exec_fd; /* read end of the exec-error pipe, until read */
     int host;    /* index in job.hosts (--hosts), else -1 */
-    int cpu;     /* the CPU the rank is bound to (--bind-to), else -1 */
+    int bound;   /* 1: bind the rank to cpus (--bind-to) */
+    cpu_set_t cpus;
     int initialized, in_barrier, finalized, reaped;
     int connected;    /* TCP mode: the rank's connection passed the initack handshake */
     uint64_t lost_at; /* TCP mode: its connection closed before finalize; judged then */
@@ -144,8 +146,7 @@ static struct job {
     int n;
     rank_t *ranks;
     int tag_output;
-    int bind;      /* --bind-to: BIND_AUTO, BIND_NONE or BIND_CORE */
-    int bind_cpus; /* CPUs the bound ranks of this host were spread over (0: none bound) */
+    int bind; /* --bind-to (default FMPL_BIND): BIND_AUTO, BIND_NONE or BIND_CORE */
     double timeout_s;
     char **argv; /* the program and its arguments */
     char kvsname[64];
@@ -858,6 +859,16 @@ static void reap(void)
 /* ------------------------------------------------------------ start-up */
 
 enum { BIND_AUTO = 0, BIND_NONE, BIND_CORE };
+static const char *const bind_names[] = {"auto", "none", "core"};
+
+/* BIND_* for a --bind-to or FMPL_BIND value, -1 when it is none of them. */
+static int parse_bind(const char *val)
+{
+    for (int b = BIND_AUTO; val && b <= BIND_CORE; b++)
+        if (strcmp(val, bind_names[b]) == 0)
+            return b;
+    return -1;
+}
 
 static void usage(FILE *f)
 {
@@ -867,11 +878,12 @@ static void usage(FILE *f)
                "\n"
                "  -n N, -np N       number of ranks (N >= 1)\n"
                "  --tag-output      prefix every output line with \"[rank] \"\n"
-               "  --bind-to B       core: bind each rank of this host to one CPU of those\n"
-               "                    fmplrun may use, round robin; none: never; auto (the\n"
-               "                    default): core when the host has more ranks than\n"
-               "                    CPUs (the scheduler would otherwise place them\n"
-               "                    unevenly, e.g. 3 + 1 on 2 CPUs), else none\n"
+               "  --bind-to B       auto (the default, or FMPL_BIND): each rank of a host\n"
+               "                    gets CPUs of its own, whole cores when there are at\n"
+               "                    least as many cores as ranks, else one CPU each (round\n"
+               "                    robin when the ranks outnumber the CPUs); core: one\n"
+               "                    CPU each; none: the scheduler decides. Only CPUs\n"
+               "                    fmplrun may run on are used (taskset, cgroups)\n"
                "  --timeout S       end the job after S seconds (exit status 124);\n"
                "                    default: $MPIEXEC_TIMEOUT, else no limit\n"
                "  --hosts H[:S],... run the ranks on these hosts (also -hosts): S slots\n"
@@ -1005,6 +1017,11 @@ static int parse_hosts(const char *list)
 /* Returns the index of the program in argv, or exits (0 for --help/--version). */
 static int parse_args(int argc, char **argv)
 {
+    const char *env_bind = getenv("FMPL_BIND");
+    if (env_bind && *env_bind && (job.bind = parse_bind(env_bind)) < 0) {
+        say("FMPL_BIND=%s: expected core, none or auto", env_bind);
+        exit(2);
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -1060,13 +1077,8 @@ static int parse_args(int argc, char **argv)
         } else if (strcmp(a, "--bind-to") == 0 || strncmp(a, "--bind-to=", 10) == 0 ||
                    strcmp(a, "-bind-to") == 0) { /* -bind-to: Hydra's spelling */
             val = a[1] == '-' && a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
-            if (val && strcmp(val, "core") == 0)
-                job.bind = BIND_CORE;
-            else if (val && strcmp(val, "none") == 0)
-                job.bind = BIND_NONE;
-            else if (val && strcmp(val, "auto") == 0)
-                job.bind = BIND_AUTO;
-            else {
+            job.bind = parse_bind(val);
+            if (job.bind < 0) {
                 say("--bind-to needs core, none or auto, got '%s'", val ? val : "");
                 exit(2);
             }
@@ -1237,17 +1249,9 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     (void)setrlimit(RLIMIT_NOFILE, &job.nofile);
 
-    if (job.ranks[r].cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(job.ranks[r].cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0)
-            say("rank %d: cannot bind to CPU %d (%s); it runs unbound", r, job.ranks[r].cpu,
-                strerror(errno));
-        char num[16];
-        snprintf(num, sizeof num, "%d", job.bind_cpus);
-        setenv("FMPL_BIND_CPUS", num, 1);
-    }
+    if (job.ranks[r].bound && sched_setaffinity(0, sizeof job.ranks[r].cpus, &job.ranks[r].cpus))
+        say("rank %d: cannot bind to the CPUs --bind-to %s chose (%s); it runs unbound", r,
+            bind_names[job.bind], strerror(errno));
     int fd = pmi_fd >= 0 ? dup(pmi_fd) : -1; /* a copy without FD_CLOEXEC survives exec */
     if (out_fd >= 0)
         dup2(out_fd, STDOUT_FILENO);
@@ -1301,27 +1305,23 @@ static int rank_is_local(int r)
     return job.ranks[r].host < 0 || job.hosts[job.ranks[r].host].local;
 }
 
-/* --bind-to: the CPU of each rank of this host (job.ranks[r].cpu), round robin over the
- * CPUs fmplrun may run on. */
+/* --bind-to: the CPUs of each rank of this host (job.ranks[r].cpus), by the rule the
+ * library follows when another launcher starts it (base_cpu_place, over the CPUs
+ * fmplrun may run on). The ranks learn the mode from FMPL_BIND, which main sets. */
 static void plan_binding(void)
 {
     cpu_set_t set;
-    int cpus[CPU_SETSIZE], ncpus = 0, nlocal = 0;
+    int nlocal = 0;
     for (int r = 0; r < job.n; r++) {
-        job.ranks[r].cpu = -1;
+        job.ranks[r].bound = 0;
         nlocal += rank_is_local(r);
     }
-    if (job.bind == BIND_NONE || sched_getaffinity(0, sizeof set, &set) != 0)
-        return;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set))
-            cpus[ncpus++] = c;
-    if (ncpus < 1 || (job.bind == BIND_AUTO && (nlocal <= ncpus || ncpus == 1)))
+    if (job.bind == BIND_NONE || sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2)
         return;
     for (int r = 0, i = 0; r < job.n; r++)
         if (rank_is_local(r))
-            job.ranks[r].cpu = cpus[i++ % ncpus];
-    job.bind_cpus = ncpus;
+            job.ranks[r].bound =
+                base_cpu_place(&set, nlocal, i++, job.bind == BIND_CORE, &job.ranks[r].cpus) > 0;
 }
 
 static int start_ranks(const sigset_t *old_mask)
@@ -1532,6 +1532,8 @@ int main(int argc, char **argv)
 {
     int prog = parse_args(argc, argv);
     job.argv = argv + prog;
+    /* every rank, here or on another host, learns how it was (to be) placed */
+    setenv("FMPL_BIND", bind_names[job.bind], 1);
 
     /* Descriptors 0-2 must be open, or a socket could land there and be replaced
      * by the rank's stdin/stdout/stderr in the child. */

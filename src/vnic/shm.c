@@ -125,11 +125,19 @@ typedef struct shm_cell {
 } shm_cell_t;
 _Static_assert(sizeof(shm_cell_t) == SHM_LINE, "a cell is one cache line");
 
+/* What a rank publishes when it waits (shm_cpu_needed), on a line of its own. */
+typedef struct shm_presence {
+    int32_t cpu;       /* the CPU it ran on at its last check, -1 before */
+    uint32_t waiting;  /* 1 from its first check in a wait until the wait ends */
+    uint64_t stamp_ns; /* base_time_ns() at its last check */
+} BASE_ALIGNED shm_presence_t;
+
 typedef struct shm_ctrl {
     int32_t pid;
     int32_t cma_ok;
     uint64_t probe_addr, probe_value;
-    int32_t cpu; /* the CPU this rank last noted (shm_cpu_shared), -1 before */
+    cpu_set_t cpus; /* the CPUs it could run on at start-up (vnic_place) */
+    shm_presence_t presence;
 } BASE_ALIGNED shm_ctrl_t;
 
 typedef struct shm_line32 {
@@ -231,6 +239,7 @@ typedef struct shm {
     vnic_transport_t base;
     vnic_t *v;
     int rank, me, nlocal;
+    uint64_t kernel_asked_ns; /* shm_cpu_needed's last look at /proc */
     int fd;
     char *seg;
     size_t seg_size;
@@ -1530,19 +1539,83 @@ static void shm_close(vnic_transport_t *tr)
     shm_unmap((shm_t *)tr);
 }
 
-/* Notes this rank's CPU, and tells whether another local rank noted the same one. */
-static int shm_cpu_shared(vnic_transport_t *tr)
+/* ------------------------------------------------------------ who needs this CPU
+ *
+ * A waiting rank yields its CPU only to a rank of this host that is runnable on it
+ * (queued behind us), never to unrelated processes. At each check (every 64th poll of
+ * a wait, after its first 2 us) a rank publishes its CPU, "waiting" and the time, then
+ * looks at the other local ranks that published the same CPU:
+ *  - asleep (its wake word set): it does not need a CPU;
+ *  - waiting: it cannot be running on our CPU while we do, so it is queued here, unless
+ *    it moved to another CPU and runs there: then it re-publishes within its next 64
+ *    polls. So: yield when its stamp is older than SHM_PRESENCE_STALE_NS;
+ *  - outside a wait (computing, or in short waits that publish nothing): what it
+ *    published may be stale. Ask the kernel (/proc/<pid>/stat: state R, last CPU
+ *    ours), at most every SHM_KERNEL_ASK_NS per rank, since it costs a few us.
+ * Anything unknown answers "not needed": spin. */
+#define SHM_PRESENCE_STALE_NS 4000
+#define SHM_KERNEL_ASK_NS 50000
+
+/* 1 when the kernel says process pid is runnable and was last on cpu. */
+static int shm_kernel_says_queued(int pid, int cpu)
+{
+    char path[48], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    /* "pid (comm) state ppid ...": the command may hold spaces and parentheses; the
+     * fields after the last ')' are plain. processor is field 39, the 37th after it. */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] != 'R')
+        return 0;
+    p += 2;
+    for (int field = 3; field < 39 && p; field++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    return p && atoi(p) == cpu;
+}
+
+static int shm_cpu_needed(vnic_transport_t *tr)
 {
     shm_t *s = (shm_t *)tr;
     int cpu = sched_getcpu();
     if (cpu < 0)
-        return 1; /* unknown: yield, as before */
-    __atomic_store_n(&shm_ctrl_of(s, s->area)->cpu, cpu, __ATOMIC_RELAXED);
-    for (int i = 0; i < s->nlocal; i++)
-        if (&s->peers[i] != s->self &&
-            __atomic_load_n(&shm_ctrl_of(s, s->peers[i].area)->cpu, __ATOMIC_RELAXED) == cpu)
-            return 1;
+        return 0;
+    uint64_t now = base_time_ns();
+    shm_presence_t *me = &shm_ctrl_of(s, s->area)->presence;
+    __atomic_store_n(&me->cpu, cpu, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->stamp_ns, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->waiting, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < s->nlocal; i++) {
+        shm_peer_t *p = &s->peers[i];
+        const shm_presence_t *o = &shm_ctrl_of(s, p->area)->presence;
+        if (p == s->self || __atomic_load_n(&o->cpu, __ATOMIC_RELAXED) != cpu ||
+            __atomic_load_n(shm_wake_of(s, p->area), __ATOMIC_RELAXED))
+            continue;
+        if (__atomic_load_n(&o->waiting, __ATOMIC_RELAXED)) {
+            if (now - __atomic_load_n(&o->stamp_ns, __ATOMIC_RELAXED) > SHM_PRESENCE_STALE_NS)
+                return 1;
+        } else if (now - s->kernel_asked_ns >= SHM_KERNEL_ASK_NS) {
+            s->kernel_asked_ns = now;
+            if (shm_kernel_says_queued(p->pid, cpu))
+                return 1;
+        }
+    }
     return 0;
+}
+
+static void shm_cpu_release(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    __atomic_store_n(&shm_ctrl_of(s, s->area)->presence.waiting, 0, __ATOMIC_RELAXED);
 }
 
 static const vnic_transport_ops_t shm_ops = {
@@ -1553,7 +1626,8 @@ static const vnic_transport_ops_t shm_ops = {
     .sleep_prepare = shm_sleep_prepare,
     .sleep_cancel = shm_sleep_cancel,
     .sleep = shm_sleep,
-    .cpu_shared = shm_cpu_shared,
+    .cpu_needed = shm_cpu_needed,
+    .cpu_release = shm_cpu_release,
     .quiesce = shm_quiesce,
     .peer_ptr = shm_peer_ptr,
     .peer_wake = shm_peer_wake,
@@ -1577,7 +1651,7 @@ static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce
     L->heap_size = heap;
     L->inline_max = inline_max;
     uint64_t o = 0;
-    L->off_ctrl = o, o += SHM_LINE;
+    L->off_ctrl = o, o += sizeof(shm_ctrl_t);
     L->off_wake = o, o += SHM_LINE;
     L->off_sendcnt = o, o += SHM_LINE;
     L->off_recvcnt = o, o += SHM_LINE;
@@ -1729,7 +1803,9 @@ static int shm_setup_local(shm_t *s)
     s->recvcnt = shm_recvcnt_of(s, s->area);
     shm_ctrl_t *ctrl = shm_ctrl_of(s, s->area);
     ctrl->pid = (int32_t)getpid();
-    ctrl->cpu = -1;
+    ctrl->presence.cpu = -1;
+    if (sched_getaffinity(0, sizeof ctrl->cpus, &ctrl->cpus) != 0)
+        CPU_ZERO(&ctrl->cpus); /* unknown: vnic_place leaves placement alone */
     shm_probe_word = SHM_MAGIC ^ ((uint64_t)getpid() << 20) ^ base_time_ns();
     ctrl->probe_addr = (uint64_t)(uintptr_t)&shm_probe_word;
     ctrl->probe_value = shm_probe_word;
@@ -1864,6 +1940,16 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         err = rc;
     if (s->me == 0 && s->seg)
         shm_unlink(s->name);
+    if (!err) {
+        const cpu_set_t **cpus = malloc((size_t)s->nlocal * sizeof *cpus);
+        if (!cpus)
+            err = FMPL_ERR_NOMEM;
+        for (int i = 0; cpus && i < s->nlocal; i++)
+            cpus[i] = &shm_ctrl_of(s, s->peers[i].area)->cpus;
+        if (cpus)
+            vnic_place(v, cpus, s->nlocal, s->me);
+        free(cpus);
+    }
     if (!err) {
         int ok = cma && shm_probe_cma(s);
         shm_ctrl_of(s, s->area)->cma_ok = ok;

@@ -59,15 +59,6 @@ int vnic_open(boot_t *boot, vnic_t **out)
         free(v);
         return rc;
     }
-    /* A launcher that bound each rank to one CPU (fmplrun --bind-to) says over how many
-     * it spread the ranks: this process alone may run on one only. */
-    int ncpus = (int)BASE_MAX((long long)base_ncpus(),
-                              base_env_int("FMPL_BIND_CPUS", 0, 0, 1 << 20,
-                                           "CPUs the launcher spread this host's ranks over "
-                                           "when it bound each to one (set by fmplrun)"));
-    v->info.oversubscribed = v->nodes->nlocal > ncpus;
-    base_backoff_configure(v->info.oversubscribed);
-
     /* The shm transport provides the storage of regions and counters and calls back
      * vnic_regions_setup (through vnic_mr_reg_key) only after v->regions is set. */
     rc = vnic_shm_open(v, &v->local);
@@ -616,9 +607,20 @@ int vnic_progress(vnic_t *v)
     return vnic_progress_round(v);
 }
 
-int vnic_cpu_shared(vnic_t *v)
+int vnic_cpu_needed(vnic_t *v)
 {
-    return v && v->local->ops->cpu_shared && v->local->ops->cpu_shared(v->local);
+    if (!v || !v->local->ops->cpu_needed)
+        return 0;
+    v->cpu_published = 1;
+    return v->local->ops->cpu_needed(v->local);
+}
+
+void vnic_cpu_release(vnic_t *v)
+{
+    if (v && v->cpu_published) {
+        v->cpu_published = 0;
+        v->local->ops->cpu_release(v->local);
+    }
 }
 
 int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id)
@@ -697,8 +699,8 @@ static int vnic_wait_impl(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t tim
         if (BASE_UNLIKELY(__atomic_load_n(&v->peer_failures, __ATOMIC_RELAXED) != 0))
             return FMPL_ERR_PEER;
         base_backoff_action_t a = base_backoff_next(&bo);
-        if (a == BASE_BACKOFF_YIELD_IF_SHARED) {
-            if (vnic_cpu_shared(v))
+        if (a == BASE_BACKOFF_YIELD_IF_NEEDED) {
+            if (vnic_cpu_needed(v))
                 sched_yield();
             a = BASE_BACKOFF_SPIN;
         }
@@ -754,12 +756,18 @@ static int vnic_wait_impl(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t tim
 
 int vnic_wait(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
 {
-    return vnic_wait_impl(v, ready, arg, timeout_ns, 0);
+    int rc = vnic_wait_impl(v, ready, arg, timeout_ns, 0);
+    if (BASE_UNLIKELY(v && v->cpu_published))
+        vnic_cpu_release(v);
+    return rc;
 }
 
 int vnic_wait_keep(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t timeout_ns)
 {
-    return vnic_wait_impl(v, ready, arg, timeout_ns, 1);
+    int rc = vnic_wait_impl(v, ready, arg, timeout_ns, 1);
+    if (BASE_UNLIKELY(v && v->cpu_published))
+        vnic_cpu_release(v);
+    return rc;
 }
 
 typedef struct vnic_cntr_target {

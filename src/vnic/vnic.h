@@ -74,7 +74,8 @@ typedef struct vnic_info {
     size_t inline_max;      /* largest payload carried inline in a cell */
     size_t am_max;          /* largest VNIC_OP_SEND payload */
     size_t heap_size;       /* bytes of shared heap per rank */
-    int oversubscribed;     /* more ranks on this host than CPUs */
+    int oversubscribed;     /* more ranks on this host than CPUs they may run on */
+    const char *placement;  /* where this rank runs and who decided (vnic_place) */
 } vnic_info_t;
 const vnic_info_t *vnic_info(const vnic_t *v);
 
@@ -312,10 +313,16 @@ int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id
 void vnic_hook_arm(vnic_t *v, int id, int armed);
 void vnic_hook_remove(vnic_t *v, int id);
 
-/* 1 when a rank of this host last seen running on this process's CPU waits or runs
- * there too (each rank notes its CPU in shared memory when it asks): the back-off's
- * BASE_BACKOFF_YIELD_IF_SHARED yields only then. Never blocks. */
-int vnic_cpu_shared(vnic_t *v);
+/* 1 when another rank of this host needs this process's CPU now: it is runnable here,
+ * queued behind us (it waits in the library but has not run for a while, or, outside
+ * the library, the kernel says so; see shm.c, "Who needs this CPU"). The back-off's
+ * BASE_BACKOFF_YIELD_IF_NEEDED yields only then; in doubt it answers 0 (spin).
+ * Publishes this rank's CPU and "waiting" for the others' checks: a caller that loops
+ * on it calls vnic_cpu_release when its wait ends (vnic_wait does). Never blocks;
+ * cheap enough for every 64th poll. */
+int vnic_cpu_needed(vnic_t *v);
+/* Withdraws the "waiting" vnic_cpu_needed published. Never blocks. */
+void vnic_cpu_release(vnic_t *v);
 
 /* Advances the transports: executes arrived operations, runs handlers, continues
  * pipelined transfers, sends operations held by VNIC_F_DEFER (except inside
@@ -323,7 +330,7 @@ int vnic_cpu_shared(vnic_t *v);
 int vnic_progress(vnic_t *v);
 
 /* Waits until ready(arg) returns nonzero, progressing meanwhile, with the back-off
- * policy of base (spin, yield, sleep; yield at once when oversubscribed). A sleeping
+ * policy of base (spin, sleep; yield at once when oversubscribed). A sleeping
  * process is woken by any arrival for it. timeout_ns < 0: no limit; on expiry
  * returns FMPL_ERR_TIMEOUT. ready() must be cheap and must not block. Operations held
  * by VNIC_F_DEFER leave at its start (vnic_wait_keep keeps them a while). */

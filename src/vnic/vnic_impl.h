@@ -122,9 +122,10 @@ typedef struct vnic_transport_ops {
     void (*sleep_prepare)(vnic_transport_t *t);
     void (*sleep_cancel)(vnic_transport_t *t);
     void (*sleep)(vnic_transport_t *t, int64_t ns);
-    /* 1 when another rank this transport serves last ran on the CPU this process runs
-     * on (a yield would let it run). Optional; cheap enough for every 64th poll. */
-    int (*cpu_shared)(vnic_transport_t *t);
+    /* vnic_cpu_needed and vnic_cpu_release for the ranks this transport serves.
+     * Optional (both or neither); cpu_needed is cheap enough for every 64th poll. */
+    int (*cpu_needed)(vnic_transport_t *t);
+    void (*cpu_release)(vnic_transport_t *t);
     /* Collective over the ranks this transport serves (may be NULL when delivery is
      * complete at post, as with shm): returns once every such rank has called it and
      * everything each posted to this process before its call has been delivered here,
@@ -219,6 +220,8 @@ struct vnic {
     int defer_keep;
     uint64_t defer_epoch;
     uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
+    int cpu_published;      /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
+    char placement[160];    /* info.placement */
 };
 
 /* Runs the notify handler of n->chan (called by transports at the target); without
@@ -240,8 +243,19 @@ static inline uint64_t *vnic_cntr_word(vnic_t *v, uint32_t id)
 
 /* Opens the shared-memory transport (src/vnic/shm.c): maps the host segment, fills
  * v->regions, v->cntr_mem, v->heap*, v->seg_*, v->info fields it knows, registers the
- * heap as VNIC_KEY_HEAP. Collective over the job (boot fences). */
+ * heap as VNIC_KEY_HEAP, and places this rank (vnic_place, with every local rank's
+ * CPUs as published in the segment). Collective over the job (boot fences). */
 int vnic_shm_open(vnic_t *v, vnic_transport_t **out);
+/* Where this rank runs (src/vnic/placement.c). Called once every rank of this host has
+ * published the CPUs it may run on: cpus[i] for local rank i, me this rank's index.
+ * Under FMPL_BIND=auto or core, when the launcher left every local rank the same CPUs
+ * (Hydra and Slurm without binding, a remote host of fmplrun --hosts), binds this rank
+ * by base_cpu_place's rule; a launcher that bound the ranks (their CPUs differ), and
+ * FMPL_BIND=none, are followed. Sets v->info.oversubscribed (more local ranks than the
+ * CPUs they may use together), configures the back-off for it, and writes
+ * v->info.placement. Never blocks. */
+void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me);
+
 /* Reads the region entry of `key` in the table of rank `world` when that rank is on this
  * host (the table lives in the host segment): 1 valid key (*out filled), 0 invalid key,
  * -1 when the rank is not served by this shm transport. Never blocks. */
