@@ -4,13 +4,13 @@
 # later needs no new configure.
 
 # Hydra: tests/hydra_test.sh runs mpiexec.hydra -launcher fork -n N PROGRAM.
-# fmpl_hydra_test(NAME TARGET NP... [ENV k=v...]) registers NAME.hydra.npN.
+# fmpl_hydra_test(NAME TARGET NP... [ENV k=v...] [ARGS a...]) registers NAME.hydra.npN.
 function(fmpl_hydra_test name target)
-  cmake_parse_arguments(H "" "" "ENV" ${ARGN})
+  cmake_parse_arguments(H "" "" "ENV;ARGS" ${ARGN})
   foreach(n ${H_UNPARSED_ARGUMENTS})
     set(tn ${name}.hydra.np${n})
     add_test(NAME ${tn} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hydra_test.sh run ${n}
-                                $<TARGET_FILE:${target}>)
+                                $<TARGET_FILE:${target}> ${H_ARGS})
     set_tests_properties(${tn} PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77)
     if(H_ENV)
       set_tests_properties(${tn} PROPERTIES ENVIRONMENT "${H_ENV}")
@@ -28,6 +28,11 @@ fmpl_hydra_test(mpi_p2p mpi_p2p 2 3)
 fmpl_hydra_test(mpi_coll mpi_coll 2 3)
 fmpl_hydra_test(mpi_p2p_udp mpi_p2p 2 3 ENV FMPL_TRANSPORT=udp)
 fmpl_hydra_test(mpi_coll_udp mpi_coll 2 3 ENV FMPL_TRANSPORT=udp)
+# Placement: Hydra does not bind by default, so the library binds the ranks of the host
+# itself; with -bind-to core Hydra binds and the library keeps it; FMPL_BIND=none.
+fmpl_hydra_test(vnic_placement vnic_placement 1 2 3 ARGS own)
+fmpl_hydra_test(vnic_placement_bound vnic_placement 2 ENV HYDRA_ARGS=-bind-to=core ARGS launcher)
+fmpl_hydra_test(vnic_placement_none vnic_placement 2 ENV FMPL_BIND=none ARGS none)
 # MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) holds every rank: the node map under Hydra.
 fmpl_hydra_test(mpi_comm_basic mpi_comm_basic 3)
 # A failing rank ends the job non-zero, soon, with no rank left: exit, SIGKILL, abort.

@@ -38,3 +38,7 @@ fmpl_test(vnic_fastbox_off vnic_fastbox.c RANKS 2 ENV FMPL_SHM_FASTBOX=0 TIMEOUT
 # vnic_cpu_needed, which decides whether a spinning wait yields: a rank queued behind
 # this one (waiting, computing, asleep), and ranks on CPUs of their own.
 fmpl_test(vnic_cpu vnic_cpu.c RANKS 1 2 3 TIMEOUT 60 LAUNCH --bind-to none) # (it pins itself)
+# Where vnic_open leaves a rank: fmplrun binds (the library keeps it), or nobody does;
+# under Hydra in tests/launch.cmake.
+fmpl_test(vnic_placement vnic_placement.c RANKS 1 2 3 ARGS launcher)
+fmpl_test(vnic_placement_none vnic_placement.c RANKS 2 3 ARGS none LAUNCH --bind-to none)
