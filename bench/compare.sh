@@ -21,14 +21,21 @@
 #        and allreduce (MPI_Bcast_init / MPI_Allreduce_init, then MPI_Start + MPI_Wait; a
 #        library without them reports "missing", shown as such);
 #      - mpi_hello at 16 ranks (peak RSS).
+# After the rounds, once per run (not per round): bench/robust.sh, many separate jobs of
+# mpi_robust per library, idle and under background load (bench/load.c), reporting the
+# slowest and the median job instead of a best-of figure (its ROBUST_* variables apply;
+# COMPARE_ROBUST=0 skips it).
 # The peers' ping-pong figures in the native table come from the same mpi_pingpong runs.
 # Each program reports medians of its own repetitions; the tables show the median over
 # the rounds and the ratios ours/MPICH and ours/Open MPI, then persistent / blocking
 # collectives per library, then every point of the MPI sweep and every collective where
-# ours is more than COMPARE_WORSE (default 1.25) times worse than the faster peer.
+# ours is more than COMPARE_WORSE (default 1.25) times worse than the faster peer, then
+# robust.sh's tables. The report starts with the machine: date, CPU count and model,
+# kernel, library versions, load average.
 # Output in bench/out/: compare-<time>.csv (every row of every round), -summary.csv (the
 # medians), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
-# -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png.
+# -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png;
+# robust.sh's rows and tables in -robust.csv and -robust.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 report_only=
@@ -37,6 +44,7 @@ if [ "${1:-}" = "--report" ]; then
 fi
 build=${1:-build}
 reps=${COMPARE_REPS:-3}
+robust=${COMPARE_ROBUST:-1}
 worse=${COMPARE_WORSE:-1.25}
 bin=$build/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -84,10 +92,10 @@ measure() {
     # 2. Build (re-configure so a newly installed mpicc is found).
     [ -f "$build/CMakeCache.txt" ] && cmake "$build" >/dev/null
     make --no-print-directory build BUILD="$build"
-    for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello; do
+    for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_hello mpi_match; do
+    for p in mpi_pingpong mpi_coll mpi_hello mpi_match mpi_robust; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -101,7 +109,9 @@ measure() {
     machine=bench/out/compare-$stamp-machine.txt
     {
         echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $reps rounds; $(nproc) CPUs" \
-            "($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)), kernel $(uname -r)"
+            "($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)," \
+            "family $(lscpu 2>/dev/null | sed -n 's/^CPU family: *//p' | head -n 1)," \
+            "model $(lscpu 2>/dev/null | sed -n 's/^Model: *//p' | head -n 1)), kernel $(uname -r)"
         echo "# $("$bin/fmpl-info" | head -n 1); MPICH" \
             "$(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -n 1);" \
             "$(mpirun.openmpi --version | head -n 1)"
@@ -157,6 +167,15 @@ measure() {
         done
         order=("${order[@]:1}" "${order[0]}") # the next round starts with the next library
     done
+    # Robustness: once per run, after the rounds (a few minutes of its own).
+    if [ "$robust" != 0 ]; then
+        echo "  robustness: bench/robust.sh ($((SECONDS - start)) s)"
+        # its progress here; its tables go into the report (they start at "# robust:")
+        if ! ROBUST_OUT=bench/out/compare-$stamp-robust bench/robust.sh "$build" |
+            awk '/^# robust:/ { quiet = 1 } !quiet { print "  " $0 }'; then
+            echo "compare: bench/robust.sh failed: no robustness tables" >&2
+        fi
+    fi
     echo "# load average at the end: $(cut -d ' ' -f 1-3 /proc/loadavg);" \
         "measured in $((SECONDS - start)) s" >>"$machine"
     echo "compare: measured in $((SECONDS - start)) s"
@@ -197,7 +216,11 @@ END { for (rk in s) { split(rk, a, "|"); sub(/^[^|]*\|/, "", rk); print rk "," s
 
 rm -f "$out-plot.dat" "$out-mpi-plot.dat"
 {
-[ -f "$out-machine.txt" ] && cat "$out-machine.txt"
+if [ -f "$out-machine.txt" ]; then
+    cat "$out-machine.txt"
+else
+    echo "# no record of the machine ($out-machine.txt is missing): CPU model, load and versions unknown"
+fi
 awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
     -v mpiplot="$out-mpi-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" '
 { v[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7
@@ -367,11 +390,18 @@ END {
     if (list != "") { printf "  collectives: %s\n", list; any = 1 }
     if (!any) print "  none"
 }' "$sum"
+if [ -f "$out-robust.txt" ]; then
+    echo
+    echo "== robustness (bench/robust.sh, once per run): separate jobs of mpi_robust per library," \
+        "idle and under background load; the slowest and the median job, no best-of"
+    cat "$out-robust.txt"
+fi
 } >"$out.txt"
 cat "$out.txt"
 echo
 echo "ratios = ours / peer: below 1 is better for us for latency, time and memory; above 1 for bandwidth"
 echo "raw rows: $raw; medians: $sum; tables: $out.txt"
+[ ! -f "$out-robust.csv" ] || echo "robustness rows: $out-robust.csv"
 
 # 4. Plots.
 if ! command -v gnuplot >/dev/null; then

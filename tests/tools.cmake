@@ -59,6 +59,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
   add_test(NAME tools_bench_hello
            COMMAND ${TOOLS_EXPECT} "^fmpl,rss,malloc,2,0,peak_rss_kib,[0-9]+$" -- ${_run} -n 2
                    $<TARGET_FILE:fmpl_hello>)
+  # mpi_robust (bench/robust.sh's job), our build, tiny: the rows it prints, not the figures.
+  add_test(NAME tools_bench_robust
+           COMMAND ${TOOLS_EXPECT} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/tools_robust.sh
+                   ${FMPLRUN} ${CMAKE_BINARY_DIR}/bin/mpi_robust.fmpl 3 200)
 endif()
 
 get_property(_tools_tests DIRECTORY PROPERTY TESTS)
