@@ -20,7 +20,14 @@
 #        at 8 B, 8 KiB, 1 MiB (per-rank block for allgather and alltoall); persistent bcast
 #        and allreduce (MPI_Bcast_init / MPI_Allreduce_init, then MPI_Start + MPI_Wait; a
 #        library without them reports "missing", shown as such);
-#      - mpi_hello at 16 ranks (peak RSS).
+#      - mpi_hello at 16 ranks (peak RSS);
+#      - the application proxies (bench/apps/) at 2 and 4 ranks, default sizes:
+#        app_wavefront (2-D pipelined sweep, one-double messages), app_halo2d and
+#        app_halo3d (Jacobi halo exchanges on Cartesian grids, derived datatypes),
+#        app_transpose (MPI_Alltoall), app_bucketsort (Alltoall + Alltoallv),
+#        app_particles (Sendrecv ghosts and migration, an Allreduce per step): each
+#        reports a rate (higher is better) and a checksum that must agree between the
+#        libraries.
 # After the rounds, once per run (not per round): bench/robust.sh, many separate jobs of
 # mpi_robust per library, idle and under background load (bench/load.c), reporting the
 # slowest and the median job instead of a best-of figure (its ROBUST_* variables apply;
@@ -28,14 +35,16 @@
 # The peers' ping-pong figures in the native table come from the same mpi_pingpong runs.
 # Each program reports medians of its own repetitions; the tables show the median over
 # the rounds and the ratios ours/MPICH and ours/Open MPI, then persistent / blocking
-# collectives per library, then every point of the MPI sweep and every collective where
+# collectives per library, the application proxies' rates (and whether their checksums
+# agree), then every point of the MPI sweep, every collective and every proxy where
 # ours is more than COMPARE_WORSE (default 1.25) times worse than the faster peer, then
 # robust.sh's tables. The report starts with the machine: date, CPU count and model,
 # kernel, library versions, load average.
 # Output in bench/out/: compare-<time>.csv (every row of every round), -summary.csv (the
 # medians), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
-# -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png;
-# robust.sh's rows and tables in -robust.csv and -robust.txt.
+# -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png,
+# -apps-ratios.png (the proxies); robust.sh's rows and tables in -robust.csv and
+# -robust.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 report_only=
@@ -85,6 +94,9 @@ default_sizes() {
     echo "$out"
 }
 
+# The application proxies (bench/apps/), run at 2 and 4 ranks in every round.
+apps=(app_wavefront app_halo2d app_halo3d app_transpose app_bucketsort app_particles)
+
 measure() {
     # 1. The peers and gnuplot.
     install_missing
@@ -95,7 +107,7 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_hello mpi_match mpi_robust; do
+    for p in mpi_pingpong mpi_coll mpi_hello mpi_match mpi_robust "${apps[@]}"; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -144,7 +156,8 @@ measure() {
     local sweep=(--csv "--sizes=$sizes" --reps=5)
     local order=(fmpl mpich openmpi)
     echo "compare: $reps rounds, each: native ping-pong, collectives and RSS; MPI (ours, MPICH,"
-    echo "  Open MPI) ping-pong/stream/bibw at sizes $sizes, sub-matrix, matching, collectives, RSS"
+    echo "  Open MPI) ping-pong/stream/bibw at sizes $sizes, sub-matrix, matching, collectives, RSS,"
+    echo "  application proxies"
     for round in $(seq 1 "$reps"); do
         echo "  round $round/$reps ($((SECONDS - start)) s)"
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" | rows
@@ -164,6 +177,13 @@ measure() {
         fmpl 16 "$bin/fmpl_hello" | rows
         for who in "${order[@]}"; do
             mpi "$who" 16 mpi_hello
+        done
+        for app in "${apps[@]}"; do
+            for np in 2 4; do
+                for who in "${order[@]}"; do
+                    mpi "$who" $np "$app" --csv
+                done
+            done
         done
         order=("${order[@]:1}" "${order[0]}") # the next round starts with the next library
     done
@@ -203,18 +223,19 @@ awk -F, 'NR > 1 {
 END { for (rk in s) { split(rk, a, "|"); sub(/^[^|]*\|/, "", rk); print rk "," s[a[1] "|" rk] / c[a[1] "|" rk] } }' "$raw" |
     sort -t, -k1,1 -k2,2g |
     awk -F, '
-    # Median of the numbers; a key that only ever had "missing" (a library without that
-    # operation, e.g. persistent collectives) stays "missing".
+    # Median of the numbers (the same value in every round, such as a checksum, stays as
+    # written); a key that only ever had "missing" (a library without that operation,
+    # e.g. persistent collectives) stays "missing".
     function flush() {
-        if (n) { m = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2; print key "," m }
+        if (n) { m = same ? x[1] : n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2; print key "," m }
         else if (miss) print key ",missing"
     }
-    $1 != key { flush(); key = $1; n = 0; miss = 0 }
+    $1 != key { flush(); key = $1; n = 0; miss = 0; same = 1 }
     $2 == "missing" { miss = 1; next }
-    { x[++n] = $2 }
+    { x[++n] = $2; if ($2 != x[1]) same = 0 }
     END { flush() }' | tr '|' ',' | sort >"$sum"
 
-rm -f "$out-plot.dat" "$out-mpi-plot.dat"
+rm -f "$out-plot.dat" "$out-mpi-plot.dat" "$out-apps-plot.dat"
 {
 if [ -f "$out-machine.txt" ]; then
     cat "$out-machine.txt"
@@ -222,11 +243,12 @@ else
     echo "# no record of the machine ($out-machine.txt is missing): CPU model, load and versions unknown"
 fi
 awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
-    -v mpiplot="$out-mpi-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" '
+    -v mpiplot="$out-mpi-plot.dat" -v appplot="$out-apps-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" '
 { v[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7
   if ($1 == "fmpl-mpi" || $1 == "mpich" || $1 == "openmpi") {
       if ($2 == "pingpong" || $2 == "stream" || $2 == "bibw") sizes[$5 + 0] = 1
       if ($2 ~ /^submatrix_n[0-9]+_z[0-9]+$/) sub_cases[$2 "|" $5] = 1
+      if ($6 == "rate") appsize[$2 "|" $4] = $5 # an application proxy: its problem size
   }
 }
 # A value: a number, "missing" (the library lacks the operation) or "" (not measured).
@@ -247,6 +269,7 @@ function row(label, us, kours, kpeer, better, plotfile) {
 }
 function pp(label, kours, kpeer, better) { row(label, "fmpl", kours, kpeer, better, plotdata) }
 function mp(label, k, better) { row(label, "fmpl-mpi", k, k, better, mpiplot) }
+function ap(label, k, better) { row(label, "fmpl-mpi", k, k, better, appplot) }
 # Sorts keys[1..n] numerically (insertion sort; n is small).
 function nsort(keys, n,    i, j, t) {
     for (i = 2; i <= n; i++) { t = keys[i]; for (j = i - 1; j >= 1 && keys[j] + 0 > t + 0; j--) keys[j + 1] = keys[j]; keys[j + 1] = t }
@@ -352,6 +375,28 @@ END {
             }
     }
 
+    # The application proxies: rates (higher is better), and the checksums compared.
+    print ""
+    print "== Application proxies (bench/apps/app_*: the same source built three times; default sizes; rate, higher is better)"
+    hdr("FMPL-MPI")
+    split("wavefront halo2d halo3d transpose bucketsort particles", apn, " ")
+    split("Mcells/s|Mcells/s|Mcells/s|GB/s|Mkeys/s|Mparticle-steps/s", apu, "|")
+    na = 0; cklist = "" # proxy rows, for the "worse" list: ak[] keys, al[] labels
+    for (ai = 1; ai <= 6; ai++)
+        for (np = 2; np <= 4; np += 2) {
+            if (!((apn[ai] "|" np) in appsize)) continue
+            t = np > ncpu ? "*" : ""
+            k = apn[ai] "|malloc|" np "|" appsize[apn[ai] "|" np]
+            ap(apn[ai] ", " np " ranks" t " [" apu[ai] "]", k "|rate", "higher")
+            ak[++na] = k "|rate"; al[na] = apn[ai] ", " np " ranks" t
+            c1 = get("fmpl-mpi", k "|checksum"); c2 = get("mpich", k "|checksum"); c3 = get("openmpi", k "|checksum")
+            if (c1 != "" && ((c2 != "" && c2 != c1) || (c3 != "" && c3 != c1)))
+                cklist = cklist sprintf("\n  %s, %d ranks: FMPL-MPI %s, MPICH %s, Open MPI %s", apn[ai], np, c1, c2 == "" ? "-" : c2, c3 == "" ? "-" : c3)
+        }
+    if (na == 0) print "(no application proxy rows)"
+    else if (cklist == "") print "checksums: the same with the three libraries at each rank count"
+    else print "CHECKSUMS DIFFER between the libraries (the proxies compute the same thing with any MPI):" cklist
+
     # The whole MPI sweep: the plot data, and where ours is behind the faster peer.
     n = 0
     for (s in sizes) keys[++n] = s
@@ -365,7 +410,7 @@ END {
         }
         print line > sweepdat
     }
-    printf "\nFMPL-MPI more than %gx worse than the faster peer (full MPI sweep and collectives; factor, faster peer):\n", worse
+    printf "\nFMPL-MPI more than %gx worse than the faster peer (full MPI sweep, collectives, proxies; factor, faster peer):\n", worse
     any = 0
     for (j = 1; j <= 4; j++) {
         if (j == 2) continue # ping-pong bandwidth is the latency again
@@ -388,6 +433,12 @@ END {
         if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", cl[i], f, faster(ck[i], 1))
     }
     if (list != "") { printf "  collectives: %s\n", list; any = 1 }
+    list = ""
+    for (i = 1; i <= na; i++) {
+        f = slowdown(ak[i], 0)
+        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", al[i], f, faster(ak[i], 0))
+    }
+    if (list != "") { printf "  application proxies: %s\n", list; any = 1 }
     if (!any) print "  none"
 }' "$sum"
 if [ -f "$out-robust.txt" ]; then
@@ -399,7 +450,7 @@ fi
 } >"$out.txt"
 cat "$out.txt"
 echo
-echo "ratios = ours / peer: below 1 is better for us for latency, time and memory; above 1 for bandwidth"
+echo "ratios = ours / peer: below 1 is better for us for latency, time and memory; above 1 for bandwidth and rates"
 echo "raw rows: $raw; medians: $sum; tables: $out.txt"
 [ ! -f "$out-robust.csv" ] || echo "robustness rows: $out-robust.csv"
 
@@ -480,11 +531,13 @@ unset multiplot
 GP
         plots+=("$out-submatrix.png")
     fi
-    for kind in native mpi; do
+    for kind in native mpi apps; do
         if [ $kind = native ]; then
             dat=$out-plot.dat png=$out.png who=FMPL size=$wide
-        else
+        elif [ $kind = mpi ]; then
             dat=$out-mpi-plot.dat png=$out-mpi-ratios.png who=FMPL-MPI size=$widest
+        else
+            dat=$out-apps-plot.dat png=$out-apps-ratios.png who=FMPL-MPI size=$term
         fi
         [ -s "$dat" ] || continue
         gnuplot <<GP
@@ -497,7 +550,7 @@ set style fill solid 0.8
 set logscale y
 set grid ytics
 set title "$who / peer, medians over rounds"
-set ylabel "$who / peer (time: <1 better; bandwidth: >1 better)"
+set ylabel "$who / peer (time: <1 better; bandwidth, rate: >1 better)"
 set xtics rotate by -40 font ",8"
 set bmargin 12
 set rmargin 14
