@@ -219,6 +219,8 @@ struct vnic {
     int defer_keep;
     uint64_t defer_epoch;
     uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
+    /* cold, last: vnic_info()->shm_paths (SHM_TUNE_WHY and the paths) */
+    char shm_paths[1088];
 };
 
 /* Runs the notify handler of n->chan (called by transports at the target); without
