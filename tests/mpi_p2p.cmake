@@ -3,15 +3,18 @@
 fmpl_test(mpi_p2p mpi_p2p.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_p2p_rndv mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 120)
 fmpl_test(mpi_p2p_nocma mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 120)
-# Rendezvous reads: by default through the two-core pipeline; here small reads by CMA
-# and large ones through small bounce chunks, then a target that is given no time (every
-# blocking get is taken over by CMA at once, the target still filling the abandoned
-# chunks), and CMA alone.
-fmpl_test(mpi_p2p_getmixed mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0
+# Rendezvous reads: by default the path measured for the host (src/vnic/shm_tune.c);
+# here through the two-core pipeline with small reads by CMA and large ones through
+# small bounce chunks, then a target that is given no time (every blocking get is taken
+# over by CMA at once, the target still filling the abandoned chunks), CMA alone, and
+# shared gets of every size in tiny pieces (reader and owner racing for them).
+fmpl_test(mpi_p2p_getmixed mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 FMPL_SHM_GET_PATH=pipeline
           FMPL_SHM_GET_PIPELINE_MIN=65536 FMPL_SHM_BOUNCE_CHUNK=4096 TIMEOUT 120)
-fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_STALL_US=0
+fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_STALL_US=0 FMPL_SHM_PIPELINE=1
           TIMEOUT 120)
 fmpl_test(mpi_p2p_cmaonly mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 120)
+fmpl_test(mpi_p2p_shared mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 FMPL_SHM_GET_PATH=shared
+          FMPL_SHM_SHARED_MIN=0 FMPL_SHM_SHARED_PIECE=4096 TIMEOUT 120)
 # Thousands of posted and unexpected messages (the matching tables grow under load).
 fmpl_test(mpi_p2p_match mpi_p2p_match.c RANKS 1 2 3 4 7 TIMEOUT 120)
 # MPI_Isendrecv(_replace): ring exchanges, derived types, PROC_NULL, completion, cancel.

@@ -1,5 +1,6 @@
 /* fmpl-info — what this FMPL installation is and how it is configured: the version,
- * the transports the software NIC activates here and whether CMA works, the limits
+ * the transports the software NIC activates here, whether CMA works and which path large
+ * transfers between ranks of a host take (measured, cached or set, and why), the limits
  * in force and every setting the library reads from the environment.
  *
  * It runs fmpl_init, so every layer reads and records its settings, asks the vnic
@@ -21,6 +22,7 @@
 typedef struct info {
     int have_vnic; /* the vnic opened: the fields below are valid */
     char transports[128];
+    char shm_paths[1088]; /* paths of large local transfers and why */
     int cma;
     size_t inline_max, heap_size;
     int oversubscribed;
@@ -120,6 +122,7 @@ static void probe(info_t *in, int *argc, char ***argv)
     snprintf(in->transports, sizeof in->transports, "%s",
              vi->transports ? vi->transports : "(none)");
     in->cma = vi->cma;
+    snprintf(in->shm_paths, sizeof in->shm_paths, "%s", vi->shm_paths ? vi->shm_paths : "?");
     in->inline_max = vi->inline_max;
     in->heap_size = vi->heap_size;
     in->oversubscribed = vi->oversubscribed;
@@ -136,13 +139,8 @@ static void probe(info_t *in, int *argc, char ***argv)
 
 static const char *cma_text(const info_t *in)
 {
-    if (in->cma) {
-        const base_setting_t *p = setting("FMPL_SHM_PIPELINE");
-        if (p && strcmp(p->value, "0") == 0)
-            return "yes (large puts single-copy with process_vm_writev: FMPL_SHM_PIPELINE=0)";
-        return "yes (large puts go through the two-core pipeline, process_vm_writev when the "
-               "target stalls; gets use process_vm_readv)";
-    }
+    if (in->cma)
+        return "yes (process_vm_readv/writev; which large transfers use it: next line)";
     const base_setting_t *s = setting("FMPL_SHM_CMA");
     if (s && s->from_env && strcmp(s->value, "0") == 0)
         return "no, disabled by FMPL_SHM_CMA=0 (pipelined bounce buffer)";
@@ -202,6 +200,7 @@ static void print_all(const info_t *in)
     if (in->have_vnic) {
         printf("  %-28s %s\n", "active", in->transports);
         printf("  %-28s %s\n", "CMA (cross-memory attach)", cma_text(in));
+        printf("  %-28s %s\n", "large transfers on a host", in->shm_paths);
     } else {
         printf("  %-28s %s\n", "active", "unknown: the software NIC did not open");
     }

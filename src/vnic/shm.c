@@ -43,7 +43,9 @@
  *     through the initiator's bounce chunks: PUT copies each chunk into a free chunk and
  *     sends a cell, the target copies out and frees it (post returns once every chunk
  *     is staged); GET requests chunks that the target fills, completed asynchronously
- *     by the initiator's progress (lcntr);
+ *     by the initiator's progress (lcntr); a blocking GET may also be SHARED: initiator
+ *     and target copy pieces with CMA at once (shm_get_shared). Which of these large
+ *     transfers take is the host's choice, measured or cached (shm_tune.h, shm_tune.c);
  *   - atomics on private memory: a cell executed by the target, the old value returned
  *     into one of the initiator's reply lines (completion through lcntr);
  *   - SEND (active message, <= am_max = the inline limit): an AM message whose payload
@@ -83,6 +85,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "vnic/shm_tune.h"
 #include "vnic/vnic_impl.h"
 
 #define SHM_MAGIC 0x314d48534c504d46ull /* "FMPLSHM1" */
@@ -101,7 +105,7 @@
 #define SHM_HEADER_SIZE 4096
 #define SHM_PAGE 4096
 
-enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET, SHM_AM };
+enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET, SHM_AM, SHM_SGET };
 
 typedef struct shm_cell {
     uint32_t seq; /* ticket + 1 of the message's first cell, stored last (release) */
@@ -148,6 +152,16 @@ typedef struct shm_line64 {
     uint64_t value;
 } BASE_ALIGNED shm_line64_t;
 
+/* SHARED GET (see shm_get_shared): the initiator's line that both sides take pieces
+ * from. claim = seq << 32 | pieces handed out; a piece is taken by a compare-and-swap
+ * that also checks the seq, so a target answering late (the initiator finished alone
+ * and started another get) takes nothing. */
+typedef struct shm_share {
+    uint64_t claim;
+    uint64_t done;  /* bytes the target has copied (release after each piece) */
+    int32_t status; /* the target's error, stored before its last done */
+} BASE_ALIGNED shm_share_t;
+
 /* A completion line written by a target for one of this rank's requests. */
 typedef struct shm_reply {
     uint32_t seq;
@@ -161,15 +175,17 @@ typedef struct shm_layout {
     uint32_t cells, nbounce, ncntr, nregions;
     uint64_t chunk, inline_max, heap_size;
     uint64_t off_ctrl, off_wake, off_sendcnt, off_recvcnt, off_fbox, off_cells, off_reply,
-        off_bstate, off_bdata, off_cntr, off_regions, off_heap, area_size, seg_size;
+        off_bstate, off_bdata, off_cntr, off_regions, off_share, off_heap, area_size, seg_size;
 } shm_layout_t;
 
 typedef struct shm_header {
     uint64_t magic;
     uint32_t nlocal, pad;
     shm_layout_t lay;
-    BASE_ALIGNED uint64_t closing; /* ranks that entered vnic_close */
+    BASE_ALIGNED uint64_t closing;     /* ranks that entered vnic_close */
+    BASE_ALIGNED shm_tune_area_t tune; /* the host's choice of paths (shm_tune.c) */
 } shm_header_t;
+_Static_assert(sizeof(shm_header_t) <= SHM_HEADER_SIZE, "the header fits its page");
 
 /* FASTBOX (see the design comment): one line per pair of local ranks, in the area
  * of the lower one; half h[0] is written by the lower rank, h[1] by the higher. */
@@ -248,7 +264,7 @@ typedef struct shm {
     uint32_t K, kmask;
     size_t inline_max;
     int cma;
-    int pipeline;        /* FMPL_SHM_PIPELINE: large puts through bounce chunks first */
+    int share_busy;      /* my share line serves a get (a nested one uses CMA alone) */
     int64_t stall_ns;    /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
     size_t get_pipe_min; /* FMPL_SHM_GET_PIPELINE_MIN: smallest pipelined blocking GET */
     int32_t *local_of;   /* world rank -> local index, -1 elsewhere */
@@ -275,6 +291,12 @@ typedef struct shm {
     char *am_buf;    /* [am_max]: copy of a wrapped payload at depth 0 */
     size_t am_max;
     char name[128];
+    /* Large transfers only, after the fields of the small-message path (whose layout
+     * the latency was measured with). */
+    shm_paths_t paths;  /* large puts and gets (shm_tune.h), set by vnic_shm_tune */
+    size_t share_piece; /* FMPL_SHM_SHARED_PIECE: largest piece of a shared get */
+    size_t share_min;   /* FMPL_SHM_SHARED_MIN: smallest shared get */
+    uint32_t share_seq; /* seq of my last shared get */
 } shm_t;
 
 /* ------------------------------------------------------------ addressing */
@@ -318,6 +340,10 @@ static inline const vnic_region_t *shm_regions_of(const shm_t *s, char *area)
 static inline shm_ctrl_t *shm_ctrl_of(const shm_t *s, char *area)
 {
     return (shm_ctrl_t *)(area + s->lay.off_ctrl);
+}
+static inline shm_share_t *shm_share_of(const shm_t *s, char *area)
+{
+    return (shm_share_t *)(area + s->lay.off_share);
 }
 
 /* Wakes the owner of area if it sleeps. The caller has made its delivery visible and
@@ -656,6 +682,127 @@ static int shm_cma(shm_peer_t *p, int write, vnic_lcur_t *lc, uint64_t raddr, si
         len -= got;
     }
     return FMPL_SUCCESS;
+}
+
+/* Moves len bytes between my address local and the peer's raddr. */
+static int shm_cma_range(shm_peer_t *p, int write, void *local, uint64_t raddr, size_t len)
+{
+    struct iovec one = {local, len};
+    vnic_lcur_t lc = {.iov = &one, .cnt = 1};
+    return shm_cma(p, write, &lc, raddr, len);
+}
+
+/* ------------------------------------------------------------ shared get */
+
+/* Takes the next piece of get seq from share line sh: returns its length (0 when none is
+ * left, or when the line has moved on to another get) and its offset in *at. */
+static size_t shm_share_take(shm_share_t *sh, uint32_t seq, uint64_t total, uint64_t piece,
+                             uint64_t *at)
+{
+    uint64_t w = __atomic_load_n(&sh->claim, __ATOMIC_ACQUIRE);
+    for (;;) {
+        uint64_t pos = (w & 0xffffffffu) * piece;
+        if ((uint32_t)(w >> 32) != seq || pos >= total)
+            return 0;
+        if (__atomic_compare_exchange_n(&sh->claim, &w, w + 1, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            *at = pos;
+            return (size_t)BASE_MIN(piece, total - pos);
+        }
+    }
+}
+
+/* 1 while get seq has pieces left to take. */
+static int shm_share_open(shm_share_t *sh, uint32_t seq, uint64_t total, uint64_t piece)
+{
+    uint64_t w = __atomic_load_n(&sh->claim, __ATOMIC_ACQUIRE);
+    return (uint32_t)(w >> 32) == seq && (w & 0xffffffffu) * piece < total;
+}
+
+/* Target side of a shared get (cell h from src): writes the pieces it takes straight
+ * into the initiator's buffer (h.imm) with process_vm_writev. Pieces it cannot copy
+ * (a region gone since the initiator checked it) still count as done, with the error. */
+static void shm_share_serve(shm_t *s, shm_peer_t *src, const shm_cell_t *h, int ok,
+                            const vnic_region_t *r)
+{
+    shm_share_t *sh = shm_share_of(s, src->area);
+    uint64_t piece = h->u.bounce.slot, at;
+    size_t k;
+    while ((k = shm_share_take(sh, h->u.bounce.slotseq, h->len, piece, &at))) {
+        int rc =
+            ok ? shm_cma_range(src, 1, (char *)(uintptr_t)r->base + h->off + at, h->imm + at, k)
+               : FMPL_ERR_KEY;
+        if (rc)
+            __atomic_store_n(&sh->status, rc, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&sh->done, k, __ATOMIC_RELEASE);
+    }
+}
+
+/* A blocking get of one contiguous range, shared with the target (SHARED in shm_tune.h):
+ * this rank reads pieces with process_vm_readv while the target, told by a cell, writes
+ * others with process_vm_writev; whoever is free takes the next piece. Each byte is
+ * copied once, and two cores copy at once; a target that is busy elsewhere just leaves
+ * every piece to this rank (no stall to wait out, unlike the pipeline). This rank does
+ * not progress meanwhile: it waits for nothing but the target's piece in hand, which
+ * needs nothing from it; so the share line serves one get at a time. */
+static int shm_get_shared(shm_t *s, shm_peer_t *p, const vnic_op_t *op, char *dst, uint64_t raddr,
+                          uint64_t off, size_t total)
+{
+    if (s->fb_acks_due) /* the reads below do not progress */
+        shm_fb_publish_acks(s);
+    shm_share_t *sh = shm_share_of(s, s->area);
+    uint32_t seq = ++s->share_seq;
+    if (seq == 0)
+        seq = ++s->share_seq;
+    /* Halves up to share_piece: few system calls (each pins its pages anew), yet a late
+     * target still finds work (measured on the Xeon guest: 256 KiB pieces beat 128 KiB by
+     * 10-30% from 1 MiB on, and a 256 KiB get is best cut in two). */
+    uint64_t piece = BASE_MIN((uint64_t)s->share_piece,
+                              BASE_ALIGN_UP(((uint64_t)total + 1) / 2, (uint64_t)SHM_PAGE));
+    s->share_busy = 1;
+    __atomic_store_n(&sh->done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sh->status, FMPL_SUCCESS, __ATOMIC_RELAXED);
+    __atomic_store_n(&sh->claim, (uint64_t)seq << 32, __ATOMIC_RELEASE);
+    shm_cell_t h;
+    memset(&h, 0, sizeof h);
+    h.type = SHM_SGET;
+    h.src = (uint32_t)s->rank;
+    h.key = op->remote.key;
+    h.off = off;
+    h.len = (uint32_t)total;
+    h.imm = (uint64_t)(uintptr_t)dst;
+    h.u.bounce.slot = (uint32_t)piece;
+    h.u.bounce.slotseq = seq;
+    shm_send(s, p, &h, NULL);
+    size_t mine = 0, k;
+    uint64_t at;
+    int rc = FMPL_SUCCESS;
+    while ((k = shm_share_take(sh, seq, total, piece, &at))) {
+        if (rc == FMPL_SUCCESS)
+            rc = shm_cma_range(p, 0, dst + at, raddr + at, k);
+        mine += k;
+    }
+    /* The target's pieces in hand: one copy each. After a while, yield if it is queued
+     * on this CPU (vnic_cpu_needed); check that it lives now and then (it would never
+     * finish otherwise). */
+    uint64_t need = total - mine;
+    for (uint64_t polls = 1; __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) != need; polls++) {
+        base_cpu_relax();
+        if (polls < 4096 || polls % 64 != 0)
+            continue;
+        if (vnic_cpu_needed(s->v))
+            sched_yield();
+        if (polls % 65536 == 0 && kill(p->pid, 0) != 0 && errno == ESRCH) {
+            rc = FMPL_ERR_PEER;
+            break;
+        }
+    }
+    vnic_cpu_release(s->v);
+    if (rc == FMPL_SUCCESS)
+        rc = __atomic_load_n(&sh->status, __ATOMIC_RELAXED);
+    s->share_busy = 0;
+    vnic_cntr_complete(op->lcntr, rc);
+    return rc;
 }
 
 /* ------------------------------------------------------------ slots */
@@ -1049,6 +1196,22 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
             h.flags = 0;
         break;
     }
+    case SHM_SGET: {
+        shm_peer_t *src = shm_src_peer(s, h.src);
+        if (!src || src == s->self || h.u.bounce.slot < SHM_PAGE)
+            base_fatal("vnic/shm: corrupt shared get from rank %u", h.src);
+        /* A late request (the initiator took every piece) is dropped unchecked: its
+         * region may be gone by now. */
+        if (shm_share_open(shm_share_of(s, src->area), h.u.bounce.slotseq, h.len,
+                           h.u.bounce.slot)) {
+            int ok = shm_check_region(s, h.key, h.off, h.len, VNIC_ACC_REMOTE_READ, &r);
+            if (!ok)
+                shm_refused(s, &h, "shared get");
+            shm_share_serve(s, src, &h, ok, &r);
+        }
+        h.flags = 0;
+        break;
+    }
     default: base_fatal("vnic/shm: corrupt inbox cell (type %u) from rank %u", h.type, h.src);
     }
     /* Release the cells: continuation cells get a stale seq (their payload might
@@ -1173,7 +1336,7 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
     size_t chunk = s->lay.chunk;
     int i = 0;
     uint64_t pos = 0;
-    if (s->pipeline) {
+    if (s->paths.put_pipeline || !s->cma) {
         for (; i < nseg; i++, pos = 0) {
             for (; pos < seg[i].len;) {
                 if (s->cma && s->bounce_busy == (int)s->lay.nbounce &&
@@ -1271,11 +1434,17 @@ static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
         vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }
-    /* A blocking GET of one remote segment from `get_pipe_min` bytes on goes through
-     * the pipeline (the target fills chunks while this rank copies out: two cores copy,
-     * about 3x CMA here); a target that stops answering for stall_ns leaves the rest to
-     * CMA. Other GETs use CMA when it works. */
-    int piped = s->pipeline && !op->lcntr && nseg == 1 && total >= s->get_pipe_min;
+    /* A blocking GET of one remote segment takes the host's get path (shm_tune.h):
+     * SHARED from `share_min` bytes on into a contiguous buffer; PIPELINE from
+     * `get_pipe_min` bytes on (the target fills chunks while this rank copies out; a
+     * target that stops answering for stall_ns leaves the rest to CMA). Other GETs use
+     * CMA when it works. */
+    int blocking = !op->lcntr && nseg == 1;
+    if (s->paths.get == SHM_GET_SHARED && s->cma && blocking && !s->share_busy &&
+        op->local.kind == VNIC_DESC_CONTIG && total >= s->share_min && total <= UINT32_MAX)
+        return shm_get_shared(s, p, op, op->local.u.contig.addr, r->base + seg[0].off, seg[0].off,
+                              total);
+    int piped = s->paths.get == SHM_GET_PIPELINE && blocking && total >= s->get_pipe_min;
     if (s->cma && !piped) {
         int rc = FMPL_SUCCESS;
         for (int i = 0; i < nseg && !rc; i++)
@@ -1618,6 +1787,52 @@ static void shm_cpu_release(vnic_transport_t *tr)
     __atomic_store_n(&shm_ctrl_of(s, s->area)->presence.waiting, 0, __ATOMIC_RELAXED);
 }
 
+/* ------------------------------------------------------------ tuning (shm_tune.h) */
+
+shm_tune_area_t *vnic_shm_tune_area(vnic_transport_t *tr)
+{
+    return &((shm_t *)tr)->hdr->tune;
+}
+
+int vnic_shm_local_index(vnic_transport_t *tr)
+{
+    return ((shm_t *)tr)->me;
+}
+
+int vnic_shm_cma(vnic_transport_t *tr)
+{
+    return ((shm_t *)tr)->cma;
+}
+
+void vnic_shm_paths(vnic_transport_t *tr, shm_paths_t *out)
+{
+    *out = ((shm_t *)tr)->paths;
+}
+
+void vnic_shm_set_paths(vnic_transport_t *tr, const shm_paths_t *paths)
+{
+    shm_t *s = (shm_t *)tr;
+    s->paths = *paths;
+    if (!s->cma) /* without CMA only the pipeline moves data */
+        s->paths.get = SHM_GET_PIPELINE, s->paths.put_pipeline = 1;
+}
+
+int vnic_shm_consumed(vnic_transport_t *tr, int world)
+{
+    shm_t *s = (shm_t *)tr;
+    shm_peer_t *p = &s->peers[s->local_of[world]];
+    return __atomic_load_n(shm_recvcnt_of(s, p->area), __ATOMIC_ACQUIRE) >= p->sent_end;
+}
+
+void vnic_shm_wake_all(vnic_transport_t *tr)
+{
+    shm_t *s = (shm_t *)tr;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int i = 0; i < s->nlocal; i++)
+        if (&s->peers[i] != s->self)
+            shm_wake_area(s, s->peers[i].area);
+}
+
 static const vnic_transport_ops_t shm_ops = {
     .name = "shm",
     .post = shm_post,
@@ -1662,6 +1877,9 @@ static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce
     L->off_bdata = o, o += (uint64_t)nbounce * chunk;
     L->off_cntr = o, o += (uint64_t)ncntr * SHM_LINE;
     L->off_regions = o, o += (uint64_t)nregions * sizeof(vnic_region_t);
+    /* the share line last: the hot lines above keep their offsets */
+    o = BASE_ALIGN_UP(o, SHM_LINE);
+    L->off_share = o, o += SHM_LINE;
     o = BASE_ALIGN_UP(o, SHM_PAGE);
     L->off_heap = o, o += heap;
     L->area_size = o;
@@ -1862,8 +2080,8 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
                                 "often use a cache line shared by the pair (0: inbox only)");
     int pipeline = base_env_bool(
         "FMPL_SHM_PIPELINE", 1,
-        "large puts to private memory go through the two-core bounce pipeline while the target "
-        "drains it (0: straight single-copy CMA)");
+        "large puts (and gets) to private memory go through the two-core bounce pipeline while "
+        "the target drains it (0: single-copy CMA); unset: chosen by measurement (fmpl-info)");
     long long stall_us = base_env_int("FMPL_SHM_STALL_US", 50, 0, 10000000,
                                       "microseconds a pipelined put (get) waits for a target "
                                       "that does not drain (fill) chunks before CMA takes over");
@@ -1872,6 +2090,13 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         "smallest blocking get from private memory that goes through the two-core pipeline "
         "(the target fills bounce chunks; smaller ones, and all with FMPL_SHM_PIPELINE=0, use "
         "CMA)");
+    long long share_piece = base_env_int("FMPL_SHM_SHARED_PIECE", 256 << 10, SHM_PAGE, 1 << 30,
+                                         "largest piece of a shared get (initiator and target "
+                                         "each copy pieces with CMA; a small get is cut in two)");
+    long long share_min =
+        base_env_int("FMPL_SHM_SHARED_MIN", 64 << 10, 0, LLONG_MAX,
+                     "smallest blocking get that the target shares when the get path is "
+                     "shared (smaller ones use CMA alone)");
     long long chunk = base_env_int("FMPL_SHM_BOUNCE_CHUNK", 64 << 10, 4096, 64 << 20,
                                    "bytes per bounce-buffer chunk (the pipeline)");
     long long nbounce = base_env_int("FMPL_SHM_BOUNCE_CHUNKS", 4, 1, 64,
@@ -1966,7 +2191,12 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         return err;
     }
     s->cma = 1;
-    s->pipeline = pipeline || !cma;
+    /* Until vnic_shm_tune measures (or reads) the host's choice: the settings, else
+     * the pipeline as tuned on the AMD EPYC machines. */
+    s->paths.get = pipeline || !cma ? SHM_GET_PIPELINE : SHM_GET_CMA;
+    s->paths.put_pipeline = pipeline || !cma;
+    s->share_piece = (size_t)BASE_ALIGN_UP((size_t)share_piece, SHM_PAGE);
+    s->share_min = (size_t)share_min;
     s->stall_ns = stall_us * 1000;
     s->get_pipe_min = (size_t)get_pipe_min;
     s->fb_max = fastbox ? SHM_FB_ACTIVE_MAX : 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vnic/shm_tune.h"
 #include "vnic/udp_wire.h"
 #include "vnic/vnic_impl.h"
 
@@ -95,6 +96,9 @@ int vnic_open(boot_t *boot, vnic_t **out)
     snprintf(v->transports, sizeof v->transports, "%s%s", v->local->ops->name,
              v->remote ? (v->force_udp ? ",udp(forced)" : ",udp") : "");
     v->info.transports = v->transports;
+    /* The paths of large transfers on this host: measured or cached (every transport is
+     * up: the trial's gets progress like any other wait). */
+    vnic_shm_tune(v);
     *out = v;
     return FMPL_SUCCESS;
 }

@@ -76,6 +76,7 @@ typedef struct vnic_info {
     size_t heap_size;       /* bytes of shared heap per rank */
     int oversubscribed;     /* more ranks on this host than CPUs they may run on */
     const char *placement;  /* where this rank runs and who decided (vnic_place) */
+    const char *shm_paths;  /* paths of large local transfers, and why (shm_tune.c) */
 } vnic_info_t;
 const vnic_info_t *vnic_info(const vnic_t *v);
 

@@ -222,6 +222,8 @@ struct vnic {
     uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
     int cpu_published;      /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
     char placement[160];    /* info.placement */
+    /* cold, last: vnic_info()->shm_paths (SHM_TUNE_WHY and the paths) */
+    char shm_paths[1088];
 };
 
 /* Runs the notify handler of n->chan (called by transports at the target); without
