@@ -21,7 +21,8 @@
 #        and allreduce (MPI_Bcast_init / MPI_Allreduce_init, then MPI_Start + MPI_Wait; a
 #        library without them reports "missing", shown as such);
 #      - mpi_hello at 16 ranks (peak RSS);
-#      - the application proxies (bench/apps/) at 2 and 4 ranks, default sizes:
+#      - the application proxies (bench/apps/) at 2 and 4 ranks, in their default sizes
+#        and in strong-scaling sizes (apps_strong below):
 #        app_wavefront (2-D pipelined sweep, one-double messages), app_halo2d and
 #        app_halo3d (Jacobi halo exchanges on Cartesian grids, derived datatypes),
 #        app_transpose (MPI_Alltoall), app_bucketsort (Alltoall + Alltoallv),
@@ -94,8 +95,19 @@ default_sizes() {
     echo "$out"
 }
 
-# The application proxies (bench/apps/), run at 2 and 4 ranks in every round.
+# The application proxies (bench/apps/), run at 2 and 4 ranks in every round, each in
+# its default size (computation dominates: what any library adds is a few per cent) and
+# in a strong-scaling size (the same work split finer: 10-50% of the time in MPI, where
+# real codes run when they scale out), given here as arguments.
 apps=(app_wavefront app_halo2d app_halo3d app_transpose app_bucketsort app_particles)
+declare -A apps_strong=(
+    [app_wavefront]="--ny=256 --iters=48"
+    [app_halo2d]="--nx=128 --ny=128 --iters=4000"
+    [app_halo3d]="--nx=32 --ny=32 --nz=32 --iters=1000"
+    [app_transpose]="--n=512 --iters=40"
+    [app_bucketsort]="--keys=262144 --iters=40"
+    [app_particles]="--nx=48 --ny=32 --steps=400"
+)
 
 measure() {
     # 1. The peers and gnuplot.
@@ -182,6 +194,8 @@ measure() {
             for np in 2 4; do
                 for who in "${order[@]}"; do
                     mpi "$who" $np "$app" --csv
+                    # shellcheck disable=SC2086 # the words of the strong-scaling size
+                    mpi "$who" $np "$app" --csv ${apps_strong[$app]}
                 done
             done
         done
@@ -248,7 +262,8 @@ awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
   if ($1 == "fmpl-mpi" || $1 == "mpich" || $1 == "openmpi") {
       if ($2 == "pingpong" || $2 == "stream" || $2 == "bibw") sizes[$5 + 0] = 1
       if ($2 ~ /^submatrix_n[0-9]+_z[0-9]+$/) sub_cases[$2 "|" $5] = 1
-      if ($6 == "rate") appsize[$2 "|" $4] = $5 # an application proxy: its problem size
+      # an application proxy: its problem sizes (the default and the strong-scaling one)
+      if ($6 == "rate" && !(($2 "|" $4 "|" $5) in appseen)) { appseen[$2 "|" $4 "|" $5] = 1; appsize[$2 "|" $4] = appsize[$2 "|" $4] " " $5 }
   }
 }
 # A value: a number, "missing" (the library lacks the operation) or "" (not measured).
@@ -377,7 +392,7 @@ END {
 
     # The application proxies: rates (higher is better), and the checksums compared.
     print ""
-    print "== Application proxies (bench/apps/app_*: the same source built three times; default sizes; rate, higher is better)"
+    print "== Application proxies (bench/apps/app_*: the same source built three times; default and (strong)-scaling sizes; rate, higher is better)"
     hdr("FMPL-MPI")
     split("wavefront halo2d halo3d transpose bucketsort particles", apn, " ")
     split("Mcells/s|Mcells/s|Mcells/s|GB/s|Mkeys/s|Mparticle-steps/s", apu, "|")
@@ -386,12 +401,17 @@ END {
         for (np = 2; np <= 4; np += 2) {
             if (!((apn[ai] "|" np) in appsize)) continue
             t = np > ncpu ? "*" : ""
-            k = apn[ai] "|malloc|" np "|" appsize[apn[ai] "|" np]
-            ap(apn[ai] ", " np " ranks" t " [" apu[ai] "]", k "|rate", "higher")
-            ak[++na] = k "|rate"; al[na] = apn[ai] ", " np " ranks" t
-            c1 = get("fmpl-mpi", k "|checksum"); c2 = get("mpich", k "|checksum"); c3 = get("openmpi", k "|checksum")
-            if (c1 != "" && ((c2 != "" && c2 != c1) || (c3 != "" && c3 != c1)))
-                cklist = cklist sprintf("\n  %s, %d ranks: FMPL-MPI %s, MPICH %s, Open MPI %s", apn[ai], np, c1, c2 == "" ? "-" : c2, c3 == "" ? "-" : c3)
+            nsz = split(appsize[apn[ai] "|" np], szl, " ")
+            nsort(szl, nsz) # ascending: the default (the largest) is printed first
+            for (si = nsz; si >= 1; si--) {
+                k = apn[ai] "|malloc|" np "|" szl[si]
+                lab = apn[ai] (si == nsz ? "" : " (strong)") ", " np " ranks" t
+                ap(lab " [" apu[ai] "]", k "|rate", "higher")
+                ak[++na] = k "|rate"; al[na] = lab
+                c1 = get("fmpl-mpi", k "|checksum"); c2 = get("mpich", k "|checksum"); c3 = get("openmpi", k "|checksum")
+                if (c1 != "" && ((c2 != "" && c2 != c1) || (c3 != "" && c3 != c1)))
+                    cklist = cklist sprintf("\n  %s: FMPL-MPI %s, MPICH %s, Open MPI %s", lab, c1, c2 == "" ? "-" : c2, c3 == "" ? "-" : c3)
+            }
         }
     if (na == 0) print "(no application proxy rows)"
     else if (cklist == "") print "checksums: the same with the three libraries at each rank count"

@@ -44,6 +44,13 @@ typedef struct fmpli_hdr {
 } fmpli_hdr_t;
 _Static_assert(sizeof(fmpli_hdr_t) == 32, "a matching slot is 32 bytes");
 
+/* Payloads of at most this many bytes travel inside an active message on the data
+ * channel (the immediate below, then the bytes), which the receiver copies into its
+ * buffer: with the immediate they fill one fastbox message (24 bytes, vnic/shm.c), one
+ * cache-line transfer instead of an inbox cell and its counters. Larger ones are put
+ * straight into the receive buffer. */
+#define FMPLI_SMALL_MAX 16
+
 /* Payload notification immediate: token | sender's mai << 32 | seq low byte << 48 |
  * truncated << 56. */
 #define FMPLI_IMM(token, mai, seq, trunc)                                                          \
@@ -68,6 +75,7 @@ typedef struct fmpli_sendent {
 /* Receiver-side state of one (peer, slot). */
 typedef struct fmpli_recvent {
     uint64_t seq;   /* headers posted on this slot */
+    void *buf;      /* the receive buffer (a small payload is copied there) */
     uint64_t got;   /* bytes arrived */
     vnic_key_t key; /* registration of the receive buffer to release, or VNIC_KEY_INVALID */
     uint32_t smai;  /* the mai the sender used */

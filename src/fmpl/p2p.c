@@ -4,8 +4,9 @@
  *
  * Receive: post a header into the sender's slot (one put), then wait for the payload's
  * notification. Send: take the header (the k-th header of the slot has seq k), put the
- * payload straight into the receive buffer with a notification. No queue, no search and
- * no allocation on either path once the peer state exists. */
+ * payload straight into the receive buffer with a notification (up to FMPLI_SMALL_MAX
+ * bytes: an active message, copied by the receiver). No queue, no search and no
+ * allocation on either path once the peer state exists. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +24,24 @@ static inline uint32_t fmpli_any_slot(void)
 
 /* ---------------------------------------------------------------- handlers */
 
-/* The payload of one of my receives arrived: complete it (O(1) via the token). */
+/* The payload of one of my receives arrived: complete it (O(1) via the token). A small
+ * payload came in an active message (FMPLI_SMALL_MAX): the immediate, then the bytes. */
 static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
 {
     (void)arg;
-    uint32_t token = (uint32_t)n->imm;
+    uint64_t imm = n->imm;
+    size_t len = n->len;
+    const unsigned char *small = NULL;
+    if (n->data) {
+        if (BASE_UNLIKELY(len < 8 || len > 8 + FMPLI_SMALL_MAX)) {
+            BASE_DEBUG("fmpl: malformed small payload from rank %d (%zu bytes)", n->src, len);
+            return;
+        }
+        memcpy(&imm, n->data, 8);
+        small = (const unsigned char *)n->data + 8;
+        len -= 8;
+    }
+    uint32_t token = (uint32_t)imm;
     uint32_t pid = token >> fmpli.slot_bits;
     uint32_t slot = token & ((1u << fmpli.slot_bits) - 1u);
     fmpli_peer_t *p = pid < fmpli.npid ? fmpli.pid_table[pid] : NULL;
@@ -36,14 +50,15 @@ static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
         return;
     }
     fmpli_recvent_t *r = &p->recv[slot];
-    if (BASE_UNLIKELY(r->state != FMPLI_RECV_POSTED ||
-                      (uint8_t)r->seq != (uint8_t)(n->imm >> 48))) {
+    if (BASE_UNLIKELY(r->state != FMPLI_RECV_POSTED || (uint8_t)r->seq != (uint8_t)(imm >> 48))) {
         BASE_DEBUG("fmpl: payload notification from rank %d for no posted receive", n->src);
         return;
     }
-    r->got = n->len;
-    r->smai = (uint32_t)(n->imm >> 32) & 0xffffu;
-    r->err = (n->imm >> 56) & 1u ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    if (small && len) /* the sender cut it to the posted size */
+        memcpy(r->buf, small, len);
+    r->got = len;
+    r->smai = (uint32_t)(imm >> 32) & 0xffffu;
+    r->err = (imm >> 56) & 1u ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
     r->state = FMPLI_RECV_DONE;
 }
 
@@ -98,6 +113,14 @@ int fmpli_match_take(fmpli_peer_t *p, uint32_t mai, fmpli_hdr_t *out)
 int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf, size_t size)
 {
     int trunc = size > h->size;
+    size_t len = trunc ? (size_t)h->size : size;
+    if (len <= FMPLI_SMALL_MAX) {
+        uint64_t imm = FMPLI_IMM(h->token, mai, h->seq, trunc);
+        int rc = vnic_send_am(fmpli.vnic, p->world, FMPLI_CHAN_DATA, 0, &imm, 8, buf, len);
+        if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+            return rc;
+        return trunc ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    }
     vnic_op_t op = {.opcode = VNIC_OP_PUT,
                     .peer = p->world,
                     .flags = VNIC_F_NOTIFY,
@@ -105,7 +128,7 @@ int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const voi
                     .imm = FMPLI_IMM(h->token, mai, h->seq, trunc)};
     op.local.kind = VNIC_DESC_CONTIG;
     op.local.u.contig.addr = (void *)(uintptr_t)buf;
-    op.local.u.contig.len = trunc ? (size_t)h->size : size;
+    op.local.u.contig.len = len;
     op.remote.key = h->key;
     op.remote.kind = VNIC_DESC_CONTIG;
     op.remote.u.off = h->off;
@@ -471,6 +494,7 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
     fmpli_hdr_t h = {
         .off = off, .size = size, .key = key, .token = fmpli_token(p, slot), .seq = r->seq + 1};
     r->seq++;
+    r->buf = buf;
     r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
     vnic_op_t op = {.opcode = VNIC_OP_PUT,
                     .peer = p->world,

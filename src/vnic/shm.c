@@ -63,8 +63,11 @@
  * directions live in one line, one transfer per message (a queue needs a line per
  * direction; on this machine's slow state 200 vs 300 ns). Order with the inbox: a
  * fastbox message is delivered only after the sender's earlier inbox messages
- * (counts), and nothing goes to a peer through the inbox (and no effect is applied
- * directly) while the sender's fastbox message there is unconsumed. The receiver
+ * (counts), and before its later ones: before the receiver handles a cell from a
+ * sender whose fastbox it polls, it delivers the message waiting there if the counts
+ * say it came first (so a stream of small messages never waits for the receiver: the
+ * next one simply takes the inbox while the fastbox is full). No effect is applied
+ * directly while the sender's fastbox message is unconsumed. The receiver
  * acknowledges in its own half, lazily: on its next message there, or at its next
  * progress call (an early write would pull the line from the sender, which polls it).
  * FMPL_SHM_FASTBOX=0 keeps everything in the inbox.
@@ -463,19 +466,6 @@ static inline int shm_fb_idle(shm_peer_t *p)
     return p->fb_acked == p->fb_sent;
 }
 
-static int shm_fb_idle_ready(void *arg)
-{
-    return shm_fb_idle(arg);
-}
-
-/* Before anything else goes to p through the inbox: p has consumed my last fastbox
- * message (else a later inbox message could overtake it). */
-static inline void shm_fb_drain(shm_t *s, shm_peer_t *p)
-{
-    if (BASE_UNLIKELY(!shm_fb_idle(p)))
-        vnic_wait(s->v, shm_fb_idle_ready, p, -1);
-}
-
 /* Sends a small active message (imm 0) through p's fastbox if p polls it and my
  * previous one there is consumed; 0 when it cannot (use the inbox). */
 static inline int shm_fb_send(shm_t *s, shm_peer_t *p, unsigned chan, const void *a, size_t alen,
@@ -510,7 +500,6 @@ static inline int shm_fb_send(shm_t *s, shm_peer_t *p, unsigned chan, const void
  * deadlock. So wait holding nothing, then take the tickets with a compare-and-swap. */
 static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
 {
-    shm_fb_drain(s, p);
     uint64_t *sendcnt = shm_sendcnt_of(s, p->area);
     uint64_t t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
     for (;;) {
@@ -1247,6 +1236,16 @@ static BASE_NOINLINE int shm_progress_work(shm_t *s)
         shm_cell_t *c = &s->cells[head & s->kmask];
         if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != (uint32_t)(head + 1))
             break;
+        if (s->fb_nactive) {
+            /* A fastbox message its sender wrote before this cell goes first (its ibx
+             * count is then ours: shm_fb_deliver checks). Its handler may progress, so
+             * look at the head again afterwards. */
+            shm_peer_t *sp = shm_src_peer(s, c->src);
+            if (sp && sp->fb_polled && shm_fb_ready(sp) && shm_fb_deliver(s, sp)) {
+                n++;
+                continue;
+            }
+        }
         shm_handle(s, c, head);
         n++;
     }
