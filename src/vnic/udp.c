@@ -86,7 +86,8 @@
  * vnic_wait_keep: held up to FMPL_UDP_DEFER_US while the wait spins), vnic_flush,
  * sleep_prepare, fence and close (udp_send_done). At most one peer holds at a time.
  * WAITING (vnic_wait): spins on vnic_progress, i.e. non-blocking receives, for
- * FMPL_SPIN_US (0 when ranks outnumber cores), yields for FMPL_YIELD_US, then sleeps
+ * FMPL_SPIN_US (yielding at every poll for FMPL_YIELD_US instead when ranks outnumber
+ * cores: base_backoff), then sleeps
  * in ppoll on the socket until a datagram or the next retransmission deadline
  * (udp_sleep), after sending the acknowledgements it holds (udp_sleep_prepare). Waking
  * a sleeping process costs tens of microseconds on a VM, hence the spin first.
