@@ -45,11 +45,11 @@ endforeach()
 
 # Slurm: tests/slurm_test.sh starts a private one-node cluster (munged, slurmctld,
 # slurmd; configuration and state in a temporary directory) and runs boot_basic at 1-3
-# tasks, two MPI programs at 2 and 3, a failing and an aborting rank, through
-# srun --mpi=pmi2. Needs root and the Debian packages slurmctld slurmd slurm-client
-# munge; SKIPPED otherwise.
+# tasks, two MPI programs and the placement check at 2 and 3, a failing and an aborting
+# rank, through srun --mpi=pmi2. Needs root and the Debian packages slurmctld slurmd
+# slurm-client munge; SKIPPED otherwise.
 add_test(NAME slurm
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm_test.sh $<TARGET_FILE:boot_basic>
                  $<TARGET_FILE:boot_launcher_helper> $<TARGET_FILE:mpi_p2p>
-                 $<TARGET_FILE:mpi_coll>)
+                 $<TARGET_FILE:mpi_coll> $<TARGET_FILE:vnic_placement>)
 set_tests_properties(slurm PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
