@@ -82,8 +82,14 @@
  *
  * WAKE-UPS. A waiting rank stores 1 in its wake word, re-checks, and futex-waits on
  * it. Whoever delivers something (a cell, a direct put, an atomic, a counter
- * increment, a reply, a freed chunk) does a full fence and, only when the word is set,
- * clears it and calls futex_wake: no system call while the target is awake. */
+ * increment, a reply, a freed chunk) reads the word after its delivery and, only when
+ * it is set, clears it and calls futex_wake: no system call while the target is awake.
+ * Every delivery but the two of the small-message path does a full fence first. An
+ * inbox cell and a fastbox message are published with a plain release store instead
+ * (a full fence per message, waiting for the line to leave the store buffer, was ~40%
+ * of a small message's cost in a stream), so a sender may read the word before its
+ * store is visible and miss a rank that announces its sleep just then; shm_sleep
+ * covers that window: a short first sleep, a look, then the long one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -484,9 +490,9 @@ static inline int shm_fb_send(shm_t *s, shm_peer_t *p, unsigned chan, const void
         s->fb_acks_due--;
     }
     uint16_t seq = shm_fb_next(p->fb_sent);
-    /* seq_cst: a full fence before the wake-word read (sleep protocol) */
+    /* release, no fence before the wake-word read: see WAKE-UPS and shm_sleep */
     __atomic_store_n(&h->ctl, (uint32_t)seq | (uint32_t)(alen + blen) << 16 | (uint32_t)chan << 24,
-                     __ATOMIC_SEQ_CST);
+                     __ATOMIC_RELEASE);
     p->fb_sent = seq;
     p->fb_acked = ack & 0x7fff;
     shm_wake_area(s, p->area);
@@ -517,11 +523,11 @@ static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
 }
 
 /* Publishes the message whose first cell c has ticket t and n cells (payload and
- * header written): the seq store is a full fence, so the wake-word read after it sees
- * a sleeping receiver (shm_wake_area). */
+ * header written), then wakes a receiver that sleeps (no fence between: see WAKE-UPS
+ * at the top and shm_sleep). */
 static inline void shm_publish(shm_t *s, shm_peer_t *p, shm_cell_t *c, uint64_t t, uint32_t n)
 {
-    __atomic_store_n(&c->seq, (uint32_t)(t + 1), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->seq, (uint32_t)(t + 1), __ATOMIC_RELEASE);
     p->sent_end = t + n;
     p->ibx_sent++;
     if (p != s->self)
@@ -1650,10 +1656,34 @@ static void shm_sleep_cancel(vnic_transport_t *tr)
     __atomic_store_n(s->wake, 0, __ATOMIC_RELAXED);
 }
 
+/* The first sleep after an announcement: long enough to be cheap, short enough that a
+ * missed wake-up costs little (see shm_sleep). */
+#define SHM_SLEEP_FIRST_NS 20000
+
+/* 1 when an inbox cell or a polled fastbox message waits to be handled. */
+static int shm_arrived(shm_t *s)
+{
+    if (__atomic_load_n(&s->cells[s->head & s->kmask].seq, __ATOMIC_ACQUIRE) ==
+        (uint32_t)(s->head + 1))
+        return 1;
+    for (int i = 0; i < s->fb_nactive; i++)
+        if (shm_fb_ready(s->fb_active[i]))
+            return 1;
+    return 0;
+}
+
+/* A sender that published a cell or a fastbox message while this rank announced its
+ * sleep may have read the wake word before its store was visible here, and not woken us
+ * (WAKE-UPS at the top); its store is visible well within SHM_SLEEP_FIRST_NS. So sleep
+ * that long first, look, and only then sleep the rest: a sender that comes later reads
+ * the 1 announced long before and wakes us. */
 static void shm_sleep(vnic_transport_t *tr, int64_t ns)
 {
     shm_t *s = (shm_t *)tr;
-    base_futex_wait(s->wake, 1, ns);
+    int64_t first = BASE_MIN(ns, (int64_t)SHM_SLEEP_FIRST_NS);
+    base_futex_wait(s->wake, 1, first);
+    if (ns > first && __atomic_load_n(s->wake, __ATOMIC_ACQUIRE) == 1 && !shm_arrived(s))
+        base_futex_wait(s->wake, 1, ns - first);
     __atomic_store_n(s->wake, 0, __ATOMIC_RELAXED);
 }
 
