@@ -97,7 +97,13 @@ int main(void)
     CHECK(base_cpu_place(&four, 1, 0, 0, &out) == 4 && CPU_EQUAL(&four, &out));
     CHECK(base_cpu_place(&four, 6, 5, 0, &out) == 1 && CPU_ISSET(1, &out));
     CHECK(base_cpu_place(&four, 6, 5, 1, &out) == 1 && CPU_ISSET(1, &out));
+    char text[32];
+    CPU_SET(6, &four);
+    base_cpu_text(&four, text, sizeof text);
+    CHECK(strcmp(text, "0-3,6") == 0);
     CPU_ZERO(&four);
+    base_cpu_text(&four, text, sizeof text);
+    CHECK(strcmp(text, "") == 0);
     CHECK(base_cpu_place(&four, 2, 0, 0, &out) == 0 && CPU_COUNT(&out) == 0);
 
     /* futex: a wait on a value that differs returns at once; a timed wait times out */

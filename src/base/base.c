@@ -203,7 +203,7 @@ int base_ncpus(void)
 /* ---- CPU placement ---- */
 
 /* A sysfs topology number of cpu (core_id, physical_package_id), or dflt. */
-static int base_cpu_topology(int cpu, const char *what, int dflt)
+static int base_cpu_topology_read(int cpu, const char *what, int dflt)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what);
@@ -215,6 +215,22 @@ static int base_cpu_topology(int cpu, const char *what, int dflt)
         fclose(f);
     }
     return v;
+}
+
+/* Package and core of every CPU, read once per process. */
+static struct {
+    int package[CPU_SETSIZE], core[CPU_SETSIZE];
+} base_topo;
+static pthread_once_t base_topo_once = PTHREAD_ONCE_INIT;
+
+static void base_topo_read(void)
+{
+    long conf = sysconf(_SC_NPROCESSORS_CONF); /* CPUs beyond: no sysfs entry to read */
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        int known = c < conf;
+        base_topo.package[c] = known ? base_cpu_topology_read(c, "physical_package_id", 0) : 0;
+        base_topo.core[c] = known ? base_cpu_topology_read(c, "core_id", c) : c;
+    }
 }
 
 typedef struct base_cpu_slot {
@@ -242,13 +258,14 @@ static int base_cpu_by_thread(const void *a, const void *b)
 int base_cpu_place(const cpu_set_t *set, int nlocal, int index, int one_cpu, cpu_set_t *out)
 {
     CPU_ZERO(out);
+    pthread_once(&base_topo_once, base_topo_read);
     base_cpu_slot_t slot[CPU_SETSIZE];
     int n = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, set)) {
             slot[n].cpu = c;
-            slot[n].package = base_cpu_topology(c, "physical_package_id", 0);
-            slot[n].core = base_cpu_topology(c, "core_id", c);
+            slot[n].package = base_topo.package[c];
+            slot[n].core = base_topo.core[c];
             n++;
         }
     if (n == 0 || nlocal < 1 || index < 0)
@@ -277,6 +294,24 @@ int base_cpu_place(const cpu_set_t *set, int nlocal, int index, int one_cpu, cpu
     qsort(slot, (size_t)n, sizeof *slot, base_cpu_by_thread);
     CPU_SET(slot[index % n].cpu, out);
     return 1;
+}
+
+void base_cpu_text(const cpu_set_t *set, char *buf, size_t size)
+{
+    size_t len = 0;
+    if (size)
+        buf[0] = 0;
+    for (int c = 0; c < CPU_SETSIZE && len + 24 < size; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+            last++;
+        len += (size_t)snprintf(buf + len, size - len, len ? ",%d" : "%d", c);
+        if (last > c)
+            len += (size_t)snprintf(buf + len, size - len, "-%d", last);
+        c = last;
+    }
 }
 
 /* ---- futex ---- */

@@ -97,6 +97,8 @@ int base_ncpus(void);
  * Returns the number of CPUs in out (0 when set is empty). Reads sysfs; never blocks
  * otherwise. */
 int base_cpu_place(const cpu_set_t *set, int nlocal, int index, int one_cpu, cpu_set_t *out);
+/* set as a CPU list ("0-3,6") in buf, cut short when buf is too small. Never blocks. */
+void base_cpu_text(const cpu_set_t *set, char *buf, size_t size);
 
 /* ---- futex (process-shared) ---- */
 /* Sleeps while *addr == val, at most timeout_ns (<0: no limit). Returns 0 when woken or

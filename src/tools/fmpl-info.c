@@ -174,13 +174,11 @@ static void print_placement(const info_t *in)
         line[0] = 0;
         for (int r = 0; r < nlocal && len + 40 < sizeof line; r++) {
             cpu_set_t out;
+            char cpus[64];
             base_cpu_place(&set, nlocal, r, strcmp(mode, "core") == 0, &out);
-            len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:", r ? " " : "", r);
-            for (int c = 0, first = 1; c < CPU_SETSIZE && len + 8 < sizeof line; c++)
-                if (CPU_ISSET(c, &out)) {
-                    len += (size_t)snprintf(line + len, sizeof line - len, first ? "%d" : ",%d", c);
-                    first = 0;
-                }
+            base_cpu_text(&out, cpus, sizeof cpus);
+            len +=
+                (size_t)snprintf(line + len, sizeof line - len, "%s%d:%s", r ? " " : "", r, cpus);
         }
         snprintf(label, sizeof label, "%d ranks, FMPL_BIND=%s", nlocal, mode);
         printf("  %-28s rank:CPUs %s\n", label, line);

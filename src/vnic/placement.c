@@ -19,24 +19,6 @@
 
 #include "vnic/vnic_impl.h"
 
-/* "0-3,6" for set into buf. */
-static void placement_cpu_list(const cpu_set_t *set, char *buf, size_t size)
-{
-    size_t len = 0;
-    buf[0] = 0;
-    for (int c = 0; c < CPU_SETSIZE && len + 24 < size; c++) {
-        if (!CPU_ISSET(c, set))
-            continue;
-        int last = c;
-        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
-            last++;
-        len += (size_t)snprintf(buf + len, size - len, len ? ",%d" : "%d", c);
-        if (last > c)
-            len += (size_t)snprintf(buf + len, size - len, "-%d", last);
-        c = last;
-    }
-}
-
 void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me)
 {
     const char *mode = base_env_str("FMPL_BIND", "auto",
@@ -80,7 +62,7 @@ void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me)
     cpu_set_t now;
     if (sched_getaffinity(0, sizeof now, &now) != 0)
         CPU_ZERO(&now);
-    placement_cpu_list(&now, list, sizeof list);
+    base_cpu_text(&now, list, sizeof list);
     snprintf(v->placement, sizeof v->placement, "CPUs %s, %s; %d rank%s on this host's %d CPU%s",
              list[0] ? list : "?", who, nlocal, nlocal == 1 ? "" : "s", ncpus,
              ncpus == 1 ? "" : "s");
