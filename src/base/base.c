@@ -123,6 +123,17 @@ void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg)
         fn(&base_settings[i], arg);
 }
 
+const base_setting_t *base_env_find(const char *name)
+{
+    pthread_mutex_lock(&base_settings_lock);
+    int n = base_nsettings;
+    pthread_mutex_unlock(&base_settings_lock);
+    for (int i = 0; i < n; i++)
+        if (strcmp(base_settings[i].name, name) == 0)
+            return &base_settings[i];
+    return NULL;
+}
+
 long long base_env_int(const char *name, long long def, long long min, long long max,
                        const char *what)
 {

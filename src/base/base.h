@@ -64,6 +64,8 @@ typedef struct base_setting {
 } base_setting_t;
 /* Calls fn for every setting read so far, in the order first read. */
 void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg);
+/* The record of setting `name` once it has been read, else NULL. */
+const base_setting_t *base_env_find(const char *name);
 
 /* ---- clocks ---- */
 static inline uint64_t base_time_ns(void)

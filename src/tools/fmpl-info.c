@@ -56,25 +56,6 @@ static const char *human_size(size_t n, char *buf, size_t len)
 
 /* ---- settings ---- */
 
-typedef struct find {
-    const char *name;
-    const base_setting_t *found;
-} find_t;
-
-static void find_cb(const base_setting_t *s, void *arg)
-{
-    find_t *f = arg;
-    if (!f->found && strcmp(s->name, f->name) == 0)
-        f->found = s;
-}
-
-static const base_setting_t *setting(const char *name)
-{
-    find_t f = {name, NULL};
-    base_env_foreach(find_cb, &f);
-    return f.found;
-}
-
 static void width_cb(const base_setting_t *s, void *arg)
 {
     int *w = arg;
@@ -141,7 +122,7 @@ static const char *cma_text(const info_t *in)
 {
     if (in->cma)
         return "yes (process_vm_readv/writev; which large transfers use it: next line)";
-    const base_setting_t *s = setting("FMPL_SHM_CMA");
+    const base_setting_t *s = base_env_find("FMPL_SHM_CMA");
     if (s && s->from_env && strcmp(s->value, "0") == 0)
         return "no, disabled by FMPL_SHM_CMA=0 (pipelined bounce buffer)";
     return "no, the kernel denies it here (pipelined bounce buffer)";
@@ -149,7 +130,7 @@ static const char *cma_text(const info_t *in)
 
 static void print_limit(const char *label, const char *name, const char *unit)
 {
-    const base_setting_t *s = setting(name);
+    const base_setting_t *s = base_env_find(name);
     if (!s)
         return;
     printf("  %-28s %s%s%s  (%s)\n", label, s->value, unit ? " " : "", unit ? unit : "", name);
@@ -162,7 +143,7 @@ static void print_placement(const info_t *in)
     printf("Placement:\n");
     if (in->have_vnic)
         printf("  %-28s %s\n", in->size > 1 ? "rank 0" : "this process", in->placement);
-    const base_setting_t *b = setting("FMPL_BIND");
+    const base_setting_t *b = base_env_find("FMPL_BIND");
     const char *mode = b ? b->value : "auto";
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0 || strcmp(mode, "none") == 0)

@@ -79,25 +79,12 @@ static void measured_text(const tune_result_t *t, char *buf, size_t len)
 
 /* ---- settings */
 
-typedef struct find {
-    const char *name;
-    const base_setting_t *found;
-} find_t;
-
-static void find_cb(const base_setting_t *s, void *arg)
-{
-    find_t *f = arg;
-    if (!f->found && strcmp(s->name, f->name) == 0)
-        f->found = s;
-}
-
 /* The setting `name` when the environment set it (it was read before: shm.c reads its
  * own), else NULL. */
 static const base_setting_t *env_set(const char *name)
 {
-    find_t f = {name, NULL};
-    base_env_foreach(find_cb, &f);
-    return f.found && f.found->from_env ? f.found : NULL;
+    const base_setting_t *found = base_env_find(name);
+    return found && found->from_env ? found : NULL;
 }
 
 /* Step 1 of the contract: 1 when this rank's settings fix the paths (out, why). */
