@@ -27,7 +27,8 @@ enum {
     FMPL_ERR_UNSUPPORTED = 19, /* the operation is not supported by the active transport */
     FMPL_ERR_NO_PENDING = 20,  /* a wait names no pending operation */
     FMPL_ERR_INTERNAL = 21,    /* internal error: a bug, please report it */
-    FMPL_ERR_LAST = 22
+    FMPL_ERR_MISMATCH = 22,    /* the ranks of a collective disagree on its size */
+    FMPL_ERR_LAST = 23
 };
 
 #endif

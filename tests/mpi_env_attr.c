@@ -98,11 +98,11 @@ int main(int argc, char **argv)
     CHECK(flag == 1 && *v == size);
     CHECK_RC(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &v, &flag), MPI_SUCCESS);
     CHECK(flag == 1 && *v == 0x3FFFFFFF);
-    CHECK_RC(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
-    CHECK_RC(MPI_Comm_delete_attr(MPI_COMM_WORLD, MPI_TAG_UB), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_delete_attr(MPI_COMM_WORLD, MPI_TAG_UB), MPI_ERR_KEYVAL);
     int k = MPI_TAG_UB;
-    CHECK_RC(MPI_Comm_free_keyval(&k), MPI_ERR_KEYVAL);
-    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WIN_BASE, &v, &flag), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_free_keyval(&k), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WIN_BASE, &v, &flag), MPI_ERR_KEYVAL);
 
     /* user keyvals: copy on dup, delete on free / delete_attr / overwrite */
     int k1, k2, knocopy;
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     int k1copy = k1;
     CHECK_RC(MPI_Comm_free_keyval(&k1), MPI_SUCCESS);
     CHECK(k1 == MPI_KEYVAL_INVALID);
-    CHECK_RC(MPI_Comm_get_attr(c, k1copy, &val, &flag), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_get_attr(c, k1copy, &val, &flag), MPI_ERR_KEYVAL);
 
     /* free: delete callbacks, newest first */
     nlog = 0;
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
     CHECK(MPI_Comm_dup(c, &d) != MPI_SUCCESS);
     copy_rc = MPI_SUCCESS;
     delete_rc = MPI_ERR_ARG;
-    CHECK_RC(MPI_Comm_delete_attr(c, k2), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Comm_delete_attr(c, k2), MPI_ERR_ARG);
     CHECK_RC(MPI_Comm_get_attr(c, k2, &val, &flag), MPI_SUCCESS);
     CHECK(flag == 1 && val == (void *)2);
     delete_rc = MPI_SUCCESS;
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     CHECK(nlog == 1 && log_val[0] == 11);
     CHECK_RC(MPI_Comm_free_keyval(&k2), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_free_keyval(&knocopy), MPI_SUCCESS);
-    CHECK_RC(MPI_Comm_free_keyval(&knocopy), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_free_keyval(&knocopy), MPI_ERR_KEYVAL);
 
     /* predefined callbacks */
     int kdup;
@@ -199,18 +199,18 @@ int main(int argc, char **argv)
     CHECK(dummy == 0);
 
     /* errors */
-    CHECK_RC(MPI_Comm_set_attr(MPI_COMM_NULL, MPI_TAG_UB, NULL), MPI_ERR_COMM);
-    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, 12345, &val, &flag), MPI_ERR_KEYVAL);
-    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &val, NULL), MPI_ERR_ARG);
-    CHECK_RC(MPI_Comm_create_keyval(copy_fn, delete_fn, NULL, NULL), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Comm_set_attr(MPI_COMM_NULL, MPI_TAG_UB, NULL), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, 12345, &val, &flag), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &val, NULL), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Comm_create_keyval(copy_fn, delete_fn, NULL, NULL), MPI_ERR_ARG);
 
     /* datatypes: keyvals of their own kind, copies on Type_dup, predefined types too */
     int tk, wrongk;
     CHECK_RC(MPI_Type_create_keyval(type_copy, type_delete, &tk, NULL), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_create_keyval(copy_fn, delete_fn, &wrongk, &nlog), MPI_SUCCESS);
-    CHECK_RC(MPI_Type_set_attr(MPI_INT, wrongk, NULL), MPI_ERR_KEYVAL);
-    CHECK_RC(MPI_Comm_set_attr(MPI_COMM_WORLD, tk, NULL), MPI_ERR_KEYVAL);
-    CHECK_RC(MPI_Type_set_attr(MPI_DATATYPE_NULL, tk, NULL), MPI_ERR_TYPE);
+    CHECK_CLASS(MPI_Type_set_attr(MPI_INT, wrongk, NULL), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, tk, NULL), MPI_ERR_KEYVAL);
+    CHECK_CLASS(MPI_Type_set_attr(MPI_DATATYPE_NULL, tk, NULL), MPI_ERR_TYPE);
     MPI_Datatype t, t2;
     CHECK_RC(MPI_Type_contiguous(4, MPI_INT, &t), MPI_SUCCESS);
     CHECK_RC(MPI_Type_set_attr(t, tk, (void *)21), MPI_SUCCESS);
@@ -236,9 +236,9 @@ int main(int argc, char **argv)
     int wk;
     CHECK_RC(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &wk, NULL),
              MPI_SUCCESS);
-    CHECK_RC(MPI_Win_set_attr(MPI_WIN_NULL, wk, NULL), MPI_ERR_WIN);
-    CHECK_RC(MPI_Win_get_attr(MPI_WIN_NULL, wk, &val, &flag), MPI_ERR_WIN);
-    CHECK_RC(MPI_Win_delete_attr(MPI_WIN_NULL, wk), MPI_ERR_WIN);
+    CHECK_CLASS(MPI_Win_set_attr(MPI_WIN_NULL, wk, NULL), MPI_ERR_WIN);
+    CHECK_CLASS(MPI_Win_get_attr(MPI_WIN_NULL, wk, &val, &flag), MPI_ERR_WIN);
+    CHECK_CLASS(MPI_Win_delete_attr(MPI_WIN_NULL, wk), MPI_ERR_WIN);
     CHECK_RC(MPI_Win_free_keyval(&wk), MPI_SUCCESS);
 
     /* MPI_Finalize deletes COMM_SELF's attributes first */

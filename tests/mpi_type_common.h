@@ -12,8 +12,6 @@ static inline int err_class(int rc)
     MPI_Error_class(rc, &c);
     return c;
 }
-/* CHECK_CLASS(call, class): the call fails with that error class. */
-#define CHECK_CLASS(call, cls) CHECK_RC(err_class(call), cls)
 #define OK(call) CHECK_RC(call, MPI_SUCCESS)
 
 static inline void init_return(int *argc, char ***argv)

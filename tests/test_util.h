@@ -25,4 +25,22 @@
         }                                                                                          \
     } while (0)
 
+#ifdef MPI_VERSION
+/* CHECK_CLASS(call, cls): an MPI call fails with an error code of class cls (the code
+ * itself is a detailed code beyond the class, see MPI_Error_string). */
+#define CHECK_CLASS(call, cls)                                                                     \
+    do {                                                                                           \
+        int rc_ = (call), cls_ = -1;                                                               \
+        if (rc_ != MPI_SUCCESS)                                                                    \
+            MPI_Error_class(rc_, &cls_);                                                           \
+        else                                                                                       \
+            cls_ = MPI_SUCCESS;                                                                    \
+        if (cls_ != (cls)) {                                                                       \
+            fprintf(stderr, "%s:%d: %s returned %d of class %d, expected class %d (%s)\n",         \
+                    __FILE__, __LINE__, #call, rc_, cls_, (int)(cls), #cls);                       \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#endif
+
 #endif

@@ -37,6 +37,8 @@ static const char *const base_messages[FMPL_ERR_LAST] = {
     [FMPL_ERR_UNSUPPORTED] = "operation not supported by the active transport",
     [FMPL_ERR_NO_PENDING] = "no pending operation matches this wait",
     [FMPL_ERR_INTERNAL] = "internal error (a bug in FMPL: please report it)",
+    [FMPL_ERR_MISMATCH] = "the ranks of a collective disagree on its size (count or type "
+                          "signature)",
 };
 
 const char *base_strerror(int code)
@@ -88,6 +90,15 @@ _Noreturn void base_fatal(const char *fmt, ...)
     base_vlog(fmt, ap);
     va_end(ap);
     abort();
+}
+
+_Noreturn void base_setting_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    base_vlog(fmt, ap);
+    va_end(ap);
+    exit(BASE_EXIT_SETTING);
 }
 
 /* ---- environment settings ---- */
@@ -144,7 +155,7 @@ long long base_env_int(const char *name, long long def, long long min, long long
         errno = 0;
         v = strtoll(s, &end, 0);
         if (errno || end == s)
-            base_fatal("%s=%s is not a number (%s)", name, s, what);
+            base_setting_fail("%s=%s is not a number (%s)", name, s, what);
         switch (*end) {
         case 'k':
         case 'K':
@@ -164,9 +175,9 @@ long long base_env_int(const char *name, long long def, long long min, long long
         default: break;
         }
         if (*end)
-            base_fatal("%s=%s: unexpected '%s' (%s)", name, s, end, what);
+            base_setting_fail("%s=%s: unexpected '%s' (%s)", name, s, end, what);
         if (v < min || v > max)
-            base_fatal("%s=%s is out of range [%lld, %lld] (%s)", name, s, min, max, what);
+            base_setting_fail("%s=%s is out of range [%lld, %lld] (%s)", name, s, min, max, what);
     }
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
@@ -186,7 +197,7 @@ int base_env_bool(const char *name, int def, const char *what)
                  !strcasecmp(s, "false"))
             v = 0;
         else
-            base_fatal("%s=%s is not a boolean (use 1/0, yes/no, on/off) (%s)", name, s, what);
+            base_setting_fail("%s=%s is not a boolean (use 1/0, yes/no, on/off) (%s)", name, s, what);
     }
     base_record(name, what, v ? "1" : "0", s && *s);
     return v;

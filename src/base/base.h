@@ -33,6 +33,12 @@ const char *base_strerror(int code);
 void base_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints like base_log, then calls abort(). Never returns. */
 _Noreturn void base_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For a setting the user got wrong (malformed, out of range, too small for what it must
+ * hold): prints like base_log, then ends the process with exit status
+ * BASE_EXIT_SETTING, which launchers report as an exit, not as a crash. The message
+ * names the setting, its value and what it must be. Never returns. */
+#define BASE_EXIT_SETTING 78 /* EX_CONFIG of sysexits.h */
+_Noreturn void base_setting_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Sets the rank shown in log lines (-1: none). */
 void base_log_set_rank(int rank);
 /* Debug output, enabled by FMPL_DEBUG=1. */

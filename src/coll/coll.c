@@ -99,9 +99,12 @@ int coll_init(vnic_t *v)
     st->area = vnic_mem_alloc(v, st->area_size);
     if (!st->slot_used || !st->lane_sent || !st->outbox || !st->area) {
         if (!st->area)
-            base_log("coll: no room for the collective area (%zu bytes) in the shared heap; "
-                     "lower FMPL_COLL_GROUPS or FMPL_COLL_SEG",
-                     st->area_size);
+            base_log("coll: the collective mailboxes need %zu bytes of the shared heap "
+                     "(FMPL_SHM_HEAP=%zu): raise FMPL_SHM_HEAP to at least %zuM (the "
+                     "matching areas and MPI_Alloc_mem need room too), or lower "
+                     "FMPL_COLL_GROUPS (now %d) or FMPL_COLL_SEG",
+                     st->area_size, vnic_info(v)->heap_size, (st->area_size >> 20) + 2,
+                     st->ngroups);
         goto fail;
     }
     /* No clearing: coll_init is the first user of this process's shared heap (fmpl_init

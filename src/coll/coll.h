@@ -173,6 +173,12 @@ typedef struct coll_sched coll_sched_t;
  *       owner's error code (the transfer then counts as complete with that error).
  *   test: nonzero once the transfer in req is complete; then *err is 0 or the owner's
  *       error code. Must not block; may move the transfer on (post what it deferred). */
+/* Set in the `seq` a send's isend gets when an earlier step of the same run failed: a
+ * transport that can tell the receiver so (the group mailboxes) makes that receive fail
+ * too (FMPL_ERR_MISMATCH), so that a failure seen by one rank of a tree reaches the ranks
+ * below it instead of leaving them with wrong data. Other transports ignore it. */
+#define COLL_SEQ_POISON (UINT64_C(1) << 63)
+
 typedef struct coll_sched_ops {
     size_t req_size;
     void (*begin)(void *ctx);

@@ -70,6 +70,7 @@ typedef struct gx_req {
     char *buf;
     size_t len;
     uint64_t seq;
+    uint64_t poison; /* sends: COLL_SEQ_POISON when the run had failed before (coll_flag) */
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
     int routed;                       /* channel transfers: dir and ch are worked out */
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
@@ -134,11 +135,14 @@ static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int 
 }
 
 /* Receives x from the cell whose flag is `flag` when it carries x's number: copies the
- * payload out and frees the cell. 1 when done, 0 when not there yet. */
-static int gx_take(gx_req_t *x, uint64_t *flag)
+ * payload out and frees the cell. 1 when done (*err: coll_flag_check's verdict), 0 when
+ * not there yet. */
+static int gx_take(gx_req_t *x, uint64_t *flag, int *err)
 {
-    if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+    uint64_t f = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+    if ((f & COLL_FLAG_SEQ) < x->seq)
         return 0;
+    *err = coll_flag_check(f, x->len);
     if (x->len)
         coll_copy(x->buf, coll_cell_data(flag, x->len), x->len);
     coll_cell_clear(flag);
@@ -150,6 +154,8 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
 {
     coll_group_t *g = ctx;
     gx_req_t *x = req;
+    x->poison = seq & COLL_SEQ_POISON;
+    seq &= ~COLL_SEQ_POISON;
     gx_fill(x, g, buf, count, peer, seq, send);
     if (!seq)                 /* (gx_reserve routed it otherwise) */
         return FMPL_ERR_RANK; /* no channel carries it: the builder's mistake */
@@ -171,12 +177,16 @@ static int gx_test(void *req, int *err)
             if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - x->depth)
                 return 0;
         }
-        *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, x->seq);
+        *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len,
+                             coll_flag(x->seq | x->poison, x->len));
     } else {
-        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
+        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off), err))
             return 0;
-        if (x->seq % x->ack_every == 0)
-            *err = coll_put_word(g, x->peer, x->ack_off, x->seq);
+        if (x->seq % x->ack_every == 0) {
+            int rc = coll_put_word(g, x->peer, x->ack_off, x->seq);
+            if (!*err)
+                *err = rc;
+        }
     }
     x->pending = 0;
     return 1;
@@ -223,6 +233,8 @@ static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pe
 {
     coll_group_t *g = ctx;
     gx_req_t *x = req;
+    x->poison = seq & COLL_SEQ_POISON;
+    seq &= ~COLL_SEQ_POISON;
     gx_fill(x, g, buf, count, peer, seq, send);
     x->ch = (int)cell;
     if (!seq || cell > (uintptr_t)g->st->rounds + 1)
@@ -239,8 +251,8 @@ static int gxa_test(void *req, int *err)
     coll_group_t *g = x->g;
     if (x->send) {
         *err = coll_put_cell(g, x->peer, coll_a_flag_off(g, x->ch, (int)(x->seq & 1)), x->buf,
-                             x->len, x->seq);
-    } else if (!gx_take(x, coll_a_flag(g, x->ch, (int)(x->seq & 1)))) {
+                             x->len, coll_flag(x->seq | x->poison, x->len));
+    } else if (!gx_take(x, coll_a_flag(g, x->ch, (int)(x->seq & 1)), err)) {
         return 0;
     }
     x->pending = 0;
@@ -380,15 +392,19 @@ static int gl_test(void *req, int *err)
                 return 0;
             ln->sent[tier * ln->cells + x->ch] = n;
         }
+        uint64_t flag = coll_flag(n | x->poison, x->len);
         if (BASE_LIKELY(x->slot))
-            coll_store_cell(g, x->peer, x->slot + x->flag_off, x->buf, x->len, n);
+            coll_store_cell(g, x->peer, x->slot + x->flag_off, x->buf, x->len, flag);
         else
-            *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, n);
+            *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, flag);
     } else {
-        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off)))
+        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off), err))
             return 0;
-        if (!ln->all_call && (n & (ln->mask[tier] >> 2)) == 0) /* every depth/4-th */
-            *err = coll_put_word(g, x->peer, x->ack_off, n);
+        if (!ln->all_call && (n & (ln->mask[tier] >> 2)) == 0) { /* every depth/4-th */
+            int rc = coll_put_word(g, x->peer, x->ack_off, n);
+            if (!*err)
+                *err = rc;
+        }
     }
     x->pending = 0;
     return 1;
@@ -398,8 +414,8 @@ static int gl_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
                     uint64_t seq, void *req)
 {
     (void)tag;
-    (void)seq;
     int rc = gl_start(ctx, (void *)(uintptr_t)buf, count, type, peer, req, 1);
+    ((gx_req_t *)req)->poison = seq & COLL_SEQ_POISON;
     int err = 0;
     if (rc == FMPL_SUCCESS && gl_test(req, &err))
         rc = err;
@@ -602,10 +618,12 @@ static int gf_test(void *req, int *err)
         return 1;
     }
     uint64_t *flag = (uint64_t *)(g->area + x->flag_off);
-    if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < x->seq)
+    uint64_t fv = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+    if ((fv & COLL_FLAG_SEQ) < x->seq)
         return 0;
     char *msg = coll_cell_data(flag, x->len);
     x->pending = 0;
+    *err = coll_flag_check(fv, x->len);
     switch (f->mode) {
     case COLL_FOLD_INTO: f->fn(f->mine, msg, f->count, f->arg); break;
     case COLL_FOLD_LOWER:
@@ -621,7 +639,9 @@ static int gf_test(void *req, int *err)
         f->writer = x->peer;
         return 1;
     }
-    *err = gf_release(g, flag, x->seq, x->dir, x->ch, x->peer);
+    int rc = gf_release(g, flag, x->seq, x->dir, x->ch, x->peer);
+    if (!*err)
+        *err = rc;
     return 1;
 }
 

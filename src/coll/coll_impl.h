@@ -327,6 +327,33 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
 }
 
+/* A cell's flag word: the message's number (bits 0-47, what readers wait for), the
+ * sender's length mark (bits 48-62: its byte count, saturated) and the poison bit (63,
+ * COLL_SEQ_POISON: the sender's run had failed before this send). A reader compares the
+ * mark with the length it expects: ranks that disagree on a collective's size then fail
+ * with FMPL_ERR_TRUNCATE (the sender's is longer) or FMPL_ERR_MISMATCH instead of taking
+ * the wrong bytes without a word, and poison passes a failure on down a tree. (Sizes that
+ * put the two ends on different channels, or make them count different segments, cannot
+ * be told this way: that is FMPL_MPI_CHECK's business.) */
+#define COLL_FLAG_SEQ ((UINT64_C(1) << 48) - 1)
+#define COLL_FLAG_MARK_MAX UINT64_C(0x7fff)
+
+/* The flag of message seq of len bytes (seq may carry COLL_SEQ_POISON). */
+static inline uint64_t coll_flag(uint64_t seq, size_t len)
+{
+    uint64_t mark = len < COLL_FLAG_MARK_MAX ? (uint64_t)len : COLL_FLAG_MARK_MAX;
+    return seq | mark << 48;
+}
+
+/* 0, or the FMPL error of a message whose flag is f taken by a transfer of len bytes. */
+static inline int coll_flag_check(uint64_t f, size_t len)
+{
+    uint64_t want = coll_flag(0, len), got = f & ~COLL_FLAG_SEQ;
+    if (BASE_LIKELY(got == want))
+        return FMPL_SUCCESS;
+    return !(got & COLL_SEQ_POISON) && got > want ? FMPL_ERR_TRUNCATE : FMPL_ERR_MISMATCH;
+}
+
 /* Stores len bytes of data, then the flag, into the cell whose flag is at `end` in group
  * rank peer's slot as mapped here (coll_peer_slot), and wakes peer if it sleeps. */
 static inline void coll_store_cell(coll_group_t *g, int peer, char *end, const void *data,

@@ -252,11 +252,12 @@ static void post_round(coll_sched_t *s)
             continue;
         }
         void *req = s->reqs + (size_t)k * s->req_stride;
-        int rc = st->kind == STEP_SEND
-                     ? s->ops->isend(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type,
-                                     st->peer, s->tag, st->seq, req)
-                     : s->ops->irecv(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type,
-                                     st->peer, s->tag, st->seq, req);
+        int rc =
+            st->kind == STEP_SEND
+                ? s->ops->isend(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
+                                s->tag, st->seq | (s->err ? COLL_SEQ_POISON : 0), req)
+                : s->ops->irecv(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
+                                s->tag, st->seq, req);
         s->busy[k] = !rc;
         s->pending += !rc;
         note_err(s, rc);

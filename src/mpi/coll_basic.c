@@ -28,21 +28,6 @@ int mpii_coll_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp)
     return MPI_SUCCESS;
 }
 
-/* Contract: coll_impl.h. */
-int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int in_place_ok)
-{
-    if (BASE_UNLIKELY(count < 0))
-        return MPI_ERR_COUNT;
-    if (BASE_UNLIKELY(mpii_type_check_comm(type) != MPI_SUCCESS))
-        return MPI_ERR_TYPE;
-    if (buf == MPI_IN_PLACE)
-        return in_place_ok ? MPI_SUCCESS : MPI_ERR_BUFFER;
-    dt_t *dt = mpii_type_get(type);
-    if (BASE_UNLIKELY(!buf && count > 0 && FMPL_MPI_DT_IS_PREDEF(type) && dt_size(dt) > 0))
-        return MPI_ERR_BUFFER;
-    return MPI_SUCCESS;
-}
-
 /* An int array of n as int64 (for the int-count entry points); NULL in, NULL out. On no
  * memory *err is set. */
 static int64_t *mc_i64(const int *a, int n, int *err)
@@ -119,6 +104,8 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     int rc = mpii_coll_enter(comm, m->fname, &c);
     if (rc)
         return rc;
+    if (mpii_verify_on(c, m) && (rc = mpii_verify_barrier(c, m->fname)))
+        return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
     coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
     if (hit)
@@ -192,6 +179,45 @@ typedef struct cb_pack_args {
     dt_t *t; /* held by the schedule (mpii_cs_type) */
     int unpack;
 } cb_pack_args_t;
+
+/* Staging step of a send block whose size differs from the receive blocks' (an erroneous
+ * call): the first min(have, n) bytes of the packed stream of count x t at buf, from byte
+ * offset off, into the n bytes at tmp, zeros after them. Fails with the class that names
+ * the mismatch, after staging, so the collective still runs to its end on every rank. */
+typedef struct cb_fit_args {
+    const void *buf;
+    char *tmp;
+    int64_t count, off, have, n;
+    dt_t *t; /* held by the schedule (mpii_cs_type) */
+} cb_fit_args_t;
+
+static int cb_fit_step(const void *a)
+{
+    const cb_fit_args_t *x = a;
+    int64_t k = BASE_MIN(x->have, x->n);
+    if (k > 0 && dt_pack(x->t, x->count, x->buf, x->off, k, x->tmp) < 0)
+        return MPI_ERR_ARG;
+    memset(x->tmp + k, 0, (size_t)(x->n - k));
+    return x->have > x->n ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT;
+}
+
+/* The n-byte blocks (nblocks of them) of a send whose blocks hold have = scount x stype
+ * bytes each, staged for the mailboxes; NULL when out of memory. See cb_fit_step. */
+static char *mc_send_block(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype,
+                           int64_t n, int nblocks)
+{
+    char *tmp = mpii_cs_bytes(s, n * nblocks);
+    if (!tmp)
+        return NULL;
+    dt_t *t = mpii_type_get(stype);
+    mpii_cs_type(s, stype); /* holds t */
+    int64_t have = scount * dt_size(t);
+    for (int i = 0; i < nblocks; i++) {
+        cb_fit_args_t a = {sbuf, tmp + i * n, scount * nblocks, i * have, have, n, t};
+        coll_sched_call(s, cb_fit_step, &a, sizeof a);
+    }
+    return tmp;
+}
 
 static int cb_pack_step(const void *a)
 {
@@ -274,6 +300,8 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_coll_fail(comm, rc, m->fname);
     if (root < 0 || root >= c->size)
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
+    if (mpii_verify_on(c, m) && (rc = mpii_verify_bcast(c, count, type, root, m->fname)))
+        return rc;
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_bcast(s, c, buf, count, type, root));
     /* Any type takes the mailbox path when the communicator has a group: the choice must
      * be the same on every rank, and the ranks' types may differ (only the signatures must
@@ -346,9 +374,12 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     if (me_root) {
         if ((rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
             return mpii_coll_fail(comm, rc, fname);
-        if (sbuf == rbuf && scount > 0 && rcount > 0)
+        if (mpii_coll_alias(sbuf, scount, stype, rbuf, rcount * c->size, rtype))
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
+    if (mpii_verify_on(c, m) && (rc = mpii_verify_rooted(c, MPII_CK_GATHER, root, scount, stype,
+                                                         NULL, rcount, rtype, fname)))
+        return rc;
     int p = c->size;
     int64_t *cd = NULL;
     if (me_root && !(cd = mc_uniform(p, rcount)))
@@ -363,17 +394,6 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
     free(cd);
     return mpii_cs_run(c, comm, s, m, k, rc);
-}
-
-/* Contract: coll_impl.h. */
-int mpii_coll_check_counts(const int64_t *counts, const int64_t *displs, int n)
-{
-    if (!counts || !displs)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (counts[i] < 0)
-            return MPI_ERR_COUNT;
-    return MPI_SUCCESS;
 }
 
 static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
@@ -400,9 +420,12 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
             return mpii_coll_fail(comm, rc, fname);
         if ((rc = mpii_coll_check_buf(rbuf, 0, rtype, 0)))
             return mpii_coll_fail(comm, rc, fname);
-        if (sbuf == rbuf && scount > 0 && counts[c->rank] > 0)
+        if (mpii_coll_alias_blocks(sbuf, scount, stype, rbuf, counts, displs, rtype, c->size))
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
+    if (mpii_verify_on(c, m) &&
+        (rc = mpii_verify_rooted(c, MPII_CK_GATHER, root, scount, stype, counts, 0, rtype, fname)))
+        return rc;
     coll_sched_t *s = mpii_cs_new(c);
     rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root) : 0;
     return mpii_cs_run(c, comm, s, m, NULL, rc);
@@ -466,9 +489,12 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     if (me_root) {
         if ((rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
             return mpii_coll_fail(comm, rc, fname);
-        if (sbuf == rbuf && scount > 0 && rcount > 0)
+        if (mpii_coll_alias(rbuf, rcount, rtype, sbuf, scount * c->size, stype))
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
+    if (mpii_verify_on(c, m) && (rc = mpii_verify_rooted(c, MPII_CK_SCATTER, root, rcount, rtype,
+                                                         NULL, scount, stype, fname)))
+        return rc;
     int p = c->size;
     int64_t *cd = NULL;
     if (me_root && !(cd = mc_uniform(p, scount)))
@@ -510,9 +536,12 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
             return mpii_coll_fail(comm, rc, fname);
         if ((rc = mpii_coll_check_buf(sbuf, 0, stype, 0)))
             return mpii_coll_fail(comm, rc, fname);
-        if (sbuf == rbuf && rcount > 0 && counts[c->rank] > 0)
+        if (mpii_coll_alias_blocks(rbuf, rcount, rtype, sbuf, counts, displs, stype, c->size))
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
+    if (mpii_verify_on(c, m) &&
+        (rc = mpii_verify_rooted(c, MPII_CK_SCATTER, root, rcount, rtype, counts, 0, stype, fname)))
+        return rc;
     coll_sched_t *s = mpii_cs_new(c);
     rc = s ? mpii_cb_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root) : 0;
     return mpii_cs_run(c, comm, s, m, NULL, rc);
@@ -541,6 +570,17 @@ static int cb_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
     return MPI_SUCCESS;
 }
 
+/* Checking mode of allgather(v): in place, this rank's block of rbuf is its send. */
+static int mc_verify_allgather(mpii_comm_t *c, const void *sbuf, int64_t scount, MPI_Datatype stype,
+                               const int64_t *counts, int64_t rcount, MPI_Datatype rtype,
+                               const char *fname)
+{
+    int in_place = sbuf == MPI_IN_PLACE;
+    return mpii_verify_alltoall(c, MPII_CK_ALLGATHER, NULL,
+                                in_place ? (counts ? counts[c->rank] : rcount) : scount, NULL,
+                                in_place ? rtype : stype, counts, rcount, NULL, rtype, fname);
+}
+
 static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                                const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
                                MPI_Comm comm, int conv_err, const mpii_cmode_t *m,
@@ -560,11 +600,11 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         return mpii_coll_fail(comm, rc, fname);
     if ((rc = mpii_coll_check_buf(rbuf, 0, rtype, 0)))
         return mpii_coll_fail(comm, rc, fname);
-    int64_t rany = inter ? 0 : counts[c->rank];
-    for (int i = 0; inter && i < n; i++)
-        rany |= counts[i];
-    if (sbuf == rbuf && scount > 0 && rany > 0)
+    if (mpii_coll_alias_blocks(sbuf, scount, stype, rbuf, counts, displs, rtype, n))
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    if (!kb && mpii_verify_on(c, m) &&
+        (rc = mc_verify_allgather(c, sbuf, scount, stype, counts, 0, rtype, fname)))
+        return rc;
     MC_BUILD_RUN_NODE(c, comm, m, kb, MPI_OP_NULL, 0,
                       mpii_cn_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
     MC_BUILD_RUN(c, comm, m, kb,
@@ -600,7 +640,10 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
         }
     } else {
         dt_t *st = mpii_type_get(stype);
-        if (dt_is_contig(st, scount)) {
+        if (scount * dt_size(st) != n) {
+            if (!(in = mc_send_block(s, sbuf, scount, stype, n, 1)))
+                return MPI_ERR_NO_MEM;
+        } else if (dt_is_contig(st, scount)) {
             in = (const char *)sbuf + dt_true_lb(st);
         } else {
             mpii_cs_type(s, stype); /* holds st */
@@ -621,25 +664,28 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
  * choice rests on what every rank agrees on (the communicator, the mode, the bytes of a
  * block), not on the types, which may differ between ranks (only the signatures must
  * match): a rank with a derived type going point-to-point while the others use the
- * mailboxes would hang. Erroneous calls (a buffer aliased or missing, blocks of unequal
- * size) take the point-to-point path, which reports them. allgather: 1 (the send is one
+ * mailboxes would hang. Erroneous calls (a buffer aliased or missing) take the
+ * point-to-point path, which reports them; a send block whose size differs from the
+ * receive blocks' (which the other ranks see too) goes through the mailboxes all the
+ * same, cut or padded to that size, and fails on this rank (mc_send_block): on another
+ * path it would leave the others waiting. allgather: 1 (the send is one
  * block, MPI_IN_PLACE allowed), 0 for alltoall (p blocks; in place: point-to-point). */
 static int64_t mc_block_cg(mpii_comm_t *c, const mpii_cmode_t *m, const void *sbuf, int64_t scount,
                            MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
                            int p, int allgather)
 {
-    if (!c || !mpii_comm_cgroup(c) || m->kind != MPII_CM_BLOCK || !rbuf || sbuf == rbuf ||
-        rcount < 0 || mpii_type_check_comm(rtype) != MPI_SUCCESS ||
+    if (!c || !mpii_comm_cgroup(c) || m->kind != MPII_CM_BLOCK || !rbuf ||
+        mpii_coll_alias(sbuf, scount * (allgather ? 1 : p), stype, rbuf, rcount * p, rtype) ||
+        (sbuf == rbuf && !allgather) || rcount < 0 || mpii_type_check_comm(rtype) != MPI_SUCCESS ||
         mpii_coll_check_buf(rbuf, rcount * p, rtype, 0) != MPI_SUCCESS)
         return 0;
     int64_t n = rcount * dt_size(mpii_type_get(rtype));
     if (sbuf == MPI_IN_PLACE)
         return allgather ? n : 0;
     if (scount < 0 || mpii_type_check_comm(stype) != MPI_SUCCESS ||
-        mpii_coll_check_buf(sbuf, scount * (allgather ? 1 : p), stype, 0) != MPI_SUCCESS ||
-        scount * dt_size(mpii_type_get(stype)) != n)
+        mpii_coll_check_buf(sbuf, scount * (allgather ? 1 : p), stype, 0) != MPI_SUCCESS)
         return 0;
-    return n;
+    return n; /* (a send block of another size: mc_send_block reports it) */
 }
 
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
@@ -647,7 +693,10 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                               const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0;
+    int p = c ? mpii_coll_nproc(c) : 0, rc;
+    if (c && mpii_verify_on(c, m) &&
+        (rc = mc_verify_allgather(c, sbuf, scount, stype, NULL, rcount, rtype, m->fname)))
+        return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
                       .stype = stype,
                       .rtype = rtype,
@@ -660,15 +709,14 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
     if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n) &&
         mpii_cn_use(c, MPI_OP_NULL, 1) == 0) {
         mpii_comm_t *cc;
-        int rc = mpii_coll_enter(comm, m->fname, &cc);
-        if (rc)
+        if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
     int64_t *cd = mc_uniform(p, rcount);
-    int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
-                                 cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
+    rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
+                             cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(cd);
     return rc;
 }
@@ -727,7 +775,7 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
     if (!rcounts || !rdispls || !rtypes ||
         (sbuf != MPI_IN_PLACE && (!scounts || !sdispls || !stypes)))
         return mpii_coll_fail(comm, MPI_ERR_ARG, fname);
-    int64_t sany = 0, rany = 0;
+    int64_t sany = 0, rany = 0, alias = 0;
     for (int i = 0; i < p; i++) {
         if ((rc = mpii_coll_check_buf(rbuf, rcounts[i], rtypes[i], 0)))
             return mpii_coll_fail(comm, rc, fname);
@@ -736,10 +784,18 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
             if ((rc = mpii_coll_check_buf(sbuf, scounts[i], stypes[i], 0)))
                 return mpii_coll_fail(comm, rc, fname);
             sany |= scounts[i];
+            /* block i of each side (the common layout; other pairs would cost p^2) */
+            alias |= rbuf && mpii_coll_alias((const char *)sbuf + sdispls[i], scounts[i], stypes[i],
+                                             (char *)rbuf + rdispls[i], rcounts[i], rtypes[i]);
         }
     }
-    if (sbuf == rbuf && sany && rany)
+    if (alias || (sbuf == rbuf && sany && rany))
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    int in_place = sbuf == MPI_IN_PLACE;
+    if (!kb && mpii_verify_on(c, m) &&
+        (rc = mpii_verify_alltoall(c, MPII_CK_ALLTOALL, in_place ? rcounts : scounts, 0,
+                                   in_place ? rtypes : stypes, 0, rcounts, 0, rtypes, 0, fname)))
+        return rc;
     MC_BUILD_RUN(c, comm, m, kb,
                  c->rgroup ? mpii_cbi_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
                                                 rdispls, rtypes)
@@ -796,7 +852,10 @@ static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int
     dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
     int64_t n = rcount * dt_size(rt);
     const char *in = (const char *)sbuf + dt_true_lb(st);
-    if (!dt_is_contig(st, scount * p)) {
+    if (scount * dt_size(st) != n) {
+        if (!(in = mc_send_block(s, sbuf, scount, stype, n, p)))
+            return MPI_ERR_NO_MEM;
+    } else if (!dt_is_contig(st, scount * p)) {
         char *tmp = mpii_cs_bytes(s, n * p);
         if (!tmp)
             return MPI_ERR_NO_MEM;
@@ -824,7 +883,12 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
                              const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 1;
+    int p = c ? mpii_coll_nproc(c) : 1, rc;
+    int in_place = sbuf == MPI_IN_PLACE;
+    if (c && mpii_verify_on(c, m) &&
+        (rc = mpii_verify_alltoall(c, MPII_CK_ALLTOALL, NULL, in_place ? rcount : scount, NULL,
+                                   in_place ? rtype : stype, NULL, rcount, NULL, rtype, m->fname)))
+        return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_ALLTOALL,
                       .stype = stype,
                       .rtype = rtype,
@@ -835,8 +899,7 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
     int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 0);
     if (n > 0 && coll_alltoall_fits(c->cgroup, (size_t)n)) {
         mpii_comm_t *cc;
-        int rc = mpii_coll_enter(comm, m->fname, &cc);
-        if (rc)
+        if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
@@ -849,8 +912,8 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
             a[2 * p + i] = rcount;
             a[3 * p + i] = (int64_t)i * rcount;
         }
-    int rc = mc_alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
-                                a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
+    rc = mc_alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
+                            a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(a);
     return rc;
 }

@@ -47,6 +47,18 @@ int mpii_coll_check_counts(const int64_t *counts, const int64_t *displs, int n);
  * count > 0 of a predefined non-empty type, or for MPI_IN_PLACE when !in_place_ok. */
 int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int in_place_ok);
 
+/* 1 when the data of (a, acount, atype) and (b, bcount, btype) share memory, which a
+ * collective's send and receive buffers must not (MPI_ERR_BUFFER). MPI_IN_PLACE, NULL
+ * and empty arguments share nothing. Exact for contiguous data; with holes on either side
+ * only equal start addresses count (interleaved layouts are legal). */
+int mpii_coll_alias(const void *a, int64_t acount, MPI_Datatype atype, const void *b,
+                    int64_t bcount, MPI_Datatype btype);
+
+/* mpii_coll_alias of (a, acount, atype) against each of the n blocks of a v-collective
+ * (counts[i] elements of btype at base + displs[i] extents): 1 when any is shared. */
+int mpii_coll_alias_blocks(const void *a, int64_t acount, MPI_Datatype atype, const void *base,
+                           const int64_t *counts, const int64_t *displs, MPI_Datatype btype, int n);
+
 /* The extent of a valid datatype handle. */
 static inline int64_t mpii_coll_ext(MPI_Datatype t)
 {
@@ -78,6 +90,35 @@ typedef struct mpii_cmode {
     int lane_ok;
     coll_sched_t *lane;
 } mpii_cmode_t;
+
+/* ---- checking mode (coll_verify.c, FMPL_MPI_CHECK=1) ----
+ * 1 when the call in mode m on c is to be checked (the setting is on, the call blocks, c
+ * is an intracommunicator of 2 or more). The mpii_verify_* then compare this call's
+ * arguments with the other members' (blocking, collective) and raise on every member
+ * alike when they disagree: the root, the predefined op, and the type signature of the
+ * data each pair exchanges. 0, or the code the handler left. Counts arrays may be NULL
+ * (then the single count holds for every member); types arrays likewise. */
+int mpii_verify_on(const mpii_comm_t *c, const mpii_cmode_t *m);
+/* FMPL_MPI_CHECK itself (then no schedule is cached: every call is built, so checked). */
+int mpii_verify_setting(void);
+int mpii_verify_barrier(mpii_comm_t *c, const char *fname);
+int mpii_verify_bcast(mpii_comm_t *c, int64_t count, MPI_Datatype type, int root,
+                      const char *fname);
+/* Gather (kind MPII_CK_GATHER: count x type from every rank to the root, rcounts[i] x
+ * rtype expected there) or scatter (MPII_CK_SCATTER: the mirror). */
+int mpii_verify_rooted(mpii_comm_t *c, int kind, int root, int64_t count, MPI_Datatype type,
+                       const int64_t *rcounts, int64_t rcount, MPI_Datatype rtype,
+                       const char *fname);
+/* Allgather(v) (MPII_CK_ALLGATHER) and alltoall(v,w) (MPII_CK_ALLTOALL): what goes to
+ * and comes from each member. */
+int mpii_verify_alltoall(mpii_comm_t *c, int kind, const int64_t *scounts, int64_t scount,
+                         const MPI_Datatype *stypes, MPI_Datatype stype, const int64_t *rcounts,
+                         int64_t rcount, const MPI_Datatype *rtypes, MPI_Datatype rtype,
+                         const char *fname);
+/* Reductions (root -1 unless MPII_CK_REDUCE): operands of counts[j] (or count) x type
+ * that match on every member. */
+int mpii_verify_reduce(mpii_comm_t *c, int kind, int root, const int64_t *counts, int64_t count,
+                       MPI_Datatype type, MPI_Op op, const char *fname);
 
 /* What identifies a blocking call for the schedule cache: two calls with equal keys on a
  * communicator build equal schedules. Only calls whose types and op are predefined (their

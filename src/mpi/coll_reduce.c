@@ -151,11 +151,14 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     if (me_root) {
         if ((rc = mpii_coll_check_buf(rbuf, count, type, 0)))
             return mpii_coll_fail(comm, rc, fname);
-        if (sbuf == rbuf && count > 0)
+        if (mpii_coll_alias(sbuf, count, type, rbuf, count, type))
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
         if (sbuf == MPI_IN_PLACE)
             sbuf = rbuf;
     }
+    if (mpii_verify_on(c, m) &&
+        (rc = mpii_verify_reduce(c, MPII_CK_REDUCE, root, NULL, count, type, op, fname)))
+        return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_REDUCE,
                       .root = root,
                       .stype = type,
@@ -337,8 +340,11 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     if ((rc = mpii_coll_check_buf(sbuf, count, type, !inter)) ||
         (rc = mpii_coll_check_buf(rbuf, count, type, 0)))
         return mpii_coll_fail(comm, rc, fname);
-    if (sbuf == rbuf && count > 0)
+    if (mpii_coll_alias(sbuf, count, type, rbuf, count, type))
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    if (mpii_verify_on(c, m) &&
+        (rc = mpii_verify_reduce(c, MPII_CK_ALLREDUCE, -1, NULL, count, type, op, fname)))
+        return rc;
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
     int fit = cg_fits(c, m, type, count, op);
     if (fit)
@@ -416,8 +422,11 @@ static int mc_reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *
     if ((rc = mpii_coll_check_buf(sbuf, total, type, !inter)) ||
         (rc = mpii_coll_check_buf(rbuf, counts[c->rank], type, 0)))
         return mpii_coll_fail(comm, rc, fname);
-    if (sbuf == rbuf && total > 0)
+    if (mpii_coll_alias(sbuf, total, type, rbuf, counts[c->rank], type))
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    if (mpii_verify_on(c, m) &&
+        (rc = mpii_verify_reduce(c, MPII_CK_RSB, -1, counts, 0, type, op, fname)))
+        return rc;
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
     MC_BUILD_RUN(c, comm, m, kb,
@@ -531,8 +540,11 @@ static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Dataty
     if ((rc = mpii_coll_check_buf(sbuf, count, type, 1)) ||
         (rc = mpii_coll_check_buf(rbuf, count, type, 0)))
         return mpii_coll_fail(comm, rc, fname);
-    if (sbuf == rbuf && count > 0)
+    if (mpii_coll_alias(sbuf, count, type, rbuf, count, type))
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
+    if (mpii_verify_on(c, m) && (rc = mpii_verify_reduce(c, ex ? MPII_CK_EXSCAN : MPII_CK_SCAN, -1,
+                                                         NULL, count, type, op, fname)))
+        return rc;
     mpii_ckey_t kb = {.kind = ex ? MPII_CK_EXSCAN : MPII_CK_SCAN,
                       .stype = type,
                       .op = op,

@@ -58,12 +58,18 @@ static int cs_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
     return mpii_lib_irecv_dt(ctx, buf, count, cs_handle(type), cs_dt(type), peer, tag, req);
 }
 
+/* A collective's messages have the exact size both ends compute from their arguments;
+ * a shorter one means the ranks disagree on the collective's size (a longer one is
+ * already MPI_ERR_TRUNCATE). */
 static int cs_test(void *req, int *err)
 {
     mpii_req_t *r = req;
     if (!r->done)
         return 0;
     *err = r->err;
+    if (!r->err && r->kind == MPII_REQ_RECV && (uint64_t)r->st.fmpl_count != r->bytes &&
+        r->peer != MPI_PROC_NULL)
+        *err = MPI_ERR_COUNT;
     return 1;
 }
 
@@ -325,7 +331,7 @@ int mpii_cs_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s)
  * call is using: returns its slot, or -1 (no room: s is not taken). */
 static int cs_cache_slot(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
 {
-    if (!c->ccache && !(c->ccache = calloc(1, sizeof *c->ccache)))
+    if (mpii_verify_setting() || (!c->ccache && !(c->ccache = calloc(1, sizeof *c->ccache))))
         return -1;
     mpii_ccache_t *cc = c->ccache;
     int i = cc->next;

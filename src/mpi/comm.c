@@ -373,10 +373,24 @@ static uint32_t ca_id(uint32_t ctx, int tag)
     return (ctx * 2654435761u) ^ ((uint32_t)tag * 0x27D4EB2Fu);
 }
 
+/* The class of a failed allocation (no pair free at every member), explained. */
+static int ctx_exhausted(void)
+{
+    int used = 0;
+    for (int i = 0; i < CTX_WORDS; i++)
+        used += __builtin_popcountll(~ctx_free_map[i]);
+    mpii_err_note(MPI_ERR_OTHER,
+                  "no context id is free at every member: this process holds %d of its %d "
+                  "(one per live communicator, two per intercommunicator; MPI_Comm_free "
+                  "gives them back)",
+                  used, CTX_PAIRS);
+    return MPI_ERR_OTHER;
+}
+
 /* Agrees on n fresh pairs (ctx[0..n), one allocation each) over domain d; blocking. One
  * pair (an intracommunicator's) comes with a mailbox slot when the members have one in
- * common (mailbox slots). Returns an MPI error class (MPI_ERR_INTERN: no free context
- * id), nothing taken then. */
+ * common (mailbox slots). Returns an MPI error class (MPI_ERR_OTHER: no free context
+ * id, explained by ctx_exhausted), nothing taken then. */
 static int ctx_dom_alloc(const ctx_dom_t *d, int n, uint32_t *ctx)
 {
     int rc = MPI_SUCCESS, k = 0;
@@ -391,7 +405,7 @@ static int ctx_dom_alloc(const ctx_dom_t *d, int n, uint32_t *ctx)
             ca_end(&a);
         }
         if (rc == MPI_SUCCESS && st == CA_FAIL)
-            rc = MPI_ERR_INTERN;
+            rc = ctx_exhausted();
         ctx[k] = 2 * (uint32_t)a.cand;
     }
     if (rc != MPI_SUCCESS)
@@ -825,7 +839,7 @@ static int comm_dup(mpii_comm_t *p, MPI_Info info, int use_info, MPI_Comm *newco
     uint32_t ctx[2];
     int rc = ctx_agree(p, p->rgroup ? 2 : 1, ctx);
     if (rc != MPI_SUCCESS)
-        return mpii_errf(FMPL_MPI_KIND_COMM, p->handle, rc, fn, "no free context id");
+        return MPII_ERR_COMM(p->handle, rc, fn);
     mpii_comm_t *c;
     rc = dup_make(p, ctx, info, use_info, &c);
     if (rc != MPI_SUCCESS) {
@@ -1011,7 +1025,7 @@ static void idup_reduced(idup_op_t *op)
         return;
     }
     if (st == CA_FAIL) {
-        idup_finish(op, MPI_ERR_INTERN);
+        idup_finish(op, ctx_exhausted());
         return;
     }
     op->ctx[op->got++] = 2 * (uint32_t)op->a.cand;

@@ -12,6 +12,8 @@
  * MPI_ERRORS_ARE_FATAL. Windows, files and sessions do not exist yet: their handles are
  * never valid. */
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,11 +131,69 @@ static const char *const class_msg[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_LASTCODE] = "last error code",
 };
 
+/* ------------------------------------------------------------ detailed codes
+ * An error the library raises on a predefined class reaches the program (as the return
+ * value under MPI_ERRORS_RETURN, or as the code a user handler gets) as a detailed code:
+ * DETAIL_BASE + seq * DETAIL_CLASSES + class, where seq numbers the error and picks a slot
+ * of a per-process ring of the last DETAIL_SLOTS messages ("MPI_Send: invalid rank:
+ * destination 2 is not in 0..1"). MPI_Error_class gives the class back; MPI_Error_string
+ * gives the message while its slot holds it, and the class text after that. MPI allows
+ * codes beyond the classes (MPICH does the same); the codes stay far above the codes
+ * MPI_Add_error_code hands out. */
+enum {
+    DETAIL_CLASSES = 128, /* > MPI_ERR_LASTCODE */
+    DETAIL_SEQS = 1 << 16,
+    DETAIL_BASE = 1 << 24,
+    DETAIL_SLOTS = 64,
+};
+_Static_assert(MPI_ERR_LASTCODE < DETAIL_CLASSES, "classes fit below DETAIL_CLASSES");
+_Static_assert((int64_t)DETAIL_BASE + (int64_t)DETAIL_SEQS * DETAIL_CLASSES < INT32_MAX,
+               "detailed codes are ints");
+
+typedef struct detail_slot {
+    _Atomic uint32_t seq; /* the seq whose message text holds (0: none yet) */
+    char text[MPI_MAX_ERROR_STRING];
+} detail_slot_t;
+static detail_slot_t detail_ring[DETAIL_SLOTS];
+static _Atomic uint32_t detail_next;
+
+/* A detailed code of class cls for a call named fname, with optional detail text. */
+static int detail_code(int cls, const char *fname, const char *detail)
+{
+    uint32_t seq = atomic_fetch_add(&detail_next, 1) % (DETAIL_SEQS - 1) + 1; /* 1.. */
+    detail_slot_t *d = &detail_ring[seq % DETAIL_SLOTS];
+    atomic_store(&d->seq, 0);
+    snprintf(d->text, sizeof d->text, "%s: %s%s%s", fname, class_msg[cls],
+             detail && *detail ? ": " : "", detail ? detail : "");
+    atomic_store(&d->seq, seq);
+    return DETAIL_BASE + (int)seq * DETAIL_CLASSES + cls;
+}
+
+/* 1 when code is a detailed code; then *cls is its class and *text its message, or NULL
+ * when the ring has dropped it. */
+static int detail_decode(int code, int *cls, const char **text)
+{
+    if (code < DETAIL_BASE + DETAIL_CLASSES || code >= DETAIL_BASE + DETAIL_SEQS * DETAIL_CLASSES)
+        return 0;
+    int c = (code - DETAIL_BASE) % DETAIL_CLASSES;
+    uint32_t seq = (uint32_t)((code - DETAIL_BASE) / DETAIL_CLASSES);
+    if (c <= MPI_SUCCESS || c > MPI_ERR_LASTCODE)
+        return 0;
+    detail_slot_t *d = &detail_ring[seq % DETAIL_SLOTS];
+    *cls = c;
+    *text = atomic_load(&d->seq) == seq ? d->text : NULL;
+    return 1;
+}
+
 /* The class of a valid code, or -1. */
 static int code_class(int code)
 {
+    int cls;
+    const char *text;
     if (code >= 0 && code <= MPI_ERR_LASTCODE)
         return code;
+    if (detail_decode(code, &cls, &text))
+        return cls;
     if (code > MPI_ERR_LASTCODE && code <= MPI_ERR_LASTCODE + nucodes)
         return ucodes[code - MPI_ERR_LASTCODE - 1].cls;
     return -1;
@@ -142,8 +202,12 @@ static int code_class(int code)
 /* The message of any int (never NULL). */
 static const char *code_msg(int code)
 {
+    int cls;
+    const char *text;
     if (code >= 0 && code <= MPI_ERR_LASTCODE)
         return class_msg[code];
+    if (detail_decode(code, &cls, &text))
+        return text ? text : class_msg[cls];
     if (code > MPI_ERR_LASTCODE && code <= MPI_ERR_LASTCODE + nucodes) {
         const char *s = ucodes[code - MPI_ERR_LASTCODE - 1].str;
         return s ? s : "";
@@ -202,10 +266,10 @@ void mpii_errors_finalize(void)
 static _Noreturn void err_abort(int code, const char *fname, const char *detail)
 {
     char msg[MPI_MAX_ERROR_STRING + 256];
+    int cls = code_class(code), exit_code = cls > 0 && cls < 256 ? cls : 1;
     snprintf(msg, sizeof msg, "FMPL MPI error in %s: %s%s%s (error class %d)",
              fname ? fname : "MPI", code_msg(code), detail && *detail ? ": " : "",
-             detail ? detail : "", code_class(code) >= 0 ? code_class(code) : code);
-    int exit_code = code > 0 && code < 256 ? code : 1;
+             detail ? detail : "", cls >= 0 ? cls : code);
     boot_abort(mpii.boot, exit_code, msg);
 }
 
@@ -221,19 +285,24 @@ static MPI_Comm err_target(int kind, int handle)
     return mpii_comm_get(MPI_COMM_WORLD) ? MPI_COMM_WORLD : MPI_COMM_NULL;
 }
 
-/* Runs handler eh (invalid: MPI_ERRORS_ARE_FATAL) for object (kind, handle). */
+/* Runs handler eh (invalid: MPI_ERRORS_ARE_FATAL) for object (kind, handle). raised: the
+ * library raises code (a class: the program gets a detailed code), rather than the
+ * program through MPI_*_call_errhandler (its code goes through as it is). */
 static int errh_invoke(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
-                       const char *detail)
+                       const char *detail, int raised)
 {
     mpii_errhandler_t *e = errh_obj(eh);
     if (!e)
         e = &eh_predef[EH_FATAL];
     switch (e->predefined) {
-    case EH_RETURN: return code;
     case EH_FATAL:
     case EH_ABORT: err_abort(code, fname, detail);
     default: break;
     }
+    if (raised && code > MPI_SUCCESS && code <= MPI_ERR_LASTCODE && fname)
+        code = detail_code(code, fname, detail);
+    if (e->predefined == EH_RETURN)
+        return code;
     /* A user handler may free the handler or change the object's handler: hold it. */
     mpii_errh_ref(eh);
     int h = handle, ucode = code;
@@ -245,23 +314,42 @@ static int errh_invoke(MPI_Errhandler eh, int kind, int handle, int code, const 
     return ucode;
 }
 
-static int err_run(int kind, int handle, int code, const char *fname, const char *detail)
+/* mpii_err_note's text, for the next raise of note_code by this thread. */
+static _Thread_local int note_code;
+static _Thread_local char note_text[256];
+
+void mpii_err_note(int code, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note_text, sizeof note_text, fmt, ap);
+    va_end(ap);
+    note_code = code;
+}
+
+static int err_run(int kind, int handle, int code, const char *fname, const char *detail,
+                   int raised)
+{
+    if (BASE_UNLIKELY(note_code) && note_code == code) {
+        if (!detail || !*detail)
+            detail = note_text;
+        note_code = 0;
+    }
     if (kind == FMPL_MPI_KIND_SESSION && mpii.state == MPII_ACTIVE) {
         mpii_session_t *ss = mpii_session_get(handle);
         if (ss)
-            return errh_invoke(ss->errh, kind, handle, code, fname, detail);
+            return errh_invoke(ss->errh, kind, handle, code, fname, detail, raised);
     }
     MPI_Comm target = err_target(kind, handle);
     mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
     return errh_invoke(c ? c->errh : MPI_ERRORS_ARE_FATAL, FMPL_MPI_KIND_COMM, target, code, fname,
-                       detail);
+                       detail, raised);
 }
 
 int mpii_err_with(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
                   const char *detail)
 {
-    return errh_invoke(eh, kind, handle, code, fname, detail);
+    return errh_invoke(eh, kind, handle, code, fname, detail, 1);
 }
 
 int mpii_errh_check(MPI_Errhandler h, int kind)
@@ -274,7 +362,7 @@ int mpii_errh_check(MPI_Errhandler h, int kind)
 
 int mpii_err(int kind, int handle, int code, const char *fname)
 {
-    return err_run(kind, handle, code, fname, NULL);
+    return err_run(kind, handle, code, fname, NULL, 1);
 }
 
 int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt, ...)
@@ -286,7 +374,7 @@ int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt
         vsnprintf(detail, sizeof detail, fmt, ap);
         va_end(ap);
     }
-    return err_run(kind, handle, code, fname, detail);
+    return err_run(kind, handle, code, fname, detail, 1);
 }
 
 int mpii_err_from_fmpl(int fmpl_code)
@@ -314,6 +402,7 @@ int mpii_err_from_fmpl(int fmpl_code)
     case FMPL_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case FMPL_ERR_NO_PENDING: return MPI_ERR_REQUEST;
     case FMPL_ERR_INTERNAL: return MPI_ERR_INTERN;
+    case FMPL_ERR_MISMATCH: return MPI_ERR_COUNT;
     default: return MPI_ERR_UNKNOWN;
     }
 }
@@ -544,7 +633,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     if (code_class(errorcode) < 0)
         return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Comm_call_errhandler",
                               "invalid error code %d", errorcode);
-    (void)err_run(FMPL_MPI_KIND_COMM, comm, errorcode, "MPI_Comm_call_errhandler", NULL);
+    (void)err_run(FMPL_MPI_KIND_COMM, comm, errorcode, "MPI_Comm_call_errhandler", NULL, 0);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler)
@@ -672,7 +761,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
     if (code_class(errorcode) < 0)
         return mpii_errf(FMPL_MPI_KIND_SESSION, session, MPI_ERR_ARG, fn, "invalid error code %d",
                          errorcode);
-    (void)err_run(FMPL_MPI_KIND_SESSION, session, errorcode, fn, NULL);
+    (void)err_run(FMPL_MPI_KIND_SESSION, session, errorcode, fn, NULL, 0);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Session_call_errhandler, PMPI_Session_call_errhandler)

@@ -78,6 +78,10 @@ void mpii_handle_foreach(int kind, void (*fn)(int h, void *obj, void *arg), void
  * With MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT it prints "fname: message" and ends the
  * job through the launcher. */
 int mpii_err(int kind, int handle, int code, const char *fname);
+/* Explains an error of class code that a caller further up will raise without detail
+ * text (a helper deep in a call that returns only a class): the next raise of that class
+ * by this thread takes the text as its detail. */
+void mpii_err_note(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Common shorthands. */
 #define MPII_ERR_COMM(comm, code, fname) mpii_err(FMPL_MPI_KIND_COMM, (comm), (code), (fname))
 #define MPII_ERR(code, fname) mpii_err(0, 0, (code), (fname))

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi/coll_impl.h"
 
 enum { OP_NPREDEF = 15 }; /* indices 1..14 */
 #define PRE                                                                                        \
@@ -346,6 +346,8 @@ static int reduce_local(const void *inbuf, void *inoutbuf, int64_t count, MPI_Da
     if (count > 0 && (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE ||
                       (FMPL_MPI_DT_IS_PREDEF(datatype) && (!inbuf || !inoutbuf))))
         return MPII_ERR(MPI_ERR_BUFFER, fname);
+    if (mpii_coll_alias(inbuf, count, datatype, inoutbuf, count, datatype))
+        return MPII_ERRF(MPI_ERR_BUFFER, fname, "%s", "inbuf and inoutbuf overlap");
     int rc = mpii_op_apply(op, inbuf, inoutbuf, count, datatype);
     return rc ? MPII_ERR(rc, fname) : MPI_SUCCESS;
 }

@@ -371,6 +371,20 @@ static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
     return mpii_am(peer, &h, sizeof h, NULL, 0, token);
 }
 
+/* 1 when a message of size bytes, shorter than r's buffer, ends inside a basic element of
+ * r's type: the type signatures cannot match (MPI-4.0 3.3.1), e.g. 3 chars received as
+ * ints. One modulo for predefined types; a walk of the type only for short messages of
+ * derived ones. */
+static int mpii_recv_splits_element(const mpii_req_t *r, uint64_t size)
+{
+    const dt_t *t = r->dt;
+    if (!t || size == 0 || dt_size(t) <= 1)
+        return 0;
+    if (dt_nelem(t) == 1)
+        return size % (uint64_t)dt_size(t) != 0;
+    return dt_elements_in(t, (int64_t)size) == dt_elements_in(t, (int64_t)size - 1);
+}
+
 static void mpii_recv_status(mpii_req_t *r, int src, int tag, uint64_t size)
 {
     uint64_t cap = r->bytes;
@@ -379,7 +393,11 @@ static void mpii_recv_status(mpii_req_t *r, int src, int tag, uint64_t size)
     r->st.MPI_ERROR = MPI_SUCCESS;
     r->st.fmpl_cancelled = 0;
     r->st.fmpl_count = (MPI_Count)BASE_MIN(size, cap);
-    r->err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    r->err = MPI_SUCCESS;
+    if (BASE_UNLIKELY(size != cap))
+        r->err = size > cap                          ? MPI_ERR_TRUNCATE
+                 : mpii_recv_splits_element(r, size) ? MPI_ERR_TYPE
+                                                     : MPI_SUCCESS;
 }
 
 /* Unpacks n bytes of packed stream into r's buffer. */
@@ -714,6 +732,35 @@ static inline int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_D
     r->m = mpii_comm_match(c);
     r->kind = recv ? MPII_REQ_RECV : MPII_REQ_SEND;
     return MPI_SUCCESS;
+}
+
+/* Contract: p2p_impl.h. */
+int mpii_p2p_args_fail(int rc, const void *buf, int64_t count, MPI_Datatype type, int peer, int tag,
+                       MPI_Comm comm, int recv, const char *fname)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    const mpii_group_t *peers = c ? (c->rgroup ? c->rgroup : c->group) : NULL;
+    switch (rc) {
+    case MPI_ERR_COMM:
+        return MPII_ERRF(rc, fname, "communicator handle %#x is not a valid communicator",
+                         (unsigned)comm);
+    case MPI_ERR_COUNT: return MPII_ERRF_COMM(comm, rc, fname, "count %lld < 0", (long long)count);
+    case MPI_ERR_TYPE:
+        return MPII_ERRF_COMM(comm, rc, fname,
+                              "datatype handle %#x is not a valid committed datatype",
+                              (unsigned)type);
+    case MPI_ERR_BUFFER:
+        return MPII_ERRF_COMM(comm, rc, fname, "buffer %p with count %lld", buf, (long long)count);
+    case MPI_ERR_TAG:
+        return MPII_ERRF_COMM(comm, rc, fname, "tag %d is not in 0..%d%s", tag, MPII_TAG_UB,
+                              recv ? " or MPI_ANY_TAG" : "");
+    case MPI_ERR_RANK:
+        return MPII_ERRF_COMM(comm, rc, fname, "%s %d is not in 0..%d%s%s",
+                              recv ? "source" : "destination", peer, peers ? peers->size - 1 : -1,
+                              c && c->rgroup ? " (the remote group)" : "",
+                              recv ? ", MPI_ANY_SOURCE or MPI_PROC_NULL" : " or MPI_PROC_NULL");
+    default: return MPII_ERR_COMM(comm, rc, fname);
+    }
 }
 
 static int mpii_proc_null_done(mpii_req_t *r)
@@ -1163,7 +1210,7 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
     mpii_comm_t *c;
     int rc = mpii_args(&r, buf, count, type, dest, tag, comm, 0, &c);
     if (BASE_UNLIKELY(rc))
-        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+        return mpii_p2p_args_fail(rc, buf, count, type, dest, tag, comm, 0, fname);
     if (dest == MPI_PROC_NULL)
         return MPI_SUCCESS;
     r.mode = (uint8_t)mode;
@@ -1246,7 +1293,7 @@ static int mpii_recv_blocking(void *buf, int64_t count, MPI_Datatype type, int s
     mpii_comm_t *c;
     int rc = mpii_args(&r, buf, count, type, source, tag, comm, 1, &c);
     if (BASE_UNLIKELY(rc))
-        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+        return mpii_p2p_args_fail(rc, buf, count, type, source, tag, comm, 1, fname);
     r.internal = 1;
     if (source == MPI_PROC_NULL) {
         mpii_proc_null_done(&r);
@@ -1289,7 +1336,7 @@ static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
     int rc = mpii_args(r, buf, count, type, peer, tag, comm, recv, &c);
     if (BASE_UNLIKELY(rc)) {
         mpii_req_free(r);
-        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+        return mpii_p2p_args_fail(rc, buf, count, type, peer, tag, comm, recv, fname);
     }
     r->mode = (uint8_t)mode;
     r->persistent = (uint8_t)persistent;
@@ -1356,10 +1403,11 @@ static int mpii_sendrecv(const void *sbuf, int64_t scount, MPI_Datatype stype, i
     memset(&r, 0, sizeof r);
     mpii_comm_t *c;
     int rc = mpii_args(&r, rbuf, rcount, rtype, source, rtag, comm, 1, &c);
-    if (!rc)
-        rc = mpii_args(&s, sbuf, scount, stype, dest, stag, comm, 0, &c);
     if (BASE_UNLIKELY(rc))
-        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+        return mpii_p2p_args_fail(rc, rbuf, rcount, rtype, source, rtag, comm, 1, fname);
+    rc = mpii_args(&s, sbuf, scount, stype, dest, stag, comm, 0, &c);
+    if (BASE_UNLIKELY(rc))
+        return mpii_p2p_args_fail(rc, sbuf, scount, stype, dest, stag, comm, 0, fname);
     r.internal = s.internal = 1;
     mpii_p2p_start(&r);
     rc = mpii_p2p_start(&s);
@@ -1402,7 +1450,7 @@ static int mpii_sendrecv_replace(void *buf, int64_t count, MPI_Datatype type, in
     mpii_comm_t *c;
     int rc = mpii_args(&s, buf, count, type, dest, stag, comm, 0, &c);
     if (BASE_UNLIKELY(rc))
-        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+        return mpii_p2p_args_fail(rc, buf, count, type, dest, stag, comm, 0, fname);
     /* Pack the outgoing message, then send it from the copy while receiving in place. */
     uint64_t bytes = (uint64_t)count * (uint64_t)dt_size(s.dt);
     void *copy = malloc(BASE_MAX(bytes, (uint64_t)1));

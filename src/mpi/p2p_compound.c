@@ -74,12 +74,13 @@ static int mpii_isendrecv(const void *sbuf, int64_t scount, MPI_Datatype stype, 
     mpii_req_t chk;
     memset(&chk, 0, sizeof chk);
     int rc = mpii_p2p_args(&chk, rbuf, rcount, rtype, source, rtag, comm, 1);
-    if (rc == MPI_SUCCESS)
-        rc = mpii_p2p_args(&chk, sbuf, scount, stype, dest, stag, comm, 0);
-    if (rc == MPI_SUCCESS && !request)
-        rc = MPI_ERR_ARG;
     if (BASE_UNLIKELY(rc))
-        return rc == MPI_ERR_COMM ? MPII_ERR(rc, fname) : MPII_ERR_COMM(comm, rc, fname);
+        return mpii_p2p_args_fail(rc, rbuf, rcount, rtype, source, rtag, comm, 1, fname);
+    rc = mpii_p2p_args(&chk, sbuf, scount, stype, dest, stag, comm, 0);
+    if (BASE_UNLIKELY(rc))
+        return mpii_p2p_args_fail(rc, sbuf, scount, stype, dest, stag, comm, 0, fname);
+    if (!request)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fname, "%s", "request is NULL");
 
     void *tmp = NULL;
     if (replace && dest != MPI_PROC_NULL) {

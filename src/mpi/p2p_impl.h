@@ -240,6 +240,11 @@ void mpii_p2p_cancel(mpii_req_t *r);
 int mpii_p2p_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type, int peer,
                   int tag, MPI_Comm comm, int recv);
 
+/* Raises class rc, which mpii_p2p_args returned for these arguments, with a message that
+ * names the argument and its value; returns the code the handler leaves. */
+int mpii_p2p_args_fail(int rc, const void *buf, int64_t count, MPI_Datatype type, int peer, int tag,
+                       MPI_Comm comm, int recv, const char *fname);
+
 /* ---- p2p_compound.c */
 /* A part of a compound request completed (from mpii_req_done). */
 void mpii_compound_part_done(mpii_req_t *parent);

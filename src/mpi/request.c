@@ -249,7 +249,9 @@ MPII_WEAK(MPI_Test, PMPI_Test)
 /* Validates an array of requests; MPI_SUCCESS or MPI_ERR_REQUEST / MPI_ERR_ARG. */
 static int mpii_reqs_check(int count, const MPI_Request reqs[])
 {
-    if (count < 0 || (count > 0 && !reqs))
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if (count > 0 && !reqs)
         return MPI_ERR_ARG;
     for (int i = 0; i < count; i++)
         if (reqs[i] != MPI_REQUEST_NULL && !mpii_req_get(reqs[i]))

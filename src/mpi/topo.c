@@ -112,6 +112,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 {
     static const char fn[] = "MPI_Cart_create";
     (void)reorder;
+    if (comm_cart)
+        *comm_cart = MPI_COMM_NULL; /* what a failed call leaves */
     GET_INTRA(p, comm_old, fn);
     if (!comm_cart)
         return MPII_ERR_COMM(comm_old, MPI_ERR_ARG, fn);

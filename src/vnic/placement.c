@@ -29,7 +29,7 @@ void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me)
                                     "ranks is followed");
     int one_cpu = strcmp(mode, "core") == 0;
     if (!one_cpu && strcmp(mode, "auto") != 0 && strcmp(mode, "none") != 0)
-        base_fatal("FMPL_BIND=%s: expected auto, core or none", mode);
+        base_setting_fail("FMPL_BIND=%s: expected auto, core or none", mode);
     cpu_set_t all;
     CPU_ZERO(&all);
     int same = 1;

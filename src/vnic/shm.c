@@ -2094,7 +2094,7 @@ static int shm_probe_cma(shm_t *s)
 
 int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
 {
-    long long heap = base_env_int("FMPL_SHM_HEAP", 64ll << 20, 0, 1ll << 40,
+    long long heap = base_env_int("FMPL_SHM_HEAP", 64ll << 20, 1ll << 20, 1ll << 40,
                                   "bytes of shared heap per rank (fmpl_alloc_mem, MPI_Alloc_mem); "
                                   "reserved sparse, backed on allocation");
     long long cells = base_env_int("FMPL_SHM_CELLS", 512, 64, 1 << 20,
@@ -2135,7 +2135,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     long long ncntr =
         base_env_int("FMPL_SHM_COUNTERS", 1024, 64, 1 << 20, "completion counters per rank");
     if (cells & (cells - 1))
-        base_fatal("FMPL_SHM_CELLS=%lld is not a power of two", cells);
+        base_setting_fail("FMPL_SHM_CELLS=%lld is not a power of two", cells);
     /* A message uses at most min(K/2, 255) cells. */
     long long maxcells = BASE_MIN(cells / 2, 255);
     inl = BASE_MIN(inl, SHM_CELL_DATA + (maxcells - 1) * SHM_LINE);

@@ -108,7 +108,7 @@ static int choice_from_settings(vnic_t *v, shm_paths_t *out, char *why, size_t l
     if (strcmp(get, "auto") != 0) {
         int g = path_parse(get);
         if (g < 0)
-            base_fatal("FMPL_SHM_GET_PATH=%s: expected auto, pipeline, cma or shared", get);
+            base_setting_fail("FMPL_SHM_GET_PATH=%s: expected auto, pipeline, cma or shared", get);
         out->get = g;
         out->put_pipeline = pipe ? pipe_on : g == SHM_GET_PIPELINE;
         snprintf(why, len, "set by FMPL_SHM_GET_PATH=%s%s", get,

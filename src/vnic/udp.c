@@ -2625,7 +2625,7 @@ static double udp_env_prob(const char *name, const char *what)
     errno = 0;
     double x = strtod(t, &end);
     if (errno || end == t || *end || !(x >= 0.0 && x <= 1.0))
-        base_fatal("%s=%s: expected a probability between 0 and 1", name, t);
+        base_setting_fail("%s=%s: expected a probability between 0 and 1", name, t);
     return x;
 }
 

@@ -75,7 +75,7 @@ int vnic_open(boot_t *boot, vnic_t **out)
     if (strcmp(tr, "udp") == 0)
         v->force_udp = 1;
     else if (strcmp(tr, "auto") != 0)
-        base_fatal("FMPL_TRANSPORT=%s: expected auto or udp", tr);
+        base_setting_fail("FMPL_TRANSPORT=%s: expected auto or udp", tr);
     if (v->force_udp || v->nodes->nnodes > 1) {
         rc = vnic_udp_open(v, &v->remote);
         if (rc) {

@@ -1,0 +1,82 @@
+/* coll_check.c — the argument checks every collective entry shares: a (buffer, count,
+ * type) triple, the per-process counts of a v-collective, and aliasing between a send
+ * and a receive buffer.
+ *
+ * Aliasing is checked on every rank for its own buffers, so that an erroneous call that
+ * every rank makes (a send block inside the receive buffer, as in MPICH's errors/coll
+ * noalias tests) fails everywhere instead of failing on one rank while the others wait
+ * for it. The test must never reject a correct program: byte ranges are compared exactly
+ * when both sides are contiguous; when either side has holes (a vector type interleaving
+ * with the other side is legal), only equal start addresses count as aliasing. */
+#include "mpi/coll_impl.h"
+
+/* Contract: coll_impl.h. */
+int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int in_place_ok)
+{
+    if (BASE_UNLIKELY(count < 0))
+        return MPI_ERR_COUNT;
+    if (BASE_UNLIKELY(mpii_type_check_comm(type) != MPI_SUCCESS))
+        return MPI_ERR_TYPE;
+    if (buf == MPI_IN_PLACE)
+        return in_place_ok ? MPI_SUCCESS : MPI_ERR_BUFFER;
+    dt_t *dt = mpii_type_get(type);
+    if (BASE_UNLIKELY(!buf && count > 0 && FMPL_MPI_DT_IS_PREDEF(type) && dt_size(dt) > 0))
+        return MPI_ERR_BUFFER;
+    return MPI_SUCCESS;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_coll_check_counts(const int64_t *counts, const int64_t *displs, int n)
+{
+    if (!counts || !displs)
+        return MPI_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return MPI_ERR_COUNT;
+    return MPI_SUCCESS;
+}
+
+/* The bytes [lo, hi) that count elements of t at buf touch; dense: every byte of the
+ * range is data. Empty (lo == hi) when nothing is touched. */
+typedef struct byte_range {
+    uintptr_t lo, hi;
+    int dense;
+} byte_range_t;
+
+static byte_range_t byte_range(const void *buf, int64_t count, MPI_Datatype type)
+{
+    byte_range_t r = {0, 0, 1};
+    dt_t *t = mpii_type_get(type);
+    if (!buf || buf == MPI_IN_PLACE || count <= 0 || !t || dt_size(t) == 0)
+        return r;
+    int64_t ext = dt_extent(t), first = dt_true_lb(t);
+    int64_t last = first + (count - 1) * ext; /* the last element's true lb */
+    r.lo = (uintptr_t)buf + (uintptr_t)BASE_MIN(first, last);
+    r.hi = (uintptr_t)buf + (uintptr_t)BASE_MAX(first, last) + (uintptr_t)dt_true_extent(t);
+    r.dense = dt_is_contig(t, count);
+    return r;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_coll_alias(const void *a, int64_t acount, MPI_Datatype atype, const void *b,
+                    int64_t bcount, MPI_Datatype btype)
+{
+    byte_range_t x = byte_range(a, acount, atype), y = byte_range(b, bcount, btype);
+    if (x.lo == x.hi || y.lo == y.hi || x.hi <= y.lo || y.hi <= x.lo)
+        return 0;
+    return (x.dense && y.dense) || x.lo == y.lo;
+}
+
+/* Contract: coll_impl.h. */
+int mpii_coll_alias_blocks(const void *a, int64_t acount, MPI_Datatype atype, const void *base,
+                           const int64_t *counts, const int64_t *displs, MPI_Datatype btype, int n)
+{
+    int64_t ext = dt_extent(mpii_type_get(btype));
+    if (!base || base == MPI_IN_PLACE)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (mpii_coll_alias(a, acount, atype, (const char *)base + displs[i] * ext, counts[i],
+                            btype))
+            return 1;
+    return 0;
+}
