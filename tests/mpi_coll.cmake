@@ -86,3 +86,7 @@ fmpl_test(mpi_coll_pq_nolanes mpi_coll_pq.c RANKS 2 3 4 ENV FMPL_COLL_LANES=0 AR
           TIMEOUT 300)
 fmpl_test(mpi_coll_pq_smallseg mpi_coll_pq.c RANKS 3 4 ENV FMPL_COLL_SEG=4096 ARGS 20
           TIMEOUT 300)
+# erroneous collectives: aliasing, mismatched sizes; FMPL_MPI_CHECK=1 compares arguments
+fmpl_test(mpi_coll_mismatch mpi_coll_mismatch.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_coll_mismatch_check mpi_coll_mismatch.c RANKS 2 3 4 7 ENV FMPL_MPI_CHECK=1
+          ARGS check TIMEOUT 120)

@@ -50,3 +50,11 @@ add_test(NAME mpi_env_mpicc_cc_self
                  ${CMAKE_BINARY_DIR}/bin/mpicc -show -c x.c)
 set_tests_properties(mpi_env_mpicc_cc_self PROPERTIES ENVIRONMENT "CC=${CMAKE_BINARY_DIR}/bin/mpicc"
                      TIMEOUT 20)
+# what an error says (detailed codes), small error paths, context ids running out
+fmpl_test(mpi_err_detail mpi_err_detail.c RANKS 1 2 3 4 7)
+fmpl_test(mpi_err_contexts mpi_err_detail.c RANKS 1 2 ARGS contexts TIMEOUT 300)
+# a setting the user got wrong: a message naming it and exit status 78, not a crash
+add_test(NAME mpi_env_settings_errors
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/settings_errors.sh ${FMPLRUN}
+                 $<TARGET_FILE:mpi_err_detail>)
+set_tests_properties(mpi_env_settings_errors PROPERTIES TIMEOUT 120)

@@ -182,8 +182,9 @@ typedef struct cb_pack_args {
 
 /* Staging step of a send block whose size differs from the receive blocks' (an erroneous
  * call): the first min(have, n) bytes of the packed stream of count x t at buf, from byte
- * offset off, into the n bytes at tmp, zeros after them. Fails with the class that names
- * the mismatch, after staging, so the collective still runs to its end on every rank. */
+ * offset off, into the n bytes at tmp, zeros after them. Fails (FMPL_ERR_TRUNCATE: the
+ * block is longer; FMPL_ERR_MISMATCH: shorter, MPI_ERR_COUNT) after staging, so the
+ * collective still runs to its end on every rank. Mailbox schedules only. */
 typedef struct cb_fit_args {
     const void *buf;
     char *tmp;
@@ -198,7 +199,8 @@ static int cb_fit_step(const void *a)
     if (k > 0 && dt_pack(x->t, x->count, x->buf, x->off, k, x->tmp) < 0)
         return MPI_ERR_ARG;
     memset(x->tmp + k, 0, (size_t)(x->n - k));
-    return x->have > x->n ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT;
+    /* (a step of a group schedule: its errors are FMPL codes, as the transport's) */
+    return x->have > x->n ? FMPL_ERR_TRUNCATE : FMPL_ERR_MISMATCH;
 }
 
 /* The n-byte blocks (nblocks of them) of a send whose blocks hold have = scount x stype

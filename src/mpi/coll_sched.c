@@ -134,7 +134,8 @@ static int cs_copy_step(const void *a)
     int64_t n = sn < rn ? sn : rn;
     if (n > 0 && dt_copy(st, x->scount, x->sbuf, rt, x->rcount, x->rbuf, 0, n) != 0)
         return MPI_ERR_ARG;
-    return sn > rn ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    /* a collective's own block has one size at both ends in a correct call */
+    return sn > rn ? MPI_ERR_TRUNCATE : sn < rn ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
 void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,

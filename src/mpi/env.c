@@ -43,7 +43,8 @@ static int runtime_start(int *argc, char ***argv, int required, const char *fnam
 {
     int rc = fmpl_init(argc, argv);
     if (rc != FMPL_SUCCESS)
-        return MPII_ERRF(mpii_err_from_fmpl(rc), fname, "fmpl_init failed: %s",
+        return MPII_ERRF(mpii_err_from_fmpl(rc), fname,
+                         "the engine did not start (%s); the lines before this one say why",
                          fmpl_error_string(rc));
     mpii.vnic = fmpl_tool_vnic();
     mpii.boot = fmpl_tool_boot();

@@ -1,0 +1,181 @@
+/* mpi_coll_mismatch.c — erroneous collectives fail instead of hanging or taking wrong
+ * bytes: a send buffer inside the receive buffer (every rank sees its own), ranks that
+ * disagree on a collective's size (the ranks that can see it fail: mailbox length marks
+ * passed down trees, point-to-point sizes), and with FMPL_MPI_CHECK=1 (argument "check")
+ * every rank fails alike on sizes, roots, ops and type signatures. After each erroneous
+ * call a correct collective still gives the right answer. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "test_util.h"
+
+static int rank, size, checking;
+
+static int class_of(int rc)
+{
+    int cls = -1;
+    CHECK_RC(MPI_Error_class(rc, &cls), MPI_SUCCESS);
+    return cls;
+}
+
+/* A correct allreduce after an erroneous call: the communicator still works. */
+static void still_works(const char *after)
+{
+    int64_t in[3] = {rank, 1, 2 * rank}, out[3];
+    int rc = MPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    int64_t sum = (int64_t)size * (size - 1) / 2;
+    if (rc != MPI_SUCCESS || out[0] != sum || out[1] != size || out[2] != 2 * sum) {
+        fprintf(stderr, "rank %d: allreduce after %s: rc %d, got %lld %lld %lld\n", rank, after, rc,
+                (long long)out[0], (long long)out[1], (long long)out[2]);
+        exit(1);
+    }
+}
+
+/* Every rank's send block lies inside its receive buffer: every rank fails. */
+static void aliasing(void)
+{
+    int *buf = calloc((size_t)size * 4, sizeof *buf);
+    CHECK_CLASS(MPI_Allgather(&buf[rank], 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD),
+                MPI_ERR_BUFFER);
+    int *counts = malloc((size_t)size * sizeof *counts),
+        *displs = malloc((size_t)size * sizeof *displs);
+    for (int i = 0; i < size; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    CHECK_CLASS(
+        MPI_Allgatherv(&buf[rank], 1, MPI_INT, buf, counts, displs, MPI_INT, MPI_COMM_WORLD),
+        MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Allreduce(buf + 1, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Scan(buf, buf + 1, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    /* the root's receive buffer holds its send buffer */
+    CHECK_CLASS(MPI_Gather(buf + 1, 1, MPI_INT, buf, 2, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_BUFFER);
+    /* interleaved layouts are legal: evens sent, gathered into the odds of a vector */
+    if (size == 1) {
+        int a[8] = {1, 0, 2, 0, 3, 0, 4, 0};
+        MPI_Datatype even;
+        CHECK_RC(MPI_Type_vector(4, 1, 2, MPI_INT, &even), MPI_SUCCESS);
+        CHECK_RC(MPI_Type_commit(&even), MPI_SUCCESS);
+        CHECK_RC(MPI_Allgather(a, 1, even, a + 1, 1, even, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK(a[1] == 1 && a[3] == 2 && a[5] == 3 && a[7] == 4);
+        CHECK_RC(MPI_Type_free(&even), MPI_SUCCESS);
+    }
+    /* a user error message names the call and the argument */
+    char s[MPI_MAX_ERROR_STRING];
+    int len, rc = MPI_Allreduce(buf + 1, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_RC(MPI_Error_string(rc, s, &len), MPI_SUCCESS);
+    CHECK(strstr(s, "MPI_Allreduce") != NULL);
+    free(counts);
+    free(displs);
+    free(buf);
+    still_works("aliasing");
+}
+
+/* The ranks disagree on a bcast's length: the root sends 1 int, the others expect 10
+ * (short) or the reverse (long). Without checking, each rank that receives the wrong
+ * length fails (mailboxes: length marks, passed on down the tree); with checking, every
+ * rank fails. */
+static void bcast_length(void)
+{
+    int buf[10] = {0};
+    for (int longer = 0; longer < 2; longer++) {
+        int n = (rank == 0) == longer ? 10 : 1;
+        int rc = MPI_Bcast(buf, n, MPI_INT, 0, MPI_COMM_WORLD);
+        if (size == 1)
+            CHECK(rc == MPI_SUCCESS);
+        else if (rank != 0 || checking)
+            CHECK(rc != MPI_SUCCESS);
+        /* (a rank below one that saw it in the tree fails with MPI_ERR_COUNT) */
+        if (rc != MPI_SUCCESS && rank != 0 && !checking)
+            CHECK(class_of(rc) == MPI_ERR_COUNT || (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+        still_works("bcast of mismatched length");
+    }
+}
+
+/* Rank 0 sends 1 int to every block of 10 (allgather) or 2 x 10 (alltoall): it fails,
+ * and nobody hangs. */
+static void block_length(void)
+{
+    int *send = calloc(20 * (size_t)size, sizeof *send),
+        *recv = calloc(20 * (size_t)size, sizeof *recv);
+    int rc = MPI_Allgather(send, rank == 0 ? 1 : 10, MPI_INT, recv, 10, MPI_INT, MPI_COMM_WORLD);
+    if (rank == 0 && size > 1 && !checking)
+        CHECK(class_of(rc) == MPI_ERR_COUNT);
+    if (checking && size > 1)
+        CHECK(rc != MPI_SUCCESS);
+    still_works("allgather of mismatched length");
+    rc = MPI_Alltoall(send, rank == 0 ? 20 : 10, MPI_INT, recv, 10, MPI_INT, MPI_COMM_WORLD);
+    if (rank == 0 && size > 1 && !checking)
+        CHECK(class_of(rc) == MPI_ERR_TRUNCATE);
+    if (checking && size > 1)
+        CHECK(rc != MPI_SUCCESS);
+    still_works("alltoall of mismatched length");
+    free(send);
+    free(recv);
+}
+
+/* Only the checking mode sees these: every rank fails, the rank that found the
+ * difference with its class, the others with MPI_ERR_NOT_SAME. */
+static void checked_only(void)
+{
+    int a[4] = {1, 2, 3, 4}, b[4];
+    if (size == 1)
+        return;
+    /* another root */
+    int rc = MPI_Bcast(a, 4, MPI_INT, rank == 1 ? 1 : 0, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_ROOT || class_of(rc) == MPI_ERR_NOT_SAME);
+    still_works("bcast with another root");
+    /* another op */
+    rc = MPI_Allreduce(a, b, 4, MPI_INT, rank == size - 1 ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_OP || class_of(rc) == MPI_ERR_NOT_SAME);
+    still_works("allreduce with another op");
+    /* the same bytes, other basic types */
+    rc = MPI_Allreduce(a, b, 4, rank == 0 ? MPI_FLOAT : MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_TYPE || class_of(rc) == MPI_ERR_NOT_SAME);
+    still_works("allreduce with another type");
+    /* a gatherv whose root expects another count from the last rank */
+    int *counts = malloc((size_t)size * sizeof *counts),
+        *displs = malloc((size_t)size * sizeof *displs);
+    int *all = calloc(4 * (size_t)size, sizeof *all);
+    for (int i = 0; i < size; i++) {
+        counts[i] = i == size - 1 ? 3 : 4;
+        displs[i] = 4 * i;
+    }
+    rc = MPI_Gatherv(a, 4, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE || class_of(rc) == MPI_ERR_NOT_SAME);
+    if (rank == 0) { /* the root saw it itself */
+        char s[MPI_MAX_ERROR_STRING];
+        int len;
+        CHECK_RC(MPI_Error_string(rc, s, &len), MPI_SUCCESS);
+        CHECK(strstr(s, "MPI_Gatherv") && strstr(s, "FMPL_MPI_CHECK") && strstr(s, "16 bytes"));
+    }
+    still_works("gatherv with another count");
+    /* different collectives */
+    rc = rank == 0 ? MPI_Barrier(MPI_COMM_WORLD)
+                   : MPI_Allreduce(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_NOT_SAME);
+    still_works("different collectives");
+    free(counts);
+    free(displs);
+    free(all);
+}
+
+int main(int argc, char **argv)
+{
+    checking = argc > 1 && strcmp(argv[1], "check") == 0;
+    CHECK_RC(MPI_Init(&argc, &argv), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN), MPI_SUCCESS);
+    aliasing();
+    bcast_length();
+    block_length();
+    if (checking)
+        checked_only();
+    CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
+    return 0;
+}

@@ -1,0 +1,138 @@
+/* mpi_err_detail.c — what an error returned under MPI_ERRORS_RETURN says: the detailed
+ * code names the call, the argument and its value (MPI_Error_string), its class comes
+ * back from MPI_Error_class, and an old code whose message the ring has dropped still
+ * gives its class's text. Also the small error paths: a message that ends inside a
+ * basic element of the receive type, MPI_Waitall(-1), a failed MPI_Cart_create,
+ * MPI_Reduce_local on aliased buffers, and running out of context ids (argument
+ * "contexts": slow, so a test of its own). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "test_util.h"
+
+static int rank, size;
+
+/* The message of code, which must be of class cls and contain every one of the words. */
+static void says(int code, int cls, const char *w1, const char *w2, const char *w3)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = -1, got = -1;
+    CHECK_RC(MPI_Error_class(code, &got), MPI_SUCCESS);
+    CHECK_RC(MPI_Error_string(code, s, &len), MPI_SUCCESS);
+    CHECK(len == (int)strlen(s));
+    if (got != cls || (w1 && !strstr(s, w1)) || (w2 && !strstr(s, w2)) || (w3 && !strstr(s, w3))) {
+        fprintf(stderr, "rank %d: code %d (class %d, want %d) says \"%s\"; want %s, %s, %s\n", rank,
+                code, got, cls, s, w1, w2, w3);
+        exit(1);
+    }
+}
+
+static void messages(void)
+{
+    int x = 0;
+    char want[64];
+    snprintf(want, sizeof want, "destination %d is not in 0..%d", size, size - 1);
+    int rc = MPI_Send(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
+    says(rc, MPI_ERR_RANK, "MPI_Send", want, NULL);
+    CHECK(rc != MPI_ERR_RANK); /* a detailed code, beyond the class */
+    rc = MPI_Recv(&x, 1, MPI_INT, 0, -7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    says(rc, MPI_ERR_TAG, "MPI_Recv", "tag -7", "MPI_ANY_TAG");
+    rc = MPI_Send(&x, -3, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    says(rc, MPI_ERR_COUNT, "MPI_Send", "count -3", NULL);
+    MPI_Request req;
+    rc = MPI_Isend(&x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD, &req);
+    says(rc, MPI_ERR_TYPE, "MPI_Isend", "datatype", NULL);
+    rc = MPI_Irecv(&x, 1, MPI_INT, size + 4, 0, MPI_COMM_WORLD, &req);
+    says(rc, MPI_ERR_RANK, "MPI_Irecv", "source", "MPI_ANY_SOURCE");
+    /* the ring keeps the last messages: an old code falls back to its class's text */
+    int old = MPI_Send(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < 200; i++)
+        (void)MPI_Send(&x, -1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    char s[MPI_MAX_ERROR_STRING], t[MPI_MAX_ERROR_STRING];
+    int len;
+    CHECK_RC(MPI_Error_string(old, s, &len), MPI_SUCCESS);
+    CHECK_RC(MPI_Error_string(MPI_ERR_RANK, t, &len), MPI_SUCCESS);
+    CHECK(strcmp(s, t) == 0);
+    says(old, MPI_ERR_RANK, NULL, NULL, NULL);
+    /* the program's own codes through MPI_Comm_call_errhandler are left alone */
+    CHECK_RC(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_TAG), MPI_SUCCESS);
+}
+
+static void small_paths(void)
+{
+    /* MPI_Waitall with a negative count */
+    MPI_Request r = MPI_REQUEST_NULL;
+    CHECK_CLASS(MPI_Waitall(-1, &r, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+    CHECK_CLASS(MPI_Testall(-2, &r, &(int){0}, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+    /* a failed MPI_Cart_create leaves MPI_COMM_NULL */
+    MPI_Comm cart = MPI_COMM_WORLD;
+    int dims[2] = {size + 1, 1}, periods[2] = {0, 0};
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart) != MPI_SUCCESS);
+    CHECK(cart == MPI_COMM_NULL);
+    /* MPI_Reduce_local on aliased buffers */
+    int a[4] = {1, 2, 3, 4};
+    CHECK_CLASS(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Reduce_local(a, a + 1, 3, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    CHECK_RC(MPI_Reduce_local(a, a + 2, 2, MPI_INT, MPI_SUM), MPI_SUCCESS);
+    CHECK(a[2] == 4 && a[3] == 6);
+}
+
+/* 3 chars received as ints: the message ends inside an int (MPICH's truncmsg2). */
+static void split_element(void)
+{
+    if (size < 2)
+        return;
+    char src[16] = "abcdefghijklmno";
+    int dst[4] = {0};
+    if (rank == 1) {
+        CHECK_RC(MPI_Send(src, 3, MPI_CHAR, 0, 5, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK_RC(MPI_Send(src, 8, MPI_CHAR, 0, 6, MPI_COMM_WORLD), MPI_SUCCESS);
+    } else if (rank == 0) {
+        MPI_Status st;
+        int rc = MPI_Recv(dst, 4, MPI_INT, 1, 5, MPI_COMM_WORLD, &st);
+        says(rc, MPI_ERR_TYPE, "MPI_Recv", NULL, NULL);
+        /* whole ints are fine, shorter than the buffer */
+        CHECK_RC(MPI_Recv(dst, 4, MPI_INT, 1, 6, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        int n = -1;
+        CHECK_RC(MPI_Get_count(&st, MPI_INT, &n), MPI_SUCCESS);
+        CHECK(n == 2 && memcmp(dst, src, 8) == 0);
+    }
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+/* Communicators until the context ids run out: the error says so, with the count; then
+ * freeing them makes room again. */
+static void contexts(void)
+{
+    enum { MAXC = 4096 };
+    MPI_Comm *c = malloc(MAXC * sizeof *c);
+    int n = 0, rc = MPI_SUCCESS;
+    while (n < MAXC && (rc = MPI_Comm_dup(MPI_COMM_WORLD, &c[n])) == MPI_SUCCESS)
+        n++;
+    CHECK(n < MAXC && n > 1000);
+    says(rc, MPI_ERR_OTHER, "MPI_Comm_dup", "no context id is free", "of its 2048");
+    for (int i = 0; i < n; i++)
+        CHECK_RC(MPI_Comm_free(&c[i]), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &c[0]), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_free(&c[0]), MPI_SUCCESS);
+    free(c);
+}
+
+int main(int argc, char **argv)
+{
+    CHECK_RC(MPI_Init(&argc, &argv), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
+    if (argc > 1 && strcmp(argv[1], "contexts") == 0) {
+        contexts();
+    } else {
+        messages();
+        small_paths();
+        split_element();
+    }
+    CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
+    return 0;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# settings_errors.sh FMPLRUN PROGRAM — a setting the user got wrong ends the job with a
+# message that names the setting, its value and what it must be, and an exit status
+# (78, EX_CONFIG), never abort() (which fmplrun would report as a crash, signal 6).
+set -u
+fmplrun=$1
+prog=$2
+fail=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# run "ENV=VALUE" "expected text"...: the job fails, says every text, and crashes nowhere
+expect() {
+    local setting=$1
+    shift
+    env "$setting" "$fmplrun" -n 2 --timeout 60 "$prog" >"$out" 2>&1
+    local rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "FAIL: $setting: the job succeeded"
+        fail=1
+    fi
+    for want in "$@"; do
+        if ! grep -qF -- "$want" "$out"; then
+            echo "FAIL: $setting: no \"$want\" in:"
+            cat "$out"
+            fail=1
+        fi
+    done
+    if grep -qiE "signal|core dumped|crash" "$out"; then
+        echo "FAIL: $setting: looks like a crash:"
+        cat "$out"
+        fail=1
+    fi
+}
+expect FMPL_SHM_HEAP=abc "FMPL_SHM_HEAP=abc is not a number" "exited with status 78"
+expect FMPL_SHM_HEAP=12Q "FMPL_SHM_HEAP=12Q: unexpected 'Q'" "exited with status 78"
+expect FMPL_SHM_HEAP=0 "FMPL_SHM_HEAP=0 is out of range [1048576," "exited with status 78"
+expect FMPL_SHM_FASTBOX=maybe "FMPL_SHM_FASTBOX=maybe is not a boolean" "exited with status 78"
+expect FMPL_TRANSPORT=carrier-pigeon "FMPL_TRANSPORT=carrier-pigeon: expected auto or udp"
+expect FMPL_SHM_HEAP=1M "FMPL_SHM_HEAP=1048576" "raise FMPL_SHM_HEAP to at least" \
+    "the engine did not start"
+exit $fail
