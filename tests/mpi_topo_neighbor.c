@@ -292,6 +292,46 @@ static void vforms(MPI_Comm c, const topo_t *t, int base)
     free(rb);
 }
 
+/* Non-contiguous blocks (a vector of 2 ints, stride 3) on one side, plain ints on the
+ * other, blocking (on a Cartesian communicator: the mailbox path, packed) and
+ * nonblocking. */
+static void noncontig(MPI_Comm c, const topo_t *t)
+{
+    MPI_Datatype vec;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int od = t->outdeg[me], id = t->indeg[me];
+    int sb[MAXD * 4], rb[MAXD * 4], cnt = 2;
+    for (int round = 0; round < 4; round++) {
+        int g = 40 + round, send_vec = round % 2;
+        /* vector layout: element e of block j at j*6 + 3e (extent of vec: 4 ints) */
+        for (int x = 0; x < MAXD * 4; x++)
+            sb[x] = rb[x] = -7;
+        for (int j = 0; j < od; j++)
+            for (int e = 0; e < cnt; e++)
+                sb[send_vec ? j * 4 + 3 * e : j * cnt + e] = val(g, me, j, e);
+        MPI_Datatype stype = send_vec ? vec : MPI_INT, rtype = send_vec ? MPI_INT : vec;
+        int scnt = send_vec ? 1 : cnt, rcnt = send_vec ? cnt : 1;
+        if (round < 2) {
+            CHECK_RC(MPI_Neighbor_alltoall(sb, scnt, stype, rb, rcnt, rtype, c), MPI_SUCCESS);
+        } else {
+            MPI_Request rq;
+            CHECK_RC(MPI_Ineighbor_alltoall(sb, scnt, stype, rb, rcnt, rtype, c, &rq), MPI_SUCCESS);
+            CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        }
+        for (int i = 0; i < id; i++) {
+            int j = pair_block(t, i), s = t->in[me][i];
+            for (int e = 0; e < cnt; e++) {
+                int got = rb[send_vec ? i * cnt + e : i * 4 + 3 * e];
+                CHECK(got == (j < 0 ? -7 : val(g, s, j, e)));
+            }
+            if (!send_vec)
+                CHECK(rb[i * 4 + 1] == -7 && rb[i * 4 + 2] == -7); /* the gaps untouched */
+        }
+    }
+    MPI_Type_free(&vec);
+}
+
 static void all_forms(MPI_Comm c)
 {
     topo_t t;
@@ -301,6 +341,7 @@ static void all_forms(MPI_Comm c)
         uniform(c, &t, counts[k]);
     vforms(c, &t, 2);
     vforms(c, &t, 700);
+    noncontig(c, &t);
 }
 
 int main(int argc, char **argv)

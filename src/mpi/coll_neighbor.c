@@ -14,7 +14,15 @@
  * repeated call only restarts its schedule. All five share one builder over per-neighbour
  * counts, byte displacements and types (the w form); the other forms are expressed in
  * it at their entry. MPI_IN_PLACE is not allowed (MPI_ERR_BUFFER); a communicator without
- * a topology gives MPI_ERR_TOPOLOGY, an intercommunicator MPI_ERR_COMM. */
+ * a topology gives MPI_ERR_TOPOLOGY, an intercommunicator MPI_ERR_COMM.
+ *
+ * The blocking allgather and alltoall on a Cartesian communicator whose edges the group
+ * mailboxes carry (mpii_nbrs_t.mailbox_edges: every neighbour 2^k ranks away modulo the
+ * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes
+ * run as group schedules instead (nb_group): the same round with each block a mailbox
+ * message (a store into the peer's cell, no matching), packed through a temporary
+ * when its type is not contiguous. The choice depends on the topology and the block's
+ * byte size only, so every member makes the same one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +133,55 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
     return mpii_cs_run(c, comm, s, m, k, rc);
 }
 
+/* The one round of a uniform neighbourhood exchange (alltoall: block j of sbuf to
+ * out-neighbour j, else sbuf to every one) over the group mailboxes of c, n bytes a
+ * block (arguments checked, n > 0). */
+static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
+                    const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                    int64_t rcount, MPI_Datatype rtype, int64_t n)
+{
+    dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
+    int sblocks = alltoall ? nb->outdeg : 1, me = c->rank;
+    const char *in = (const char *)sbuf + dt_true_lb(st);
+    if (!dt_is_contig(st, scount * sblocks)) { /* packed first */
+        char *tmp = mpii_cs_bytes(s, n * sblocks);
+        mpii_cs_copy(s, sbuf, scount * sblocks, stype, tmp, n * sblocks, MPI_BYTE);
+        in = tmp;
+    }
+    int direct = dt_is_contig(rt, rcount * nb->indeg);
+    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
+    if (!in || !out)
+        return MPI_ERR_NO_MEM;
+    int self_in = 0;
+    for (int i = 0; i < nb->indeg; i++)
+        if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me)
+            coll_sched_recv(s, out + i * n, n, 0, nb->in[i]);
+    for (int k = 0; k < nb->outdeg; k++) {
+        int j = nb->send_order[k], peer = nb->out[j];
+        const char *blk = in + (alltoall ? j * n : 0);
+        if (peer == MPI_PROC_NULL)
+            continue;
+        if (peer != me) {
+            coll_sched_send(s, blk, n, 0, peer);
+            continue;
+        }
+        while (self_in < nb->indeg && nb->in[self_in] != me)
+            self_in++;
+        if (self_in == nb->indeg)
+            return MPI_ERR_TOPOLOGY;
+        mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
+    }
+    mpii_cs_fence(s);
+    if (!direct) {
+        /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
+        for (int i = 0; i < nb->indeg; i++)
+            if (nb->in[i] != MPI_PROC_NULL)
+                mpii_cs_copy(s, out + i * n, n, MPI_BYTE,
+                             (char *)rbuf + i * rcount * mpii_coll_ext(rtype), rcount, rtype);
+    }
+    return MPI_SUCCESS;
+}
+
 /* Allgather (alltoall: 1) with uniform blocks: block j of sbuf (alltoall) or sbuf itself
  * (allgather) to out-neighbour j, block i of rbuf from in-neighbour i. */
 static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_Datatype stype,
@@ -150,6 +207,20 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         return mpii_coll_fail(comm, MPI_ERR_TYPE, m->fname);
     if (scount < 0 || rcount < 0)
         return mpii_coll_fail(comm, MPI_ERR_COUNT, m->fname);
+    int64_t n = rcount * dt_size(mpii_type_get(rtype));
+    if (m->kind == MPII_CM_BLOCK && nb->mailbox_edges && n > 0 && mpii_comm_cgroup(c) &&
+        (size_t)n <= coll_group_small(c->cgroup)) {
+        if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
+            return mpii_coll_fail(comm, MPI_ERR_BUFFER, m->fname);
+        if (scount * dt_size(mpii_type_get(stype)) != n)
+            return mpii_coll_fail(comm, MPI_ERR_TRUNCATE, m->fname);
+        if ((rc = mpii_coll_check_buf(sbuf, scount, stype, 0)) ||
+            (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
+            return mpii_coll_fail(comm, rc, m->fname);
+        MC_BUILD_RUN_WITH(
+            c, comm, m, &kb, mpii_cg_new(c),
+            nb_group(s, c, nb, alltoall, sbuf, scount, stype, rbuf, rcount, rtype, n));
+    }
     nb_args_t a;
     if (nb_args_alloc(&a, nb))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);

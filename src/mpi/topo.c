@@ -412,6 +412,27 @@ MPII_WEAK(MPI_Cart_sub, PMPI_Cart_sub)
 
 /* ------------------------------------------------------------------ neighbour lists */
 
+/* Whether b - a is 0 or plus or minus a power of two modulo p. */
+static int topo_pow2_apart(int a, int b, int p)
+{
+    int d = ((b - a) % p + p) % p;
+    return d == 0 || (d & (d - 1)) == 0 || ((p - d) & (p - d - 1)) == 0;
+}
+
+/* mpii_nbrs_t.mailbox_edges of a Cartesian topology over size ranks. */
+static int topo_cart_mailbox_edges(const struct mpii_topo *t, int size)
+{
+    for (int r = 0; r < size; r++)
+        for (int d = 0; d < t->ndims; d++) {
+            int lo, hi;
+            mpii_cart_shift(t, r, d, 1, &lo, &hi);
+            if ((lo != MPI_PROC_NULL && !topo_pow2_apart(r, lo, size)) ||
+                (hi != MPI_PROC_NULL && !topo_pow2_apart(r, hi, size)))
+                return 0;
+        }
+    return 1;
+}
+
 /* Contract: topo_impl.h. */
 const mpii_nbrs_t *mpii_topo_neighbors(mpii_comm_t *c)
 {
@@ -438,6 +459,7 @@ const mpii_nbrs_t *mpii_topo_neighbors(mpii_comm_t *c)
     n->send_order = n->out + outdeg;
     for (int j = 0; j < outdeg; j++)
         n->send_order[j] = j;
+    n->mailbox_edges = t->kind == MPI_CART && topo_cart_mailbox_edges(t, c->size);
     if (t->kind == MPI_CART) {
         for (int d = 0; d < t->ndims; d++) {
             mpii_cart_shift(t, c->rank, d, 1, &n->in[2 * d], &n->in[2 * d + 1]);

@@ -22,6 +22,11 @@
 typedef struct mpii_nbrs {
     int indeg, outdeg;
     int *in, *out, *send_order;
+    /* 1 when every edge of every process (not only this one's) joins two ranks 2^k apart
+     * modulo the size, or a rank to itself: the group mailboxes carry such edges
+     * (coll.h "group schedules"). Known for Cartesian topologies only (every process
+     * knows every edge there); 0 otherwise. The same on every process. */
+    int mailbox_edges;
 } mpii_nbrs_t;
 
 struct mpii_topo {
