@@ -10,9 +10,11 @@ rm -rf "$work"
 mkdir -p "$work/src"
 # the same flags as mpicc, another compiler
 cc_show=$("$bin/mpicc" -show x)
-cxx_show=$(CXX= "$bin/mpicxx" -show x)
-[ "${cxx_show#g++ }" = "${cc_show#cc }" ] ||
-    { echo "FAIL: mpicxx -show: $cxx_show / mpicc -show: $cc_show" >&2; exit 1; }
+cxx_show=$(env -u MPICH_CXX -u OMPI_CXX -u FMPL_CXX CXX='' "$bin/mpicxx" -show x)
+if [ "${cxx_show%% *}" != g++ ] || [ "${cxx_show#* }" != "${cc_show#* }" ]; then
+    echo "FAIL: mpicxx -show: $cxx_show / mpicc -show: $cc_show" >&2
+    exit 1
+fi
 [ "$("$bin/mpic++" -show x)" = "$("$bin/mpicxx" -show x)" ] || { echo "FAIL: mpic++" >&2; exit 1; }
 cat >"$work/src/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.18)
@@ -46,6 +48,7 @@ int main(int argc, char **argv)
 }
 CPP
 # 1. the wrapper directly
+# shellcheck disable=SC2086 # the words of the user's flags
 "$bin/mpicxx" $userflags -o "$work/direct" "$work/src/hello.cpp"
 n=$("$bin/mpiexec" -n 3 --timeout 60 "$work/direct" | grep -c "of 3 ok")
 [ "$n" -eq 3 ] || { echo "FAIL: mpicxx program: $n good ranks" >&2; exit 1; }
