@@ -7,7 +7,7 @@ fmpl_test(mpi_topo_neighbor mpi_topo_neighbor.c RANKS 1 2 3 4 7 TIMEOUT 120)
 add_executable(mpi_topo_place mpi_topo_place.c)
 target_link_libraries(mpi_topo_place PRIVATE fmpl_static)
 target_include_directories(mpi_topo_place PRIVATE ${CMAKE_SOURCE_DIR}/tests)
-foreach(np 4 6)
+foreach(np 4 8)
   add_test(NAME mpi_topo_place.np${np}
            COMMAND ${FMPLRUN} -n ${np} --timeout 120 --hosts a,b --launcher
                    "sh ${CMAKE_CURRENT_SOURCE_DIR}/fake_launcher.sh" --pmi-addr 127.0.0.1

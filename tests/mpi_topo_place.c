@@ -1,11 +1,11 @@
 /* mpi_topo_place: reorder on a job over several (fake) hosts, whose ranks alternate
- * between the hosts (fmplrun --hosts a,b: rank r on host r % 2). The graph pairs vertex
- * 2i with 2i+1 by a heavy edge (weight 100) and joins the pairs in a ring by light ones
- * (weight 1): without reordering every heavy edge crosses hosts. With reorder = 1,
- * MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create and MPI_Graph_create must put
- * both ends of every heavy edge on one host (FMPL_NODE of the process), the process of
- * new rank k must have vertex k's adjacency, and a neighbourhood exchange over the new
- * communicator must deliver what each vertex sent. */
+ * between the hosts (fmplrun --hosts a,b: rank r on host r % 2; 4 or 8 ranks, so that
+ * the pairs fit the hosts). The graph pairs vertex 2i with 2i+1 by a heavy edge (weight
+ * 100) and joins the pairs in a ring by light ones (weight 1): without reordering every heavy edge
+ * crosses hosts. With reorder = 1, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create and
+ * MPI_Graph_create must put both ends of every heavy edge on one host (FMPL_NODE of the process),
+ * the process of new rank k must have vertex k's adjacency, and a neighbourhood exchange over the
+ * new communicator must deliver what each vertex sent. */
 #include <stdlib.h>
 #include <string.h>
 
