@@ -20,6 +20,8 @@
 #        at 8 B, 8 KiB, 1 MiB (per-rank block for allgather and alltoall); persistent bcast
 #        and allreduce (MPI_Bcast_init / MPI_Allreduce_init, then MPI_Start + MPI_Wait; a
 #        library without them reports "missing", shown as such);
+#      - mpi_neighbor at 4 ranks: MPI_Neighbor_allgather and MPI_Neighbor_alltoall on a
+#        periodic 2-D Cartesian communicator, 8 B .. 64 KiB per neighbour;
 #      - mpi_hello at 16 ranks (peak RSS);
 #      - the application proxies (bench/apps/) at 2 and 4 ranks, in their default sizes
 #        and (up to the CPU count) in strong-scaling sizes (apps_strong below):
@@ -120,7 +122,7 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_hello mpi_match mpi_robust "${apps[@]}"; do
+    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_robust "${apps[@]}"; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -186,6 +188,9 @@ measure() {
             for who in "${order[@]}"; do
                 mpi "$who" $np mpi_coll --csv --reps=5
             done
+        done
+        for who in "${order[@]}"; do
+            mpi "$who" 4 mpi_neighbor --csv --reps=5
         done
         fmpl 16 "$bin/fmpl_hello" | rows
         for who in "${order[@]}"; do
@@ -370,6 +375,16 @@ END {
                 ck[++nc] = k; cl[nc] = cnames[c] " " sn[i] ", " np " ranks" t
             }
     }
+    # mpi_neighbor: periodic 2-D Cartesian grid, 4 ranks, size per neighbour
+    t = 4 > ncpu ? "*" : ""
+    split("8 64 512 4096 65536", nz, " ")
+    for (c = 1; c <= 2; c++)
+        for (i = 1; i <= 5; i++) {
+            nop = c == 1 ? "neighbor_allgather" : "neighbor_alltoall"
+            k = nop "|malloc|4|" nz[i] "|time_us"
+            mp(nop " " hs(nz[i]) ", 4 ranks" t " [us]", k, "lower")
+            ck[++nc] = k; cl[nc] = nop " " hs(nz[i]) ", 4 ranks" t
+        }
     mp("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "lower")
     if (4 > ncpu) printf "* more ranks than the %d CPUs: oversubscribed\n", ncpu
     print "missing: the library has no such operation (Open MPI 4 has the persistent ones as MPIX_*_init)"

@@ -14,6 +14,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with -fvisibility=hidden: what this header declares is its
+ * exported interface (tests/abi_exports.sh checks the two match). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 #define FMPL_VERSION_MAJOR 0
 #define FMPL_VERSION_MINOR 1
@@ -197,6 +202,10 @@ void *fmpl_alloc_mem(size_t size);
 /* Returns memory from fmpl_alloc_mem; NULL is accepted; FMPL_ERR_BUFFER for any other
  * pointer. */
 int fmpl_free_mem(void *ptr);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,11 @@ int main(int argc, char **argv)
     dims(12, 3, (int[]){0, 3, 0}, (int[]){2, 3, 2});
     dims(1, 3, (int[]){0, 0, 0}, (int[]){1, 1, 1});
     dims(8, 2, (int[]){2, 4}, (int[]){2, 4});
+    /* the most balanced, not the greedy prime assignment (12 x 6, 18 x 8 x 17...) */
+    dims(72, 2, (int[]){0, 0}, (int[]){9, 8});
+    dims(1224, 3, (int[]){0, 0, 0}, (int[]){17, 9, 8});
+    dims(2400, 3, (int[]){0, 0, 0}, (int[]){16, 15, 10});
+    dims(360, 3, (int[]){0, 0, 0}, (int[]){10, 6, 6}); /* tie with 9 x 8 x 5: larger smallest */
     {
         int d[2] = {5, 0};
         CHECK(eclass(MPI_Dims_create(12, 2, d)) == MPI_ERR_DIMS);

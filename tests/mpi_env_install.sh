@@ -1,6 +1,6 @@
 #!/bin/sh
 # mpi_env_install.sh BUILDDIR SRC WORKDIR — `cmake --install` installs mpi.h, mpicc,
-# mpiexec and mpirun; the installed mpicc points into the prefix and builds an MPI
+# mpicxx, mpic++, mpiexec and mpirun; the installed mpicc points into the prefix and builds an MPI
 # program that runs under the installed mpiexec.
 set -eu
 build=$1 src=$2 work=$3
@@ -8,7 +8,7 @@ prefix="$work/prefix"
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in include/mpi.h bin/mpicc bin/mpiexec bin/mpirun; do
+for f in include/mpi.h bin/mpicc bin/mpicxx bin/mpic++ bin/mpiexec bin/mpirun; do
     [ -e "$prefix/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
 done
 show=$("$prefix/bin/mpicc" -show x.c)

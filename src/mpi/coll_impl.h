@@ -142,7 +142,9 @@ enum {
     MPII_CK_ALLREDUCE,
     MPII_CK_RSB,
     MPII_CK_SCAN,
-    MPII_CK_EXSCAN
+    MPII_CK_EXSCAN,
+    MPII_CK_NEIGHBOR_ALLGATHER, /* (coll_neighbor.c) */
+    MPII_CK_NEIGHBOR_ALLTOALL
 };
 
 /* The word by which schedule s names type in its steps: it holds a reference on a derived

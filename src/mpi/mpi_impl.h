@@ -242,6 +242,10 @@ static inline int mpii_comm_peer_world(const mpii_comm_t *c, int rank)
  * p2p. Finalize in reverse. */
 int mpii_types_init(void);
 void mpii_types_finalize(void);
+/* (types_f90.c) Whether h is a type of MPI_Type_create_f90_*: then *combiner, and its
+ * *ni integers ({r} or {p, r}); mpii_type_f90_reset forgets them all (finalize). */
+int mpii_type_f90_contents(MPI_Datatype h, int *combiner, int *ni, int ints[2]);
+void mpii_type_f90_reset(void);
 /* The dt type of a datatype handle (predefined or derived), or NULL (invalid handle). */
 dt_t *mpii_type_get(MPI_Datatype h);
 /* The dt type of a datatype usable for communication (predefined, or derived and

@@ -1,48 +1,91 @@
 /* topo.c — Cartesian process topologies (MPI-4.0 chapter 8): Dims_create and the
  * Cart_* functions. Ranks are laid out in row-major order (the last dimension varies
  * fastest); Cart_create and Cart_map never reorder (the standard allows the identity).
- * Graph and distributed-graph topologies are not part of this issue: their functions
- * are not defined. */
+ * The topology object, shared with graph (topo_graph.c) and distributed graph
+ * (topo_dist.c) topologies, is described in topo_impl.h; MPI_Topo_test is here. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi/topo_impl.h"
 
-struct mpii_topo {
-    int kind;  /* MPI_CART */
-    int ndims; /* may be 0 */
-    int *dims;
-    int *periods;
-};
+struct mpii_topo *mpii_topo_new(int kind, size_t nints)
+{
+    size_t bytes = sizeof(struct mpii_topo) + (nints + 1) * sizeof(int);
+    struct mpii_topo *t = calloc(1, bytes);
+    if (!t)
+        return NULL;
+    t->kind = kind;
+    t->bytes = bytes;
+    return t;
+}
 
 static struct mpii_topo *topo_new(int ndims)
 {
-    struct mpii_topo *t = malloc(sizeof *t + (size_t)(2 * ndims + 1) * sizeof(int));
+    struct mpii_topo *t = mpii_topo_new(MPI_CART, 2 * (size_t)ndims);
     if (!t)
         return NULL;
-    t->kind = MPI_CART;
     t->ndims = ndims;
-    t->dims = (int *)(t + 1);
+    t->dims = mpii_topo_ints(t);
     t->periods = t->dims + ndims;
     return t;
+}
+
+/* p, a pointer into the allocation of t, moved to the same place in copy n. */
+static int *topo_rebase(const struct mpii_topo *t, struct mpii_topo *n, int *p)
+{
+    return p ? (int *)((char *)n + ((const char *)p - (const char *)t)) : NULL;
 }
 
 struct mpii_topo *mpii_topo_dup(const struct mpii_topo *t)
 {
     if (!t)
         return NULL;
-    struct mpii_topo *n = topo_new(t->ndims);
+    struct mpii_topo *n = malloc(t->bytes);
     if (!n)
         return NULL;
-    n->kind = t->kind;
-    memcpy(n->dims, t->dims, (size_t)t->ndims * sizeof(int));
-    memcpy(n->periods, t->periods, (size_t)t->ndims * sizeof(int));
+    memcpy(n, t, t->bytes);
+    int **fields[] = {&n->dims, &n->periods, &n->index, &n->edges,
+                      &n->src,  &n->srcw,    &n->dst,   &n->dstw};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        *fields[i] = topo_rebase(t, n, *fields[i]);
+    n->nbrs = NULL;
     return n;
 }
 
 void mpii_topo_free(struct mpii_topo *t)
 {
+    if (!t)
+        return;
+    free(t->nbrs);
     free(t);
+}
+
+int mpii_topo_enter(MPI_Comm comm, int kind, const char *fn, mpii_comm_t **cp)
+{
+    MPII_CHECK_INIT(fn);
+    mpii_comm_t *c = mpii_comm_get(comm);
+    if (!c)
+        return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn);
+    if (c->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator");
+    if (kind && (!c->topo || c->topo->kind != kind))
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_TOPOLOGY, fn, "no %s topology",
+                         kind == MPI_CART    ? "Cartesian"
+                         : kind == MPI_GRAPH ? "graph"
+                                             : "distributed graph");
+    *cp = c;
+    return MPI_SUCCESS;
+}
+
+int mpii_topo_make(mpii_comm_t *p, int key, struct mpii_topo *t, mpii_comm_t **out)
+{
+    int rc = mpii_comm_split_intra(p, key == MPI_UNDEFINED ? MPI_UNDEFINED : 0, key, out);
+    if (rc != MPI_SUCCESS || !*out) {
+        mpii_topo_free(t);
+        return rc;
+    }
+    (*out)->topo = t;
+    return MPI_SUCCESS;
 }
 
 /* Coordinates of rank in t (row-major). */
@@ -74,17 +117,20 @@ static int check_dims(int ndims, const int dims[], const int periods[], int size
 }
 
 #define GET_INTRA(c, comm, fn)                                                                     \
-    MPII_CHECK_INIT(fn);                                                                           \
-    mpii_comm_t *c = mpii_comm_get(comm);                                                          \
-    if (!c)                                                                                        \
-        return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn);                                              \
-    if (c->rgroup)                                                                                 \
-    return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator")
+    mpii_comm_t *c;                                                                                \
+    do {                                                                                           \
+        int rc_ = mpii_topo_enter(comm, 0, fn, &c);                                                \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+    } while (0)
 
 #define GET_CART(c, comm, fn)                                                                      \
-    GET_INTRA(c, comm, fn);                                                                        \
-    if (!c->topo || c->topo->kind != MPI_CART)                                                     \
-    return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_TOPOLOGY, fn, "no Cartesian topology")
+    mpii_comm_t *c;                                                                                \
+    do {                                                                                           \
+        int rc_ = mpii_topo_enter(comm, MPI_CART, fn, &c);                                         \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+    } while (0)
 
 /* Creates the communicator of the first nnodes ranks of p (in order) with a Cartesian
  * topology; *out NULL for the others. Collective over p. */
@@ -98,13 +144,7 @@ static int cart_make(mpii_comm_t *p, int nnodes, int ndims, const int dims[], co
         t->dims[i] = dims[i];
         t->periods[i] = periods[i] != 0;
     }
-    int rc = mpii_comm_split_intra(p, p->rank < nnodes ? 0 : MPI_UNDEFINED, p->rank, out);
-    if (rc != MPI_SUCCESS || !*out) {
-        free(t);
-        return rc;
-    }
-    (*out)->topo = t;
-    return MPI_SUCCESS;
+    return mpii_topo_make(p, p->rank < nnodes ? p->rank : MPI_UNDEFINED, t, out);
 }
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
@@ -143,10 +183,46 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 }
 MPII_WEAK(MPI_Cart_map, PMPI_Cart_map)
 
-static int cmp_desc(const void *a, const void *b)
+/* The most balanced factorisation of a product into k free dimensions (MPI-4.0 8.5.2:
+ * "as close to each other as possible"): the non-increasing f[0..k) whose largest minus
+ * smallest entry is least; among equals, the one whose smallest entry is largest, then
+ * the next smallest, and so on (MPICH's choice, which its topo/dims5 test lists for
+ * 75,000 cases). A search from the smallest entry up, each entry a divisor of what is
+ * left and at least the previous one, pruned once an entry alone exceeds the best
+ * balance. */
+typedef struct dims_search {
+    int k, best_bal;
+    int *cur, *best; /* [k], filled from index k - 1 (the smallest) down to 0 */
+} dims_search_t;
+
+static void dims_try(dims_search_t *d, int pos, int rest, int prev)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x < y) - (x > y);
+    int smallest = pos == d->k - 1 ? 0 : d->cur[d->k - 1];
+    if (pos == 0) { /* the largest takes what is left */
+        if (rest < prev)
+            return;
+        d->cur[0] = rest;
+        int bal = rest - (d->k == 1 ? rest : smallest);
+        if (d->best_bal < 0 || bal <= d->best_bal) {
+            d->best_bal = bal;
+            memcpy(d->best, d->cur, (size_t)d->k * sizeof(int));
+        }
+        return;
+    }
+    for (int v = prev;; v++) {
+        /* v^(pos + 1) <= rest: the entries from here on are at least v */
+        long p = 1;
+        for (int i = 0; i <= pos && p <= rest; i++)
+            p *= v;
+        if (p > rest)
+            break;
+        if (d->best_bal >= 0 && pos < d->k - 1 && v - smallest > d->best_bal)
+            break;
+        if (rest % v)
+            continue;
+        d->cur[pos] = v;
+        dims_try(d, pos - 1, rest / v, v);
+    }
 }
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
@@ -178,28 +254,11 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
                              nnodes);
         return MPI_SUCCESS;
     }
-    int *f = malloc((size_t)nfree * sizeof *f);
-    int primes[32], np = 0;
+    int *f = malloc(2 * (size_t)nfree * sizeof *f);
     if (!f)
         return MPII_ERR(MPI_ERR_NO_MEM, fn);
-    for (int i = 0; i < nfree; i++)
-        f[i] = 1;
-    for (int d = 2; (long)d * d <= rest; d++)
-        while (rest % d == 0) {
-            primes[np++] = d;
-            rest /= d;
-        }
-    if (rest > 1)
-        primes[np++] = rest;
-    /* largest prime first, each onto the smallest free dimension so far */
-    for (int k = np - 1; k >= 0; k--) {
-        int m = 0;
-        for (int i = 1; i < nfree; i++)
-            if (f[i] < f[m])
-                m = i;
-        f[m] *= primes[k];
-    }
-    qsort(f, (size_t)nfree, sizeof *f, cmp_desc);
+    dims_search_t d = {nfree, -1, f + nfree, f};
+    dims_try(&d, nfree - 1, rest, 1);
     for (int i = 0, k = 0; i < ndims; i++)
         if (dims[i] == 0)
             dims[i] = f[k++];
@@ -289,26 +348,15 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 }
 MPII_WEAK(MPI_Cart_coords, PMPI_Cart_coords)
 
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+void mpii_cart_shift(const struct mpii_topo *t, int rank, int direction, int disp, int *source,
+                     int *dest)
 {
-    GET_CART(c, comm, "MPI_Cart_shift");
-    const struct mpii_topo *t = c->topo;
-    if (!rank_source || !rank_dest)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cart_shift");
-    if (direction < 0 || direction >= t->ndims)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, "MPI_Cart_shift",
-                         "direction %d not in 0..%d", direction, t->ndims - 1);
-    int *co = malloc((size_t)t->ndims * sizeof *co);
-    if (!co)
-        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, "MPI_Cart_shift");
-    cart_coords(t, c->rank, co);
-    int d = t->dims[direction], x = co[direction];
-    /* stride of this dimension in row-major order */
+    /* coordinate along direction and stride of this dimension in row-major order */
     int stride = 1;
     for (int i = direction + 1; i < t->ndims; i++)
         stride *= t->dims[i];
-    free(co);
-    int base = c->rank - x * stride;
+    int d = t->dims[direction], x = (rank / stride) % d;
+    int base = rank - x * stride;
     for (int s = 0; s < 2; s++) {
         long y = (long)x + (s ? disp : -(long)disp);
         int r;
@@ -324,8 +372,20 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
         } else {
             r = base + (int)y * stride;
         }
-        *(s ? rank_dest : rank_source) = r;
+        *(s ? dest : source) = r;
     }
+}
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+{
+    GET_CART(c, comm, "MPI_Cart_shift");
+    const struct mpii_topo *t = c->topo;
+    if (!rank_source || !rank_dest)
+        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cart_shift");
+    if (direction < 0 || direction >= t->ndims)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, "MPI_Cart_shift",
+                         "direction %d not in 0..%d", direction, t->ndims - 1);
+    mpii_cart_shift(t, c->rank, direction, disp, rank_source, rank_dest);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Cart_shift, PMPI_Cart_shift)
@@ -370,3 +430,75 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Cart_sub, PMPI_Cart_sub)
+
+/* ------------------------------------------------------------------ neighbour lists */
+
+/* Whether b - a is 0 or plus or minus a power of two modulo p. */
+static int topo_pow2_apart(int a, int b, int p)
+{
+    int d = ((b - a) % p + p) % p;
+    return d == 0 || (d & (d - 1)) == 0 || ((p - d) & (p - d - 1)) == 0;
+}
+
+/* mpii_nbrs_t.mailbox_edges of a Cartesian topology over size ranks. */
+static int topo_cart_mailbox_edges(const struct mpii_topo *t, int size)
+{
+    for (int r = 0; r < size; r++)
+        for (int d = 0; d < t->ndims; d++) {
+            int lo, hi;
+            mpii_cart_shift(t, r, d, 1, &lo, &hi);
+            if ((lo != MPI_PROC_NULL && !topo_pow2_apart(r, lo, size)) ||
+                (hi != MPI_PROC_NULL && !topo_pow2_apart(r, hi, size)))
+                return 0;
+        }
+    return 1;
+}
+
+/* Contract: topo_impl.h. */
+const mpii_nbrs_t *mpii_topo_neighbors(mpii_comm_t *c)
+{
+    struct mpii_topo *t = c->topo;
+    if (t->nbrs)
+        return t->nbrs;
+    int indeg, outdeg;
+    if (t->kind == MPI_CART) {
+        indeg = outdeg = 2 * t->ndims;
+    } else if (t->kind == MPI_GRAPH) {
+        int first = c->rank ? t->index[c->rank - 1] : 0;
+        indeg = outdeg = t->index[c->rank] - first;
+    } else {
+        indeg = t->indeg;
+        outdeg = t->outdeg;
+    }
+    mpii_nbrs_t *n = malloc(sizeof *n + (size_t)(indeg + 2 * outdeg + 1) * sizeof(int));
+    if (!n)
+        return NULL;
+    n->indeg = indeg;
+    n->outdeg = outdeg;
+    n->in = (int *)(n + 1);
+    n->out = n->in + indeg;
+    n->send_order = n->out + outdeg;
+    for (int j = 0; j < outdeg; j++)
+        n->send_order[j] = j;
+    n->mailbox_edges = t->kind == MPI_CART && topo_cart_mailbox_edges(t, c->size);
+    if (t->kind == MPI_CART) {
+        for (int d = 0; d < t->ndims; d++) {
+            mpii_cart_shift(t, c->rank, d, 1, &n->in[2 * d], &n->in[2 * d + 1]);
+            n->out[2 * d] = n->in[2 * d];
+            n->out[2 * d + 1] = n->in[2 * d + 1];
+            n->send_order[2 * d] = 2 * d + 1; /* +1 first (topo_impl.h) */
+            n->send_order[2 * d + 1] = 2 * d;
+        }
+    } else if (t->kind == MPI_GRAPH) {
+        const int *e = t->edges + (c->rank ? t->index[c->rank - 1] : 0);
+        memcpy(n->in, e, (size_t)indeg * sizeof(int));
+        memcpy(n->out, e, (size_t)outdeg * sizeof(int));
+    } else {
+        if (indeg)
+            memcpy(n->in, t->src, (size_t)indeg * sizeof(int));
+        if (outdeg)
+            memcpy(n->out, t->dst, (size_t)outdeg * sizeof(int));
+    }
+    t->nbrs = n;
+    return n;
+}

@@ -172,6 +172,7 @@ static void free_one(int h, void *obj, void *arg)
 
 void mpii_types_finalize(void)
 {
+    mpii_type_f90_reset();
     mpii_handle_foreach(FMPL_MPI_KIND_DATATYPE, free_one, NULL);
     for (int id = 1; id <= FMPL_MPI_DTID_MAX; id++)
         if (predef_attrs[id])
@@ -731,6 +732,10 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     mpii_type_t *o = mpii_type_obj(*datatype);
     if (!o)
         return MPII_ERR(MPI_ERR_TYPE, fname);
+    int f90_comb, f90_n, f90[2];
+    if (mpii_type_f90_contents(*datatype, &f90_comb, &f90_n, f90))
+        return mpii_errf(0, 0, MPI_ERR_TYPE, fname,
+                         "a type of MPI_Type_create_f90_* is predefined");
     if (o->attrs) {
         int rc = mpii_attr_delete_all(FMPL_MPI_KIND_DATATYPE, *datatype, &o->attrs);
         if (rc)
@@ -915,6 +920,12 @@ static int envelope(MPI_Datatype h, int large_api, int64_t *ni, int64_t *na, int
         *combiner = MPI_COMBINER_NAMED;
         return MPI_SUCCESS;
     }
+    int f90[2], n90;
+    if (mpii_type_f90_contents(h, combiner, &n90, f90)) {
+        *ni = n90;
+        *na = *nl = *nt = 0;
+        return MPI_SUCCESS;
+    }
     mpii_type_t *o = mpii_type_obj(h);
     decoded_t d;
     int rc = decode(t, large_api && o->large, &d);
@@ -977,6 +988,14 @@ static int contents(MPI_Datatype h, int large_api, int64_t maxi, int64_t maxa, i
     dt_t *t = mpii_type_get(h);
     if (!t || predef_id(h))
         return MPI_ERR_TYPE; /* MPI_COMBINER_NAMED has no contents */
+    int f90[2], n90, comb;
+    if (mpii_type_f90_contents(h, &comb, &n90, f90)) {
+        if (maxi < n90 || !ints)
+            return MPI_ERR_ARG;
+        for (int i = 0; i < n90; i++)
+            ints[i] = f90[i];
+        return MPI_SUCCESS;
+    }
     mpii_type_t *o = mpii_type_obj(h);
     decoded_t d;
     int rc = decode(t, large_api && o->large, &d);

@@ -2,7 +2,7 @@
 # tests/mpich/build.sh MPICC OUTDIR [FOLDER...] — configure MPICH's test suite (test/mpi,
 # fetched by fetch.sh) out of tree in OUTDIR with the MPI compiler wrapper MPICC, and
 # build the helper libraries and the test programs of FOLDER... (default: pt2pt
-# datatype init comm coll). A program that fails to compile does not stop the build:
+# datatype init comm coll topo). A program that fails to compile does not stop the build:
 # OUTDIR/build-<folder>.log has the compiler output and OUTDIR/built.txt lists
 # "folder program yes|no" for every program of the folders' testlists.
 # Environment: FMPL_MPICH_CACHE (source cache, see fetch.sh), MPICH_JOBS (default 2: the
@@ -17,7 +17,7 @@ mpicc=$1
 outdir=$2
 shift 2
 folders=("$@")
-[ ${#folders[@]} -gt 0 ] || folders=(pt2pt datatype init comm coll)
+[ ${#folders[@]} -gt 0 ] || folders=(pt2pt datatype init comm coll topo)
 jobs=${MPICH_JOBS:-2}
 export FMPL_CC=${FMPL_CC:-cc}
 case $mpicc in

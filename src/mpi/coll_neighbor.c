@@ -1,0 +1,653 @@
+/* coll_neighbor.c — the neighbourhood collectives (MPI-4.0 8.6, 8.7):
+ * MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v,w), blocking, nonblocking
+ * (MPI_Ineighbor_*) and persistent (*_init), with their large-count (_c) forms, on
+ * Cartesian, graph and distributed-graph communicators.
+ *
+ * Every call is a schedule of the collective engine (coll_impl.h) with one round: a
+ * receive of each in-neighbour's block in neighbour order, a send of each out-neighbour's
+ * block in the topology's send order (topo_impl.h: it pairs blocks right when a peer is
+ * a neighbour twice), a local copy for each edge to this process itself (its k-th send
+ * to itself lands in its k-th receive block from itself), nothing for MPI_PROC_NULL.
+ * The neighbour lists are derived once per communicator (mpii_topo_neighbors); the
+ * blocking allgather and alltoall with predefined types keep their schedules in the
+ * communicator's cache under their argument shape (kinds MPII_CK_NEIGHBOR_*), so a
+ * repeated call only restarts its schedule. All five share one builder over per-neighbour
+ * counts, byte displacements and types (the w form); the other forms are expressed in
+ * it at their entry. MPI_IN_PLACE is not allowed (MPI_ERR_BUFFER); a communicator without
+ * a topology gives MPI_ERR_TOPOLOGY, an intercommunicator MPI_ERR_COMM.
+ *
+ * The blocking allgather and alltoall on a Cartesian communicator whose edges the group
+ * mailboxes carry (mpii_nbrs_t.mailbox_edges: every neighbour 2^k ranks away modulo the
+ * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes
+ * run as group schedules instead (nb_group): the same round with each block a mailbox
+ * message (a store into the peer's cell, no matching), packed through a temporary
+ * when its type is not contiguous. The choice depends on the topology and the block's
+ * byte size only, so every member makes the same one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/coll_impl.h"
+#include "mpi/topo_impl.h"
+
+/* The one round of a neighbourhood exchange (arguments checked). */
+static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, const void *sbuf,
+                       const int64_t *sc, const int64_t *sd, const MPI_Datatype *st, void *rbuf,
+                       const int64_t *rc, const int64_t *rd, const MPI_Datatype *rt)
+{
+    const char *sb = sbuf;
+    char *rb = rbuf;
+    int me = c->rank, self_in = 0;
+    for (int i = 0; i < nb->indeg; i++) {
+        int peer = nb->in[i];
+        if (peer != MPI_PROC_NULL && peer != me)
+            mpii_cs_recv(s, rb + rd[i], rc[i], rt[i], peer);
+    }
+    for (int k = 0; k < nb->outdeg; k++) {
+        int j = nb->send_order[k], peer = nb->out[j];
+        if (peer == MPI_PROC_NULL)
+            continue;
+        if (peer != me) {
+            mpii_cs_send(s, sb + sd[j], sc[j], st[j], peer);
+            continue;
+        }
+        /* the next receive block from this process itself */
+        while (self_in < nb->indeg && nb->in[self_in] != me)
+            self_in++;
+        if (self_in == nb->indeg)
+            return MPI_ERR_TOPOLOGY; /* (an edge to itself the topology does not receive) */
+        int i = self_in++;
+        mpii_cs_copy(s, sb + sd[j], sc[j], st[j], rb + rd[i], rc[i], rt[i]);
+    }
+    mpii_cs_fence(s);
+    return MPI_SUCCESS;
+}
+
+/* Entry checks common to every form: comm an intracommunicator with a topology. *nbp
+ * gets its neighbour lists. Returns MPI_SUCCESS or the error raised. */
+static int nb_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp, const mpii_nbrs_t **nbp)
+{
+    mpii_comm_t *c;
+    int rc = mpii_coll_enter(comm, fname, &c);
+    if (rc)
+        return rc;
+    if (c->rgroup)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fname,
+                         "an intercommunicator has no topology");
+    if (!c->topo)
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_TOPOLOGY, fname,
+                         "the communicator has no process topology");
+    *nbp = mpii_topo_neighbors(c);
+    if (!*nbp)
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
+    *cp = c;
+    return MPI_SUCCESS;
+}
+
+/* The per-neighbour arguments of the w form: counts, byte displacements and types of the
+ * out-neighbours' blocks (s*) and the in-neighbours' (r*), in one allocation. */
+typedef struct nb_args {
+    int64_t *sc, *sd, *rc, *rd;
+    MPI_Datatype *st, *rt;
+} nb_args_t;
+
+static int nb_args_alloc(nb_args_t *a, const mpii_nbrs_t *nb)
+{
+    size_t o = (size_t)nb->outdeg, i = (size_t)nb->indeg;
+    char *m = malloc((2 * (o + i) + 1) * sizeof(int64_t) + (o + i + 1) * sizeof(MPI_Datatype));
+    if (!m)
+        return MPI_ERR_NO_MEM;
+    a->sc = (int64_t *)(void *)m;
+    a->sd = a->sc + o;
+    a->rc = a->sd + o;
+    a->rd = a->rc + i;
+    a->st = (MPI_Datatype *)(void *)(a->rd + i + 1);
+    a->rt = a->st + o;
+    return MPI_SUCCESS;
+}
+
+/* Checks the w-form arguments, then builds and runs as m says (kb: the cache key of a
+ * blocking call, or NULL). Takes a->sc's allocation over. */
+static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const void *sbuf,
+                  void *rbuf, nb_args_t *a, const mpii_cmode_t *m, const mpii_ckey_t *kb)
+{
+    int rc = MPI_SUCCESS;
+    if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
+        rc = MPI_ERR_BUFFER;
+    for (int j = 0; !rc && j < nb->outdeg; j++)
+        rc = mpii_coll_check_buf(sbuf, a->sc[j], a->st[j], 0);
+    for (int i = 0; !rc && i < nb->indeg; i++)
+        rc = mpii_coll_check_buf(rbuf, a->rc[i], a->rt[i], 0);
+    if (rc) {
+        free(a->sc);
+        return mpii_coll_fail(comm, rc, m->fname);
+    }
+    const mpii_ckey_t *k = mpii_cs_key(m, kb);
+    coll_sched_t *s = mpii_cs_lookup(c, k);
+    if (s) {
+        free(a->sc);
+        return mpii_cs_run_cached(c, comm, s, m->fname);
+    }
+    s = mpii_cs_new(c);
+    rc = s ? cb_neighbor(s, c, nb, sbuf, a->sc, a->sd, a->st, rbuf, a->rc, a->rd, a->rt) : 0;
+    free(a->sc);
+    return mpii_cs_run(c, comm, s, m, k, rc);
+}
+
+/* The one round of a uniform neighbourhood exchange (alltoall: block j of sbuf to
+ * out-neighbour j, else sbuf to every one) over the group mailboxes of c, n bytes a
+ * block (arguments checked, n > 0). */
+static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
+                    const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                    int64_t rcount, MPI_Datatype rtype, int64_t n)
+{
+    dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
+    int sblocks = alltoall ? nb->outdeg : 1, me = c->rank;
+    const char *in = (const char *)sbuf + dt_true_lb(st);
+    if (!dt_is_contig(st, scount * sblocks)) { /* packed first */
+        char *tmp = mpii_cs_bytes(s, n * sblocks);
+        mpii_cs_copy(s, sbuf, scount * sblocks, stype, tmp, n * sblocks, MPI_BYTE);
+        in = tmp;
+    }
+    int direct = dt_is_contig(rt, rcount * nb->indeg);
+    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
+    if (!in || !out)
+        return MPI_ERR_NO_MEM;
+    int self_in = 0;
+    for (int i = 0; i < nb->indeg; i++)
+        if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me)
+            coll_sched_recv(s, out + i * n, n, 0, nb->in[i]);
+    for (int k = 0; k < nb->outdeg; k++) {
+        int j = nb->send_order[k], peer = nb->out[j];
+        const char *blk = in + (alltoall ? j * n : 0);
+        if (peer == MPI_PROC_NULL)
+            continue;
+        if (peer != me) {
+            coll_sched_send(s, blk, n, 0, peer);
+            continue;
+        }
+        while (self_in < nb->indeg && nb->in[self_in] != me)
+            self_in++;
+        if (self_in == nb->indeg)
+            return MPI_ERR_TOPOLOGY;
+        mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
+    }
+    mpii_cs_fence(s);
+    if (!direct) {
+        /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
+        for (int i = 0; i < nb->indeg; i++)
+            if (nb->in[i] != MPI_PROC_NULL)
+                mpii_cs_copy(s, out + i * n, n, MPI_BYTE,
+                             (char *)rbuf + i * rcount * mpii_coll_ext(rtype), rcount, rtype);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Allgather (alltoall: 1) with uniform blocks: block j of sbuf (alltoall) or sbuf itself
+ * (allgather) to out-neighbour j, block i of rbuf from in-neighbour i. */
+static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_Datatype stype,
+                            void *rbuf, int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
+                            const mpii_cmode_t *m)
+{
+    mpii_ckey_t kb = {.kind = alltoall ? MPII_CK_NEIGHBOR_ALLTOALL : MPII_CK_NEIGHBOR_ALLGATHER,
+                      .stype = stype,
+                      .rtype = rtype,
+                      .scount = scount,
+                      .rcount = rcount,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf};
+    mpii_comm_t *c = mpii_comm_get(comm);
+    coll_sched_t *hit = c ? mpii_cs_hit(c, m, &kb) : NULL;
+    if (hit) /* (a cached schedule passed every check: coll_impl.h) */
+        return mpii_cs_run_cached(c, comm, hit, m->fname);
+    const mpii_nbrs_t *nb;
+    int rc = nb_enter(comm, m->fname, &c, &nb);
+    if (rc)
+        return rc;
+    if (mpii_type_check_comm(stype) != MPI_SUCCESS || mpii_type_check_comm(rtype) != MPI_SUCCESS)
+        return mpii_coll_fail(comm, MPI_ERR_TYPE, m->fname);
+    if (scount < 0 || rcount < 0)
+        return mpii_coll_fail(comm, MPI_ERR_COUNT, m->fname);
+    int64_t n = rcount * dt_size(mpii_type_get(rtype));
+    if (m->kind == MPII_CM_BLOCK && nb->mailbox_edges && n > 0 && mpii_comm_cgroup(c) &&
+        (size_t)n <= coll_group_small(c->cgroup)) {
+        if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
+            return mpii_coll_fail(comm, MPI_ERR_BUFFER, m->fname);
+        if (scount * dt_size(mpii_type_get(stype)) != n)
+            return mpii_coll_fail(comm, MPI_ERR_TRUNCATE, m->fname);
+        if ((rc = mpii_coll_check_buf(sbuf, scount, stype, 0)) ||
+            (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
+            return mpii_coll_fail(comm, rc, m->fname);
+        MC_BUILD_RUN_WITH(
+            c, comm, m, &kb, mpii_cg_new(c),
+            nb_group(s, c, nb, alltoall, sbuf, scount, stype, rbuf, rcount, rtype, n));
+    }
+    nb_args_t a;
+    if (nb_args_alloc(&a, nb))
+        return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);
+    int64_t se = mpii_coll_ext(stype), re = mpii_coll_ext(rtype);
+    for (int j = 0; j < nb->outdeg; j++) {
+        a.sc[j] = scount;
+        a.sd[j] = alltoall ? j * scount * se : 0;
+        a.st[j] = stype;
+    }
+    for (int i = 0; i < nb->indeg; i++) {
+        a.rc[i] = rcount;
+        a.rd[i] = i * rcount * re;
+        a.rt[i] = rtype;
+    }
+    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, &kb);
+}
+
+/* The count and displacement arrays of the v and w forms, as given: int, MPI_Count or
+ * MPI_Aint entries (a conversion reads entry i of whichever it is). */
+typedef struct nb_array {
+    const void *p;
+    int width; /* 'i' int, 'c' MPI_Count, 'a' MPI_Aint */
+} nb_array_t;
+
+static inline int64_t nb_at(nb_array_t x, int i)
+{
+    return x.width == 'i'   ? ((const int *)x.p)[i]
+           : x.width == 'c' ? (int64_t)((const MPI_Count *)x.p)[i]
+                            : (int64_t)((const MPI_Aint *)x.p)[i];
+}
+#define NB_I(p) ((nb_array_t){(p), 'i'})
+#define NB_C(p) ((nb_array_t){(p), 'c'})
+#define NB_A(p) ((nb_array_t){(p), 'a'})
+
+/* The v forms (allgatherv: scounts.p NULL, every out-neighbour gets scount x stype at
+ * sbuf) and the w form (types arrays; displacements in bytes: the ext multipliers are
+ * 1). stypes/rtypes NULL: stype/rtype for every neighbour. */
+static int nb_general_entry(const void *sbuf, int64_t scount, nb_array_t scounts,
+                            nb_array_t sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
+                            void *rbuf, nb_array_t rcounts, nb_array_t rdispls, MPI_Datatype rtype,
+                            const MPI_Datatype *rtypes, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c;
+    const mpii_nbrs_t *nb;
+    int rc = nb_enter(comm, m->fname, &c, &nb);
+    if (rc)
+        return rc;
+    int w = stypes || rtypes;
+    if ((nb->outdeg > 0 && scounts.p == NULL && w) || (nb->outdeg > 0 && w && !stypes) ||
+        (nb->indeg > 0 && (!rcounts.p || !rdispls.p || (w && !rtypes))) ||
+        (nb->outdeg > 0 && scounts.p && !sdispls.p))
+        return mpii_coll_fail(comm, MPI_ERR_ARG, m->fname);
+    if (!w &&
+        (mpii_type_check_comm(rtype) != MPI_SUCCESS || mpii_type_check_comm(stype) != MPI_SUCCESS))
+        return mpii_coll_fail(comm, MPI_ERR_TYPE, m->fname);
+    for (int j = 0; w && j < nb->outdeg; j++)
+        if (mpii_type_check_comm(stypes[j]) != MPI_SUCCESS)
+            return mpii_coll_fail(comm, MPI_ERR_TYPE, m->fname);
+    for (int i = 0; w && i < nb->indeg; i++)
+        if (mpii_type_check_comm(rtypes[i]) != MPI_SUCCESS)
+            return mpii_coll_fail(comm, MPI_ERR_TYPE, m->fname);
+    nb_args_t a;
+    if (nb_args_alloc(&a, nb))
+        return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);
+    int64_t se = w ? 1 : mpii_coll_ext(stype), re = w ? 1 : mpii_coll_ext(rtype);
+    for (int j = 0; j < nb->outdeg; j++) {
+        a.sc[j] = scounts.p ? nb_at(scounts, j) : scount;
+        a.sd[j] = scounts.p ? nb_at(sdispls, j) * se : 0;
+        a.st[j] = w ? stypes[j] : stype;
+    }
+    for (int i = 0; i < nb->indeg; i++) {
+        a.rc[i] = nb_at(rcounts, i);
+        a.rd[i] = nb_at(rdispls, i) * re;
+        a.rt[i] = w ? rtypes[i] : rtype;
+    }
+    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, NULL);
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgather"};
+    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_allgather, PMPI_Neighbor_allgather)
+
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgather"};
+    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather)
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgather_init"};
+    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_allgather_init, PMPI_Neighbor_allgather_init)
+
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgather_c"};
+    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c)
+
+int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgather_c"};
+    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Ineighbor_allgather_c, PMPI_Ineighbor_allgather_c)
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgather_init_c"};
+    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_allgather_init_c, PMPI_Neighbor_allgather_init_c)
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgatherv"};
+    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                            NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv)
+
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgatherv"};
+    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                            NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv)
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgatherv_init"};
+    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                            NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_allgatherv_init, PMPI_Neighbor_allgatherv_init)
+
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgatherv_c"};
+    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                            NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_allgatherv_c, PMPI_Neighbor_allgatherv_c)
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgatherv_c"};
+    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                            NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Ineighbor_allgatherv_c, PMPI_Ineighbor_allgatherv_c)
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgatherv_init_c"};
+    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                            NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_allgatherv_init_c, PMPI_Neighbor_allgatherv_init_c)
+
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoall"};
+    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall)
+
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoall"};
+    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall)
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoall_init"};
+    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoall_init, PMPI_Neighbor_alltoall_init)
+
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoall_c"};
+    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoall_c, PMPI_Neighbor_alltoall_c)
+
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoall_c"};
+    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Ineighbor_alltoall_c, PMPI_Ineighbor_alltoall_c)
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoall_init_c"};
+    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoall_init_c, PMPI_Neighbor_alltoall_init_c)
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallv"};
+    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
+                            NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv)
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallv"};
+    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
+                            NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv)
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallv_init"};
+    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
+                            NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallv_init, PMPI_Neighbor_alltoallv_init)
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallv_c"};
+    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
+                            NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallv_c, PMPI_Neighbor_alltoallv_c)
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallv_c"};
+    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
+                            NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Ineighbor_alltoallv_c, PMPI_Ineighbor_alltoallv_c)
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallv_init_c"};
+    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
+                            NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallv_init_c, PMPI_Neighbor_alltoallv_init_c)
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallw"};
+    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                            sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
+                            recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw)
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallw"};
+    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                            sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
+                            recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw)
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallw_init"};
+    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                            sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
+                            recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallw_init, PMPI_Neighbor_alltoallw_init)
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallw_c"};
+    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                            sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
+                            recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c)
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request *request)
+{
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallw_c"};
+    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                            sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
+                            recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Ineighbor_alltoallw_c, PMPI_Ineighbor_alltoallw_c)
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    const mpii_cmode_t m = {
+        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallw_init_c"};
+    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                            sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
+                            recvtypes, comm, &m);
+}
+MPII_WEAK(MPI_Neighbor_alltoallw_init_c, PMPI_Neighbor_alltoallw_init_c)
