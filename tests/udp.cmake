@@ -66,6 +66,10 @@ fmpl_test(udp_foreign udp_foreign.c RANKS 2 3 4 7 ENV ${UDP_ENV} TIMEOUT 60)
 # checks stay).
 fmpl_test(udp_forge udp_forge.c RANKS 2 3 4 7 ENV ${UDP_ENV} TIMEOUT 60)
 udp_variant(udp_forge_authoff udp_forge RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_AUTH=off TIMEOUT 60)
+# Ranks that disagree on FMPL_UDP_AUTH refuse to start, saying so.
+add_test(NAME udp_auth_mismatch COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/udp_auth_mismatch.sh
+         ${FMPLRUN} $<TARGET_FILE:udp_forge>)
+set_tests_properties(udp_auth_mismatch PROPERTIES TIMEOUT 90)
 # The progress thread: a computing target serves puts, gets and atomics but runs no
 # handler; stream order between thread and application; without the thread nothing
 # moves while the target computes. With faults: the thread retransmits and answers LOSE.

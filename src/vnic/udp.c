@@ -32,7 +32,7 @@
  *     frees up to it and stops. Once the buffer is at most half full, GO(MsgIdRecv+1)
  *     goes to every stopped sender, which resumes from there.
  * Window: N is the most a peer may have unacknowledged (FMPL_UDP_WINDOW: 64, or 1 MiB of
- * datagrams when that is more: 672 at the 1556-byte MTU); the window in force (cwnd)
+ * datagrams when that is more: 665 at the 1572-byte MTU); the window in force (cwnd)
  * halves at each go-back or timeout (not below min(N/4, 16)) and grows by one per
  * message acknowledged. Retransmission: when the oldest unacknowledged message of a peer waits
  * longer than RTO << backoff (RTO = max(T, 2 x smoothed round trip) <= 4 T, T =
@@ -42,7 +42,7 @@
  * while messages to it are unacknowledged is declared dead (see vnic.h).
  *
  * OPERATIONS, executed by the target on arrival (in its vnic_progress), in stream order:
- *   PUT: fragments of at most MTU - 88 bytes, each (key, off, len) bounds-checked at
+ *   PUT: fragments of at most MTU - 104 bytes, each (key, off, len) bounds-checked at
  *        the target; TAIL_FLAG, RCNTR and NOTIFY ride on the last fragment (ordering
  *        of the stream gives "data visible first"). For a peer on this host the
  *        initiator also checks the key in the peer's region table (host segment), so
@@ -51,7 +51,7 @@
  *        messages (data read at streaming time) through its own stream back; the
  *        initiator scatters them and completes lcntr when all bytes are in.
  *   FADD/CSWAP/SWAP: AMO executed with __atomic at the target, AMORESP returns the old
- *        value. SEND: one AM message (am_max = MTU - 88, at most shm's).
+ *        value. SEND: one AM message (am_max = MTU - 104, at most shm's).
  * Local completion: a put or send is locally complete once copied into the send pool
  * (lcntr then), a get or atomic when its response is in.
  * Responses (GETRESP, AMORESP) are executed as soon as they arrive; requests (PUT, AM,
@@ -2785,7 +2785,7 @@ static int udp_setup(udp_t *s)
     long long mtu_def = v->nodes->nnodes == 1 ? 65000 : 1468 + (long long)UDP_HDRS;
     s->mtu = (size_t)base_env_int("FMPL_UDP_MTU", mtu_def, 1200, 65507,
                                   "largest UDP datagram the udp transport sends, headers "
-                                  "included (88 bytes)");
+                                  "included (104 bytes)");
     s->mtu = BASE_ALIGN_UP(s->mtu, 8);
     if (s->mtu > 65504)
         s->mtu = 65504;
@@ -2806,7 +2806,7 @@ static int udp_setup(udp_t *s)
                                     "bytes of the udp channel's send buffer (all peers)");
     long long rcvbuf = base_env_int("FMPL_UDP_RCVBUF", 1 << 20, 0, 1ll << 32,
                                     "bytes of the udp channel's receive buffer (all peers)");
-    /* N: 64 messages, or 1 MiB of datagrams when more (small MTUs: 672 at 1556 bytes) */
+    /* N: 64 messages, or 1 MiB of datagrams when more (small MTUs: 665 at 1572 bytes) */
     long long win_def = BASE_MAX(64ll, (1ll << 20) / (long long)s->mtu);
     s->window = (uint32_t)base_env_int("FMPL_UDP_WINDOW", win_def, 1, 65535,
                                        "unacknowledged messages per receiver (N of go-back-N; "
