@@ -70,6 +70,10 @@ udp_variant(udp_forge_authoff udp_forge RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_AUTH=o
 add_test(NAME udp_auth_mismatch COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/udp_auth_mismatch.sh
          ${FMPLRUN} $<TARGET_FILE:udp_forge>)
 set_tests_properties(udp_auth_mismatch PROPERTIES TIMEOUT 90)
+# FMPL_UDP_STATS=1 prints the refused packets (foreign, forged, replayed...).
+add_test(NAME udp_stats_refused COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/udp_stats_refused.sh
+         ${FMPLRUN} $<TARGET_FILE:udp_forge>)
+set_tests_properties(udp_stats_refused PROPERTIES TIMEOUT 90)
 # The progress thread: a computing target serves puts, gets and atomics but runs no
 # handler; stream order between thread and application; without the thread nothing
 # moves while the target computes. With faults: the thread retransmits and answers LOSE.
@@ -132,5 +136,15 @@ if(FMPL_CLANG)
              -rss_limit_mb=1024 -print_final_stats=1
              -artifact_prefix=${CMAKE_BINARY_DIR}/udp_fuzz-)
     set_tests_properties(udp_fuzz PROPERTIES TIMEOUT 90)
+    # tools/udp_fuzz.sh keeps its crash artifacts out of the repository: a run made to
+    # fail at once (1 MB memory limit) leaves its artifact under TMPDIR, none in the tree
+    add_test(NAME udp_fuzz_artifacts COMMAND sh -c
+      "d=${CMAKE_BINARY_DIR}/udp_fuzz_artifacts_test; rm -rf $d; mkdir -p $d; \
+       if TMPDIR=$d sh ${CMAKE_SOURCE_DIR}/tools/udp_fuzz.sh 5 $d/corpus -rss_limit_mb=1; then \
+         echo 'FAIL: the run did not stop'; exit 1; fi; \
+       ls $d/fmpl-udp-fuzz/artifacts/oom-* || { echo 'FAIL: no artifact in TMPDIR'; exit 1; }; \
+       if ls ${CMAKE_SOURCE_DIR} | grep -E '^(oom|crash|leak|timeout|slow-unit)-'; then \
+         echo 'FAIL: artifacts in the source tree'; exit 1; fi; echo PASS")
+    set_tests_properties(udp_fuzz_artifacts PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS")
   endif()
 endif()
