@@ -23,7 +23,8 @@
  * said STOP. The receiver accepts only seq == MsgIdRecv + 1:
  *   - accepted: MsgIdRecv += 1; acknowledged cumulatively, by the `ack` field every
  *     packet to the sender carries (piggyback), or by an ACK packet once N/4 messages
- *     are unacknowledged, or FMPL_UDP_ACK_DELAY_US after the first, or before sleeping;
+ *     or UDP_ACK_BYTES are unacknowledged, or FMPL_UDP_ACK_DELAY_US after the first, or before
+ * sleeping;
  *   - seq > MsgIdRecv + 1 (a gap): dropped; LOSE(MsgIdRecv) once per gap, and the
  *     sender goes back: it frees what LOSE acknowledges and retransmits from
  *     MsgIdRecv + 1 (go-back-N: the receiver keeps no out-of-order data);
@@ -176,6 +177,11 @@
 #define UDP_BURST_STREAK 8    /* progress calls in a row that received: recvmmsg from then on */
 #define UDP_BUNDLE_MAX 2048   /* bytes of a datagram that bundles several small messages */
 #define UDP_ADDR_PREFETCH 256 /* jobs up to this size read every address at start-up */
+/* An ACK once this many bytes are unacknowledged (or N/4 messages): at the loopback MTU,
+ * every 4 datagrams of 64 KiB rather than every 16, so that the time a receiver spends
+ * checking the tags of a 1 MiB burst (~0.2 ms) does not hold back its acknowledgement
+ * past the sender's retransmission timeout; small messages are unaffected. */
+#define UDP_ACK_BYTES (256u << 10)
 
 enum {
     PF_STOPPED = 1,   /* the peer said STOP: do not transmit */
@@ -211,7 +217,7 @@ typedef struct udp_peer {
     uint64_t rx_bits;
     uint16_t twin_port; /* network order: the port its twin socket sends from, 0: none */
     uint16_t pad16;
-    uint32_t pad32;
+    uint32_t rx_unacked_bytes; /* bytes of the messages counted in rx_unacked */
 } udp_peer_t;
 _Static_assert(sizeof(udp_peer_t) == 96, "per-peer state is 96 bytes");
 
@@ -638,6 +644,7 @@ static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k
     if (type == UDP_T_ACK || type == UDP_T_STOP || type == UDP_T_GO || type == UDP_T_LOSE) {
         p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
         p->rx_unacked = 0;
+        p->rx_unacked_bytes = 0;
         p->ack_ns = 0;
     }
     switch (type) {
@@ -874,6 +881,7 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
     if (twin >= 0) { /* every DATA packet carried our acknowledgement */
         p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
         p->rx_unacked = 0;
+        p->rx_unacked_bytes = 0;
         p->ack_ns = 0;
     }
     udp_activate(s, rank, p);
@@ -1558,7 +1566,8 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
     p->recv = seq;
     p->flags &= (uint16_t)~PF_LOSE_SENT;
     p->flags |= PF_ACK_DUE;
-    if (++p->rx_unacked >= s->ack_every)
+    p->rx_unacked_bytes += m->h.len;
+    if (++p->rx_unacked >= s->ack_every || p->rx_unacked_bytes >= UDP_ACK_BYTES)
         p->flags |= PF_ACK_NOW;
     else if (!p->ack_ns)
         p->ack_ns = udp_now(s) + s->ack_delay_ns;
