@@ -10,7 +10,7 @@
 #         output format), and of fmpl_pingpong at 1% injected loss (FMPL_UDP_LOSS=0.01).
 #         Prints the medians and the ratios the udp transport aims at: latency <= 0.6x
 #         Open MPI TCP, 1 MiB bandwidth >= 0.8x, and at 1% loss >= 50% of the loss-free
-#         bandwidth.
+#         bandwidth; and fmpl_pingpong with FMPL_UDP_AUTH=off (the cost of authentication).
 #   loss: 1 MiB streaming bandwidth of fmpl_pingpong at 0, 0.1%, 1% and 5% injected loss
 #         (median of UDP_COMPARE_REPS runs each), and the fraction of the loss-free figure.
 #   mem:  peak resident set (VmHWM) per process of mpi_allpeers (init, 8-byte messages to
@@ -58,6 +58,9 @@ if [[ " $parts " == *" lat "* ]]; then
         o=$(FMPL_TRANSPORT=udp FMPL_UDP_LOSS=0.01 timeout 300 "$bin/fmplrun" -n 2 \
             "$bin/fmpl_pingpong" "${args[@]}" | parse)
         echo "fmpl_udp_loss1 $o" >> "$tmp"
+        o=$(FMPL_TRANSPORT=udp FMPL_UDP_AUTH=off timeout 300 "$bin/fmplrun" -n 2 \
+            "$bin/fmpl_pingpong" "${args[@]}" | parse)
+        echo "fmpl_udp_noauth $o" >> "$tmp"
     done
     echo "# rounds (name, 8 B one-way latency us, 1 MiB ping-pong GB/s, 1 MiB stream GB/s):"
     cat "$tmp"
@@ -66,8 +69,8 @@ if [[ " $parts " == *" lat "* ]]; then
         if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }
     { n[$1]++; L[$1, n[$1]] = $2; P[$1, n[$1]] = $3; S[$1, n[$1]] = $4 }
     END {
-        split("ompi_tcp fmpl_udp mpi_udp fmpl_udp_loss1", names, " ")
-        for (k = 1; k <= 4; k++) { m = names[k]; c = n[m]
+        split("ompi_tcp fmpl_udp mpi_udp fmpl_udp_loss1 fmpl_udp_noauth", names, " ")
+        for (k = 1; k <= 5; k++) { m = names[k]; c = n[m]
             for (i = 1; i <= c; i++) { l[i] = L[m, i]; p[i] = P[m, i]; s[i] = S[m, i] }
             lat[m] = med(l, c); pp[m] = med(p, c); st[m] = med(s, c)
             printf "%-16s latency %9.3f us   pp %7.3f GB/s   stream %7.3f GB/s\n", m, lat[m], pp[m], st[m] }
@@ -75,6 +78,9 @@ if [[ " $parts " == *" lat "* ]]; then
             lat["fmpl_udp"] / lat["ompi_tcp"], lat["mpi_udp"] / lat["ompi_tcp"],
             st["fmpl_udp"] / st["ompi_tcp"], st["mpi_udp"] / st["ompi_tcp"],
             pp["fmpl_udp"] / pp["ompi_tcp"], st["fmpl_udp_loss1"] / st["fmpl_udp"]
+        printf "authentication (FMPL_UDP_AUTH on / off, native): latency %.2f, ping-pong %.2f, stream %.2f\n",
+            lat["fmpl_udp"] / lat["fmpl_udp_noauth"], pp["fmpl_udp"] / pp["fmpl_udp_noauth"],
+            st["fmpl_udp"] / st["fmpl_udp_noauth"]
     }' "$tmp"
 fi
 

@@ -60,6 +60,20 @@ udp_variant(udp_stopgo_faults udp_stopgo RANKS 3
             ENV ${UDP_FAULTS} FMPL_UDP_EXEC_BUDGET=1 FMPL_UDP_RCVBUF=65536)
 # Datagrams from outside the job are refused and counted.
 fmpl_test(udp_foreign udp_foreign.c RANKS 2 3 4 7 ENV ${UDP_ENV} TIMEOUT 60)
+# An on-path attacker: every packet type forged from a sniffed datagram, and replays,
+# from the sender's own address and from an ordinary socket, refused and counted; the
+# job completes. With authentication on (MAC) and off (checksum, address and replay
+# checks stay).
+fmpl_test(udp_forge udp_forge.c RANKS 2 3 4 7 ENV ${UDP_ENV} TIMEOUT 60)
+udp_variant(udp_forge_authoff udp_forge RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_AUTH=off TIMEOUT 60)
+# Ranks that disagree on FMPL_UDP_AUTH refuse to start, saying so.
+add_test(NAME udp_auth_mismatch COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/udp_auth_mismatch.sh
+         ${FMPLRUN} $<TARGET_FILE:udp_forge>)
+set_tests_properties(udp_auth_mismatch PROPERTIES TIMEOUT 90)
+# FMPL_UDP_STATS=1 prints the refused packets (foreign, forged, replayed...).
+add_test(NAME udp_stats_refused COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/udp_stats_refused.sh
+         ${FMPLRUN} $<TARGET_FILE:udp_forge>)
+set_tests_properties(udp_stats_refused PROPERTIES TIMEOUT 90)
 # The progress thread: a computing target serves puts, gets and atomics but runs no
 # handler; stream order between thread and application; without the thread nothing
 # moves while the target computes. With faults: the thread retransmits and answers LOSE.
@@ -93,9 +107,10 @@ udp_variant(udp_mpi_comm_mailbox mpi_comm_mailbox RANKS 3 ENV ${UDP_ENV} FMPL_CO
 
 # The packet parser: a unit run with any compiler, and a libFuzzer run (20 s) when
 # clang can build one (tools/udp_fuzz.sh runs it longer by hand).
-add_executable(udp_wire udp_fuzz.c)
+add_executable(udp_wire udp_fuzz.c ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.c)
 target_compile_definitions(udp_wire PRIVATE UDP_FUZZ_MAIN)
 target_include_directories(udp_wire PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(udp_wire PRIVATE PkgConfig::FMPL_CRYPTO)
 add_test(NAME udp_wire COMMAND $<TARGET_FILE:udp_wire>)
 set_tests_properties(udp_wire PROPERTIES TIMEOUT 60)
 find_program(FMPL_CLANG NAMES clang)
@@ -109,13 +124,27 @@ if(FMPL_CLANG)
     add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/bin/udp_fuzz
       COMMAND ${FMPL_CLANG} -g -O1 -fsanitize=fuzzer,address,undefined
               -fno-sanitize-recover=undefined -I${CMAKE_SOURCE_DIR}/src
-              -I${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c
+              -I${CMAKE_SOURCE_DIR}/include ${FMPL_CRYPTO_CFLAGS} ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c
+              ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.c ${FMPL_CRYPTO_LDFLAGS}
               -o ${CMAKE_BINARY_DIR}/bin/udp_fuzz
       DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c ${CMAKE_SOURCE_DIR}/src/vnic/udp_wire.h
+              ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.h ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.c
       COMMENT "libFuzzer target of the udp packet parser")
     add_custom_target(udp_fuzz ALL DEPENDS ${CMAKE_BINARY_DIR}/bin/udp_fuzz)
+    # crash artifacts go to the build tree, never into the source tree
     add_test(NAME udp_fuzz COMMAND ${CMAKE_BINARY_DIR}/bin/udp_fuzz -max_total_time=20
-             -rss_limit_mb=1024 -print_final_stats=1)
+             -rss_limit_mb=1024 -print_final_stats=1
+             -artifact_prefix=${CMAKE_BINARY_DIR}/udp_fuzz-)
     set_tests_properties(udp_fuzz PROPERTIES TIMEOUT 90)
+    # tools/udp_fuzz.sh keeps its crash artifacts out of the repository: a run made to
+    # fail at once (1 MB memory limit) leaves its artifact under TMPDIR, none in the tree
+    add_test(NAME udp_fuzz_artifacts COMMAND sh -c
+      "d=${CMAKE_BINARY_DIR}/udp_fuzz_artifacts_test; rm -rf $d; mkdir -p $d; \
+       if TMPDIR=$d sh ${CMAKE_SOURCE_DIR}/tools/udp_fuzz.sh 5 $d/corpus -rss_limit_mb=1; then \
+         echo 'FAIL: the run did not stop'; exit 1; fi; \
+       ls $d/fmpl-udp-fuzz/artifacts/oom-* || { echo 'FAIL: no artifact in TMPDIR'; exit 1; }; \
+       if ls ${CMAKE_SOURCE_DIR} | grep -E '^(oom|crash|leak|timeout|slow-unit)-'; then \
+         echo 'FAIL: artifacts in the source tree'; exit 1; fi; echo PASS")
+    set_tests_properties(udp_fuzz_artifacts PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS")
   endif()
 endif()

@@ -1,11 +1,13 @@
-/* udp_fuzz.c — the packet parser of the udp transport (udp_wire.h) against arbitrary
- * bytes. Built two ways:
+/* udp_fuzz.c — the packet parser and the packet authentication of the udp transport
+ * (udp_wire.h, udp_auth.h) against arbitrary bytes. Built two ways:
  *   - as a libFuzzer target (clang -fsanitize=fuzzer,address,undefined; tests/udp.cmake
  *     builds it when clang supports it, and the test udp_fuzz runs it for 20 s);
  *   - with UDP_FUZZ_MAIN (any compiler, test udp_wire): a main that feeds the same entry
  *     point valid packets, every truncation of them, bit flips and random bytes, and
- *     checks the verdicts that are known (valid accepted, flipped refused, short
- *     refused as truncated, both packets of a bundle accepted after udp_part splits it).
+ *     checks the verdicts that are known (valid accepted, any flipped bit refused by the
+ *     parser or the tag check, with authentication on and off, short refused as
+ *     truncated, both packets of a bundle accepted after udp_part splits it), and the
+ *     replay window (udp_replay_fresh: each counter once, within the window).
  * The entry point checks the parser's promises: never reads outside the datagram (the
  * sanitizers see that), accepts only what it can describe consistently. */
 #include <stddef.h>
@@ -14,25 +16,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vnic/udp_auth.h"
 #include "vnic/udp_wire.h"
 
-#define SECRET 0x0123456789abcdefull
 #define ME 3u
 #define SIZE 8u
 #define MAXPAY 65000u
 
-static int parse_checked(const uint8_t *data, size_t size)
+static udp_auth_t auth_on, auth_off; /* the same key, authentication on and off */
+
+static void auth_setup(void)
 {
+    static int done;
+    if (done)
+        return;
+    unsigned char key[UDP_KEY_BYTES];
+    for (int i = 0; i < UDP_KEY_BYTES; i++)
+        key[i] = (unsigned char)(17 * i + 3);
+    if (udp_auth_init(&auth_on, key, 1) || udp_auth_init(&auth_off, key, 0))
+        abort();
+    done = 1;
+}
+
+/* Parses (and checks the tag of) a packet; UDP_PARSE_OK only when both agree. *tag_ok:
+ * the tag check's verdict with authentication on (bit 0) and off (bit 1). */
+static int parse_checked(const uint8_t *data, size_t size, int *tag_ok)
+{
+    auth_setup();
     /* a private copy of exactly size bytes, so a read past the end is caught */
     uint8_t *p = malloc(size ? size : 1);
     if (!p)
         abort();
     memcpy(p, data, size);
     udp_parsed_t m;
-    int rc = udp_parse(p, size, SECRET, ME, SIZE, MAXPAY, &m);
+    int rc = udp_parse(p, size, ME, SIZE, MAXPAY, &m);
+    *tag_ok = 0;
     if (rc == UDP_PARSE_OK) {
+        *tag_ok = udp_auth_check(&auth_on, p, size) | udp_auth_check(&auth_off, p, size) << 1;
         if (m.h.src >= SIZE || m.h.src == ME || m.h.dst != ME || m.h.type == 0 ||
-            m.h.type >= UDP_T_MAX || m.h.len != size - sizeof(udp_hdr_t))
+            m.h.type >= UDP_T_MAX || m.h.len != size - sizeof(udp_hdr_t) || m.h.ctr == 0)
             abort();
         if (m.h.type == UDP_T_DATA) {
             if ((const uint8_t *)m.payload != p + UDP_HDRS || m.op.len != size - UDP_HDRS ||
@@ -51,17 +73,18 @@ static int parse_checked(const uint8_t *data, size_t size)
 }
 
 /* Splits a datagram into its packets (udp_part, bundles) and parses each; returns how
- * many were accepted. Every part lies inside the datagram and the walk always advances. */
+ * many were accepted with a right tag (authentication on: bit 0 of the check). Every
+ * part lies inside the datagram and the walk always advances. */
 static int parse_parts(const uint8_t *data, size_t size, int *parts)
 {
-    int ok = 0;
+    int ok = 0, tag_ok;
     *parts = 0;
     size_t off = 0;
     while (off < size) {
         size_t next, k = udp_part(data + off, size - off, &next);
         if (k > size - off || next == 0 || next > size - off || k > next)
             abort();
-        if (parse_checked(data + off, k) == UDP_PARSE_OK)
+        if (parse_checked(data + off, k, &tag_ok) == UDP_PARSE_OK && (tag_ok & 1))
             ok++;
         (*parts)++;
         off += next;
@@ -74,8 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int parts;
     parse_parts(data, size, &parts);
-    /* the same bytes with a valid secret and checksum, so the fuzzer reaches the field
-     * checks behind them */
+    /* the same bytes with valid tags (both modes), so the fuzzer reaches every path of
+     * the parser and of the tag check */
     if (size >= sizeof(udp_hdr_t) && size <= 70000) {
         uint8_t *q = malloc(size);
         if (!q)
@@ -83,11 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(q, data, size);
         udp_hdr_t h;
         memcpy(&h, q, sizeof h);
-        h.secret = SECRET;
         if (data[0] & 1)
             h.len = (uint32_t)(size - sizeof h);
         memcpy(q, &h, sizeof h);
-        udp_seal((udp_hdr_t *)(void *)q, size, SECRET);
+        auth_setup();
+        if (udp_auth_seal((data[0] & 2) ? &auth_off : &auth_on, q, size))
+            abort();
         parse_parts(q, size, &parts);
         free(q);
     }
@@ -116,12 +140,13 @@ int main(void)
 {
     static uint8_t buf[2048], bun[4096];
     long accepted = 0;
+    auth_setup();
     for (int iter = 0; iter < 20000; iter++) {
         /* a valid packet: control or DATA with a known op */
         size_t n;
         udp_hdr_t h;
         memset(&h, 0, sizeof h);
-        h.secret = SECRET;
+        h.ctr = 1 + next() % 100000;
         h.version = UDP_WIRE_VERSION;
         h.src = (uint32_t)(next() % SIZE);
         if (h.src == ME)
@@ -148,8 +173,10 @@ int main(void)
         }
         h.len = (uint32_t)(n - sizeof h);
         memcpy(buf, &h, sizeof h);
-        udp_seal((udp_hdr_t *)(void *)buf, n, SECRET);
-        CHECK(parse_checked(buf, n) == UDP_PARSE_OK);
+        udp_auth_t *mode = (iter & 2) ? &auth_off : &auth_on;
+        int want_tag = (iter & 2) ? 2 : 1, tag_ok;
+        CHECK(udp_auth_seal(mode, buf, n) == 0);
+        CHECK(parse_checked(buf, n, &tag_ok) == UDP_PARSE_OK && tag_ok == want_tag);
         accepted++;
         /* a bundle: this packet with UDP_HF_MORE, padding to 8, then a copy of it; both
          * parts are accepted, and a MORE flag with nothing after it changes nothing */
@@ -159,7 +186,8 @@ int main(void)
             b.pad0 |= UDP_HF_MORE;
             memcpy(bun, buf, n);
             memcpy(bun, &b, sizeof b);
-            udp_seal((udp_hdr_t *)(void *)bun, n, SECRET);
+            CHECK(udp_auth_seal(&auth_on, bun, n) == 0);
+            CHECK(udp_auth_seal(&auth_on, buf, n) == 0);
             size_t at = (n + 7) & ~(size_t)7;
             memset(bun + n, 0, at - n);
             memcpy(bun + at, buf, n);
@@ -171,29 +199,61 @@ int main(void)
         }
         /* every truncation is refused as short */
         size_t cut = next() % n;
-        CHECK(parse_checked(buf, cut) == UDP_PARSE_SHORT);
-        /* one flipped bit outside the secret: refused as corrupted, or (in the length
-         * field, checked first) as truncated or malformed */
-        size_t bit = 64 + next() % (8 * n - 64);
+        CHECK(parse_checked(buf, cut, &tag_ok) == UDP_PARSE_SHORT);
+        /* one flipped bit anywhere (tag, header, payload), with the sender's tag kept:
+         * refused by the tag check in both modes, or by the parser (the length field is
+         * checked first) */
+        CHECK(udp_auth_seal(mode, buf, n) == 0);
+        size_t bit = next() % (8 * n);
         buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        int v = parse_checked(buf, n);
-        if (bit / 8 >= offsetof(udp_hdr_t, len) && bit / 8 < offsetof(udp_hdr_t, len) + 4)
-            CHECK(v == UDP_PARSE_SHORT || v == UDP_PARSE_MALFORMED);
-        else if (v != UDP_PARSE_CSUM) {
-            fprintf(stderr, "bit %zu of %zu bytes: verdict %d\n", bit, n, v);
-            CHECK(v == UDP_PARSE_CSUM);
+        int v = parse_checked(buf, n, &tag_ok);
+        if (v == UDP_PARSE_OK && (tag_ok & want_tag)) {
+            fprintf(stderr, "bit %zu of %zu bytes: accepted\n", bit, n);
+            CHECK(0);
         }
-        /* a flipped secret bit: refused as foreign */
+        /* the other mode's tag never passes for this mode */
         buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        buf[next() % 8] ^= 4;
-        CHECK(parse_checked(buf, n) == UDP_PARSE_SECRET);
+        CHECK(parse_checked(buf, n, &tag_ok) == UDP_PARSE_OK && tag_ok == want_tag);
         /* random bytes through the fuzz entry point */
         size_t rn = next() % sizeof buf;
         for (size_t i = 0; i < rn; i++)
             buf[i] = (uint8_t)next();
         LLVMFuzzerTestOneInput(buf, rn);
     }
-    printf("udp_wire: ok (%ld valid packets, their truncations, bit flips and random bytes)\n",
+    /* the replay window: counters arrive shuffled within the window, each once, then
+     * again (all refused), then ones that fell out of the window (refused) */
+    uint64_t top = 0, bits = 0;
+    uint64_t highest = 0;
+    CHECK(!udp_replay_fresh(0, 0, 0)); /* counters start at 1 */
+    for (uint64_t base = 1; base < 100000; base += 32) {
+        uint64_t order[32];
+        for (int i = 0; i < 32; i++)
+            order[i] = base + (uint64_t)i;
+        for (int i = 31; i > 0; i--) {
+            int j = (int)(next() % (uint64_t)(i + 1));
+            uint64_t x = order[i];
+            order[i] = order[j];
+            order[j] = x;
+        }
+        for (int i = 0; i < 32; i++) {
+            CHECK(udp_replay_fresh(top, bits, order[i]));
+            udp_replay_mark(&top, &bits, order[i]);
+            CHECK(!udp_replay_fresh(top, bits, order[i]));
+            highest = order[i] > highest ? order[i] : highest;
+        }
+        for (int i = 0; i < 32; i++)
+            CHECK(!udp_replay_fresh(top, bits, order[i]));
+    }
+    CHECK(top == highest);
+    CHECK(!udp_replay_fresh(top, bits, top - UDP_REPLAY_WINDOW));
+    CHECK(udp_replay_fresh(top, bits, top + 1000));
+    udp_replay_mark(&top, &bits, top + 1000);
+    CHECK(!udp_replay_fresh(top, bits, top - 1000));
+    CHECK(udp_replay_fresh(top, bits, top - 5)); /* a gap inside the window: still fresh */
+    udp_auth_fini(&auth_on);
+    udp_auth_fini(&auth_off);
+    printf("udp_wire: ok (%ld valid packets, their truncations, bit flips, random bytes; "
+           "replay window)\n",
            accepted);
     return 0;
 }

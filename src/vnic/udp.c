@@ -3,9 +3,9 @@
  * FMPL_TRANSPORT=udp (how one machine exercises it).
  *
  * CHANNEL. One socket per process (bound to FMPL_UDP_ADDR on an ephemeral port), all
- * peers multiplexed on it (plus a send-only twin socket, see SYSTEM CALLS). The address ("ip:port")
- * and the job secret (64 random bits from rank 0, mixed with a hash of the job id) are published
- * through boot. Buffers belong to the channel, not to peers:
+ * peers multiplexed on it (plus a send-only twin socket, see SYSTEM CALLS). The addresses
+ * ("ip:port:twinport") and the job key (rank 0's, see AUTHENTICATION) are published through
+ * boot. Buffers belong to the channel, not to peers:
  *   - the send pool: FMPL_UDP_SNDBUF bytes, a quarter in 2 KiB slots for small messages
  *     (when the MTU exceeds 8 KiB), the rest in MTU-sized slots; every message waiting
  *     for transmission or acknowledgement sits in one slot, chained in a FIFO per peer
@@ -13,9 +13,9 @@
  *   - the receive buffer: FMPL_UDP_RCVBUF bytes, a ring of in-order messages accepted
  *     (and acknowledged) but not yet executed; plus two batches of receive entries (an
  *     MTU each, 64 KiB with GRO).
- * Per peer: udp_peer_t, 64 bytes, created on first contact (plus an 8-byte pointer in a
- * table of all ranks); the address of a peer comes from its first packet or, when this
- * rank speaks first, from boot.
+ * Per peer: udp_peer_t, 96 bytes, created on first contact (plus an 8-byte pointer in a
+ * table of all ranks); the address of a peer is the one it registered in boot (read for
+ * every rank at start-up in jobs of up to UDP_ADDR_PREFETCH ranks, else on first contact).
  *
  * PROTOCOL (the paper's appendix; names as there). Every DATA packet is one message
  * with seq = MsgIdSent+1 on the (sender, receiver) stream. The sender transmits
@@ -23,7 +23,8 @@
  * said STOP. The receiver accepts only seq == MsgIdRecv + 1:
  *   - accepted: MsgIdRecv += 1; acknowledged cumulatively, by the `ack` field every
  *     packet to the sender carries (piggyback), or by an ACK packet once N/4 messages
- *     are unacknowledged, or FMPL_UDP_ACK_DELAY_US after the first, or before sleeping;
+ *     or UDP_ACK_BYTES are unacknowledged, or FMPL_UDP_ACK_DELAY_US after the first, or before
+ * sleeping;
  *   - seq > MsgIdRecv + 1 (a gap): dropped; LOSE(MsgIdRecv) once per gap, and the
  *     sender goes back: it frees what LOSE acknowledges and retransmits from
  *     MsgIdRecv + 1 (go-back-N: the receiver keeps no out-of-order data);
@@ -32,7 +33,7 @@
  *     frees up to it and stops. Once the buffer is at most half full, GO(MsgIdRecv+1)
  *     goes to every stopped sender, which resumes from there.
  * Window: N is the most a peer may have unacknowledged (FMPL_UDP_WINDOW: 64, or 1 MiB of
- * datagrams when that is more: 672 at the 1556-byte MTU); the window in force (cwnd)
+ * datagrams when that is more: 665 at the 1572-byte MTU); the window in force (cwnd)
  * halves at each go-back or timeout (not below min(N/4, 16)) and grows by one per
  * message acknowledged. Retransmission: when the oldest unacknowledged message of a peer waits
  * longer than RTO << backoff (RTO = max(T, 2 x smoothed round trip) <= 4 T, T =
@@ -42,7 +43,7 @@
  * while messages to it are unacknowledged is declared dead (see vnic.h).
  *
  * OPERATIONS, executed by the target on arrival (in its vnic_progress), in stream order:
- *   PUT: fragments of at most MTU - 88 bytes, each (key, off, len) bounds-checked at
+ *   PUT: fragments of at most MTU - 104 bytes, each (key, off, len) bounds-checked at
  *        the target; TAIL_FLAG, RCNTR and NOTIFY ride on the last fragment (ordering
  *        of the stream gives "data visible first"). For a peer on this host the
  *        initiator also checks the key in the peer's region table (host segment), so
@@ -51,7 +52,7 @@
  *        messages (data read at streaming time) through its own stream back; the
  *        initiator scatters them and completes lcntr when all bytes are in.
  *   FADD/CSWAP/SWAP: AMO executed with __atomic at the target, AMORESP returns the old
- *        value. SEND: one AM message (am_max = MTU - 88, at most shm's).
+ *        value. SEND: one AM message (am_max = MTU - 104, at most shm's).
  * Local completion: a put or send is locally complete once copied into the send pool
  * (lcntr then), a get or atomic when its response is in.
  * Responses (GETRESP, AMORESP) are executed as soon as they arrive; requests (PUT, AM,
@@ -105,8 +106,27 @@
  * application is inside, the thread only wakes once per period (it never competes for
  * the socket then); the cost is that mutex (~20 ns per entry).
  *
- * FAULTS. Every datagram carries the job secret and a keyed checksum (udp_wire.h);
- * truncated, foreign, corrupted or malformed ones are counted and dropped. Loss,
+ * AUTHENTICATION (threat model: docs/ARCHITECTURE.md). Rank 0 draws a 32-byte job key
+ * (udp_auth_keygen) at every start and publishes it through boot (the PMI key-value space
+ * of whichever launcher started the job: fmplrun, Hydra, Slurm), with its FMPL_UDP_AUTH
+ * setting; every rank reads both after the fence and refuses to start when its own
+ * setting differs. The key never travels in a packet. Every packet carries a tag
+ * (udp_auth.h: AES-256-GMAC over everything after the tag, nonce (src, dst, ctr), ctr
+ * counting the transmissions to that peer), so a receiver takes a packet, data or
+ * control alike (ACK, LOSE, STOP, GO, BYE), in this order only when:
+ *   - its structure is valid (udp_parse): else counted truncated or malformed;
+ *   - its datagram came from the address the claimed sender registered (its main port,
+ *     or its twin's port when UDP_HF_TWIN): else counted in bad_secret (foreign);
+ *   - its tag is right: else counted in bad_csum (forged or corrupted);
+ *   - its ctr is fresh in the sender's replay window (udp_wire.h): else counted in
+ *     replayed (a copy of an earlier datagram: a replay, an injected duplicate, the 2nd
+ *     and 3rd BYE).
+ * Only then may it change state (peer's address and liveness, acknowledgements, STOP,
+ * BYE...). FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted
+ * fabrics and benchmarks; the address and replay checks stay.
+ *
+ * FAULTS. Truncated, foreign, forged, corrupted, replayed or malformed datagrams are
+ * counted and dropped (see AUTHENTICATION). Loss,
  * duplication, reordering and delay are injected on transmission with a seeded PRNG
  * (FMPL_UDP_LOSS, _DUP, _REORDER, _DELAY_US, _SEED); they disable batching (one sendto
  * per datagram). FMPL_UDP_STATS=1 prints the counters at close.
@@ -132,6 +152,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "vnic/udp_auth.h"
 #include "vnic/udp_wire.h"
 #include "vnic/vnic_impl.h"
 
@@ -149,12 +170,18 @@
 #define UDP_RESERVE 4 /* send slots kept for responses (AMORESP, DONE) */
 #define UDP_HOLD 32   /* datagrams held back by reorder/delay injection */
 #define UDP_BYE_COPIES 3
-#define UDP_SMALL 2048      /* bytes of a small send slot (headers + up to 1960 bytes) */
-#define UDP_GSO_MAX 65536   /* bytes of one GSO send or GRO entry (IPv4: 65507 of payload) */
-#define UDP_GSO_SEGS 64     /* datagrams per GSO send at most (the kernel's limit) */
-#define UDP_TWIN_RUN 16     /* transmissions in a row to one peer that earn it the twin */
-#define UDP_BURST_STREAK 8  /* progress calls in a row that received: recvmmsg from then on */
-#define UDP_BUNDLE_MAX 2048 /* bytes of a datagram that bundles several small messages */
+#define UDP_SMALL 2048        /* bytes of a small send slot (headers + up to 1960 bytes) */
+#define UDP_GSO_MAX 65536     /* bytes of one GSO send or GRO entry (IPv4: 65507 of payload) */
+#define UDP_GSO_SEGS 64       /* datagrams per GSO send at most (the kernel's limit) */
+#define UDP_TWIN_RUN 16       /* transmissions in a row to one peer that earn it the twin */
+#define UDP_BURST_STREAK 8    /* progress calls in a row that received: recvmmsg from then on */
+#define UDP_BUNDLE_MAX 2048   /* bytes of a datagram that bundles several small messages */
+#define UDP_ADDR_PREFETCH 256 /* jobs up to this size read every address at start-up */
+/* An ACK once this many bytes are unacknowledged (or N/4 messages): at the loopback MTU,
+ * every 4 datagrams of 64 KiB rather than every 16, so that the time a receiver spends
+ * checking the tags of a 1 MiB burst (~0.2 ms) does not hold back its acknowledgement
+ * past the sender's retransmission timeout; small messages are unaffected. */
+#define UDP_ACK_BYTES (256u << 10)
 
 enum {
     PF_STOPPED = 1,   /* the peer said STOP: do not transmit */
@@ -168,7 +195,8 @@ enum {
     PF_ACK_NOW = 256  /* acknowledge at the end of this progress call */
 };
 
-/* Per-peer state: 64 bytes. Sequence numbers compare modulo 2^32. */
+/* Per-peer state: 96 bytes (the protocol's 64, then the authentication's). Sequence
+ * numbers compare modulo 2^32. */
 typedef struct udp_peer {
     uint32_t head, tail, txnext; /* slots: oldest unacked, newest, next to transmit */
     uint32_t next_seq;           /* seq of the next message queued to it */
@@ -184,8 +212,14 @@ typedef struct udp_peer {
     uint64_t timer_ns;   /* retransmission deadline of its oldest unacked message, 0: none */
     uint64_t ack_ns;     /* delayed-ACK deadline, 0: none */
     uint64_t heard_ns;   /* last packet from it (or start of waiting for one) */
+    uint64_t tx_ctr;     /* transmissions to it so far (the nonce of the next is + 1) */
+    uint64_t rx_top;     /* replay window of its transmissions (udp_replay_fresh) */
+    uint64_t rx_bits;
+    uint16_t twin_port; /* network order: the port its twin socket sends from, 0: none */
+    uint16_t pad16;
+    uint32_t rx_unacked_bytes; /* bytes of the messages counted in rx_unacked */
 } udp_peer_t;
-_Static_assert(sizeof(udp_peer_t) == 64, "per-peer state is one cache line");
+_Static_assert(sizeof(udp_peer_t) == 96, "per-peer state is 96 bytes");
 
 typedef struct udp_req {
     uint16_t gen;
@@ -229,9 +263,9 @@ typedef struct udp {
     vnic_t *v;
     int rank, size;
     int fd;
-    uint64_t secret;
+    udp_auth_t auth; /* the job key's tags (FMPL_UDP_AUTH) */
     uint32_t my_ip;
-    uint16_t my_port;
+    uint16_t my_port, my_twin_port;
     size_t mtu;        /* datagram bytes */
     size_t data_max;   /* payload bytes per DATA packet (mtu - headers) */
     uint32_t window;   /* N */
@@ -321,6 +355,10 @@ typedef struct udp {
     int print_stats;     /* FMPL_UDP_STATS: counters on stderr at close */
     uint8_t fence_epoch; /* vnic_fence calls so far (mod 256) */
     vnic_udp_stats_t st;
+    /* test hook vnic_udp_capture: packets accepted from cap_src kept while cap_want */
+    int cap_src, cap_want, cap_n;
+    char *cap_buf; /* VNIC_UDP_CAPTURE x VNIC_UDP_CAPTURE_BYTES */
+    uint32_t cap_len[VNIC_UDP_CAPTURE];
 
     /* progress thread (see PROGRESS THREAD): lock guards everything above while the
      * thread runs; the application takes it in every entry point (udp_enter) */
@@ -429,14 +467,16 @@ static int udp_peer_addr(udp_t *s, int rank, udp_peer_t *p)
         return rc;
     }
     char ip[64];
-    unsigned port;
+    unsigned port, twin;
     struct in_addr a;
-    if (sscanf(val, "%63[0-9.]:%u", ip, &port) != 2 || port > 65535 || inet_aton(ip, &a) == 0) {
+    if (sscanf(val, "%63[0-9.]:%u:%u", ip, &port, &twin) != 3 || port > 65535 || twin > 65535 ||
+        inet_aton(ip, &a) == 0) {
         base_log("vnic/udp: malformed address '%s' of rank %d", val, rank);
         return FMPL_ERR_PEER;
     }
     p->ip = a.s_addr;
     p->port = htons((uint16_t)port);
+    p->twin_port = htons((uint16_t)twin);
     return FMPL_SUCCESS;
 }
 
@@ -463,6 +503,34 @@ static void udp_sendto(udp_t *s, uint32_t ip, uint16_t port, const void *pkt, si
     udp_send1(s, s->fd, &sa, pkt, len);
 }
 
+/* Creates the twin socket (bound at start-up, so that its port is published with the
+ * address and receivers can check it); on failure sends stay on the main socket. */
+static void udp_twin_open(udp_t *s)
+{
+    s->twin_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET, .sin_port = 0};
+    me.sin_addr.s_addr = s->my_ip;
+    socklen_t ml = sizeof me;
+    if (s->twin_fd < 0 || bind(s->twin_fd, (struct sockaddr *)&me, sizeof me) != 0 ||
+        getsockname(s->twin_fd, (struct sockaddr *)&me, &ml) != 0) {
+        base_log("vnic/udp: no twin socket (%s): sends stay on the main one", strerror(errno));
+        s->twin_on = 0;
+        return;
+    }
+    if (setsockopt(s->twin_fd, SOL_SOCKET, SO_SNDBUFFORCE, &s->sockbuf, sizeof s->sockbuf))
+        setsockopt(s->twin_fd, SOL_SOCKET, SO_SNDBUF, &s->sockbuf, sizeof s->sockbuf);
+    s->my_twin_port = me.sin_port;
+}
+
+/* Writes the tag of the packet of len bytes at h, to peer p, with the next transmission
+ * counter (every transmission gets its own: see udp_wire.h). */
+static inline void udp_seal(udp_t *s, udp_peer_t *p, udp_hdr_t *h, size_t len)
+{
+    h->ctr = ++p->tx_ctr;
+    if (BASE_UNLIKELY(udp_auth_seal(&s->auth, h, len) != 0))
+        base_fatal("vnic/udp: OpenSSL failed to compute a packet's tag");
+}
+
 /* Whether the datagrams to `rank` go through the twin socket, connect()ed to it (a
  * loopback send on a connected socket skips the route lookup: ~0.35 us less here): the
  * peer that received the last UDP_TWIN_RUN transmissions in a row, once it has sent us
@@ -481,18 +549,6 @@ static int udp_twin(udp_t *s, int rank, const udp_peer_t *p)
      * our receiving address: a twin's datagrams never teach it */
     if (++s->run_len < UDP_TWIN_RUN || !p->ip || (!p->acked && !p->recv))
         return 0;
-    if (s->twin_fd < 0) {
-        s->twin_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        struct sockaddr_in me = {.sin_family = AF_INET, .sin_port = 0};
-        me.sin_addr.s_addr = s->my_ip;
-        if (s->twin_fd < 0 || bind(s->twin_fd, (struct sockaddr *)&me, sizeof me) != 0) {
-            base_log("vnic/udp: no twin socket (%s): sends stay on the main one", strerror(errno));
-            s->twin_on = 0;
-            return 0;
-        }
-        if (setsockopt(s->twin_fd, SOL_SOCKET, SO_SNDBUFFORCE, &s->sockbuf, sizeof s->sockbuf))
-            setsockopt(s->twin_fd, SOL_SOCKET, SO_SNDBUF, &s->sockbuf, sizeof s->sockbuf);
-    }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = p->port};
     sa.sin_addr.s_addr = p->ip;
     if (connect(s->twin_fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
@@ -572,7 +628,6 @@ static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k
 {
     udp_hdr_t h;
     memset(&h, 0, sizeof h);
-    h.secret = s->secret;
     h.type = type;
     h.version = UDP_WIRE_VERSION;
     h.src = (uint32_t)s->rank;
@@ -580,15 +635,16 @@ static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k
     h.ack = k;
     if (udp_twin(s, rank, p)) {
         h.pad0 = UDP_HF_TWIN;
-        udp_seal(&h, sizeof h, s->secret);
+        udp_seal(s, p, &h, sizeof h);
         udp_send1(s, s->twin_fd, NULL, &h, sizeof h);
     } else {
-        udp_seal(&h, sizeof h, s->secret);
+        udp_seal(s, p, &h, sizeof h);
         udp_tx(s, p, &h, sizeof h);
     }
     if (type == UDP_T_ACK || type == UDP_T_STOP || type == UDP_T_GO || type == UDP_T_LOSE) {
         p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
         p->rx_unacked = 0;
+        p->rx_unacked_bytes = 0;
         p->ack_ns = 0;
     }
     switch (type) {
@@ -731,7 +787,7 @@ static inline void udp_tx_prep(udp_t *s, udp_peer_t *p, uint32_t i, uint16_t hf,
     s->slot_sent[i] = now;
     h->ack = p->recv;
     h->pad0 = hf;
-    udp_seal(h, s->slot_len[i], s->secret);
+    udp_seal(s, p, h, s->slot_len[i]);
     p->txnext = s->slot_next[i];
     if (!p->timer_ns)
         p->timer_ns = now + (s->rto_cur << p->backoff);
@@ -825,6 +881,7 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
     if (twin >= 0) { /* every DATA packet carried our acknowledgement */
         p->flags &= (uint16_t) ~(PF_ACK_DUE | PF_ACK_NOW);
         p->rx_unacked = 0;
+        p->rx_unacked_bytes = 0;
         p->ack_ns = 0;
     }
     udp_activate(s, rank, p);
@@ -904,7 +961,6 @@ static void udp_append(udp_t *s, udp_peer_t *p, uint32_t i, int rank, size_t len
     }
     udp_hdr_t *h = udp_slot_hdr(s, i);
     memset(h, 0, sizeof *h);
-    h->secret = s->secret;
     h->type = UDP_T_DATA;
     h->version = UDP_WIRE_VERSION;
     h->src = (uint32_t)s->rank;
@@ -1510,7 +1566,8 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
     p->recv = seq;
     p->flags &= (uint16_t)~PF_LOSE_SENT;
     p->flags |= PF_ACK_DUE;
-    if (++p->rx_unacked >= s->ack_every)
+    p->rx_unacked_bytes += m->h.len;
+    if (++p->rx_unacked >= s->ack_every || p->rx_unacked_bytes >= UDP_ACK_BYTES)
         p->flags |= PF_ACK_NOW;
     else if (!p->ack_ns)
         p->ack_ns = udp_now(s) + s->ack_delay_ns;
@@ -1543,23 +1600,50 @@ static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sock
         s->st.bundled_recv++;
     s->st.rx_bytes += n;
     udp_parsed_t m;
-    int rc = udp_parse(buf, n, s->secret, (uint32_t)s->rank, (uint32_t)s->size, s->data_max, &m);
+    int rc = udp_parse(buf, n, (uint32_t)s->rank, (uint32_t)s->size, s->data_max, &m);
     switch (rc) {
     case UDP_PARSE_OK: break;
     case UDP_PARSE_SHORT: s->st.truncated++; return;
-    case UDP_PARSE_SECRET: s->st.bad_secret++; return;
-    case UDP_PARSE_CSUM: s->st.bad_csum++; return;
     default: s->st.malformed++; return;
     }
     int src = (int)m.h.src;
-    udp_peer_t *p = udp_peer_of(s, src);
+    udp_peer_t *p = s->peer[src];
+    if (BASE_UNLIKELY(!p || !p->ip)) {
+        /* first contact of a peer whose address was not read at start-up: from boot,
+         * which only the application's thread may call (the progress thread leaves the
+         * datagram to the sender's retransmission) */
+        if (s->thr_serving) {
+            s->st.unverified++;
+            return;
+        }
+        p = udp_peer_of(s, src);
+        if (udp_peer_addr(s, src, p) != FMPL_SUCCESS) {
+            s->st.bad_secret++;
+            return;
+        }
+    }
+    if (BASE_UNLIKELY(from->sin_addr.s_addr != p->ip ||
+                      from->sin_port != ((m.h.pad0 & UDP_HF_TWIN) ? p->twin_port : p->port))) {
+        s->st.bad_secret++; /* not from the address the claimed sender registered */
+        return;
+    }
+    if (BASE_UNLIKELY(!udp_auth_check(&s->auth, buf, n))) {
+        s->st.bad_csum++; /* forged or corrupted */
+        return;
+    }
+    if (BASE_UNLIKELY(!udp_replay_fresh(p->rx_top, p->rx_bits, m.h.ctr))) {
+        s->st.replayed++;
+        return;
+    }
+    udp_replay_mark(&p->rx_top, &p->rx_bits, m.h.ctr);
+    if (BASE_UNLIKELY(s->cap_want) && src == s->cap_src && n <= VNIC_UDP_CAPTURE_BYTES) {
+        memcpy(s->cap_buf + (size_t)s->cap_n * VNIC_UDP_CAPTURE_BYTES, buf, n);
+        s->cap_len[s->cap_n++] = (uint32_t)n;
+        s->cap_want--;
+    }
     if (p->flags & (PF_DEAD | PF_GONE)) {
         s->st.stale++;
         return;
-    }
-    if (!p->ip && !(m.h.pad0 & UDP_HF_TWIN)) { /* a twin's port is not the peer's */
-        p->ip = from->sin_addr.s_addr;
-        p->port = from->sin_port;
     }
     p->heard_ns = udp_now(s);
     int rank = src;
@@ -1785,7 +1869,7 @@ static int udp_timers(udp_t *s, uint64_t now)
                     udp_hdr_t *h = udp_slot_hdr(s, i);
                     h->ack = p->recv;
                     h->pad0 = 0;
-                    udp_seal(h, s->slot_len[i], s->secret);
+                    udp_seal(s, p, h, s->slot_len[i]);
                     udp_tx(s, p, h, s->slot_len[i]);
                     s->st.retransmits++;
                 } else {
@@ -2496,6 +2580,8 @@ static void udp_free(udp_t *s)
         close(s->fd);
     if (s->twin_fd >= 0)
         close(s->twin_fd);
+    udp_auth_fini(&s->auth);
+    free(s->cap_buf);
     free(s->pool);
     free(s->slot_next);
     free(s->slot_len);
@@ -2535,7 +2621,9 @@ static void udp_close(vnic_transport_t *tr)
             "dropped: dup %llu, out-of-order %llu, buffer full %llu; queued %llu; refused "
             "%llu; injected loss %llu dup %llu reorder %llu; mtu %u; gso sends %llu; twin connects "
             "%llu; bundles %llu (+%llu messages, %llu received); deferred %llu (joined %llu); "
-            "progress thread calls %llu events %llu\n",
+            "progress thread calls %llu events %llu; refused: foreign %llu, corrupt or forged "
+            "%llu, replayed %llu, stale %llu, truncated %llu, malformed %llu, unverified %llu; "
+            "auth %s\n",
             s->rank, (unsigned long long)t->tx_packets, (unsigned long long)t->data_sent,
             (unsigned long long)t->retransmits, (unsigned long long)t->acks_sent,
             (unsigned long long)t->rx_packets, (unsigned long long)t->timeouts,
@@ -2549,7 +2637,11 @@ static void udp_close(vnic_transport_t *tr)
             (unsigned long long)t->twin_connects, (unsigned long long)t->bundles_sent,
             (unsigned long long)t->bundled_sent, (unsigned long long)t->bundled_recv,
             (unsigned long long)t->deferred, (unsigned long long)t->deferred_joined,
-            (unsigned long long)t->thread_calls, (unsigned long long)t->thread_events);
+            (unsigned long long)t->thread_calls, (unsigned long long)t->thread_events,
+            (unsigned long long)t->bad_secret, (unsigned long long)t->bad_csum,
+            (unsigned long long)t->replayed, (unsigned long long)t->stale,
+            (unsigned long long)t->truncated, (unsigned long long)t->malformed,
+            (unsigned long long)t->unverified, s->auth.on ? "on" : "off");
     }
     udp_free(s);
 }
@@ -2573,6 +2665,73 @@ void vnic_udp_get_stats(vnic_transport_t *tr, vnic_udp_stats_t *out)
     udp_enter(s);
     *out = s->st;
     udp_leave(s);
+}
+
+/* ------------------------------------------------------------ test hooks (vnic.h) */
+
+int vnic_udp_capture(vnic_t *v, int src, int count)
+{
+    if (!v || count < 0 || count > VNIC_UDP_CAPTURE)
+        return FMPL_ERR_ARG;
+    if (!v->remote)
+        return FMPL_ERR_UNSUPPORTED;
+    udp_t *s = (udp_t *)v->remote;
+    if (src < 0 || src >= s->size)
+        return FMPL_ERR_RANK;
+    udp_enter(s);
+    if (!s->cap_buf)
+        s->cap_buf = malloc((size_t)VNIC_UDP_CAPTURE * VNIC_UDP_CAPTURE_BYTES);
+    int rc = s->cap_buf ? FMPL_SUCCESS : FMPL_ERR_NOMEM;
+    if (!rc) {
+        s->cap_src = src;
+        s->cap_n = 0;
+        s->cap_want = count;
+    }
+    udp_leave(s);
+    return rc;
+}
+
+int vnic_udp_captured(vnic_t *v, int i, void *buf, size_t cap, size_t *len)
+{
+    if (!v || !buf || !len)
+        return FMPL_ERR_ARG;
+    if (!v->remote)
+        return FMPL_ERR_UNSUPPORTED;
+    udp_t *s = (udp_t *)v->remote;
+    udp_enter(s);
+    int rc = FMPL_ERR_ARG;
+    if (i >= 0 && i < s->cap_n && s->cap_len[i] <= cap) {
+        memcpy(buf, s->cap_buf + (size_t)i * VNIC_UDP_CAPTURE_BYTES, s->cap_len[i]);
+        *len = s->cap_len[i];
+        rc = FMPL_SUCCESS;
+    }
+    udp_leave(s);
+    return rc;
+}
+
+int vnic_udp_inject(vnic_t *v, int rank, int twin, const void *pkt, size_t len)
+{
+    if (!v || !pkt)
+        return FMPL_ERR_ARG;
+    if (!v->remote)
+        return FMPL_ERR_UNSUPPORTED;
+    udp_t *s = (udp_t *)v->remote;
+    if (rank < 0 || rank >= s->size || rank == s->rank)
+        return FMPL_ERR_RANK;
+    udp_enter(s);
+    udp_peer_t *p = udp_peer_of(s, rank);
+    int rc = udp_peer_addr(s, rank, p);
+    int fd = twin ? s->twin_fd : s->fd;
+    if (!rc && fd < 0)
+        rc = FMPL_ERR_UNSUPPORTED;
+    if (!rc) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = p->port};
+        sa.sin_addr.s_addr = p->ip;
+        if (sendto(fd, pkt, len, 0, (const struct sockaddr *)&sa, sizeof sa) != (ssize_t)len)
+            rc = FMPL_ERR_SYS;
+    }
+    udp_leave(s);
+    return rc;
 }
 
 /* ------------------------------------------------------------ open */
@@ -2635,7 +2794,7 @@ static int udp_setup(udp_t *s)
     long long mtu_def = v->nodes->nnodes == 1 ? 65000 : 1468 + (long long)UDP_HDRS;
     s->mtu = (size_t)base_env_int("FMPL_UDP_MTU", mtu_def, 1200, 65507,
                                   "largest UDP datagram the udp transport sends, headers "
-                                  "included (88 bytes)");
+                                  "included (104 bytes)");
     s->mtu = BASE_ALIGN_UP(s->mtu, 8);
     if (s->mtu > 65504)
         s->mtu = 65504;
@@ -2656,7 +2815,7 @@ static int udp_setup(udp_t *s)
                                     "bytes of the udp channel's send buffer (all peers)");
     long long rcvbuf = base_env_int("FMPL_UDP_RCVBUF", 1 << 20, 0, 1ll << 32,
                                     "bytes of the udp channel's receive buffer (all peers)");
-    /* N: 64 messages, or 1 MiB of datagrams when more (small MTUs: 672 at 1556 bytes) */
+    /* N: 64 messages, or 1 MiB of datagrams when more (small MTUs: 665 at 1572 bytes) */
     long long win_def = BASE_MAX(64ll, (1ll << 20) / (long long)s->mtu);
     s->window = (uint32_t)base_env_int("FMPL_UDP_WINDOW", win_def, 1, 65535,
                                        "unacknowledged messages per receiver (N of go-back-N; "
@@ -2704,6 +2863,11 @@ static int udp_setup(udp_t *s)
                                                 "close) may stay silent before the others stop "
                                                 "waiting for its last acknowledgement") *
                          1000000;
+    s->auth.on = base_env_bool("FMPL_UDP_AUTH", 1,
+                               "on: every udp packet carries a MAC keyed with the job key "
+                               "(AES-256-GMAC), forged and replayed ones are refused; off: a "
+                               "checksum only, for trusted fabrics and benchmarks (every rank "
+                               "must agree)");
     s->print_stats = (int)base_env_int("FMPL_UDP_STATS", 0, 0, 1,
                                        "1: each process prints its udp counters on stderr when "
                                        "it closes");
@@ -2814,6 +2978,53 @@ static int udp_setup(udp_t *s)
     s->my_ip = sa.sin_addr.s_addr;
     s->my_port = sa.sin_port;
     s->st.port = ntohs(sa.sin_port);
+    if (s->twin_on)
+        udp_twin_open(s);
+    return FMPL_SUCCESS;
+}
+
+/* The boot value of the job key: "on:" or "off:" (rank 0's FMPL_UDP_AUTH), then the key
+ * in hex. */
+static void udp_key_format(char *val, const unsigned char key[UDP_KEY_BYTES], int on)
+{
+    int k = snprintf(val, BOOT_VALUE_MAX, "%s:", on ? "on" : "off");
+    for (int i = 0; i < UDP_KEY_BYTES; i++)
+        k += snprintf(val + k, (size_t)(BOOT_VALUE_MAX - k), "%02x", key[i]);
+}
+
+/* Reads rank 0's key and setting; keys this transport's tags with it. */
+static int udp_key_read(udp_t *s)
+{
+    char val[BOOT_VALUE_MAX], mode[8];
+    unsigned char key[UDP_KEY_BYTES];
+    int rc = boot_get(s->v->boot, 0, "vnic.udp.key", val);
+    int n = 0;
+    if (rc || sscanf(val, "%7[a-z]:%n", mode, &n) != 1 || !n ||
+        strlen(val + n) != 2 * UDP_KEY_BYTES) {
+        base_log("vnic/udp: the job key was not published by rank 0");
+        return rc ? rc : FMPL_ERR_INIT;
+    }
+    for (int i = 0; i < UDP_KEY_BYTES; i++) {
+        unsigned b;
+        if (sscanf(val + n + 2 * i, "%2x", &b) != 1) {
+            base_log("vnic/udp: malformed job key from rank 0");
+            return FMPL_ERR_INIT;
+        }
+        key[i] = (unsigned char)b;
+    }
+    int on = !strcmp(mode, "on");
+    if (on != s->auth.on) {
+        base_log("vnic/udp: FMPL_UDP_AUTH is %s on rank %d but %s on rank 0: every rank must "
+                 "use the same setting",
+                 s->auth.on ? "on" : "off", s->rank, on ? "on" : "off");
+        return FMPL_ERR_INIT;
+    }
+    rc = udp_auth_init(&s->auth, key, on);
+    memset(key, 0, sizeof key);
+    if (rc) {
+        base_log("vnic/udp: OpenSSL could not set up AES-256-GCM for the packets' tags");
+        return FMPL_ERR_INIT;
+    }
     return FMPL_SUCCESS;
 }
 
@@ -2832,35 +3043,35 @@ int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
     s->rank = v->rank;
     s->size = v->size;
     int err = udp_setup(s);
-    /* publish address (and, rank 0, the secret), fence, read the secret */
+    /* publish the addresses (and, rank 0, the key), fence, read the key */
     char val[BOOT_VALUE_MAX];
     struct in_addr me = {.s_addr = s->my_ip};
-    snprintf(val, sizeof val, "%s:%u", err ? "0.0.0.0" : inet_ntoa(me), ntohs(s->my_port));
+    snprintf(val, sizeof val, "%s:%u:%u", inet_ntoa(me), ntohs(s->my_port), ntohs(s->my_twin_port));
     int rc = boot_put(v->boot, "vnic.udp", err ? "-" : val);
     if (!err)
         err = rc;
     if (v->rank == 0) {
-        uint64_t r = 0;
-        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-            r = base_time_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-        snprintf(val, sizeof val, "%016llx", (unsigned long long)r);
-        rc = boot_put(v->boot, "vnic.udp.secret", val);
+        unsigned char key[UDP_KEY_BYTES];
+        if (udp_auth_keygen(key) != 0) {
+            base_log("vnic/udp: no random bytes for the job key (OpenSSL RAND_bytes failed)");
+            snprintf(val, sizeof val, "-");
+            if (!err)
+                err = FMPL_ERR_SYS;
+        } else {
+            udp_key_format(val, key, s->auth.on);
+        }
+        rc = boot_put(v->boot, "vnic.udp.key", val);
         if (!err)
             err = rc;
     }
     rc = boot_fence(v->boot);
     if (!err)
         err = rc;
-    if (!err) {
-        rc = boot_get(v->boot, 0, "vnic.udp.secret", val);
-        unsigned long long r;
-        if (rc || sscanf(val, "%16llx", &r) != 1) {
-            base_log("vnic/udp: the job secret was not published by rank 0");
-            err = rc ? rc : FMPL_ERR_INIT;
-        } else {
-            s->secret = udp_job_secret((uint64_t)r, boot_job_id(v->boot));
-        }
-    }
+    if (!err)
+        err = udp_key_read(s);
+    for (int r = 0; !err && s->size <= UDP_ADDR_PREFETCH && r < s->size; r++)
+        if (r != s->rank && udp_serves(s, r))
+            err = udp_peer_addr(s, r, udp_peer_of(s, r));
     if (!err && s->thr_on) {
         s->thr_on = 0; /* udp_thread_start sets it once the thread runs */
         err = udp_thread_start(s);

@@ -1,26 +1,32 @@
 /* udp_wire.h — private to src/vnic (and to the tests and the fuzzer of the packet
  * parser): the wire format of the udp transport and its validating parser.
  *
- * A packet is a 40-byte header, then for DATA packets one 48-byte operation header and
+ * A packet is a 56-byte header, then for DATA packets one 48-byte operation header and
  * its payload. A datagram carries one packet, or several back to back (a bundle: small
  * messages to one peer that leave together, see udp_part): every packet of a bundle
  * but the last has UDP_HF_MORE, and the next one starts at the first multiple of 8
  * bytes after its end (zero padding). Each packet keeps its own header, sequence number
- * and checksum, and is validated and handled as if it had come alone. Fields are in the byte order
+ * and tag, and is validated and handled as if it had come alone. Fields are in the byte order
  * of the hosts (the job is homogeneous: every rank runs the same build on the same architecture).
  *
- *   header:  secret(8) csum(4) type(1) version(1) pad(2) src(4) dst(4) seq(4) ack(4)
- *            len(4) pad(4)
+ *   header:  tag(16) src(4) dst(4) ctr(8) type(1) version(1) flags(2) seq(4) ack(4)
+ *            len(4) pad(4) pad(4)
  *   op:      kind(1) flags(1) chan(1) amo(1) key(4) off(8) len(4) aux(4) imm(8) a(8) b(8)
  *
- * pad (the 16 bits after version): flags, UDP_HF_*.
- * secret: the job's 64-bit secret (boot KV). csum: udp_csum() of the whole datagram
- * computed with csum = 0, seeded with the secret. len: bytes after the header (the
- * datagram must be exactly 40 + len bytes). seq: DATA: the message's sequence number
- * on the (src, dst) stream, from 1; ack: cumulative acknowledgement of the reverse
- * stream (the last in-order seq received from dst), on every packet. Control packets
- * (ACK, LOSE, STOP, GO, BYE) have len 0 and carry their argument k in `ack`.
- * udp_parse() is a pure function: it never trusts a field before checking it. */
+ * tag: the packet's authentication tag (udp_auth.h: a MAC keyed with the job key, over
+ * every byte after the tag; with FMPL_UDP_AUTH=off a keyed checksum in its first 4
+ * bytes). The job key itself never travels in a packet. (src, dst, ctr) is the MAC's
+ * nonce: ctr counts the sender's transmissions to dst from 1 (every transmission,
+ * retransmissions and control packets included, gets a new one), so no nonce repeats
+ * under one key; the receiver keeps a window of the counters it accepted per peer and
+ * refuses any counter seen before (replays, of control packets too). len: bytes after
+ * the header (the datagram must be exactly 56 + len bytes). seq: DATA: the message's
+ * sequence number on the (src, dst) stream, from 1; ack: cumulative acknowledgement of
+ * the reverse stream (the last in-order seq received from dst), on every packet.
+ * Control packets (ACK, LOSE, STOP, GO, BYE) have len 0 and carry their argument k in
+ * `ack`. udp_parse() is a pure function that checks the structure (it never trusts a
+ * field before checking it); authenticity is udp_auth_check's, and the sender's address
+ * and the replay window are checked by udp.c. */
 #ifndef FMPL_VNIC_UDP_WIRE_H
 #define FMPL_VNIC_UDP_WIRE_H
 
@@ -28,7 +34,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define UDP_WIRE_VERSION 1
+#define UDP_WIRE_VERSION 2
+#define UDP_TAG_BYTES 16
 
 enum {
     UDP_T_DATA = 1, /* a protocol message (seq numbered, acknowledged) */
@@ -60,16 +67,19 @@ enum {
 };
 
 typedef struct udp_hdr {
-    uint64_t secret;
-    uint32_t csum;
+    uint8_t tag[UDP_TAG_BYTES];
+    uint32_t src, dst; /* src, dst, ctr: the MAC's nonce (16 bytes in a row) */
+    uint64_t ctr;
     uint8_t type, version;
     uint16_t pad0;
-    uint32_t src, dst;
     uint32_t seq, ack;
     uint32_t len;
     uint32_t pad1;
+    uint32_t pad2;
 } udp_hdr_t;
-_Static_assert(sizeof(udp_hdr_t) == 40, "wire header is 40 bytes");
+_Static_assert(sizeof(udp_hdr_t) == 56, "wire header is 56 bytes");
+_Static_assert(offsetof(udp_hdr_t, src) == UDP_TAG_BYTES && offsetof(udp_hdr_t, ctr) == 24,
+               "the nonce follows the tag");
 
 typedef struct udp_op {
     uint8_t kind, flags, chan, amo;
@@ -104,7 +114,8 @@ static inline uint64_t udp_mix2(uint64_t x)
  * runs its 32-byte blocks through four independent pairs of sums (lane k takes word k
  * of each block; lane 0 continues the header's sums), mixed into one pair at the end:
  * the four dependency chains run in parallel, about twice the speed of one (faster than
- * memcpy), which a byte-wise hash of 64 KiB datagrams would not come near. */
+ * memcpy), which a byte-wise hash of 64 KiB datagrams would not come near. Detects
+ * corruption only (FMPL_UDP_AUTH=off): it is not a MAC, anyone can forge it. */
 static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, size_t nbody,
                                 uint64_t key)
 {
@@ -160,25 +171,31 @@ static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, s
     return (uint32_t)(x ^ (x >> 32));
 }
 
-/* Fills h->csum for a datagram of n bytes at h (header included, body following it). */
-static inline void udp_seal(udp_hdr_t *h, size_t n, uint64_t secret)
+/* Anti-replay window per peer (RFC 4303's sliding window, 64 counters): top, the
+ * highest counter accepted; bit d of bits, counter top - d accepted. A counter is fresh
+ * when above top, or within the window and not yet seen; older ones are refused (a
+ * datagram delayed past 64 later ones is a loss, which the protocol repairs). */
+#define UDP_REPLAY_WINDOW 64
+static inline int udp_replay_fresh(uint64_t top, uint64_t bits, uint64_t ctr)
 {
-    h->csum = 0;
-    h->csum = udp_csum(h, (const unsigned char *)h + sizeof *h, n - sizeof *h, secret);
+    if (ctr > top)
+        return 1;
+    uint64_t d = top - ctr;
+    return ctr != 0 && d < UDP_REPLAY_WINDOW && !((bits >> d) & 1);
 }
-
-/* The job secret: rank 0's 64 random bits (published through boot as 16 hex digits
- * under "vnic.udp.secret") mixed with a hash of the job id. */
-static inline uint64_t udp_job_secret(uint64_t random_bits, const char *job_id)
+static inline void udp_replay_mark(uint64_t *top, uint64_t *bits, uint64_t ctr)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *job_id; job_id++)
-        h = (h ^ (unsigned char)*job_id) * 0x100000001b3ull;
-    return random_bits ^ h;
+    if (ctr > *top) {
+        uint64_t d = ctr - *top;
+        *bits = d >= UDP_REPLAY_WINDOW ? 1 : (*bits << d) | 1;
+        *top = ctr;
+    } else {
+        *bits |= 1ull << (*top - ctr);
+    }
 }
 
 /* Splits a datagram into its packets: the length of the packet at the start of
- * [pkt, pkt+n) — 40 + len when its header has UDP_HF_MORE and that fits in n, else n
+ * [pkt, pkt+n) — 56 + len when its header has UDP_HF_MORE and that fits in n, else n
  * (the rest, for udp_parse to judge) — and in *next the offset of the packet after it
  * (n: none). Reads only the header's flags and len (nothing is trusted: each part is
  * then validated by udp_parse). pkt may be unaligned. Never reads outside the range. */
@@ -200,8 +217,6 @@ static inline size_t udp_part(const void *pkt, size_t n, size_t *next)
 enum {
     UDP_PARSE_OK = 0,
     UDP_PARSE_SHORT,    /* shorter than a header, or than its len says (truncated) */
-    UDP_PARSE_SECRET,   /* not from this job */
-    UDP_PARSE_CSUM,     /* checksum mismatch (corrupted) */
     UDP_PARSE_MALFORMED /* a field out of range: type, version, ranks, lengths, op */
 };
 
@@ -211,27 +226,21 @@ typedef struct udp_parsed {
     const void *payload; /* DATA: op.len bytes after the op header */
 } udp_parsed_t;
 
-/* Validates a datagram of n bytes received by rank `me` of a job of `size` ranks with
- * `secret`. Payloads up to max_payload bytes (after both headers) are accepted. On
- * UDP_PARSE_OK, out holds copies of the headers and a pointer into pkt. pkt may be
- * unaligned. Never reads outside [pkt, pkt+n). */
-static inline int udp_parse(const void *pkt, size_t n, uint64_t secret, uint32_t me, uint32_t size,
+/* Validates the structure of a datagram of n bytes received by rank `me` of a job of
+ * `size` ranks (not its authenticity: udp_auth_check). Payloads up to max_payload bytes (after both
+ * headers) are accepted. On UDP_PARSE_OK, out holds copies of the headers and a pointer into pkt.
+ * pkt may be unaligned. Never reads outside [pkt, pkt+n). */
+static inline int udp_parse(const void *pkt, size_t n, uint32_t me, uint32_t size,
                             size_t max_payload, udp_parsed_t *out)
 {
     if (n < sizeof(udp_hdr_t))
         return UDP_PARSE_SHORT;
     udp_hdr_t h;
     memcpy(&h, pkt, sizeof h);
-    if (h.secret != secret)
-        return UDP_PARSE_SECRET;
     if (h.len != n - sizeof h)
         return h.len > n - sizeof h ? UDP_PARSE_SHORT : UDP_PARSE_MALFORMED;
-    udp_hdr_t z = h;
-    z.csum = 0;
-    if (udp_csum(&z, (const unsigned char *)pkt + sizeof h, n - sizeof h, secret) != h.csum)
-        return UDP_PARSE_CSUM;
     if (h.version != UDP_WIRE_VERSION || h.type == 0 || h.type >= UDP_T_MAX || h.src >= size ||
-        h.dst != me || h.src == me)
+        h.dst != me || h.src == me || h.ctr == 0)
         return UDP_PARSE_MALFORMED;
     out->h = h;
     out->payload = NULL;

@@ -379,7 +379,11 @@ typedef struct vnic_udp_stats {
     uint64_t ooo_dropped;          /* DATA after a gap (go-back-N keeps no out-of-order data) */
     uint64_t full_dropped;         /* DATA dropped because the receive buffer was full */
     uint64_t queued;               /* messages that waited in the receive buffer */
-    uint64_t bad_secret, bad_csum; /* datagrams refused: foreign job, corrupted */
+    uint64_t bad_secret;           /* packets refused as foreign: not from the address the
+                                    * claimed sender registered (another job, a forger) */
+    uint64_t bad_csum;             /* packets refused: wrong tag (forged or corrupted) */
+    uint64_t replayed;             /* packets refused: transmission counter seen before */
+    uint64_t unverified;           /* first contacts the progress thread left for later */
     uint64_t truncated, malformed; /* datagrams refused: too short, fields out of range */
     uint64_t stale;                /* from a departed or dead peer, or stale responses */
     uint64_t refused;              /* operations refused at this target (key, bounds, access) */
@@ -403,5 +407,20 @@ typedef struct vnic_udp_stats {
 /* Fills *out. Never blocks. FMPL_ERR_UNSUPPORTED when this vnic has no udp transport,
  * FMPL_ERR_ARG for NULL. */
 int vnic_udp_stats(const vnic_t *v, vnic_udp_stats_t *out);
+
+/* Test hooks of the udp transport's packet authentication (tests/udp_forge.c plays an
+ * on-path attacker with them). vnic_udp_capture: copies of the next `count` (at most
+ * VNIC_UDP_CAPTURE) packets of at most VNIC_UDP_CAPTURE_BYTES bytes accepted from rank
+ * src are kept (a new call forgets the previous ones); vnic_udp_captured: packet i of
+ * them (its bytes into buf, at most cap; *len its length), FMPL_ERR_ARG when not (yet)
+ * captured. vnic_udp_inject: sends len raw bytes to the address rank registered, from
+ * this process's main socket (twin = 0) or its twin socket (twin = 1): what an attacker
+ * who spoofs this process's address can send. FMPL_ERR_UNSUPPORTED without a udp
+ * transport (or twin socket). */
+#define VNIC_UDP_CAPTURE 8
+#define VNIC_UDP_CAPTURE_BYTES 2048
+int vnic_udp_capture(vnic_t *v, int src, int count);
+int vnic_udp_captured(vnic_t *v, int i, void *buf, size_t cap, size_t *len);
+int vnic_udp_inject(vnic_t *v, int rank, int twin, const void *pkt, size_t len);
 
 #endif
