@@ -4,5 +4,5 @@
 # shared memory, and over udp (every peer but self), where a passive epoch must also
 # complete while its target computes for a second outside MPI (the progress thread).
 fmpl_test(mpi_win mpi_win.c RANKS 1 2 3 4 7 TIMEOUT 300)
-fmpl_test(mpi_win_udp mpi_win.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=30000
+fmpl_test(mpi_win_udp mpi_win.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=120000
           ARGS compute TIMEOUT 300)

@@ -549,9 +549,10 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     if (size == 0)
         return MPI_SUCCESS;
     win_dyn_t *d = (win_dyn_t *)(void *)((char *)w->ctrl + win_dyn_off(w->size));
-    int slot = -1;
+    win_ctrl_t *ctl = (win_ctrl_t *)(void *)w->ctrl;
+    int slot = -1, used = (int)ctl->dyn_used;
     uint64_t lo = (uint64_t)(uintptr_t)base, hi = lo + (uint64_t)size;
-    for (int i = 0; i < WIN_DYN_MAX; i++) {
+    for (int i = 0; i < used; i++) {
         if (!d[i].len) {
             if (slot < 0)
                 slot = i;
@@ -560,6 +561,8 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
                             "the region overlaps one already attached");
         }
     }
+    if (slot < 0 && used < WIN_DYN_MAX)
+        slot = used;
     if (slot < 0)
         return WIN_ERRF(win, MPI_ERR_RMA_ATTACH, fname, "more than %d regions attached",
                         WIN_DYN_MAX);
@@ -569,7 +572,9 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     d[slot].base = lo;
     d[slot].key = key;
     __atomic_store_n(&d[slot].len, (uint64_t)size, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&((win_ctrl_t *)(void *)w->ctrl)->dyn_gen, 1, __ATOMIC_SEQ_CST);
+    if (slot == used)
+        __atomic_store_n(&ctl->dyn_used, (uint64_t)used + 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&ctl->dyn_gen, 1, __ATOMIC_SEQ_CST);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Win_attach, PMPI_Win_attach)
@@ -581,7 +586,8 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return WIN_ERRF(win, MPI_ERR_RMA_FLAVOR, fname, "the window is not dynamic");
     win_dyn_t *d = (win_dyn_t *)(void *)((char *)w->ctrl + win_dyn_off(w->size));
-    for (int i = 0; i < WIN_DYN_MAX; i++)
+    int used = (int)((win_ctrl_t *)(void *)w->ctrl)->dyn_used;
+    for (int i = 0; i < used; i++)
         if (d[i].len && d[i].base == (uint64_t)(uintptr_t)base) {
             __atomic_store_n(&d[i].len, 0, __ATOMIC_RELEASE);
             __atomic_fetch_add(&((win_ctrl_t *)(void *)w->ctrl)->dyn_gen, 1, __ATOMIC_SEQ_CST);
@@ -660,23 +666,23 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
     GET_WIN(w, win, "MPI_Win_set_info");
     if (info == MPI_INFO_NULL || !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
         return WIN_ERR(win, MPI_ERR_INFO, "MPI_Win_set_info");
-    /* Keys fixed at creation keep their values; the others take the new ones. */
-    MPI_Info keep = w->info;
-    w->info = MPI_INFO_NULL;
-    int rc = win_info_set(w, info);
-    if (rc != MPI_SUCCESS) {
-        w->info = keep;
-        return WIN_ERR(win, rc, "MPI_Win_set_info");
-    }
-    static const char *const fixed[] = {"alloc_shared_noncontig", "same_size", "same_disp_unit"};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        char v[64];
+    /* The new values replace the old ones key by key (the others stay). Keys that fix the
+     * window's memory (alloc_shared_noncontig, same_size...) are reported as set; the window
+     * keeps what it was created with. */
+    int nkeys = 0;
+    PMPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
         int flag = 0;
-        PMPI_Info_get(keep, fixed[i], (int)sizeof v - 1, v, &flag);
+        PMPI_Info_get_nthkey(info, i, key);
+        PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
         if (flag)
-            PMPI_Info_set(w->info, fixed[i], v);
+            PMPI_Info_set(w->info, key, val);
     }
-    mpii_info_free(&keep);
+    char v[64];
+    int flag = 0;
+    PMPI_Info_get(w->info, "accumulate_ordering", (int)sizeof v - 1, v, &flag);
+    w->accumulate_ordering_none = flag && !strcmp(v, "none");
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Win_set_info, PMPI_Win_set_info)

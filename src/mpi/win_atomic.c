@@ -4,16 +4,18 @@
  * MPI makes accumulates atomic per basic element against each other (same predefined
  * type). Which mechanism guarantees it depends on the element and the window, never on
  * the origin, so that all origins agree at every location:
- *   - direct windows (every rank maps every rank's memory, win.c): elements of 1, 2, 4 or
- *     8 bytes (not the MINLOC/MAXLOC pairs) at aligned addresses are one CPU atomic each:
+ *   - direct windows (every rank maps every rank's memory, win.c): elements of 4 or 8
+ *     bytes (not the MINLOC/MAXLOC pairs) at aligned addresses are one CPU atomic each:
  *     fetch-add for integer sums, exchange for MPI_REPLACE, a load for MPI_NO_OP,
  *     compare-exchange for MPI_Compare_and_swap, and a compare-exchange loop around the
  *     op's kernel otherwise (max, band, float sums ...). A single-element
  *     MPI_Fetch_and_op on an int64 is one `lock xadd` on the target's memory;
- *   - other windows (udp peers, private memory): 8-byte elements at 8-byte aligned
- *     addresses are vnic remote atomics (FADD, SWAP, CSWAP; a CSWAP loop for other ops),
- *     which the target's udp progress thread executes without the target's CPU;
- *   - everything else (pairs, long double, complex double, other sizes, misaligned
+ *   - other windows (udp peers, private memory): 8-byte integer elements at 8-byte
+ *     aligned addresses are vnic remote atomics (FADD, SWAP, CSWAP, posted back to back
+ *     and completed together; a CSWAP loop for other ops), which the target's udp
+ *     progress thread executes without the target's CPU;
+ *   - everything else (floating types off direct windows, pairs, long double, complex
+ *     double, other sizes, misaligned
  *     elements) takes the target's stripe locks: words in its control block, one per
  *     256-byte granule modulo WIN_STRIPES, taken in increasing order (no deadlock), then
  *     read, apply the op's kernel, write back, make the write complete at the target, and
@@ -127,40 +129,51 @@ static void elem_cpu(const acc_t *a, char *addr, const char *in, char *res)
     }
 }
 
-/* One 8-byte element by vnic remote atomics at region offset off. */
-static int elem_vnic(const acc_t *a, uint64_t off, const char *in, char *res)
+/* One 8-byte integer element by vnic remote atomics at region offset off; the old value
+ * goes to *old. Sums, replacements and reads are posted without waiting (they complete on
+ * the window's counter: the caller waits once for all); other ops run a blocking
+ * compare-and-swap loop. */
+static int elem_vnic(const acc_t *a, uint64_t off, const char *in, uint64_t *old)
 {
     vnic_t *v = mpii.vnic;
-    uint64_t operand = 0, old = 0, cmp = 0;
+    uint64_t operand = 0, cmp = 0;
     if (in)
         memcpy(&operand, in, 8);
     int rc;
     vnic_key_t key = a->tg.key;
     int world = a->tg.world;
-    if (a->op == MPI_NO_OP) {
-        rc = vnic_atomic(v, VNIC_OP_FADD, world, key, off, 0, 0, &old);
+    if (a->op == MPI_NO_OP || a->op == MPI_REPLACE || (a->sum_int && a->kind != ACC_CAS)) {
+        vnic_op_t op = {.opcode = a->op == MPI_REPLACE ? VNIC_OP_SWAP : VNIC_OP_FADD,
+                        .peer = world,
+                        .operand = a->op == MPI_NO_OP ? 0 : operand,
+                        .result = old,
+                        .lcntr = a->w->cntr};
+        if (a->kind == ACC_CAS) {
+            op.opcode = VNIC_OP_CSWAP;
+            memcpy(&op.compare, a->cmp, 8);
+        }
+        op.remote.key = key;
+        op.remote.kind = VNIC_DESC_CONTIG;
+        op.remote.u.off = off;
+        rc = vnic_post(v, &op);
+        if (rc == FMPL_SUCCESS)
+            a->w->inflight++;
     } else if (a->kind == ACC_CAS) {
         memcpy(&cmp, a->cmp, 8);
-        rc = vnic_atomic(v, VNIC_OP_CSWAP, world, key, off, operand, cmp, &old);
-    } else if (a->op == MPI_REPLACE) {
-        rc = vnic_atomic(v, VNIC_OP_SWAP, world, key, off, operand, 0, &old);
-    } else if (a->sum_int) {
-        rc = vnic_atomic(v, VNIC_OP_FADD, world, key, off, operand, 0, &old);
+        rc = vnic_atomic(v, VNIC_OP_CSWAP, world, key, off, operand, cmp, old);
     } else {
-        rc = vnic_atomic(v, VNIC_OP_FADD, world, key, off, 0, 0, &old);
+        rc = vnic_atomic(v, VNIC_OP_FADD, world, key, off, 0, 0, old);
         while (rc == FMPL_SUCCESS) {
-            uint64_t nv = old, prev = 0;
+            uint64_t nv = *old, prev = 0;
             a->k(a->kid, in, &nv, 1);
-            rc = vnic_atomic(v, VNIC_OP_CSWAP, world, key, off, nv, old, &prev);
-            if (rc != FMPL_SUCCESS || prev == old)
+            rc = vnic_atomic(v, VNIC_OP_CSWAP, world, key, off, nv, *old, &prev);
+            if (rc != FMPL_SUCCESS || prev == *old)
                 break;
-            old = prev;
+            *old = prev;
         }
     }
     if (rc != FMPL_SUCCESS)
         return rc == FMPL_ERR_KEY ? MPI_ERR_RMA_RANGE : mpii_err_from_fmpl(rc);
-    if (res)
-        memcpy(res, &old, 8);
     return MPI_SUCCESS;
 }
 
@@ -215,6 +228,26 @@ static int acc_striped(acc_t *a, const win_target_t *tg, dt_t *tt, int64_t tcoun
     int64_t shift = (tcount - 1) * ext;
     int64_t lo = tlb + (shift < 0 ? shift : 0), hi = tlb + text + (shift > 0 ? shift : 0);
     uint64_t mask = stripe_mask(tg->off + (uint64_t)lo, tg->off + (uint64_t)hi);
+    if (tg->ptr && a->eext == a->esize && dt_is_contig(tt, tcount)) {
+        /* Mapped and contiguous: the op's kernel runs on the target's memory itself. */
+        char *t = tg->ptr + tlb;
+        int rc = stripes_take(w, a->target, mask);
+        if (rc == MPI_SUCCESS) {
+            if (res)
+                memcpy(res, t, (size_t)bytes);
+            if (a->kind == ACC_CAS) {
+                if (memcmp(t, a->cmp, (size_t)a->esize) == 0)
+                    memcpy(t, in, (size_t)a->esize);
+            } else if (a->op == MPI_REPLACE) {
+                memmove(t, in, (size_t)bytes);
+            } else if (a->op != MPI_NO_OP) {
+                a->k(a->kid, in, t, n);
+            }
+        }
+        if (mask)
+            stripes_drop(w, a->target, mask);
+        return rc;
+    }
     char *native = malloc((size_t)(n * a->eext) + (tg->ptr ? 0 : (size_t)bytes) + 1);
     if (!native)
         return MPI_ERR_NO_MEM;
@@ -267,43 +300,131 @@ static int acc_striped(acc_t *a, const win_target_t *tg, dt_t *tt, int64_t tcoun
 /* Elements one by one with atomics (falling back to the stripes for misaligned ones). */
 static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
 {
+    /* Fast path: contiguous elements in mapped memory (e.g. one MPI_INT64_T). */
+    if (a->tg.ptr && dt_is_contig(tt, tcount)) {
+        char *addr = a->tg.ptr + dt_true_lb(tt);
+        if ((uintptr_t)addr % (uintptr_t)a->esize == 0) {
+            for (int64_t e = 0; e < a->n; e++)
+                elem_cpu(a, addr + e * a->esize, a->in ? a->in + e * a->esize : NULL,
+                         a->res ? a->res + e * a->esize : NULL);
+            return MPI_SUCCESS;
+        }
+    }
     dt_iter_t it;
     char *base = a->tg.ptr ? a->tg.ptr : WIN_FAKE_BASE;
     if (dt_iter_init(&it, tt, tcount, base, 0) != FMPL_SUCCESS)
         return MPI_ERR_INTERN;
+    /* vnic elements: old values land in scratch[e] (posted operations complete later) */
+    uint64_t *scratch = NULL;
+    uint8_t *via = NULL;
+    if (!a->tg.ptr) {
+        scratch = malloc(sizeof *scratch * (size_t)a->n);
+        via = calloc((size_t)a->n, 1);
+        if (!scratch || !via) {
+            free(scratch);
+            free(via);
+            return MPI_ERR_NO_MEM;
+        }
+    }
     struct iovec seg[64];
     int64_t e = 0;
-    while (!dt_iter_done(&it)) {
+    int rc = MPI_SUCCESS;
+    while (rc == MPI_SUCCESS && !dt_iter_done(&it)) {
         int ns = 0;
         int64_t nb = 0;
         dt_iter_next(&it, seg, 64, INT64_MAX / 2, &ns, &nb);
-        if (ns == 0)
-            return MPI_ERR_INTERN;
-        for (int s = 0; s < ns; s++) {
+        if (ns == 0) {
+            rc = MPI_ERR_INTERN;
+            break;
+        }
+        for (int s = 0; s < ns && rc == MPI_SUCCESS; s++) {
             char *addr = seg[s].iov_base;
-            for (size_t j = 0; j < seg[s].iov_len; j += (size_t)a->esize, e++, addr += a->esize) {
+            for (size_t j = 0; j < seg[s].iov_len && rc == MPI_SUCCESS;
+                 j += (size_t)a->esize, e++, addr += a->esize) {
                 const char *in = a->in ? a->in + e * a->esize : NULL;
                 char *res = a->res ? a->res + e * a->esize : NULL;
-                int rc = MPI_SUCCESS;
                 if (a->tg.ptr && (uintptr_t)addr % (uintptr_t)a->esize == 0) {
                     elem_cpu(a, addr, in, res);
                     continue;
                 }
                 uint64_t off = a->tg.off + (uint64_t)(addr - base);
                 if (!a->tg.ptr && a->tg.aligned8 && off % 8 == 0) {
-                    rc = elem_vnic(a, off, in, res);
+                    via[e] = 1;
+                    rc = elem_vnic(a, off, in, &scratch[e]);
                 } else {
                     win_target_t one = a->tg;
                     one.off = off;
                     one.ptr = a->tg.ptr ? addr : NULL;
                     rc = acc_striped(a, &one, a->bdt, 1, in, res, 1);
                 }
-                if (rc != MPI_SUCCESS)
-                    return rc;
             }
         }
     }
-    return MPI_SUCCESS;
+    if (scratch) {
+        int r2 = win_wait_local(a->w);
+        if (rc == MPI_SUCCESS)
+            rc = r2;
+        for (int64_t i = 0; rc == MPI_SUCCESS && a->res && i < a->n; i++)
+            if (via[i])
+                memcpy(a->res + i * 8, &scratch[i], 8);
+    }
+    free(scratch);
+    free(via);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- fast paths */
+
+/* One element of a 4- or 8-byte integer type in a direct window, op SUM / REPLACE /
+ * NO_OP (cas: compare-and-swap): one CPU atomic, the same one the full path would use.
+ * 1 when done, 0 when the full path must run. */
+static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datatype type,
+                           int target, MPI_Aint disp, MPI_Op op, MPI_Win win, int cas)
+{
+    int es = win_fast_type(type), c = FMPL_MPI_DT_CLASS(type);
+    mpii_win_t *w;
+    if (BASE_UNLIKELY((es != 8 && es != 4) || mpii.state != MPII_ACTIVE ||
+                      (c != FMPL_MPI_DTC_C_INTEGER && c != FMPL_MPI_DTC_F_INTEGER &&
+                       c != FMPL_MPI_DTC_MULTILANG) ||
+                      (op != MPI_SUM && op != MPI_REPLACE && op != MPI_NO_OP)))
+        return 0;
+    char *t = win_fast_addr(win, target, disp, es, &w);
+    if (BASE_UNLIKELY(!t || !w->direct || (uintptr_t)t % (uintptr_t)es))
+        return 0;
+    if (es == 8) {
+        uint64_t *p = (uint64_t *)(void *)t, v = 0, old;
+        if (in)
+            memcpy(&v, in, 8);
+        if (cas) {
+            memcpy(&old, cmp, 8);
+            __atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        } else if (op == MPI_SUM) {
+            old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+        } else if (op == MPI_REPLACE) {
+            old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+        } else {
+            old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+        }
+        if (res)
+            memcpy(res, &old, 8);
+    } else {
+        uint32_t *p = (uint32_t *)(void *)t, v = 0, old;
+        if (in)
+            memcpy(&v, in, 4);
+        if (cas) {
+            memcpy(&old, cmp, 4);
+            __atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        } else if (op == MPI_SUM) {
+            old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+        } else if (op == MPI_REPLACE) {
+            old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+        } else {
+            old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+        }
+        if (res)
+            memcpy(res, &old, 4);
+    }
+    return 1;
 }
 
 /* ---------------------------------------------------------------- the common path */
@@ -335,6 +456,9 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
         return request ? win_request_done(request) : MPI_SUCCESS;
     if (target < 0 || target >= w->size)
         return WIN_ERR(win, MPI_ERR_RANK, fname);
+    if (tcount * dt_size(tt) == 0 && (!ot || ocount * dt_size(ot) == 0) &&
+        (!rt || rcount * dt_size(rt) == 0))
+        return request ? win_request_done(request) : MPI_SUCCESS; /* nothing moves */
     a.bh = base_handle(ttype, tt);
     int kt = base_kind(tt);
     if (a.bh == MPI_DATATYPE_NULL || (ot && base_kind(ot) != kt) || (rt && base_kind(rt) != kt))
@@ -343,11 +467,14 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     a.bdt = mpii_type_get(a.bh);
     a.esize = FMPL_MPI_DT_SIZE(a.bh);
     a.eext = (int)dt_extent(a.bdt);
-    a.cls = FMPL_MPI_DT_CLASS(a.bh);
+    /* MPI_CHAR accumulates as the small integer it is (as MPICH does). */
+    MPI_Datatype kh =
+        FMPL_MPI_DT_CLASS(a.bh) == FMPL_MPI_DTC_CHAR && a.esize == 1 ? MPI_SIGNED_CHAR : a.bh;
+    a.cls = FMPL_MPI_DT_CLASS(kh);
     if (op != MPI_NO_OP && op != MPI_REPLACE && kind == ACC_PLAIN) {
-        if (mpii_op_apply(op, NULL, NULL, 0, a.bh) != MPI_SUCCESS)
+        if (mpii_op_apply(op, NULL, NULL, 0, kh) != MPI_SUCCESS)
             return WIN_ERRF(win, MPI_ERR_OP, fname, "the operation is not defined on this type");
-        a.k = mpii_op_kernel(op, a.bh, &a.kid);
+        a.k = mpii_op_kernel(op, kh, &a.kid);
         if (!a.k)
             return WIN_ERR(win, MPI_ERR_OP, fname);
     }
@@ -397,9 +524,11 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     }
     if (rc == MPI_SUCCESS) {
         int pair = a.cls == FMPL_MPI_DTC_PAIR || FMPL_MPI_DT_PAD(a.bh) != 0;
+        int integer = a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
+                      a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE ||
+                      a.cls == FMPL_MPI_DTC_LOGICAL;
         int atomic_elems =
-            !pair && (w->direct ? (a.esize == 1 || a.esize == 2 || a.esize == 4 || a.esize == 8)
-                                : a.esize == 8);
+            !pair && (w->direct ? (a.esize == 4 || a.esize == 8) : a.esize == 8 && integer);
         if (atomic_elems && w->direct && !a.tg.ptr)
             atomic_elems = 0; /* cannot happen: direct windows map everything */
         if (atomic_elems)
@@ -421,6 +550,10 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (origin_count == 1 && target_count == 1 && origin_datatype == target_datatype &&
+        op != MPI_NO_OP &&
+        acc_fast(origin_addr, NULL, NULL, origin_datatype, target_rank, target_disp, op, win, 0))
+        return MPI_SUCCESS;
     return acc(ACC_PLAIN, origin_addr, origin_count, origin_datatype, NULL, NULL, 0,
                MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype, op, win,
                0, NULL, "MPI_Accumulate");
@@ -524,6 +657,10 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     static const char fname[] = "MPI_Fetch_and_op";
+    if (result_addr && (origin_addr || op == MPI_NO_OP) &&
+        acc_fast(op == MPI_NO_OP ? NULL : origin_addr, NULL, result_addr, datatype, target_rank,
+                 target_disp, op, win, 0))
+        return MPI_SUCCESS;
     if (!FMPL_MPI_DT_IS_PREDEF(datatype)) {
         MPII_CHECK_INIT(fname);
         return WIN_ERRF(win, MPI_ERR_TYPE, fname, "MPI_Fetch_and_op takes a predefined type");
@@ -537,6 +674,10 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     static const char fname[] = "MPI_Compare_and_swap";
+    if (origin_addr && compare_addr && result_addr &&
+        acc_fast(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
+                 MPI_REPLACE, win, 1))
+        return MPI_SUCCESS;
     int cls = FMPL_MPI_DT_IS_PREDEF(datatype) ? FMPL_MPI_DT_CLASS(datatype) : -1;
     if (cls != FMPL_MPI_DTC_C_INTEGER && cls != FMPL_MPI_DTC_F_INTEGER &&
         cls != FMPL_MPI_DTC_LOGICAL && cls != FMPL_MPI_DTC_MULTILANG && cls != FMPL_MPI_DTC_BYTE) {

@@ -26,7 +26,7 @@
 
 #define WIN_STRIPES 64             /* accumulate stripe locks per rank and window */
 #define WIN_STRIPE_SHIFT 8         /* a stripe covers 256-byte granules (mod WIN_STRIPES) */
-#define WIN_DYN_MAX 64             /* attached regions per rank (dynamic windows) */
+#define WIN_DYN_MAX 1024           /* attached regions per rank (dynamic windows) */
 #define WIN_LOCK_EXCL (1ull << 40) /* lock word: exclusive holder; low bits: shared count */
 
 /* The fixed head of a control block (then post[size], then the dynamic table). */
@@ -34,7 +34,8 @@ typedef struct win_ctrl {
     uint64_t lock;     /* window lock word */
     uint64_t complete; /* PSCW: MPI_Win_complete calls received (cumulative) */
     uint64_t dyn_gen;  /* dynamic: bumped at every attach / detach */
-    uint64_t pad[5];
+    uint64_t dyn_used; /* dynamic: table entries [0, dyn_used) may be in use */
+    uint64_t pad[4];
     uint64_t stripe[WIN_STRIPES]; /* accumulate stripe locks: 0 free, 1 taken */
 } win_ctrl_t;
 
@@ -113,6 +114,42 @@ static inline mpii_win_t *mpii_win_get(MPI_Win h)
 #define WIN_ERR(w, code, fname) mpii_err(FMPL_MPI_KIND_WIN, (w), (code), (fname))
 #define WIN_ERRF(w, code, fname, ...)                                                              \
     mpii_errf(FMPL_MPI_KIND_WIN, (w), (code), (fname), __VA_ARGS__)
+
+/* 1 when this rank may access the peer now without taking anything (lock held, fence or
+ * PSCW epoch): the fast paths' test; 0 sends them to the full path. */
+static inline int win_access_ready(const mpii_win_t *w, const win_peer_t *p)
+{
+    return (p->flags & (WIN_PF_LOCKALL | WIN_PF_ACQUIRED)) || w->fence ||
+           (w->started && (p->flags & WIN_PF_START));
+}
+
+/* The direct address of bytes [disp * disp_unit, + bytes) of target's memory when the fast
+ * paths may use it: a live window, target in range and mapped, an epoch covering it, the
+ * range inside its window; else NULL (the full path decides, and raises the errors). */
+static inline char *win_fast_addr(MPI_Win win, int target, MPI_Aint disp, int64_t bytes,
+                                  mpii_win_t **wout)
+{
+    mpii_win_t *w = (mpii_win_t *)mpii_handle_get(FMPL_MPI_KIND_WIN, win);
+    if (BASE_UNLIKELY(!w || (unsigned)target >= (unsigned)w->size))
+        return NULL;
+    const win_peer_t *p = &w->peer[target];
+    int64_t at;
+    if (BASE_UNLIKELY(!p->data || !win_access_ready(w, p) || disp < 0 ||
+                      __builtin_mul_overflow((int64_t)disp, (int64_t)p->disp_unit, &at) ||
+                      at > p->size - bytes))
+        return NULL;
+    *wout = w;
+    return p->data + at;
+}
+
+/* A predefined type whose elements are packed (size == extent) and valid: its size, else 0. */
+static inline int win_fast_type(MPI_Datatype t)
+{
+    if (!FMPL_MPI_DT_IS_PREDEF(t) || FMPL_MPI_DT_PAD(t))
+        return 0;
+    unsigned id = (unsigned)FMPL_MPI_DT_ID(t);
+    return id <= FMPL_MPI_DTID_MAX && mpii_type_fast[id].h == t ? FMPL_MPI_DT_SIZE(t) : 0;
+}
 
 /* Offset of the first post counter and of the dynamic table in a control block. */
 static inline uint64_t win_post_off(void)

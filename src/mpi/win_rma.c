@@ -60,32 +60,43 @@ int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_
         out->aligned8 = 0;
         return MPI_SUCCESS;
     }
-    win_dyn_t tab[WIN_DYN_MAX];
-    uint64_t toff = win_dyn_off(w->size);
+    /* The target's table of attached regions: mapped, or read 64 entries at a time. */
+    uint64_t toff = win_dyn_off(w->size), used = 0;
+    const win_dyn_t *mapped = NULL;
     if (p->ctrl) {
-        const win_dyn_t *d = (const win_dyn_t *)(const void *)((const char *)p->ctrl + toff);
-        for (int i = 0; i < WIN_DYN_MAX; i++) {
-            tab[i].len = __atomic_load_n(&d[i].len, __ATOMIC_ACQUIRE);
-            tab[i].base = d[i].base;
-            tab[i].key = d[i].key;
-        }
+        used = __atomic_load_n(&((const win_ctrl_t *)(const void *)p->ctrl)->dyn_used,
+                               __ATOMIC_ACQUIRE);
+        mapped = (const win_dyn_t *)(const void *)((const char *)p->ctrl + toff);
     } else {
-        int rc =
-            vnic_get(mpii.vnic, out->world, tab, sizeof tab, VNIC_KEY_HEAP, p->ctrl_off + toff);
+        int rc = vnic_get(mpii.vnic, out->world, &used, sizeof used, VNIC_KEY_HEAP,
+                          p->ctrl_off + offsetof(win_ctrl_t, dyn_used));
         if (rc != FMPL_SUCCESS)
             return mpii_err_from_fmpl(rc);
     }
-    uint64_t a = (uint64_t)disp;
-    for (int i = 0; i < WIN_DYN_MAX; i++) {
-        if (!tab[i].len)
-            continue;
-        __int128 s = (__int128)a + lo, e = (__int128)a + hi;
-        if (s >= (__int128)tab[i].base && e <= (__int128)tab[i].base + tab[i].len) {
-            out->key = (vnic_key_t)tab[i].key;
-            out->off = a - tab[i].base;
-            out->ptr = NULL;
-            out->aligned8 = tab[i].base % 8 == 0;
-            return MPI_SUCCESS;
+    if (used > WIN_DYN_MAX)
+        used = WIN_DYN_MAX;
+    __int128 s = (__int128)(uint64_t)disp + lo, e = (__int128)(uint64_t)disp + hi;
+    win_dyn_t chunk[64];
+    for (uint64_t i0 = 0; i0 < used; i0 += 64) {
+        uint64_t n = used - i0 < 64 ? used - i0 : 64;
+        const win_dyn_t *d = chunk;
+        if (mapped) {
+            d = mapped + i0;
+        } else {
+            int rc = vnic_get(mpii.vnic, out->world, chunk, n * sizeof *chunk, VNIC_KEY_HEAP,
+                              p->ctrl_off + toff + i0 * sizeof *chunk);
+            if (rc != FMPL_SUCCESS)
+                return mpii_err_from_fmpl(rc);
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t len = __atomic_load_n(&d[i].len, __ATOMIC_ACQUIRE);
+            if (len && s >= (__int128)d[i].base && e <= (__int128)d[i].base + len) {
+                out->key = (vnic_key_t)d[i].key;
+                out->off = (uint64_t)disp - d[i].base;
+                out->ptr = NULL;
+                out->aligned8 = d[i].base % 8 == 0;
+                return MPI_SUCCESS;
+            }
         }
     }
     return MPI_ERR_RMA_RANGE;
@@ -197,6 +208,27 @@ int win_request_done(MPI_Request *request)
     return mpii_req_handle(r, request);
 }
 
+/* Put or get of a predefined type to mapped memory inside an epoch: one memcpy. 1 when
+ * done, 0 when the full path must run. */
+static inline int rma_fast(int get, void *obuf, MPI_Count ocount, MPI_Datatype otype, int target,
+                           MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win)
+{
+    int es = win_fast_type(otype);
+    mpii_win_t *w;
+    if (BASE_UNLIKELY(!es || otype != ttype || ocount != tcount || ocount < 0 ||
+                      mpii.state != MPII_ACTIVE))
+        return 0;
+    int64_t bytes = ocount * es;
+    char *t = win_fast_addr(win, target, disp, bytes, &w);
+    if (BASE_UNLIKELY(!t))
+        return 0;
+    if (get)
+        memmove(obuf, t, (size_t)bytes);
+    else
+        memmove(t, obuf, (size_t)bytes);
+    return 1;
+}
+
 /* Put or get: checks, epoch, range, transfer. request non-NULL: the R-form. */
 static int rma(vnic_opcode_t opcode, void *obuf, MPI_Count ocount, MPI_Datatype otype, int target,
                MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
@@ -240,6 +272,9 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win)
 {
+    if (rma_fast(0, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype, target_rank,
+                 target_disp, target_count, target_datatype, win))
+        return MPI_SUCCESS;
     return rma(VNIC_OP_PUT, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype,
                target_rank, target_disp, target_count, target_datatype, win, NULL, "MPI_Put");
 }
@@ -257,6 +292,9 @@ MPII_WEAK(MPI_Put_c, PMPI_Put_c)
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (rma_fast(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win))
+        return MPI_SUCCESS;
     return rma(VNIC_OP_GET, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                target_count, target_datatype, win, NULL, "MPI_Get");
 }

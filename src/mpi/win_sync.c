@@ -65,6 +65,17 @@ uint64_t win_ctrl_atomic(mpii_win_t *w, int target, vnic_opcode_t op, uint64_t o
     return old;
 }
 
+/* A signal to target: fetch-and-add on its control block, then (mapped) a wake-up in case
+ * it sleeps in vnic_wait for exactly this word. */
+static int win_ctrl_signal(mpii_win_t *w, int target, uint64_t off, uint64_t delta)
+{
+    int rc;
+    win_ctrl_atomic(w, target, VNIC_OP_FADD, off, delta, 0, &rc);
+    if (w->peer[target].ctrl && target != w->rank)
+        vnic_peer_wake(mpii.vnic, w->c->group->world[target]);
+    return rc;
+}
+
 /* Spins politely: progress (this rank may be the one others wait for), then yield. */
 static void win_backoff(unsigned *spins)
 {
@@ -155,6 +166,38 @@ static void touched_compact(mpii_win_t *w)
 
 /* ---------------------------------------------------------------- lock words */
 
+typedef struct word_wait {
+    const uint64_t *word;
+    uint64_t busy;  /* lock_word_free: the bits that must be clear */
+    uint64_t value; /* counter_reached: the value to reach */
+} word_wait_t;
+
+static int lock_word_free(void *arg)
+{
+    const word_wait_t *ww = arg;
+    return (__atomic_load_n(ww->word, __ATOMIC_ACQUIRE) & ww->busy) == 0;
+}
+
+static int counter_reached(void *arg)
+{
+    const word_wait_t *ww = arg;
+    return __atomic_load_n(ww->word, __ATOMIC_ACQUIRE) >= ww->value;
+}
+
+/* Waits until the target's lock word may be free: a vnic_wait on the mapped word (the
+ * releaser wakes this rank; re-checked at least every millisecond), else polling with
+ * progress. */
+static void lock_wait(mpii_win_t *w, int target, uint64_t busy, unsigned *spins)
+{
+    const uint64_t *ctrl = w->peer[target].ctrl;
+    if (ctrl) {
+        word_wait_t ww = {.word = ctrl, .busy = busy};
+        vnic_wait(mpii.vnic, lock_word_free, &ww, 1000000);
+    } else {
+        win_backoff(spins);
+    }
+}
+
 static int lock_acquire(mpii_win_t *w, int target, int type)
 {
     int rc;
@@ -163,7 +206,7 @@ static int lock_acquire(mpii_win_t *w, int target, int type)
         while (win_ctrl_atomic(w, target, VNIC_OP_CSWAP, 0, WIN_LOCK_EXCL, 0, &rc) != 0) {
             if (rc != MPI_SUCCESS)
                 return rc;
-            win_backoff(&spins);
+            lock_wait(w, target, ~0ull, &spins);
         }
         return rc;
     }
@@ -171,9 +214,9 @@ static int lock_acquire(mpii_win_t *w, int target, int type)
         uint64_t old = win_ctrl_atomic(w, target, VNIC_OP_FADD, 0, 1, 0, &rc);
         if (rc != MPI_SUCCESS || !(old & WIN_LOCK_EXCL))
             return rc;
-        win_ctrl_atomic(w, target, VNIC_OP_FADD, 0, (uint64_t)-1, 0, &rc);
+        win_ctrl_signal(w, target, 0, (uint64_t)-1); /* an exclusive waiter may want it */
         do {
-            win_backoff(&spins);
+            lock_wait(w, target, WIN_LOCK_EXCL, &spins);
             old = win_ctrl_atomic(w, target, VNIC_OP_FADD, 0, 0, 0, &rc);
         } while (rc == MPI_SUCCESS && (old & WIN_LOCK_EXCL));
     }
@@ -181,10 +224,8 @@ static int lock_acquire(mpii_win_t *w, int target, int type)
 
 static int lock_release(mpii_win_t *w, int target, int type)
 {
-    int rc;
     uint64_t delta = type == MPI_LOCK_EXCLUSIVE ? (uint64_t)0 - WIN_LOCK_EXCL : (uint64_t)-1;
-    win_ctrl_atomic(w, target, VNIC_OP_FADD, 0, delta, 0, &rc);
-    return rc;
+    return win_ctrl_signal(w, target, 0, delta);
 }
 
 int win_access_begin(mpii_win_t *w, int target)
@@ -277,7 +318,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     w->posted = 1;
     w->complete_expect += (uint64_t)n;
     for (int i = 0; i < n && rc == MPI_SUCCESS && !(assert &MPI_MODE_NOCHECK); i++)
-        win_ctrl_atomic(w, r[i], VNIC_OP_FADD, win_post_off() + 8u * (uint64_t)w->rank, 1, 0, &rc);
+        rc = win_ctrl_signal(w, r[i], win_post_off() + 8u * (uint64_t)w->rank, 1);
     free(r);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
 }
@@ -297,10 +338,9 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
         p->flags |= WIN_PF_START;
         if (assert & MPI_MODE_NOCHECK)
             continue;
-        uint64_t *post = (uint64_t *)(void *)((char *)w->ctrl + win_post_off()) + r[i];
-        unsigned spins = 0;
-        while (__atomic_load_n(post, __ATOMIC_ACQUIRE) <= p->post_seen)
-            win_backoff(&spins);
+        word_wait_t ww = {.word = (uint64_t *)(void *)((char *)w->ctrl + win_post_off()) + r[i],
+                          .value = (uint64_t)p->post_seen + 1};
+        vnic_wait(mpii.vnic, counter_reached, &ww, -1);
         p->post_seen++;
     }
     free(w->start_list);
@@ -322,7 +362,7 @@ int PMPI_Win_complete(MPI_Win win)
         int t = w->start_list[i];
         rc = win_flush_target(w, t);
         if (rc == MPI_SUCCESS)
-            win_ctrl_atomic(w, t, VNIC_OP_FADD, offsetof(win_ctrl_t, complete), 1, 0, &rc);
+            rc = win_ctrl_signal(w, t, offsetof(win_ctrl_t, complete), 1);
         w->peer[t].flags &= (uint8_t)~WIN_PF_START;
     }
     touched_compact(w);
@@ -345,9 +385,7 @@ int PMPI_Win_wait(MPI_Win win)
     GET_WIN(w, win, fname);
     if (!w->posted)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_post epoch is open");
-    unsigned spins = 0;
-    while (!complete_ready(w))
-        win_backoff(&spins);
+    vnic_wait(mpii.vnic, complete_ready, w, -1);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     w->posted = 0;
     return MPI_SUCCESS;
@@ -419,12 +457,14 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
     win_peer_t *p = &w->peer[rank];
     if (!(p->flags & WIN_PF_LOCKED))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "rank %d is not locked", rank);
-    int rc = win_flush_target(w, rank);
+    /* Not acquired: nothing was issued to it in this epoch (the first operation takes it). */
+    int rc = p->flags & WIN_PF_ACQUIRED ? win_flush_target(w, rank) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && (p->flags & WIN_PF_ACQUIRED) && !(p->flags & WIN_PF_NOCHECK))
         rc = lock_release(w, rank, p->lock_type);
     p->flags &= (uint8_t) ~(WIN_PF_LOCKED | WIN_PF_ACQUIRED | WIN_PF_NOCHECK);
     w->nlocked--;
-    touched_compact(w);
+    if (w->ntouched)
+        touched_compact(w);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
 }
 MPII_WEAK(MPI_Win_unlock, PMPI_Win_unlock)
