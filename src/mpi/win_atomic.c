@@ -44,6 +44,7 @@ typedef struct acc {
     mpii_kernel_t k;
     int kid;
     int sum_int;
+    int bit_int;     /* 1, 2, 3: MPI_BAND, MPI_BOR, MPI_BXOR on an integer type */
     int64_t n;       /* basic elements accessed */
     const char *in;  /* n native origin elements (NULL for MPI_NO_OP) */
     char *res;       /* n native result elements, or NULL */
@@ -107,6 +108,11 @@ static MPI_Datatype base_handle(MPI_Datatype h, dt_t *t)
         } else if (a->sum_int) {                                                                   \
             memcpy(&nv, in, sizeof nv);                                                            \
             old = __atomic_fetch_add(p, nv, __ATOMIC_SEQ_CST);                                     \
+        } else if (a->bit_int) {                                                                   \
+            memcpy(&nv, in, sizeof nv);                                                            \
+            old = a->bit_int == 1   ? __atomic_fetch_and(p, nv, __ATOMIC_SEQ_CST)                  \
+                  : a->bit_int == 2 ? __atomic_fetch_or(p, nv, __ATOMIC_SEQ_CST)                   \
+                                    : __atomic_fetch_xor(p, nv, __ATOMIC_SEQ_CST);                 \
         } else {                                                                                   \
             old = __atomic_load_n(p, __ATOMIC_RELAXED);                                            \
             do {                                                                                   \
@@ -481,6 +487,9 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     a.sum_int =
         op == MPI_SUM && (a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
                           a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE);
+    if (a.sum_int || a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
+        a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE)
+        a.bit_int = op == MPI_BAND ? 1 : op == MPI_BOR ? 2 : op == MPI_BXOR ? 3 : 0;
     int64_t tbytes = tcount * dt_size(tt);
     if ((ot && ocount * dt_size(ot) != tbytes) || (rt && rcount * dt_size(rt) != tbytes))
         return WIN_ERRF(win, MPI_ERR_TYPE, fname, "origin, result and target sizes differ");
