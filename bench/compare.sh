@@ -23,6 +23,11 @@
 #      - mpi_neighbor at 4 ranks: MPI_Neighbor_allgather and MPI_Neighbor_alltoall on a
 #        periodic 2-D Cartesian communicator, 8 B .. 64 KiB per neighbour;
 #      - mpi_hello at 16 ranks (peak RSS);
+#      - mpi_rma (one-sided) at 2 ranks: put/get latency (op + flush) and bandwidth 8 B ..
+#        4 MiB, 8-byte fetch_and_op / compare_and_swap / accumulate, empty exclusive
+#        lock/unlock, fence and PSCW, shared-window load/store ping-pong; fence and PSCW
+#        again at 4 ranks. Open MPI runs them with --mca osc sm,ucx (its default one-sided
+#        component, osc/rdma over vader, crashes in MPI_Win_lock on this machine);
 #      - the application proxies (bench/apps/) at 2 and 4 ranks, in their default sizes
 #        and (up to the CPU count) in strong-scaling sizes (apps_strong below):
 #        app_wavefront (2-D pipelined sweep, one-double messages), app_halo2d and
@@ -122,7 +127,7 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_robust "${apps[@]}"; do
+    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_robust mpi_rma "${apps[@]}"; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -195,6 +200,11 @@ measure() {
         fmpl 16 "$bin/fmpl_hello" | rows
         for who in "${order[@]}"; do
             mpi "$who" 16 mpi_hello
+        done
+        # One-sided: Open MPI with its working one-sided components (see the top).
+        for who in "${order[@]}"; do
+            OMPI_MCA_osc=sm,ucx mpi "$who" 2 mpi_rma --csv --reps=5
+            OMPI_MCA_osc=sm,ucx mpi "$who" 4 mpi_rma --csv --reps=5 --mode=sync
         done
         for app in "${apps[@]}"; do
             for np in 2 4; do
@@ -386,6 +396,22 @@ END {
             ck[++nc] = k; cl[nc] = nop " " hs(nz[i]) ", 4 ranks" t
         }
     mp("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "lower")
+    # mpi_rma: one-sided (passive target: op + MPI_Win_flush; Open MPI with osc sm,ucx).
+    split("8 64 512 4096 65536 262144 1048576 4194304", rs, " ")
+    for (i = 1; i <= 8; i++) mp("rma put " hs(rs[i]) " + flush [us]", "put_lat|malloc|2|" rs[i] "|latency_us", "lower")
+    for (i = 1; i <= 8; i++) mp("rma get " hs(rs[i]) " + flush [us]", "get_lat|malloc|2|" rs[i] "|latency_us", "lower")
+    for (i = 5; i <= 8; i++) mp("rma put bw " hs(rs[i]) " [GB/s]", "put_bw|malloc|2|" rs[i] "|bw_GBps", "higher")
+    for (i = 5; i <= 8; i++) mp("rma get bw " hs(rs[i]) " [GB/s]", "get_bw|malloc|2|" rs[i] "|bw_GBps", "higher")
+    mp("rma fetch_and_op 8 B + flush [us]", "fetch_and_op|malloc|2|8|latency_us", "lower")
+    mp("rma compare_and_swap 8 B + flush [us]", "compare_and_swap|malloc|2|8|latency_us", "lower")
+    mp("rma accumulate 8 B + flush [us]", "accumulate|malloc|2|8|latency_us", "lower")
+    mp("rma lock/unlock exclusive, empty [us]", "lock_unlock|malloc|2|0|latency_us", "lower")
+    for (np = 2; np <= 4; np += 2) {
+        t = np > ncpu ? "*" : ""
+        mp("rma fence, " np " ranks" t " [us]", "fence|malloc|" np "|0|latency_us", "lower")
+        mp("rma PSCW, " np " ranks" t " [us]", "pscw|malloc|" np "|0|latency_us", "lower")
+    }
+    mp("rma shared-window ping-pong 8 B [us]", "shm_pingpong|malloc|2|8|latency_us", "lower")
     if (4 > ncpu) printf "* more ranks than the %d CPUs: oversubscribed\n", ncpu
     print "missing: the library has no such operation (Open MPI 4 has the persistent ones as MPIX_*_init)"
 

@@ -1,1 +1,8 @@
-fmpl_test(mpi_win_unsupported mpi_win_unsupported.c RANKS 1 2 TIMEOUT 60)
+# One-sided communication (src/mpi/win*.c): every window flavour x every synchronization
+# x every operation with contents checked, odd sizes and disp units, derived types,
+# concurrent accumulates (exact), attributes, error handlers and every error class; on
+# shared memory, and over udp (every peer but self), where a passive epoch must also
+# complete while its target computes for a second outside MPI (the progress thread).
+fmpl_test(mpi_win mpi_win.c RANKS 1 2 3 4 7 TIMEOUT 300)
+fmpl_test(mpi_win_udp mpi_win.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=120000
+          ARGS compute TIMEOUT 300)

@@ -13,8 +13,8 @@
  * MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE, MPI_APPNUM) are not stored in lists: every
  * communicator answers them (MPI caches them on MPI_COMM_WORLD; programs ask on any
  * communicator, and a duplicate of MPI_COMM_WORLD would have them too). They cannot be
- * set, deleted or freed (MPI_ERR_KEYVAL). Windows do not exist yet: the Win_ attribute
- * calls fail with MPI_ERR_WIN. */
+ * set, deleted or freed (MPI_ERR_KEYVAL). Windows keep their lists in win.c, which also
+ * answers the predefined window keyvals (MPI_WIN_BASE ...). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,9 +342,10 @@ static mpii_attr_t **obj_list(int kind, int handle, const char *fname, int *rc)
             return l;
         *rc = MPII_ERR(MPI_ERR_TYPE, fname);
     } else {
-        *rc = mpii_errf(FMPL_MPI_KIND_WIN, handle, MPI_ERR_WIN, fname,
-                        "no window exists in this version of FMPL (one-sided windows are not "
-                        "implemented)");
+        l = mpii_win_attrs(handle);
+        if (l)
+            return l;
+        *rc = mpii_err(FMPL_MPI_KIND_WIN, handle, MPI_ERR_WIN, fname);
     }
     return NULL;
 }
@@ -410,6 +411,13 @@ static int attr_get(int kind, int handle, int keyval, void *attribute_val, int *
                 v = &attr_lastused;
                 break;
             default: break;
+            }
+        } else if (kind == FMPL_MPI_KIND_WIN) {
+            void *wv = NULL;
+            if (mpii_win_predef_attr(handle, keyval, &wv)) {
+                *(void **)attribute_val = wv;
+                *flag = 1;
+                return MPI_SUCCESS;
             }
         }
         if (!v)

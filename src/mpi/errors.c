@@ -9,8 +9,8 @@
  * handle). Calls without an object (or with an invalid one) use MPI_COMM_SELF's handler
  * when the program set one there (MPI-4.0 9.3), else MPI_COMM_WORLD's (what MPI-3 said
  * and what most programs rely on); before MPI_Init and after MPI_Finalize,
- * MPI_ERRORS_ARE_FATAL. Windows, files and sessions do not exist yet: their handles are
- * never valid. */
+ * MPI_ERRORS_ARE_FATAL. Windows carry their own handler (win.c). Files do not exist yet:
+ * their handles are never valid. */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -340,6 +340,11 @@ static int err_run(int kind, int handle, int code, const char *fname, const char
         if (ss)
             return errh_invoke(ss->errh, kind, handle, code, fname, detail, raised);
     }
+    if (kind == FMPL_MPI_KIND_WIN && mpii.state == MPII_ACTIVE) {
+        int weh = mpii_win_errhandler(handle);
+        if (weh != MPI_ERRHANDLER_NULL)
+            return errh_invoke(weh, kind, handle, code, fname, detail);
+    }
     MPI_Comm target = err_target(kind, handle);
     mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
     return errh_invoke(c ? c->errh : MPI_ERRORS_ARE_FATAL, FMPL_MPI_KIND_COMM, target, code, fname,
@@ -644,35 +649,7 @@ MPII_WEAK(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler)
               "no " what " exists in this version of FMPL (one-sided windows and MPI-IO "          \
               "are not implemented)")
 
-/* MPI_Win_set_errhandler: MPI_ERR_WIN (no window exists). */
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
-{
-    MPII_CHECK_INIT("MPI_Win_set_errhandler");
-    (void)win;
-    (void)errhandler;
-    return NO_OBJECT(MPI_ERR_WIN, "window", "MPI_Win_set_errhandler");
-}
-MPII_WEAK(MPI_Win_set_errhandler, PMPI_Win_set_errhandler)
-
-/* MPI_Win_get_errhandler: MPI_ERR_WIN (no window exists). */
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
-{
-    MPII_CHECK_INIT("MPI_Win_get_errhandler");
-    (void)win;
-    (void)errhandler;
-    return NO_OBJECT(MPI_ERR_WIN, "window", "MPI_Win_get_errhandler");
-}
-MPII_WEAK(MPI_Win_get_errhandler, PMPI_Win_get_errhandler)
-
-/* MPI_Win_call_errhandler: MPI_ERR_WIN (no window exists). */
-int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
-{
-    MPII_CHECK_INIT("MPI_Win_call_errhandler");
-    (void)win;
-    (void)errorcode;
-    return NO_OBJECT(MPI_ERR_WIN, "window", "MPI_Win_call_errhandler");
-}
-MPII_WEAK(MPI_Win_call_errhandler, PMPI_Win_call_errhandler)
+/* MPI_Win_set/get/call_errhandler live with the windows (win.c). */
 
 /* MPI_File_set_errhandler: MPI_FILE_NULL sets the default handler of file operations
  * (MPI_ERRORS_RETURN, the only one accepted until MPI-IO exists); other handles:

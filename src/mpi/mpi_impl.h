@@ -442,6 +442,12 @@ int mpii_attr_copy(int kind, int oldhandle, mpii_attr_t *oldlist, int newhandle,
                    mpii_attr_t **newlist);
 int mpii_attr_delete_all(int kind, int handle, mpii_attr_t **list);
 int mpii_attr_init(void); /* predefined keyvals */
+/* (win.c) For attr.c and errors.c: a window's attribute list, its error handler
+ * (MPI_ERRHANDLER_NULL: no such window), and its predefined attribute keyval (1 and *val
+ * set, or 0). */
+mpii_attr_t **mpii_win_attrs(MPI_Win h);
+int mpii_win_errhandler(MPI_Win h);
+int mpii_win_predef_attr(MPI_Win h, int keyval, void **val);
 void mpii_attr_finalize(void);
 
 #endif

@@ -1,0 +1,202 @@
+/* win_impl.h — private to the window files of src/mpi (win.c creation, win_rma.c put/get,
+ * win_atomic.c accumulates, win_sync.c synchronization): the window object and the few
+ * calls they share.
+ *
+ * A window is a thin layer over the vnic. Every rank of the window owns
+ *   - its window memory, reached by peers as (rank, data_key, data_off): the shared heap
+ *     (VNIC_KEY_HEAP) for MPI_Win_allocate / allocate_shared, or a registration of the
+ *     user's memory for MPI_Win_create, or per-attachment registrations (dynamic);
+ *   - a control block (win_ctrl_t + post counters) in its shared heap, reached as
+ *     (rank, VNIC_KEY_HEAP, ctrl_off): the window lock word, the PSCW completion counter,
+ *     the accumulate stripe locks, one PSCW post counter per rank, and (dynamic windows)
+ *     the table of attached regions;
+ *   - a private 8-byte sync word registered with its own key: an atomic on it travels in
+ *     the same ordered stream as this origin's earlier puts (shm cells, the udp stream),
+ *     so its answer proves those puts complete at the target (win_peer_quiesce).
+ * Peers on this host map heap memory, so `data` / `ctrl` hold direct addresses and
+ * operations become loads, stores and CPU atomics; otherwise they are vnic operations,
+ * which the udp progress thread serves while the target computes.
+ *
+ * Memory: the window object is O(1) plus one win_peer_t (56 bytes) per rank here and
+ * one 8-byte post counter per rank in the control block. */
+#ifndef FMPL_MPI_WIN_IMPL_H
+#define FMPL_MPI_WIN_IMPL_H
+
+#include "mpi/mpi_impl.h"
+
+#define WIN_STRIPES 64             /* accumulate stripe locks per rank and window */
+#define WIN_STRIPE_SHIFT 8         /* a stripe covers 256-byte granules (mod WIN_STRIPES) */
+#define WIN_DYN_MAX 1024           /* attached regions per rank (dynamic windows) */
+#define WIN_LOCK_EXCL (1ull << 40) /* lock word: exclusive holder; low bits: shared count */
+
+/* The fixed head of a control block (then post[size], then the dynamic table). */
+typedef struct win_ctrl {
+    uint64_t lock;     /* window lock word */
+    uint64_t complete; /* PSCW: MPI_Win_complete calls received (cumulative) */
+    uint64_t dyn_gen;  /* dynamic: bumped at every attach / detach */
+    uint64_t dyn_used; /* dynamic: table entries [0, dyn_used) may be in use */
+    uint64_t pad[4];
+    uint64_t stripe[WIN_STRIPES]; /* accumulate stripe locks: 0 free, 1 taken */
+} win_ctrl_t;
+
+/* One attached region of a dynamic window (in the owner's control block). */
+typedef struct win_dyn {
+    uint64_t base, len; /* len 0: free entry */
+    uint64_t key;
+    uint64_t pad;
+} win_dyn_t;
+
+enum {
+    WIN_PF_START = 1,     /* in the access group of the current MPI_Win_start */
+    WIN_PF_LOCKALL = 2,   /* shared lock taken during this lock_all epoch */
+    WIN_PF_DIRTY = 4,     /* vnic puts posted since the last remote completion */
+    WIN_PF_ALIGNED8 = 8,  /* its window memory starts 8-byte aligned (remote atomics) */
+    WIN_PF_LOCKED = 16,   /* MPI_Win_lock epoch open on it */
+    WIN_PF_ACQUIRED = 32, /* ... and the lock word taken (lazily, at the first use) */
+    WIN_PF_TOUCHED = 64,  /* in the window's `touched` list */
+    WIN_PF_NOCHECK = 128, /* MPI_Win_lock with MPI_MODE_NOCHECK: held without the word */
+};
+
+typedef struct win_peer {
+    char *data;        /* direct address of its window memory, or NULL (vnic operations) */
+    uint64_t *ctrl;    /* direct address of its control block, or NULL */
+    uint64_t ctrl_off; /* its control block in its heap */
+    int64_t size;      /* bytes */
+    int32_t disp_unit;
+    uint32_t data_key; /* region of its memory; VNIC_KEY_HEAP: at ctrl_off + ctrl bytes */
+    uint32_t sync_key;
+    uint32_t post_seen; /* PSCW posts from it consumed by MPI_Win_start */
+    uint8_t flags;      /* WIN_PF_* */
+    uint8_t lock_type;  /* MPI_LOCK_SHARED / EXCLUSIVE while WIN_PF_LOCKED */
+} win_peer_t;
+
+typedef struct mpii_win {
+    int handle;
+    int flavor;     /* MPI_WIN_FLAVOR_* */
+    MPI_Comm comm;  /* the window's own duplicate of the user's communicator */
+    mpii_comm_t *c; /* its object */
+    int rank, size; /* in comm */
+    void *base;     /* this rank's memory (MPI_WIN_BASE) */
+    MPI_Aint bytes; /* MPI_WIN_SIZE */
+    int disp_unit;  /* MPI_WIN_DISP_UNIT */
+    int errh;
+    MPI_Info info; /* hints as given (MPI_Win_get_info), never MPI_INFO_NULL */
+    char name[MPI_MAX_OBJECT_NAME];
+    mpii_attr_t *attrs;
+    int direct;       /* every rank reaches every rank's memory with loads and stores */
+    win_peer_t *peer; /* [size] */
+    uint64_t *ctrl;   /* this rank's control block */
+    uint64_t ctrl_bytes;
+    void *mem;    /* what this rank allocated for the window (freed with it) */
+    int mem_heap; /* mem came from the shared heap */
+    vnic_key_t data_key, sync_key;
+    uint64_t *sync_word;
+    /* epochs */
+    int fence;   /* a fence opened an access/exposure epoch */
+    int started; /* MPI_Win_start: access epoch on the WIN_PF_START ranks */
+    int *start_list, nstart;
+    int posted; /* MPI_Win_post: exposure epoch open */
+    uint64_t complete_expect;
+    int nlocked;  /* MPI_Win_lock epochs open */
+    int lock_all; /* MPI_Win_lock_all epoch open */
+    int lock_all_nocheck;
+    int *touched, ntouched, captouched; /* ranks with WIN_PF_LOCKALL or WIN_PF_DIRTY */
+    vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
+    uint64_t inflight;                  /* operations posted on cntr */
+    int accumulate_ordering_none;
+} mpii_win_t;
+
+/* The window behind a handle, or NULL. */
+static inline mpii_win_t *mpii_win_get(MPI_Win h)
+{
+    return (mpii_win_t *)mpii_handle_get(FMPL_MPI_KIND_WIN, h);
+}
+#define WIN_ERR(w, code, fname) mpii_err(FMPL_MPI_KIND_WIN, (w), (code), (fname))
+#define WIN_ERRF(w, code, fname, ...)                                                              \
+    mpii_errf(FMPL_MPI_KIND_WIN, (w), (code), (fname), __VA_ARGS__)
+
+/* 1 when this rank may access the peer now without taking anything (lock held, fence or
+ * PSCW epoch): the fast paths' test; 0 sends them to the full path. */
+static inline int win_access_ready(const mpii_win_t *w, const win_peer_t *p)
+{
+    return (p->flags & (WIN_PF_LOCKALL | WIN_PF_ACQUIRED)) || w->fence ||
+           (w->started && (p->flags & WIN_PF_START));
+}
+
+/* The direct address of bytes [disp * disp_unit, + bytes) of target's memory when the fast
+ * paths may use it: a live window, target in range and mapped, an epoch covering it, the
+ * range inside its window; else NULL (the full path decides, and raises the errors). */
+static inline char *win_fast_addr(MPI_Win win, int target, MPI_Aint disp, int64_t bytes,
+                                  mpii_win_t **wout)
+{
+    mpii_win_t *w = (mpii_win_t *)mpii_handle_get(FMPL_MPI_KIND_WIN, win);
+    if (BASE_UNLIKELY(!w || (unsigned)target >= (unsigned)w->size))
+        return NULL;
+    const win_peer_t *p = &w->peer[target];
+    int64_t at;
+    if (BASE_UNLIKELY(!p->data || !win_access_ready(w, p) || disp < 0 ||
+                      __builtin_mul_overflow((int64_t)disp, (int64_t)p->disp_unit, &at) ||
+                      at > p->size - bytes))
+        return NULL;
+    *wout = w;
+    return p->data + at;
+}
+
+/* A predefined type whose elements are packed (size == extent) and valid: its size, else 0. */
+static inline int win_fast_type(MPI_Datatype t)
+{
+    if (!FMPL_MPI_DT_IS_PREDEF(t) || FMPL_MPI_DT_PAD(t))
+        return 0;
+    unsigned id = (unsigned)FMPL_MPI_DT_ID(t);
+    return id <= FMPL_MPI_DTID_MAX && mpii_type_fast[id].h == t ? FMPL_MPI_DT_SIZE(t) : 0;
+}
+
+/* Offset of the first post counter and of the dynamic table in a control block. */
+static inline uint64_t win_post_off(void)
+{
+    return sizeof(win_ctrl_t);
+}
+static inline uint64_t win_dyn_off(int size)
+{
+    return sizeof(win_ctrl_t) + 8u * (uint64_t)size;
+}
+
+/* ---- win_sync.c */
+/* MPI_SUCCESS when this rank may access `target` now (an epoch covers it), taking the
+ * lazily acquired lock of a lock / lock_all epoch; else MPI_ERR_RMA_SYNC. */
+int win_access_begin(mpii_win_t *w, int target);
+/* Remote completion of everything this rank issued to target (win_peer_quiesce when it
+ * posted vnic puts there). */
+int win_flush_target(mpii_win_t *w, int target);
+/* Remote atomic on a word of peer's control block (direct CPU atomic when mapped). */
+uint64_t win_ctrl_atomic(mpii_win_t *w, int target, vnic_opcode_t op, uint64_t off,
+                         uint64_t operand, uint64_t compare, int *rc);
+/* Waits for this rank's vnic gets / atomics in flight (local completion). */
+int win_wait_local(mpii_win_t *w);
+/* Marks target as having vnic puts not yet known complete. */
+void win_mark_dirty(mpii_win_t *w, int target);
+
+/* ---- win_rma.c */
+/* Where a target access lands: checks [disp * disp_unit + layout) against the target's
+ * window (MPI_ERR_RMA_RANGE) and resolves dynamic windows; *key / *off / *ptr give the
+ * target memory (ptr non-NULL: direct). */
+typedef struct win_target {
+    int world;
+    vnic_key_t key;
+    uint64_t off; /* where displacement 0 of the target type lands, in region key */
+    char *ptr;    /* direct address of that place, or NULL */
+    int aligned8; /* the region's base is 8-byte aligned (vnic atomics) */
+} win_target_t;
+int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_t count,
+                       win_target_t *out);
+/* Moves bytes between a local layout (ot, ocount at obuf) and the target's (tt, tcount at
+ * tg); opcode VNIC_OP_PUT or VNIC_OP_GET. Blocking when block is set (gets complete). */
+int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                 int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount, int block);
+/* A completed request (the R-forms complete their operation before returning it). */
+int win_request_done(MPI_Request *request);
+/* Stream position helper shared by win_rma.c and win_atomic.c: the fake base that target
+ * layouts are walked from (offsets = address - base). */
+#define WIN_FAKE_BASE ((char *)(uintptr_t)(1ull << 46))
+
+#endif

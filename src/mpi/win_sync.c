@@ -1,0 +1,573 @@
+/* win_sync.c — synchronization of one-sided windows: fence, post/start/complete/wait/test,
+ * lock/unlock (shared and exclusive), lock_all/unlock_all, the flushes and MPI_Win_sync.
+ *
+ * Completion. A direct access (load, store, CPU atomic on mapped memory) is complete when
+ * it returns; a full fence orders it. A vnic put is locally complete at return; this rank
+ * marks its target dirty, and remote completion (flush, unlock, complete, fence) is one
+ * blocking atomic on the target's sync word (win_peer_quiesce), which the target serves
+ * after every earlier operation of this origin (shm cells and the udp stream are in order).
+ * Gets and atomics posted without waiting count on the window's counter (win_wait_local).
+ *
+ * Locks. A window lock is a word in the target's control block: WIN_LOCK_EXCL for an
+ * exclusive holder, +1 per shared holder. Exclusive: compare-and-swap 0 -> EXCL; shared:
+ * fetch-and-add 1, backed out while an exclusive holder is in. On this host these are CPU
+ * atomics on the mapped word, otherwise vnic atomics that the target's udp progress
+ * thread serves: no message to the target's CPU either way. MPI_Win_lock takes the word
+ * at the first operation to the target (an empty epoch costs nothing), except on the
+ * calling rank itself and on shared windows, where loads and stores need it at once.
+ * MPI_Win_lock_all takes nothing up front: each target's shared lock is taken at the first
+ * operation to it, and unlock_all releases only those (O(1) in the number of ranks).
+ *
+ * PSCW. MPI_Win_post adds 1 to post[me] in each origin's control block; MPI_Win_start
+ * waits until post[t] passed what it consumed from each target t; MPI_Win_complete makes
+ * the epoch's operations complete at each target, then adds 1 to its `complete` word;
+ * MPI_Win_wait waits until `complete` reached the number of origins posted to so far.
+ *
+ * Fence: remote completion of this rank's operations, then a barrier on the window's
+ * communicator, between two full memory fences. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/win_impl.h"
+
+#define GET_WIN(w, h, fname)                                                                       \
+    MPII_CHECK_INIT(fname);                                                                        \
+    mpii_win_t *w = mpii_win_get(h);                                                               \
+    if (!w)                                                                                        \
+    return WIN_ERR(h, MPI_ERR_WIN, fname)
+
+static uint64_t amo_local(vnic_opcode_t op, uint64_t *p, uint64_t operand, uint64_t compare)
+{
+    switch (op) {
+    case VNIC_OP_FADD: return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
+    case VNIC_OP_SWAP: return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
+    default: {
+        uint64_t c = compare;
+        __atomic_compare_exchange_n(p, &c, operand, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        return c;
+    }
+    }
+}
+
+uint64_t win_ctrl_atomic(mpii_win_t *w, int target, vnic_opcode_t op, uint64_t off,
+                         uint64_t operand, uint64_t compare, int *rc)
+{
+    win_peer_t *p = &w->peer[target];
+    *rc = MPI_SUCCESS;
+    if (p->ctrl)
+        return amo_local(op, (uint64_t *)(void *)((char *)p->ctrl + off), operand, compare);
+    uint64_t old = 0;
+    int r = vnic_atomic(mpii.vnic, op, w->c->group->world[target], VNIC_KEY_HEAP, p->ctrl_off + off,
+                        operand, compare, &old);
+    if (r != FMPL_SUCCESS)
+        *rc = mpii_err_from_fmpl(r);
+    return old;
+}
+
+/* A signal to target: fetch-and-add on its control block, then (mapped) a wake-up in case
+ * it sleeps in vnic_wait for exactly this word. */
+static int win_ctrl_signal(mpii_win_t *w, int target, uint64_t off, uint64_t delta)
+{
+    int rc;
+    win_ctrl_atomic(w, target, VNIC_OP_FADD, off, delta, 0, &rc);
+    if (w->peer[target].ctrl && target != w->rank)
+        vnic_peer_wake(mpii.vnic, w->c->group->world[target]);
+    return rc;
+}
+
+/* Spins politely: progress (this rank may be the one others wait for), then yield. */
+static void win_backoff(unsigned *spins)
+{
+    mpii_progress();
+    if (++*spins % 64 == 0)
+        sched_yield();
+}
+
+static void touch(mpii_win_t *w, int target)
+{
+    win_peer_t *p = &w->peer[target];
+    if (p->flags & WIN_PF_TOUCHED)
+        return;
+    if (w->ntouched == w->captouched) {
+        int cap = w->captouched ? 2 * w->captouched : 8;
+        int *t = realloc(w->touched, sizeof *t * (size_t)cap);
+        if (!t)
+            abort(); /* a few ints: out of memory here is not recoverable */
+        w->touched = t;
+        w->captouched = cap;
+    }
+    w->touched[w->ntouched++] = target;
+    p->flags |= WIN_PF_TOUCHED;
+}
+
+void win_mark_dirty(mpii_win_t *w, int target)
+{
+    touch(w, target);
+    w->peer[target].flags |= WIN_PF_DIRTY;
+}
+
+int win_wait_local(mpii_win_t *w)
+{
+    if (w->inflight == 0)
+        return MPI_SUCCESS;
+    int rc = vnic_cntr_wait(mpii.vnic, w->cntr, w->inflight, -1);
+    if (rc != FMPL_SUCCESS)
+        return mpii_err_from_fmpl(rc);
+    if (vnic_cntr_errors(w->cntr))
+        return MPI_ERR_RMA_RANGE;
+    return MPI_SUCCESS;
+}
+
+/* Remote completion of this rank's vnic puts to target. */
+static int win_peer_quiesce(mpii_win_t *w, int target)
+{
+    win_peer_t *p = &w->peer[target];
+    if (!(p->flags & WIN_PF_DIRTY))
+        return MPI_SUCCESS;
+    p->flags &= (uint8_t)~WIN_PF_DIRTY;
+    uint64_t old;
+    int rc = vnic_atomic(mpii.vnic, VNIC_OP_FADD, w->c->group->world[target], p->sync_key, 0, 0, 0,
+                         &old);
+    return rc == FMPL_SUCCESS ? MPI_SUCCESS : mpii_err_from_fmpl(rc);
+}
+
+int win_flush_target(mpii_win_t *w, int target)
+{
+    int rc = win_wait_local(w);
+    if (rc == MPI_SUCCESS)
+        rc = win_peer_quiesce(w, target);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return rc;
+}
+
+static int win_flush_touched(mpii_win_t *w)
+{
+    int rc = win_wait_local(w);
+    for (int i = 0; i < w->ntouched && rc == MPI_SUCCESS; i++)
+        rc = win_peer_quiesce(w, w->touched[i]);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return rc;
+}
+
+/* Forgets the touched ranks that hold nothing any more. */
+static void touched_compact(mpii_win_t *w)
+{
+    int n = 0;
+    for (int i = 0; i < w->ntouched; i++) {
+        win_peer_t *p = &w->peer[w->touched[i]];
+        if (p->flags & (WIN_PF_DIRTY | WIN_PF_LOCKALL))
+            w->touched[n++] = w->touched[i];
+        else
+            p->flags &= (uint8_t)~WIN_PF_TOUCHED;
+    }
+    w->ntouched = n;
+}
+
+/* ---------------------------------------------------------------- lock words */
+
+typedef struct word_wait {
+    const uint64_t *word;
+    uint64_t busy;  /* lock_word_free: the bits that must be clear */
+    uint64_t value; /* counter_reached: the value to reach */
+} word_wait_t;
+
+static int lock_word_free(void *arg)
+{
+    const word_wait_t *ww = arg;
+    return (__atomic_load_n(ww->word, __ATOMIC_ACQUIRE) & ww->busy) == 0;
+}
+
+static int counter_reached(void *arg)
+{
+    const word_wait_t *ww = arg;
+    return __atomic_load_n(ww->word, __ATOMIC_ACQUIRE) >= ww->value;
+}
+
+/* Waits until the target's lock word may be free: a vnic_wait on the mapped word (the
+ * releaser wakes this rank; re-checked at least every millisecond), else polling with
+ * progress. */
+static void lock_wait(mpii_win_t *w, int target, uint64_t busy, unsigned *spins)
+{
+    const uint64_t *ctrl = w->peer[target].ctrl;
+    if (ctrl) {
+        word_wait_t ww = {.word = ctrl, .busy = busy};
+        vnic_wait(mpii.vnic, lock_word_free, &ww, 1000000);
+    } else {
+        win_backoff(spins);
+    }
+}
+
+static int lock_acquire(mpii_win_t *w, int target, int type)
+{
+    int rc;
+    unsigned spins = 0;
+    if (type == MPI_LOCK_EXCLUSIVE) {
+        while (win_ctrl_atomic(w, target, VNIC_OP_CSWAP, 0, WIN_LOCK_EXCL, 0, &rc) != 0) {
+            if (rc != MPI_SUCCESS)
+                return rc;
+            lock_wait(w, target, ~0ull, &spins);
+        }
+        return rc;
+    }
+    for (;;) {
+        uint64_t old = win_ctrl_atomic(w, target, VNIC_OP_FADD, 0, 1, 0, &rc);
+        if (rc != MPI_SUCCESS || !(old & WIN_LOCK_EXCL))
+            return rc;
+        win_ctrl_signal(w, target, 0, (uint64_t)-1); /* an exclusive waiter may want it */
+        do {
+            lock_wait(w, target, WIN_LOCK_EXCL, &spins);
+            old = win_ctrl_atomic(w, target, VNIC_OP_FADD, 0, 0, 0, &rc);
+        } while (rc == MPI_SUCCESS && (old & WIN_LOCK_EXCL));
+    }
+}
+
+static int lock_release(mpii_win_t *w, int target, int type)
+{
+    uint64_t delta = type == MPI_LOCK_EXCLUSIVE ? (uint64_t)0 - WIN_LOCK_EXCL : (uint64_t)-1;
+    return win_ctrl_signal(w, target, 0, delta);
+}
+
+int win_access_begin(mpii_win_t *w, int target)
+{
+    win_peer_t *p = &w->peer[target];
+    if (w->lock_all) {
+        if (!(p->flags & WIN_PF_LOCKALL) && !w->lock_all_nocheck) {
+            int rc = lock_acquire(w, target, MPI_LOCK_SHARED);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            touch(w, target);
+            p->flags |= WIN_PF_LOCKALL;
+        }
+        return MPI_SUCCESS;
+    }
+    if (p->flags & WIN_PF_LOCKED) {
+        if (!(p->flags & WIN_PF_ACQUIRED)) {
+            int rc = lock_acquire(w, target, p->lock_type);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            p->flags |= WIN_PF_ACQUIRED;
+        }
+        return MPI_SUCCESS;
+    }
+    if (w->fence || (w->started && (p->flags & WIN_PF_START)))
+        return MPI_SUCCESS;
+    return MPI_ERR_RMA_SYNC;
+}
+
+/* ---------------------------------------------------------------- fence */
+
+int PMPI_Win_fence(int assert, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_fence";
+    GET_WIN(w, win, fname);
+    if (w->started || w->posted || w->nlocked || w->lock_all)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname,
+                        "a PSCW or passive-target epoch is open on the window");
+    int rc = win_flush_touched(w);
+    touched_compact(w);
+    if (rc != MPI_SUCCESS)
+        return WIN_ERR(win, rc, fname);
+    rc = PMPI_Barrier(w->comm);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (rc != MPI_SUCCESS)
+        return WIN_ERR(win, rc, fname);
+    w->fence = !(assert &MPI_MODE_NOSUCCEED);
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_fence, PMPI_Win_fence)
+
+/* ---------------------------------------------------------------- PSCW */
+
+/* The ranks in the window of a group's members: out[n], or an error class. */
+static int group_ranks(mpii_win_t *w, MPI_Group group, int **out, int *n)
+{
+    mpii_group_t *g = mpii_group_get(group);
+    if (!g)
+        return MPI_ERR_GROUP;
+    int *r = malloc(sizeof *r * (size_t)(g->size ? g->size : 1));
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < g->size; i++) {
+        r[i] = -1;
+        for (int j = 0; j < w->size; j++)
+            if (w->c->group->world[j] == g->world[i]) {
+                r[i] = j;
+                break;
+            }
+        if (r[i] < 0) {
+            free(r);
+            return MPI_ERR_GROUP;
+        }
+    }
+    *out = r;
+    *n = g->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_post";
+    GET_WIN(w, win, fname);
+    if (w->posted || w->lock_all || w->nlocked)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "an exposure or lock epoch is open");
+    int *r, n, rc = group_ranks(w, group, &r, &n);
+    if (rc != MPI_SUCCESS)
+        return WIN_ERR(win, rc, fname);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    w->posted = 1;
+    w->complete_expect += (uint64_t)n;
+    for (int i = 0; i < n && rc == MPI_SUCCESS && !(assert &MPI_MODE_NOCHECK); i++)
+        rc = win_ctrl_signal(w, r[i], win_post_off() + 8u * (uint64_t)w->rank, 1);
+    free(r);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_post, PMPI_Win_post)
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_start";
+    GET_WIN(w, win, fname);
+    if (w->started || w->lock_all || w->nlocked)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "an access epoch is open");
+    int *r, n, rc = group_ranks(w, group, &r, &n);
+    if (rc != MPI_SUCCESS)
+        return WIN_ERR(win, rc, fname);
+    for (int i = 0; i < n; i++) {
+        win_peer_t *p = &w->peer[r[i]];
+        p->flags |= WIN_PF_START;
+        if (assert & MPI_MODE_NOCHECK)
+            continue;
+        word_wait_t ww = {.word = (uint64_t *)(void *)((char *)w->ctrl + win_post_off()) + r[i],
+                          .value = (uint64_t)p->post_seen + 1};
+        vnic_wait(mpii.vnic, counter_reached, &ww, -1);
+        p->post_seen++;
+    }
+    free(w->start_list);
+    w->start_list = r;
+    w->nstart = n;
+    w->started = 1;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_start, PMPI_Win_start)
+
+int PMPI_Win_complete(MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_complete";
+    GET_WIN(w, win, fname);
+    if (!w->started)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_start epoch is open");
+    int rc = win_wait_local(w);
+    for (int i = 0; i < w->nstart && rc == MPI_SUCCESS; i++) {
+        int t = w->start_list[i];
+        rc = win_flush_target(w, t);
+        if (rc == MPI_SUCCESS)
+            rc = win_ctrl_signal(w, t, offsetof(win_ctrl_t, complete), 1);
+        w->peer[t].flags &= (uint8_t)~WIN_PF_START;
+    }
+    touched_compact(w);
+    w->started = 0;
+    w->nstart = 0;
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_complete, PMPI_Win_complete)
+
+static int complete_ready(void *arg)
+{
+    mpii_win_t *w = arg;
+    win_ctrl_t *c = (win_ctrl_t *)(void *)w->ctrl;
+    return __atomic_load_n(&c->complete, __ATOMIC_ACQUIRE) >= w->complete_expect;
+}
+
+int PMPI_Win_wait(MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_wait";
+    GET_WIN(w, win, fname);
+    if (!w->posted)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_post epoch is open");
+    vnic_wait(mpii.vnic, complete_ready, w, -1);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    w->posted = 0;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_wait, PMPI_Win_wait)
+
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+    static const char fname[] = "MPI_Win_test";
+    GET_WIN(w, win, fname);
+    if (!flag)
+        return WIN_ERR(win, MPI_ERR_ARG, fname);
+    if (!w->posted)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_post epoch is open");
+    mpii_progress();
+    *flag = complete_ready(w);
+    if (*flag) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        w->posted = 0;
+    }
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_test, PMPI_Win_test)
+
+/* ---------------------------------------------------------------- passive target */
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_lock";
+    GET_WIN(w, win, fname);
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+        return WIN_ERRF(win, MPI_ERR_LOCKTYPE, fname, "lock type %d", lock_type);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (rank < 0 || rank >= w->size)
+        return WIN_ERR(win, MPI_ERR_RANK, fname);
+    win_peer_t *p = &w->peer[rank];
+    if (w->lock_all || (p->flags & WIN_PF_LOCKED))
+        return WIN_ERRF(win, MPI_ERR_RMA_CONFLICT, fname,
+                        "rank %d is already locked by this process in this window", rank);
+    if (w->started || w->posted)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a PSCW epoch is open on the window");
+    p->flags |= WIN_PF_LOCKED;
+    p->lock_type = (uint8_t)lock_type;
+    w->nlocked++;
+    if (assert & MPI_MODE_NOCHECK) {
+        p->flags |= WIN_PF_ACQUIRED | WIN_PF_NOCHECK;
+        return MPI_SUCCESS;
+    }
+    if (rank == w->rank || w->flavor == MPI_WIN_FLAVOR_SHARED) {
+        int rc = lock_acquire(w, rank, lock_type);
+        if (rc != MPI_SUCCESS)
+            return WIN_ERR(win, rc, fname);
+        p->flags |= WIN_PF_ACQUIRED;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    }
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_lock, PMPI_Win_lock)
+
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_unlock";
+    GET_WIN(w, win, fname);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (rank < 0 || rank >= w->size)
+        return WIN_ERR(win, MPI_ERR_RANK, fname);
+    win_peer_t *p = &w->peer[rank];
+    if (!(p->flags & WIN_PF_LOCKED))
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "rank %d is not locked", rank);
+    /* Not acquired: nothing was issued to it in this epoch (the first operation takes it). */
+    int rc = p->flags & WIN_PF_ACQUIRED ? win_flush_target(w, rank) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (p->flags & WIN_PF_ACQUIRED) && !(p->flags & WIN_PF_NOCHECK))
+        rc = lock_release(w, rank, p->lock_type);
+    p->flags &= (uint8_t) ~(WIN_PF_LOCKED | WIN_PF_ACQUIRED | WIN_PF_NOCHECK);
+    w->nlocked--;
+    if (w->ntouched)
+        touched_compact(w);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_unlock, PMPI_Win_unlock)
+
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_lock_all";
+    GET_WIN(w, win, fname);
+    if (w->lock_all || w->nlocked)
+        return WIN_ERRF(win, MPI_ERR_RMA_CONFLICT, fname, "a lock epoch is already open");
+    if (w->started || w->posted)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a PSCW epoch is open on the window");
+    w->lock_all = 1;
+    w->lock_all_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_lock_all, PMPI_Win_lock_all)
+
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_unlock_all";
+    GET_WIN(w, win, fname);
+    if (!w->lock_all)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_lock_all epoch is open");
+    int rc = win_flush_touched(w);
+    for (int i = 0; i < w->ntouched; i++) {
+        int t = w->touched[i];
+        if (w->peer[t].flags & WIN_PF_LOCKALL) {
+            int r2 = lock_release(w, t, MPI_LOCK_SHARED);
+            if (rc == MPI_SUCCESS)
+                rc = r2;
+            w->peer[t].flags &= (uint8_t)~WIN_PF_LOCKALL;
+        }
+    }
+    touched_compact(w);
+    w->lock_all = 0;
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_unlock_all, PMPI_Win_unlock_all)
+
+static int passive_on(mpii_win_t *w, int rank)
+{
+    return w->lock_all || (w->peer[rank].flags & WIN_PF_LOCKED);
+}
+
+int PMPI_Win_flush(int rank, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_flush";
+    GET_WIN(w, win, fname);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (rank < 0 || rank >= w->size)
+        return WIN_ERR(win, MPI_ERR_RANK, fname);
+    if (!passive_on(w, rank))
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch on rank %d", rank);
+    int rc = win_flush_target(w, rank);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_flush, PMPI_Win_flush)
+
+int PMPI_Win_flush_local(int rank, MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_flush_local";
+    GET_WIN(w, win, fname);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (rank < 0 || rank >= w->size)
+        return WIN_ERR(win, MPI_ERR_RANK, fname);
+    if (!passive_on(w, rank))
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch on rank %d", rank);
+    int rc = win_wait_local(w);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_flush_local, PMPI_Win_flush_local)
+
+int PMPI_Win_flush_all(MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_flush_all";
+    GET_WIN(w, win, fname);
+    if (!w->lock_all && !w->nlocked)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch is open");
+    int rc = win_flush_touched(w);
+    touched_compact(w);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_flush_all, PMPI_Win_flush_all)
+
+int PMPI_Win_flush_local_all(MPI_Win win)
+{
+    static const char fname[] = "MPI_Win_flush_local_all";
+    GET_WIN(w, win, fname);
+    if (!w->lock_all && !w->nlocked)
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch is open");
+    int rc = win_wait_local(w);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+MPII_WEAK(MPI_Win_flush_local_all, PMPI_Win_flush_local_all)
+
+int PMPI_Win_sync(MPI_Win win)
+{
+    GET_WIN(w, win, "MPI_Win_sync");
+    (void)w;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return MPI_SUCCESS;
+}
+MPII_WEAK(MPI_Win_sync, PMPI_Win_sync)
