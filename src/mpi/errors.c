@@ -343,12 +343,18 @@ static int err_run(int kind, int handle, int code, const char *fname, const char
     if (kind == FMPL_MPI_KIND_WIN && mpii.state == MPII_ACTIVE) {
         int weh = mpii_win_errhandler(handle);
         if (weh != MPI_ERRHANDLER_NULL)
-            return errh_invoke(weh, kind, handle, code, fname, detail);
+            return errh_invoke(weh, kind, handle, code, fname, detail, raised);
     }
     MPI_Comm target = err_target(kind, handle);
     mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
     return errh_invoke(c ? c->errh : MPI_ERRORS_ARE_FATAL, FMPL_MPI_KIND_COMM, target, code, fname,
                        detail, raised);
+}
+
+/* Contract: mpi_impl.h. */
+int mpii_err_call(int kind, int handle, int code, const char *fname)
+{
+    return err_run(kind, handle, code, fname, NULL, 0);
 }
 
 int mpii_err_with(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
@@ -638,7 +644,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     if (code_class(errorcode) < 0)
         return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Comm_call_errhandler",
                               "invalid error code %d", errorcode);
-    (void)err_run(FMPL_MPI_KIND_COMM, comm, errorcode, "MPI_Comm_call_errhandler", NULL, 0);
+    (void)mpii_err_call(FMPL_MPI_KIND_COMM, comm, errorcode, "MPI_Comm_call_errhandler");
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler)
@@ -738,7 +744,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
     if (code_class(errorcode) < 0)
         return mpii_errf(FMPL_MPI_KIND_SESSION, session, MPI_ERR_ARG, fn, "invalid error code %d",
                          errorcode);
-    (void)err_run(FMPL_MPI_KIND_SESSION, session, errorcode, fn, NULL, 0);
+    (void)mpii_err_call(FMPL_MPI_KIND_SESSION, session, errorcode, fn);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Session_call_errhandler, PMPI_Session_call_errhandler)

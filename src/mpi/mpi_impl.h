@@ -78,6 +78,10 @@ void mpii_handle_foreach(int kind, void (*fn)(int h, void *obj, void *arg), void
  * With MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT it prints "fname: message" and ends the
  * job through the launcher. */
 int mpii_err(int kind, int handle, int code, const char *fname);
+/* Runs the handler of the object like mpii_err, for the program's own code (MPI_*_call_
+ * errhandler): the code reaches the handler as it is, where mpii_err hands a detailed
+ * code (errors.c) for a class the library raises. */
+int mpii_err_call(int kind, int handle, int code, const char *fname);
 /* Explains an error of class code that a caller further up will raise without detail
  * text (a helper deep in a call that returns only a class): the next raise of that class
  * by this thread takes the text as its detail. */

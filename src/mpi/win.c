@@ -726,7 +726,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     GET_WIN(w, win, "MPI_Win_call_errhandler");
     (void)w;
-    (void)WIN_ERR(win, errorcode, "MPI_Win_call_errhandler");
+    (void)mpii_err_call(FMPL_MPI_KIND_WIN, win, errorcode, "MPI_Win_call_errhandler");
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Win_call_errhandler, PMPI_Win_call_errhandler)
