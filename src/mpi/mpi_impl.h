@@ -406,6 +406,8 @@ int mpii_errh_check(MPI_Errhandler h, int kind);
  * error on object (kind, handle); returns the code it leaves. detail may be NULL. */
 int mpii_err_with(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
                   const char *detail);
+/* (file.c) The handler of file h: its own, or MPI_FILE_NULL's for no file. */
+int mpii_file_errh(MPI_File h);
 int mpii_errors_init(void); /* predefined errhandlers */
 void mpii_errors_finalize(void);
 /* The last error code in use (MPI_LASTUSEDCODE attribute): MPI_ERR_LASTCODE until
