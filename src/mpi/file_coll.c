@@ -356,7 +356,7 @@ static int twophase_round(twophase_t *t, int64_t r, int64_t gmax)
                 e = BASE_MAX(e, t->refs[k].off + t->refs[k].len);
                 continue;
             }
-            cls = mpii_file_pwrite_all(f, t->wbuf + (s - ws), e - s, s);
+            cls = mpii_file_pwrite_all(f, t->wbuf + (s - ws), e - s, s, NULL);
             if (k < npieces) {
                 s = t->refs[k].off;
                 e = s + t->refs[k].len;
@@ -452,9 +452,9 @@ static int runs_indep(mpii_file_t *f, int write, const access_t *a, char *stream
         mpii_file_lock(f, write ? F_WRLCK : F_RDLCK, lo, hi - lo);
     for (int64_t i = 0; i < a->n && cls == MPI_SUCCESS; i++) {
         if (write) {
-            cls = mpii_file_pwrite_all(f, stream + a->spos[i], a->r[i].len, a->r[i].off);
-            if (cls == MPI_SUCCESS)
-                *done += a->r[i].len;
+            int64_t wrote = 0;
+            cls = mpii_file_pwrite_all(f, stream + a->spos[i], a->r[i].len, a->r[i].off, &wrote);
+            *done += wrote;
         } else {
             int64_t got = 0;
             cls = mpii_file_pread_all(f, stream + a->spos[i], a->r[i].len, a->r[i].off, &got);
@@ -563,7 +563,5 @@ int mpii_file_coll(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t co
     }
     free(a.r);
     free(a.spos);
-    if (cls != MPI_SUCCESS && write)
-        *done = 0;
     return cls;
 }

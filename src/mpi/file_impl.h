@@ -135,9 +135,11 @@ int mpii_file_stream_in_done(const mpii_file_t *f, void *buf, int64_t count, MPI
  * transferred. Returns a class (not raised). */
 int mpii_file_indep(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t count,
                     MPI_Datatype type, int64_t *done);
-/* pread/pwrite of all of [off, off+len) (retrying short transfers); a read stops at EOF and
- * sets *got. Returns a class. */
-int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off);
+/* pread/pwrite of all of [off, off+len) (retrying short transfers); a read stops at EOF;
+ * *got / *wrote (may be NULL for writes) count the bytes moved, also on an error.
+ * Returns a class. */
+int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off,
+                         int64_t *wrote);
 int mpii_file_pread_all(mpii_file_t *f, char *p, int64_t len, int64_t off, int64_t *got);
 /* Atomic mode: an fcntl lock over [off, off+len) (type F_RDLCK / F_WRLCK / F_UNLCK). */
 int mpii_file_lock(mpii_file_t *f, int type, int64_t off, int64_t len);

@@ -164,8 +164,13 @@ int mpii_file_stream_in_done(const mpii_file_t *f, void *buf, int64_t count, MPI
 
 /* ---------------------------------------------------------------- file side */
 
-int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off)
+int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off,
+                         int64_t *wrote)
 {
+    int64_t dummy;
+    if (!wrote)
+        wrote = &dummy;
+    *wrote = 0;
     while (len > 0) {
         ssize_t w = pwrite(f->fd, p, (size_t)BASE_MIN(len, (int64_t)1 << 30), off);
         if (w < 0) {
@@ -178,6 +183,7 @@ int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off
         p += w;
         off += w;
         len -= w;
+        *wrote += w;
     }
     return MPI_SUCCESS;
 }
@@ -286,9 +292,10 @@ static int indep_stream(mpii_file_t *f, int write, int64_t pos, char *stream, in
     int eof = 0;
     for (int64_t i = 0; i < l.n && rc == MPI_SUCCESS && !eof;) {
         if (write) {
-            rc = mpii_file_pwrite_all(f, stream + (l.spos[i] - pos), l.r[i].len, l.r[i].off);
-            if (rc == MPI_SUCCESS)
-                *done += l.r[i].len;
+            int64_t wrote = 0;
+            rc = mpii_file_pwrite_all(f, stream + (l.spos[i] - pos), l.r[i].len, l.r[i].off,
+                                      &wrote);
+            *done += wrote;
             i++;
             continue;
         }
