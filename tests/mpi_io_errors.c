@@ -125,6 +125,13 @@ int main(int argc, char **argv)
     CHECK(cls(MPI_File_set_view(fh, 0, MPI_INT, backwards, "native", MPI_INFO_NULL)) ==
           MPI_ERR_TYPE);
     MPI_Type_free(&backwards);
+    /* overlapping regions: not in a file open for writing */
+    int obl[2] = {3, 1}, odp[2] = {0, 1};
+    MPI_Datatype overlap;
+    MPI_Type_indexed(2, obl, odp, MPI_INT, &overlap);
+    MPI_Type_commit(&overlap);
+    CHECK(cls(MPI_File_set_view(fh, 0, MPI_INT, overlap, "native", MPI_INFO_NULL)) ==
+          MPI_ERR_TYPE);
     /* a type that is not a whole number of etypes */
     CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL), MPI_SUCCESS);
     CHECK(cls(MPI_File_write_at(fh, 0, buf, 1, three, MPI_STATUS_IGNORE)) == MPI_ERR_TYPE);
@@ -139,7 +146,23 @@ int main(int argc, char **argv)
                             MPI_INFO_NULL, &fh)) == MPI_ERR_FILE_EXISTS);
 
     /* read-only */
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh), MPI_SUCCESS);
+    if (rank == 0) {
+        int ramp[16];
+        for (int i = 0; i < 16; i++)
+            ramp[i] = i;
+        CHECK_RC(MPI_File_write_at(fh, 0, ramp, 16, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    CHECK_RC(MPI_File_close(&fh), MPI_SUCCESS);
     CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_SUCCESS);
+    /* overlapping regions are fine for reading: ints 0 1 2 1 | 3 4 5 4 (extent 3 ints) */
+    CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, overlap, "native", MPI_INFO_NULL), MPI_SUCCESS);
+    int ov[8];
+    CHECK_RC(MPI_File_read_at_all(fh, 0, ov, 8, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK(ov[0] == 0 && ov[1] == 1 && ov[2] == 2 && ov[3] == 1);
+    CHECK(ov[4] == 3 && ov[5] == 4 && ov[6] == 5 && ov[7] == 4);
+    MPI_Type_free(&overlap);
+    CHECK_RC(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), MPI_SUCCESS);
     CHECK(cls(MPI_File_write_at(fh, 0, buf, 4, MPI_INT, MPI_STATUS_IGNORE)) == MPI_ERR_READ_ONLY);
     CHECK(cls(MPI_File_write_all(fh, buf, 4, MPI_INT, MPI_STATUS_IGNORE)) == MPI_ERR_READ_ONLY);
     CHECK(cls(MPI_File_write_shared(fh, buf, 4, MPI_INT, MPI_STATUS_IGNORE)) == MPI_ERR_READ_ONLY);

@@ -446,7 +446,11 @@ static int runs_indep(mpii_file_t *f, int write, const access_t *a, char *stream
     *done = 0;
     if (a->n == 0)
         return MPI_SUCCESS;
-    int64_t lo = a->r[0].off, hi = a->r[a->n - 1].off + a->r[a->n - 1].len;
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int64_t i = 0; i < a->n; i++) {
+        lo = BASE_MIN(lo, a->r[i].off);
+        hi = BASE_MAX(hi, a->r[i].off + a->r[i].len);
+    }
     int cls = MPI_SUCCESS;
     if (f->atomic)
         mpii_file_lock(f, write ? F_WRLCK : F_RDLCK, lo, hi - lo);
@@ -500,10 +504,10 @@ int mpii_file_coll(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t co
     }
     /* share {class, lo, hi, rank} */
     int p = f->size;
-    int64_t mine[4] = {cls, INT64_MAX, INT64_MIN, f->rank};
-    if (cls == MPI_SUCCESS && a.n > 0) {
-        mine[1] = a.r[0].off;
-        mine[2] = a.r[a.n - 1].off + a.r[a.n - 1].len;
+    int64_t mine[4] = {cls, INT64_MAX, INT64_MIN, f->view.overlap};
+    for (int64_t i = 0; cls == MPI_SUCCESS && i < a.n; i++) {
+        mine[1] = BASE_MIN(mine[1], a.r[i].off);
+        mine[2] = BASE_MAX(mine[2], a.r[i].off + a.r[i].len);
     }
     int64_t *all = malloc(4 * (size_t)p * sizeof *all);
     int rc = all ? PMPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, f->comm)
@@ -512,9 +516,10 @@ int mpii_file_coll(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t co
     if (rc != MPI_SUCCESS)
         agreed = rc;
     int64_t gmin = INT64_MAX, gmax = INT64_MIN;
-    int interleaved = 0;
+    int interleaved = 0, overlap = 0;
     if (all && agreed == MPI_SUCCESS) {
         for (int i = 0; i < p; i++) {
+            overlap |= all[4 * i + 3] != 0;
             if (all[4 * i] != MPI_SUCCESS && (agreed == MPI_SUCCESS || all[4 * i] > agreed))
                 agreed = (int)all[4 * i];
             if (all[4 * i + 1] < all[4 * i + 2]) {
@@ -543,7 +548,7 @@ int mpii_file_coll(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t co
             fsize_known = fstat(f->fd, &st) == 0;
             fsize = fsize_known ? (int64_t)st.st_size : 0;
         }
-        if (mode == 1 || (mode == 2 && interleaved)) {
+        if (!overlap && (mode == 1 || (mode == 2 && interleaved))) {
             cls = twophase(f, write, &a, stream, gmin, gmax);
             *done = write ? (cls == MPI_SUCCESS ? n : 0) : bytes_before_eof(&a, fsize);
         } else {

@@ -56,6 +56,7 @@ typedef struct mpii_view {
     mpii_frun_t *runs;    /* [nruns] one tile's runs, offsets from the tile's start */
     int64_t *prefix;      /* [nruns] data bytes before run i */
     int64_t nruns;
+    int overlap;          /* 1: runs overlap (allowed read-only): no two-phase */
     int contig;           /* 1: the view is one contiguous byte stream from disp + runs[0].off */
     int rep;              /* MPII_REP_* */
     const mpii_datarep_t *user_rep; /* MPII_REP_USER */

@@ -282,7 +282,11 @@ static int indep_stream(mpii_file_t *f, int write, int64_t pos, char *stream, in
         free(l.spos);
         return rc;
     }
-    int64_t lo = l.r[0].off, hi = l.r[l.n - 1].off + l.r[l.n - 1].len;
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int64_t i = 0; i < l.n; i++) {
+        lo = BASE_MIN(lo, l.r[i].off);
+        hi = BASE_MAX(hi, l.r[i].off + l.r[i].len);
+    }
     if (f->atomic && (rc = mpii_file_lock(f, write ? F_WRLCK : F_RDLCK, lo, hi - lo)) != 0) {
         free(l.r);
         free(l.spos);
@@ -301,7 +305,8 @@ static int indep_stream(mpii_file_t *f, int write, int64_t pos, char *stream, in
         }
         /* reads: a group of runs close together */
         int64_t j = i + 1;
-        while (j < l.n && l.r[j].off - (l.r[j - 1].off + l.r[j - 1].len) <= SIEVE_GAP &&
+        while (j < l.n && l.r[j].off >= l.r[j - 1].off + l.r[j - 1].len &&
+               l.r[j].off - (l.r[j - 1].off + l.r[j - 1].len) <= SIEVE_GAP &&
                l.r[j].off + l.r[j].len - l.r[i].off <= SIEVE_MAX)
             j++;
         if (j - i == 1) {

@@ -10,10 +10,11 @@
  * filetype's runs is ever part of an access, so the bytes in the view's holes are never
  * touched by writes.
  *
- * MPI requires filetype displacements to be non-negative and monotonically
- * nondecreasing; set_view checks that (the runs sorted, not overlapping, the tile inside
- * its extent), so a stream range maps to increasing file offsets, which the collective
- * path (file_coll.c) relies on. A violating filetype is MPI_ERR_TYPE.
+ * MPI requires etype and filetype displacements to be non-negative and monotonically
+ * nondecreasing, and without overlaps in a file opened for writing; set_view checks
+ * that (a violation is MPI_ERR_TYPE). Without overlaps a stream range maps to increasing
+ * file offsets, which the two-phase path (file_coll.c) relies on; a read-only file's
+ * view with overlaps is marked (view.overlap) and read process by process.
  *
  * Data representations: the file holds the stream in the view's representation. For
  * external32 and user representations the runs are the filetype's native layout, so the
@@ -96,6 +97,27 @@ static int view_flatten(mpii_view_t *v, dt_t *t)
     return MPI_SUCCESS;
 }
 
+enum { ORDER_OK, ORDER_OVERLAP, ORDER_BAD };
+
+/* How one tile's runs (and the next tile, extent on) are ordered: ORDER_BAD for a
+ * negative or decreasing displacement (or no data, or extent <= 0), ORDER_OVERLAP when a
+ * run starts inside the one before. */
+static int runs_order(const mpii_frun_t *r, int64_t n, int64_t extent)
+{
+    if (n == 0 || r[0].off < 0 || extent <= 0)
+        return ORDER_BAD;
+    int order = ORDER_OK;
+    for (int64_t i = 1; i < n; i++) {
+        if (r[i].off < r[i - 1].off)
+            return ORDER_BAD;
+        if (r[i].off < r[i - 1].off + r[i - 1].len)
+            order = ORDER_OVERLAP;
+    }
+    if (r[n - 1].off + r[n - 1].len > extent + r[0].off) /* reaches into the next tile */
+        order = ORDER_OVERLAP;
+    return order;
+}
+
 int mpii_view_set(mpii_file_t *f, int64_t disp, MPI_Datatype etype, MPI_Datatype filetype,
                   const char *datarep)
 {
@@ -136,18 +158,24 @@ int mpii_view_set(mpii_file_t *f, int64_t disp, MPI_Datatype etype, MPI_Datatype
         return rc;
     nv.tile_size = fsize;
     nv.tile_extent = dt_extent(ft);
-    /* monotone, non-negative, inside the extent */
-    int ok = nv.nruns > 0 && nv.runs[0].off >= 0 && nv.tile_extent > 0;
-    for (int64_t i = 1; ok && i < nv.nruns; i++)
-        ok = nv.runs[i].off >= nv.runs[i - 1].off + nv.runs[i - 1].len;
-    /* the next tile's first run starts after this tile's last run ends */
-    if (ok)
-        ok = nv.runs[nv.nruns - 1].off + nv.runs[nv.nruns - 1].len <=
-             nv.tile_extent + nv.runs[0].off;
-    if (!ok) {
+    /* non-negative and nondecreasing; overlaps only in a read-only file */
+    int order = runs_order(nv.runs, nv.nruns, nv.tile_extent);
+    mpii_view_t ev;
+    memset(&ev, 0, sizeof ev);
+    if (order != ORDER_BAD && dt_kind(et) < 0) {
+        rc = view_flatten(&ev, et);
+        if (rc != MPI_SUCCESS) {
+            mpii_view_free(&nv);
+            return rc;
+        }
+        order = BASE_MAX(order, runs_order(ev.runs, ev.nruns, dt_extent(et)));
+        mpii_view_free(&ev);
+    }
+    if (order == ORDER_BAD || (order == ORDER_OVERLAP && !(f->amode & MPI_MODE_RDONLY))) {
         mpii_view_free(&nv);
         return MPI_ERR_TYPE;
     }
+    nv.overlap = order == ORDER_OVERLAP;
     nv.contig = nv.nruns == 1 && nv.runs[0].len == nv.tile_extent;
     nv.disp = disp;
     nv.etype = etype;
