@@ -98,16 +98,15 @@ int main(int argc, char **argv)
         unlink(locked);
 
     /* create, then EXCL on the existing file */
-    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                           &fh),
-             MPI_SUCCESS);
+    CHECK_RC(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh),
+        MPI_SUCCESS);
     int buf[16] = {0};
     /* read in write-only mode */
     CHECK(cls(MPI_File_read_at(fh, 0, buf, 4, MPI_INT, MPI_STATUS_IGNORE)) == MPI_ERR_ACCESS);
     CHECK_RC(MPI_File_write_at(fh, rank * 16, buf, 16, MPI_BYTE, MPI_STATUS_IGNORE), MPI_SUCCESS);
     /* bad views */
-    CHECK(cls(MPI_File_set_view(fh, -1, MPI_INT, MPI_INT, "native", MPI_INFO_NULL)) ==
-          MPI_ERR_ARG);
+    CHECK(cls(MPI_File_set_view(fh, -1, MPI_INT, MPI_INT, "native", MPI_INFO_NULL)) == MPI_ERR_ARG);
     MPI_Datatype three;
     MPI_Type_contiguous(3, MPI_BYTE, &three);
     CHECK(cls(MPI_File_set_view(fh, 0, MPI_INT, three, "native", MPI_INFO_NULL)) == MPI_ERR_TYPE);
@@ -130,8 +129,7 @@ int main(int argc, char **argv)
     MPI_Datatype overlap;
     MPI_Type_indexed(2, obl, odp, MPI_INT, &overlap);
     MPI_Type_commit(&overlap);
-    CHECK(cls(MPI_File_set_view(fh, 0, MPI_INT, overlap, "native", MPI_INFO_NULL)) ==
-          MPI_ERR_TYPE);
+    CHECK(cls(MPI_File_set_view(fh, 0, MPI_INT, overlap, "native", MPI_INFO_NULL)) == MPI_ERR_TYPE);
     /* a type that is not a whole number of etypes */
     CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL), MPI_SUCCESS);
     CHECK(cls(MPI_File_write_at(fh, 0, buf, 1, three, MPI_STATUS_IGNORE)) == MPI_ERR_TYPE);

@@ -194,8 +194,8 @@ int main(int argc, char **argv)
     int rc = MPI_Register_datarep("fmpl-test-rep", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
                                   ext_fn, NULL);
     CHECK(rc == MPI_SUCCESS);
-    CHECK(cls(MPI_Register_datarep("fmpl-test-rep", MPI_CONVERSION_FN_NULL,
-                                   MPI_CONVERSION_FN_NULL, ext_fn, NULL)) == MPI_ERR_DUP_DATAREP);
+    CHECK(cls(MPI_Register_datarep("fmpl-test-rep", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
+                                   ext_fn, NULL)) == MPI_ERR_DUP_DATAREP);
     CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "fmpl-test-rep", MPI_INFO_NULL),
              MPI_SUCCESS);
     int x = 4242 + rank;

@@ -117,18 +117,18 @@ static void case_columns_rows(MPI_Info info)
 static void case_holes(void)
 {
     MPI_File fh;
-    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &fh),
-             MPI_SUCCESS);
+    CHECK_RC(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+        MPI_SUCCESS);
     CHECK_RC(MPI_File_set_size(fh, 0), MPI_SUCCESS);
-    enum { N = 50 };                    /* ints per rank written */
-    int total = 2 * N * size;           /* ints in the file */
+    enum { N = 50 };          /* ints per rank written */
+    int total = 2 * N * size; /* ints in the file */
     if (rank == 0) {
         char *fill = malloc((size_t)total * sizeof(int));
         memset(fill, 0xAB, (size_t)total * sizeof(int));
-        CHECK_RC(MPI_File_write_at(fh, 0, fill, total * (int)sizeof(int), MPI_BYTE,
-                                   MPI_STATUS_IGNORE),
-                 MPI_SUCCESS);
+        CHECK_RC(
+            MPI_File_write_at(fh, 0, fill, total * (int)sizeof(int), MPI_BYTE, MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
         free(fill);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -165,9 +165,9 @@ static void case_holes(void)
 static void case_memtype_pointers(void)
 {
     MPI_File fh;
-    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &fh),
-             MPI_SUCCESS);
+    CHECK_RC(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+        MPI_SUCCESS);
     CHECK_RC(MPI_File_set_size(fh, 0), MPI_SUCCESS);
     /* memory: every third double of 3*M; file: contiguous M doubles per rank */
     enum { M = 40 };
@@ -177,8 +177,8 @@ static void case_memtype_pointers(void)
     MPI_Datatype every3;
     MPI_Type_vector(M, 1, 3, MPI_DOUBLE, &every3);
     MPI_Type_commit(&every3);
-    CHECK_RC(MPI_File_set_view(fh, (MPI_Offset)(rank * M * sizeof(double)), MPI_DOUBLE,
-                               MPI_DOUBLE, "native", MPI_INFO_NULL),
+    CHECK_RC(MPI_File_set_view(fh, (MPI_Offset)(rank * M * sizeof(double)), MPI_DOUBLE, MPI_DOUBLE,
+                               "native", MPI_INFO_NULL),
              MPI_SUCCESS);
     MPI_Request req;
     CHECK_RC(MPI_File_iwrite_at_all(fh, 0, mem, 1, every3, &req), MPI_SUCCESS);
@@ -228,9 +228,9 @@ static void case_memtype_pointers(void)
 static void case_external32(void)
 {
     MPI_File fh;
-    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &fh),
-             MPI_SUCCESS);
+    CHECK_RC(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+        MPI_SUCCESS);
     CHECK_RC(MPI_File_set_size(fh, 0), MPI_SUCCESS);
     CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL), MPI_SUCCESS);
     int v[2] = {0x01020304 + rank, -2};

@@ -159,9 +159,9 @@ typedef struct twophase {
     char *wbuf, *stage;
     int64_t stage_cap;
     /* per-round exchange buffers */
-    int64_t *cnt_out, *cnt_in;      /* [2 * size]: pieces, bytes */
-    MPI_Count *scount, *rcount;     /* [size] */
-    MPI_Aint *sdisp, *rdisp;        /* [size] */
+    int64_t *cnt_out, *cnt_in;  /* [2 * size]: pieces, bytes */
+    MPI_Count *scount, *rcount; /* [size] */
+    MPI_Aint *sdisp, *rdisp;    /* [size] */
     int64_t *meta_out, *meta_in;
     int64_t meta_out_cap, meta_in_cap;
     piece_ref_t *refs;
@@ -397,8 +397,8 @@ static int twophase(mpii_file_t *f, int write, const access_t *a, char *stream, 
     t.rdisp = calloc((size_t)p, sizeof *t.rdisp);
     if (t.my_aggr >= 0)
         t.wbuf = malloc((size_t)t.cb);
-    if (!t.cursor || !t.cnt_out || !t.cnt_in || !t.scount || !t.rcount || !t.sdisp ||
-        !t.rdisp || (t.my_aggr >= 0 && !t.wbuf))
+    if (!t.cursor || !t.cnt_out || !t.cnt_in || !t.scount || !t.rcount || !t.sdisp || !t.rdisp ||
+        (t.my_aggr >= 0 && !t.wbuf))
         cls = MPI_ERR_NO_MEM;
     PMPI_Allreduce(MPI_IN_PLACE, &cls, 1, MPI_INT, MPI_MAX, f->comm);
     int64_t rounds = t.dsize > 0 ? (t.dsize + t.cb - 1) / t.cb : 0;

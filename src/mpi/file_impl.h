@@ -46,19 +46,19 @@ typedef struct mpii_datarep {
 } mpii_datarep_t;
 
 typedef struct mpii_view {
-    int64_t disp;         /* bytes */
-    MPI_Datatype etype;   /* handles as given (derived ones kept alive by dt refs) */
+    int64_t disp;       /* bytes */
+    MPI_Datatype etype; /* handles as given (derived ones kept alive by dt refs) */
     MPI_Datatype filetype;
     dt_t *etype_dt, *ftype_dt; /* references held by the view */
-    int64_t esize;        /* etype size in the file's representation (bytes, >= 1) */
-    int64_t tile_size;    /* data bytes of one filetype tile (in file representation) */
-    int64_t tile_extent;  /* bytes of file one tile spans */
-    mpii_frun_t *runs;    /* [nruns] one tile's runs, offsets from the tile's start */
-    int64_t *prefix;      /* [nruns] data bytes before run i */
+    int64_t esize;             /* etype size in the file's representation (bytes, >= 1) */
+    int64_t tile_size;         /* data bytes of one filetype tile (in file representation) */
+    int64_t tile_extent;       /* bytes of file one tile spans */
+    mpii_frun_t *runs;         /* [nruns] one tile's runs, offsets from the tile's start */
+    int64_t *prefix;           /* [nruns] data bytes before run i */
     int64_t nruns;
-    int overlap;          /* 1: runs overlap (allowed read-only): no two-phase */
-    int contig;           /* 1: the view is one contiguous byte stream from disp + runs[0].off */
-    int rep;              /* MPII_REP_* */
+    int overlap; /* 1: runs overlap (allowed read-only): no two-phase */
+    int contig;  /* 1: the view is one contiguous byte stream from disp + runs[0].off */
+    int rep;     /* MPII_REP_* */
     const mpii_datarep_t *user_rep; /* MPII_REP_USER */
     char repname[MPI_MAX_DATAREP_STRING];
 } mpii_view_t;
@@ -70,11 +70,11 @@ typedef struct mpii_file {
     int rank, size;
     int amode;
     char *path;
-    int errh;    /* MPI_Errhandler (a reference) */
+    int errh;      /* MPI_Errhandler (a reference) */
     MPI_Info info; /* the hints in use (ours) plus the user's keys */
     int atomic;
     /* hints */
-    int cb_nodes;          /* aggregators (0: one per host) */
+    int cb_nodes; /* aggregators (0: one per host) */
     int64_t cb_buffer_size;
     int cb_read, cb_write; /* 1 enable, 0 disable, 2 automatic */
     int *aggregators;      /* [naggr] ranks of comm that aggregate (file_coll.c) */
@@ -139,8 +139,7 @@ int mpii_file_indep(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t c
 /* pread/pwrite of all of [off, off+len) (retrying short transfers); a read stops at EOF;
  * *got / *wrote (may be NULL for writes) count the bytes moved, also on an error.
  * Returns a class. */
-int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off,
-                         int64_t *wrote);
+int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off, int64_t *wrote);
 int mpii_file_pread_all(mpii_file_t *f, char *p, int64_t len, int64_t off, int64_t *got);
 /* Atomic mode: an fcntl lock over [off, off+len) (type F_RDLCK / F_WRLCK / F_UNLCK). */
 int mpii_file_lock(mpii_file_t *f, int type, int64_t off, int64_t len);
@@ -160,9 +159,8 @@ int mpii_file_aggr_setup(mpii_file_t *f);
 /* (file_io.c) The body of every data access call on fh: where is AT_OFFSET (offset in
  * etypes) or AT_INDIVIDUAL; coll 1 for the collective forms. Raises errors. */
 enum { MPII_AT_OFFSET, MPII_AT_INDIVIDUAL };
-int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll,
-                     MPI_Offset offset, void *buf, int64_t count, MPI_Datatype type,
-                     MPI_Status *status);
+int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll, MPI_Offset offset,
+                     void *buf, int64_t count, MPI_Datatype type, MPI_Status *status);
 /* (file_view.c) The pointer position seek(offset, whence) gives from cur (etypes). */
 int mpii_file_seek_target(mpii_file_t *f, int64_t cur, int64_t offset, int whence, int64_t *out);
 

@@ -77,8 +77,8 @@ static int stream_is_buffer(const mpii_file_t *f, dt_t *t, int64_t count)
     if (f->view.rep == MPII_REP_EXTERNAL32)
         return 0;
     if (f->view.rep == MPII_REP_USER &&
-        (f->view.user_rep->read_fn || f->view.user_rep->read_fn_c ||
-         f->view.user_rep->write_fn || f->view.user_rep->write_fn_c))
+        (f->view.user_rep->read_fn || f->view.user_rep->read_fn_c || f->view.user_rep->write_fn ||
+         f->view.user_rep->write_fn_c))
         return 0;
     return dt_is_contig(t, count);
 }
@@ -164,8 +164,7 @@ int mpii_file_stream_in_done(const mpii_file_t *f, void *buf, int64_t count, MPI
 
 /* ---------------------------------------------------------------- file side */
 
-int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off,
-                         int64_t *wrote)
+int mpii_file_pwrite_all(mpii_file_t *f, const char *p, int64_t len, int64_t off, int64_t *wrote)
 {
     int64_t dummy;
     if (!wrote)
@@ -297,8 +296,8 @@ static int indep_stream(mpii_file_t *f, int write, int64_t pos, char *stream, in
     for (int64_t i = 0; i < l.n && rc == MPI_SUCCESS && !eof;) {
         if (write) {
             int64_t wrote = 0;
-            rc = mpii_file_pwrite_all(f, stream + (l.spos[i] - pos), l.r[i].len, l.r[i].off,
-                                      &wrote);
+            rc =
+                mpii_file_pwrite_all(f, stream + (l.spos[i] - pos), l.r[i].len, l.r[i].off, &wrote);
             *done += wrote;
             i++;
             continue;
@@ -424,9 +423,8 @@ int mpii_file_done_request(const MPI_Status *st, int rc, MPI_Request *request)
 
 /* The common body of read/write at an explicit offset or the individual pointer,
  * independent or collective. offset in etypes (AT_OFFSET). */
-int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll,
-                     MPI_Offset offset, void *buf, int64_t count, MPI_Datatype type,
-                     MPI_Status *status)
+int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll, MPI_Offset offset,
+                     void *buf, int64_t count, MPI_Datatype type, MPI_Status *status)
 {
     MPII_CHECK_INIT(fn);
     mpii_file_t *f = mpii_file_get(fh);
@@ -483,8 +481,8 @@ static int file_iaccess(MPI_File fh, const char *fn, int write, int where, int c
     int PMPI_File_##name(MPI_File fh, ctype buf, cnt_t count, MPI_Datatype datatype,               \
                          MPI_Status *status)                                                       \
     {                                                                                              \
-        return mpii_file_access(fh, "MPI_File_" #name, write, AT_INDIVIDUAL, coll, 0,              \
-                                (void *)buf, count, datatype, status);                             \
+        return mpii_file_access(fh, "MPI_File_" #name, write, AT_INDIVIDUAL, coll, 0, (void *)buf, \
+                                count, datatype, status);                                          \
     }                                                                                              \
     MPII_WEAK(MPI_File_##name, PMPI_File_##name)
 

@@ -149,8 +149,8 @@ int mpii_view_set(mpii_file_t *f, int64_t disp, MPI_Datatype etype, MPI_Datatype
         return MPI_ERR_UNSUPPORTED_DATAREP;
     if (nv.rep == MPII_REP_USER) {
         MPI_Aint e = 0;
-        if (dt_kind(et) < 0 || nv.user_rep->extent_fn(etype, &e, nv.user_rep->extra) != MPI_SUCCESS ||
-            e != esize)
+        if (dt_kind(et) < 0 ||
+            nv.user_rep->extent_fn(etype, &e, nv.user_rep->extra) != MPI_SUCCESS || e != esize)
             return MPI_ERR_UNSUPPORTED_DATAREP;
     }
     int rc = view_flatten(&nv, ft);
@@ -295,7 +295,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     if (cls == MPI_SUCCESS && f->split_active)
         cls = MPI_ERR_OTHER;
     int nk;
-    if (cls == MPI_SUCCESS && info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nk) != MPI_SUCCESS)
+    if (cls == MPI_SUCCESS && info != MPI_INFO_NULL &&
+        PMPI_Info_get_nkeys(info, &nk) != MPI_SUCCESS)
         cls = MPI_ERR_INFO;
     if (cls == MPI_SUCCESS)
         cls = mpii_view_set(f, disp, etype, filetype, datarep);
