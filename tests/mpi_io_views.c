@@ -143,6 +143,17 @@ static void case_holes(void)
     CHECK_RC(MPI_File_set_view(fh, (MPI_Offset)(2 * rank * sizeof(int)), MPI_INT, ftr, "native",
                                MPI_INFO_NULL),
              MPI_SUCCESS);
+    /* the view keeps the filetype alive after the user frees it; get_view gives a new one */
+    MPI_Type_free(&ftr);
+    MPI_Offset vd;
+    MPI_Datatype ve, vf;
+    char rep[MPI_MAX_DATAREP_STRING];
+    CHECK_RC(MPI_File_get_view(fh, &vd, &ve, &vf, rep), MPI_SUCCESS);
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(vf, &lb, &ext);
+    CHECK(vd == (MPI_Offset)(2 * rank * sizeof(int)) && ve == MPI_INT && lb == 0 &&
+          ext == (MPI_Aint)(2 * size * sizeof(int)) && strcmp(rep, "native") == 0);
+    CHECK_RC(MPI_Type_free(&vf), MPI_SUCCESS);
     CHECK_RC(MPI_File_write_all(fh, buf, N, MPI_INT, MPI_STATUS_IGNORE), MPI_SUCCESS);
     CHECK_RC(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -158,7 +169,6 @@ static void case_holes(void)
     }
     free(all);
     MPI_Type_free(&ft);
-    MPI_Type_free(&ftr);
     CHECK_RC(MPI_File_close(&fh), MPI_SUCCESS);
 }
 

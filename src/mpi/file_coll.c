@@ -440,38 +440,6 @@ static int64_t bytes_before_eof(const access_t *a, int64_t fsize)
     return got;
 }
 
-/* Independent transfer of the collected runs (the non-interleaved case). */
-static int runs_indep(mpii_file_t *f, int write, const access_t *a, char *stream, int64_t *done)
-{
-    *done = 0;
-    if (a->n == 0)
-        return MPI_SUCCESS;
-    int64_t lo = INT64_MAX, hi = 0;
-    for (int64_t i = 0; i < a->n; i++) {
-        lo = BASE_MIN(lo, a->r[i].off);
-        hi = BASE_MAX(hi, a->r[i].off + a->r[i].len);
-    }
-    int cls = MPI_SUCCESS;
-    if (f->atomic)
-        mpii_file_lock(f, write ? F_WRLCK : F_RDLCK, lo, hi - lo);
-    for (int64_t i = 0; i < a->n && cls == MPI_SUCCESS; i++) {
-        if (write) {
-            int64_t wrote = 0;
-            cls = mpii_file_pwrite_all(f, stream + a->spos[i], a->r[i].len, a->r[i].off, &wrote);
-            *done += wrote;
-        } else {
-            int64_t got = 0;
-            cls = mpii_file_pread_all(f, stream + a->spos[i], a->r[i].len, a->r[i].off, &got);
-            *done += got;
-            if (got < a->r[i].len)
-                break;
-        }
-    }
-    if (f->atomic)
-        mpii_file_lock(f, F_UNLCK, lo, hi - lo);
-    return cls;
-}
-
 static int range_cmp(const void *x, const void *y)
 {
     const int64_t *a = x, *b = y;
@@ -552,7 +520,7 @@ int mpii_file_coll(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t co
             cls = twophase(f, write, &a, stream, gmin, gmax);
             *done = write ? (cls == MPI_SUCCESS ? n : 0) : bytes_before_eof(&a, fsize);
         } else {
-            cls = runs_indep(f, write, &a, stream, done);
+            cls = mpii_file_stream_indep(f, write, pos, stream, n, done);
         }
         PMPI_Allreduce(MPI_IN_PLACE, &cls, 1, MPI_INT, MPI_MAX, f->comm);
     } else {

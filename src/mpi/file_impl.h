@@ -132,6 +132,10 @@ int mpii_file_stream_in_buf(const mpii_file_t *f, void *buf, int64_t count, MPI_
                             int64_t n, char **stream, int *owned);
 int mpii_file_stream_in_done(const mpii_file_t *f, void *buf, int64_t count, MPI_Datatype type,
                              int64_t got, char *stream, int owned);
+/* Independent transfer of stream bytes [pos, pos + n) to/from stream (byte 0 of stream
+ * is view position pos): the runs, data sieving for reads, locks in atomic mode. */
+int mpii_file_stream_indep(mpii_file_t *f, int write, int64_t pos, char *stream, int64_t n,
+                           int64_t *done);
 /* Independent access of count x type at view byte position pos; *done = stream bytes
  * transferred. Returns a class (not raised). */
 int mpii_file_indep(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t count,

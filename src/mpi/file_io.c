@@ -267,9 +267,8 @@ static int sieve_read(mpii_file_t *f, const run_list_t *l, int64_t i, int64_t j,
     return MPI_SUCCESS;
 }
 
-/* Independent transfer of stream bytes [pos, pos + n) to/from stream. */
-static int indep_stream(mpii_file_t *f, int write, int64_t pos, char *stream, int64_t n,
-                        int64_t *done)
+int mpii_file_stream_indep(mpii_file_t *f, int write, int64_t pos, char *stream, int64_t n,
+                           int64_t *done)
 {
     *done = 0;
     if (n == 0)
@@ -345,7 +344,7 @@ int mpii_file_indep(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t c
         cls = mpii_file_stream_in_buf(f, buf, count, type, n, &stream, &owned);
     if (cls != MPI_SUCCESS)
         return cls;
-    cls = indep_stream(f, write, pos, stream, n, done);
+    cls = mpii_file_stream_indep(f, write, pos, stream, n, done);
     if (write) {
         if (owned)
             free(stream);

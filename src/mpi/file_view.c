@@ -322,18 +322,17 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
     if (!disp || !etype || !filetype || !datarep)
         return MPII_ERR_FILE(fh, MPI_ERR_ARG, fn);
-    MPI_Datatype e = f->view.etype, t = f->view.filetype;
-    /* derived types: a duplicate (the user frees it); the view keeps its own reference,
-     * so a handle the user freed meanwhile still works here through the dt object */
-    if (!FMPL_MPI_DT_IS_PREDEF(e)) {
-        int rc = PMPI_Type_dup(mpii_type_obj(e) ? e : MPI_BYTE, &e);
-        if (rc != MPI_SUCCESS)
-            return MPII_ERR_FILE(fh, rc, fn);
-    }
-    if (!FMPL_MPI_DT_IS_PREDEF(t)) {
-        int rc = PMPI_Type_dup(mpii_type_obj(t) ? t : MPI_BYTE, &t);
-        if (rc != MPI_SUCCESS)
-            return MPII_ERR_FILE(fh, rc, fn);
+    /* new handles for derived types (the user frees them), from the view's own
+     * references: the handles given to set_view may have been freed since */
+    MPI_Datatype e, t;
+    int rc = mpii_type_handle_for(f->view.etype_dt, &e);
+    if (rc != MPI_SUCCESS)
+        return MPII_ERR_FILE(fh, rc, fn);
+    rc = mpii_type_handle_for(f->view.ftype_dt, &t);
+    if (rc != MPI_SUCCESS) {
+        if (!FMPL_MPI_DT_IS_PREDEF(e))
+            PMPI_Type_free(&e);
+        return MPII_ERR_FILE(fh, rc, fn);
     }
     *disp = f->view.disp;
     *etype = e;

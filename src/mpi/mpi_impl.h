@@ -257,6 +257,8 @@ static inline dt_t *mpii_type_comm_dt(MPI_Datatype h)
     }
     return mpii_type_comm_derived(h);
 }
+/* (types.c) A handle for t: the predefined one, or a new handle with a new reference. */
+int mpii_type_handle_for(dt_t *t, MPI_Datatype *out);
 /* The type object of a derived datatype handle, or NULL (predefined or invalid). */
 mpii_type_t *mpii_type_obj(MPI_Datatype h);
 /* MPI_SUCCESS when the type may be used for communication (valid and committed or
