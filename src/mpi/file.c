@@ -217,6 +217,7 @@ static void file_free(mpii_file_t *f)
         PMPI_Comm_free(&f->comm);
     mpii_errh_release(f->errh);
     free(f->aggregators);
+    free(f->cb_buf);
     free(f->path);
     free(f);
 }

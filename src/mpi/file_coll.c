@@ -29,6 +29,9 @@
  * the data is received into (or sent from) the window buffer directly; otherwise it goes
  * through a staging buffer and memcpy.
  *
+ * The aggregator's window buffer (cb_buffer_size bytes) is kept with the file from one
+ * collective call to the next, so its pages are not faulted in again each time.
+ *
  * Atomic mode: each aggregator holds an fcntl lock over its window while it writes. */
 #include <errno.h>
 #include <fcntl.h>
@@ -395,8 +398,14 @@ static int twophase(mpii_file_t *f, int write, const access_t *a, char *stream, 
     t.rcount = calloc((size_t)p, sizeof *t.rcount);
     t.sdisp = calloc((size_t)p, sizeof *t.sdisp);
     t.rdisp = calloc((size_t)p, sizeof *t.rdisp);
-    if (t.my_aggr >= 0)
-        t.wbuf = malloc((size_t)t.cb);
+    if (t.my_aggr >= 0) { /* the window buffer stays with the file for the next call */
+        if (f->cb_buf_size < t.cb) {
+            free(f->cb_buf);
+            f->cb_buf = malloc((size_t)t.cb);
+            f->cb_buf_size = f->cb_buf ? t.cb : 0;
+        }
+        t.wbuf = f->cb_buf;
+    }
     if (!t.cursor || !t.cnt_out || !t.cnt_in || !t.scount || !t.rcount || !t.sdisp || !t.rdisp ||
         (t.my_aggr >= 0 && !t.wbuf))
         cls = MPI_ERR_NO_MEM;
@@ -414,7 +423,6 @@ static int twophase(mpii_file_t *f, int write, const access_t *a, char *stream, 
     free(t.rcount);
     free(t.sdisp);
     free(t.rdisp);
-    free(t.wbuf);
     free(t.stage);
     free(t.meta_out);
     free(t.meta_in);

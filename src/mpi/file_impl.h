@@ -78,6 +78,8 @@ typedef struct mpii_file {
     int64_t cb_buffer_size;
     int cb_read, cb_write; /* 1 enable, 0 disable, 2 automatic */
     int *aggregators;      /* [naggr] ranks of comm that aggregate (file_coll.c) */
+    char *cb_buf;          /* an aggregator's window buffer, kept between calls */
+    int64_t cb_buf_size;
     int naggr;
     mpii_view_t view;
     int64_t fp; /* individual file pointer, in etypes */
