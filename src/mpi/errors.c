@@ -9,8 +9,8 @@
  * handle). Calls without an object (or with an invalid one) use MPI_COMM_SELF's handler
  * when the program set one there (MPI-4.0 9.3), else MPI_COMM_WORLD's (what MPI-3 said
  * and what most programs rely on); before MPI_Init and after MPI_Finalize,
- * MPI_ERRORS_ARE_FATAL. Windows, files and sessions do not exist yet: their handles are
- * never valid. */
+ * MPI_ERRORS_ARE_FATAL. Files: the file's handler, or MPI_FILE_NULL's when there is no
+ * file (mpii_file_errh, file.c; MPI_ERRORS_RETURN by default). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
