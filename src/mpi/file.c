@@ -689,7 +689,7 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
     static const char fn[] = "MPI_File_call_errhandler";
     MPII_CHECK_INIT(fn);
-    if (!mpii_file_get(fh) && fh != MPI_FILE_NULL)
+    if (!mpii_file_get(fh)) /* MPI_FILE_NULL included: no file to call it on */
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
     (void)mpii_err(FMPL_MPI_KIND_FILE, fh, errorcode, fn);
     return MPI_SUCCESS;
