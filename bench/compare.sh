@@ -28,6 +28,9 @@
 #        lock/unlock, fence and PSCW, shared-window load/store ping-pong; fence and PSCW
 #        again at 4 ranks. Open MPI runs them with --mca osc sm,ucx (its default one-sided
 #        component, osc/rdma over vader, crashes in MPI_Win_lock on this machine);
+#      - mpi_io at 2 and 4 ranks: MPI-IO collective write and read of a 64 MiB 2-D array
+#        through a subarray view, independent contiguous write and read (bandwidth), in
+#        COMPARE_IO_DIR (default /dev/shm; its file system is named in the report);
 #      - the application proxies (bench/apps/) at 2 and 4 ranks, in their default sizes
 #        and (up to the CPU count) in strong-scaling sizes (apps_strong below):
 #        app_wavefront (2-D pipelined sweep, one-double messages), app_halo2d and
@@ -127,13 +130,14 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_robust mpi_rma "${apps[@]}"; do
+    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_robust mpi_rma mpi_io "${apps[@]}"; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
     done
 
     mkdir -p bench/out
+    local iodir=${COMPARE_IO_DIR:-/dev/shm}
     stamp=$(date +%Y%m%d-%H%M%S)
     raw=bench/out/compare-$stamp.csv
     echo "round,impl,bench,mem,np,size,metric,value" >"$raw"
@@ -148,6 +152,7 @@ measure() {
             "$(mpiexec.mpich --version | sed -n 's/^ *Version: *//p' | head -n 1);" \
             "$(mpirun.openmpi --version | head -n 1)"
         echo "# load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+        echo "# mpi_io files in $iodir ($(stat -f -c %T "$iodir" 2>/dev/null || echo unknown file system))"
     } >"$machine"
 
     fmpl() { local n=$1; shift; "$bin/fmplrun" --timeout 600 -n "$n" "$@"; }
@@ -196,6 +201,11 @@ measure() {
         done
         for who in "${order[@]}"; do
             mpi "$who" 4 mpi_neighbor --csv --reps=5
+        done
+        for np in 2 4; do
+            for who in "${order[@]}"; do
+                mpi "$who" $np mpi_io --csv --reps=5 "--dir=$iodir"
+            done
         done
         fmpl 16 "$bin/fmpl_hello" | rows
         for who in "${order[@]}"; do
@@ -280,6 +290,7 @@ awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
   if ($1 == "fmpl-mpi" || $1 == "mpich" || $1 == "openmpi") {
       if ($2 == "pingpong" || $2 == "stream" || $2 == "bibw") sizes[$5 + 0] = 1
       if ($2 ~ /^submatrix_n[0-9]+_z[0-9]+$/) sub_cases[$2 "|" $5] = 1
+      if ($3 == "file") iosize[$2 "|" $4] = $5 # mpi_io: total bytes per bench and np
       # an application proxy: its problem sizes (the default and the strong-scaling one)
       if ($6 == "rate" && !(($2 "|" $4 "|" $5) in appseen)) { appseen[$2 "|" $4 "|" $5] = 1; appsize[$2 "|" $4] = appsize[$2 "|" $4] " " $5 }
   }
@@ -415,6 +426,23 @@ END {
     if (4 > ncpu) printf "* more ranks than the %d CPUs: oversubscribed\n", ncpu
     print "missing: the library has no such operation (Open MPI 4 has the persistent ones as MPIX_*_init)"
 
+    # MPI-IO (mpi_io): bandwidth, higher is better.
+    print ""
+    print "== MPI-IO (mpi_io: 2-D array through a subarray view, collective; contiguous blocks, independent; file system in the header)"
+    hdr("FMPL-MPI")
+    split("coll_write_subarray coll_read_subarray indep_write_contig indep_read_contig", iob, " ")
+    split("coll. write, subarray|coll. read, subarray|indep. write, contiguous|indep. read, contiguous", ion, "|")
+    nio = 0 # rows for the "worse" list: iok[] keys, iol[] labels
+    for (np = 2; np <= 4; np += 2)
+        for (i = 1; i <= 4; i++) {
+            if (!((iob[i] "|" np) in iosize)) continue
+            t = np > ncpu ? "*" : ""
+            k = iob[i] "|file|" np "|" iosize[iob[i] "|" np] "|bw_GBps"
+            mp(ion[i] ", " np " ranks" t " [GB/s]", k, "higher")
+            iok[++nio] = k; iol[nio] = ion[i] ", " np " ranks" t
+        }
+    if (nio == 0) print "(no mpi_io rows)"
+
     # Persistent collectives against the blocking call, per library.
     print ""
     print "== persistent / blocking (mpi_coll: MPI_Bcast_init or MPI_Allreduce_init once, then MPI_Start + MPI_Wait per call)"
@@ -503,6 +531,12 @@ END {
         if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", al[i], f, faster(ak[i], 0))
     }
     if (list != "") { printf "  application proxies: %s\n", list; any = 1 }
+    list = ""
+    for (i = 1; i <= nio; i++) {
+        f = slowdown(iok[i], 0)
+        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", iol[i], f, faster(iok[i], 0))
+    }
+    if (list != "") { printf "  MPI-IO: %s\n", list; any = 1 }
     if (!any) print "  none"
 }' "$sum"
 if [ -f "$out-robust.txt" ]; then

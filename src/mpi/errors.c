@@ -9,8 +9,9 @@
  * handle). Calls without an object (or with an invalid one) use MPI_COMM_SELF's handler
  * when the program set one there (MPI-4.0 9.3), else MPI_COMM_WORLD's (what MPI-3 said
  * and what most programs rely on); before MPI_Init and after MPI_Finalize,
- * MPI_ERRORS_ARE_FATAL. Windows carry their own handler (win.c). Files do not exist yet:
- * their handles are never valid. */
+ * MPI_ERRORS_ARE_FATAL. Windows carry their own handler (win.c). Files: the file's
+ * handler, or MPI_FILE_NULL's when there is no file (mpii_file_errh, file.c;
+ * MPI_ERRORS_RETURN by default). */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -345,6 +346,8 @@ static int err_run(int kind, int handle, int code, const char *fname, const char
         if (weh != MPI_ERRHANDLER_NULL)
             return errh_invoke(weh, kind, handle, code, fname, detail, raised);
     }
+    if (kind == FMPL_MPI_KIND_FILE && mpii.state == MPII_ACTIVE) /* file.c */
+        return errh_invoke(mpii_file_errh(handle), kind, handle, code, fname, detail);
     MPI_Comm target = err_target(kind, handle);
     mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
     return errh_invoke(c ? c->errh : MPI_ERRORS_ARE_FATAL, FMPL_MPI_KIND_COMM, target, code, fname,
@@ -656,47 +659,6 @@ MPII_WEAK(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler)
               "are not implemented)")
 
 /* MPI_Win_set/get/call_errhandler live with the windows (win.c). */
-
-/* MPI_File_set_errhandler: MPI_FILE_NULL sets the default handler of file operations
- * (MPI_ERRORS_RETURN, the only one accepted until MPI-IO exists); other handles:
- * MPI_ERR_FILE. */
-int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
-{
-    MPII_CHECK_INIT("MPI_File_set_errhandler");
-    if (file == MPI_FILE_NULL) {
-        mpii_errhandler_t *e = errh_obj(errhandler);
-        if (!e || (!e->predefined && e->kind != FMPL_MPI_KIND_FILE))
-            return MPII_ERRF(MPI_ERR_ARG, "MPI_File_set_errhandler", "invalid error handler");
-        return MPI_SUCCESS;
-    }
-    return NO_OBJECT(MPI_ERR_FILE, "file", "MPI_File_set_errhandler");
-}
-MPII_WEAK(MPI_File_set_errhandler, PMPI_File_set_errhandler)
-
-/* MPI_File_get_errhandler: MPI_FILE_NULL gives the default (MPI_ERRORS_RETURN); other
- * handles: MPI_ERR_FILE. */
-int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
-{
-    MPII_CHECK_INIT("MPI_File_get_errhandler");
-    if (!errhandler)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_File_get_errhandler");
-    if (file == MPI_FILE_NULL) {
-        *errhandler = MPI_ERRORS_RETURN;
-        return MPI_SUCCESS;
-    }
-    return NO_OBJECT(MPI_ERR_FILE, "file", "MPI_File_get_errhandler");
-}
-MPII_WEAK(MPI_File_get_errhandler, PMPI_File_get_errhandler)
-
-/* MPI_File_call_errhandler: MPI_ERR_FILE (no file exists). */
-int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
-{
-    MPII_CHECK_INIT("MPI_File_call_errhandler");
-    (void)fh;
-    (void)errorcode;
-    return NO_OBJECT(MPI_ERR_FILE, "file", "MPI_File_call_errhandler");
-}
-MPII_WEAK(MPI_File_call_errhandler, PMPI_File_call_errhandler)
 
 /* MPI_Session_set_errhandler: attaches a predefined or session handler to session. */
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)

@@ -269,6 +269,8 @@ static inline dt_t *mpii_type_comm_dt(MPI_Datatype h)
     }
     return mpii_type_comm_derived(h);
 }
+/* (types.c) A handle for t: the predefined one, or a new handle with a new reference. */
+int mpii_type_handle_for(dt_t *t, MPI_Datatype *out);
 /* The type object of a derived datatype handle, or NULL (predefined or invalid). */
 mpii_type_t *mpii_type_obj(MPI_Datatype h);
 /* MPI_SUCCESS when the type may be used for communication (valid and committed or
@@ -418,6 +420,8 @@ int mpii_errh_check(MPI_Errhandler h, int kind);
  * error on object (kind, handle); returns the code it leaves. detail may be NULL. */
 int mpii_err_with(MPI_Errhandler eh, int kind, int handle, int code, const char *fname,
                   const char *detail);
+/* (file.c) The handler of file h: its own, or MPI_FILE_NULL's for no file. */
+int mpii_file_errh(MPI_File h);
 int mpii_errors_init(void); /* predefined errhandlers */
 void mpii_errors_finalize(void);
 /* The last error code in use (MPI_LASTUSEDCODE attribute): MPI_ERR_LASTCODE until

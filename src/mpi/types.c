@@ -1533,3 +1533,10 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Test_cancelled, PMPI_Test_cancelled)
+
+/* (mpi_impl.h) A handle for the type t: its predefined handle, or a new handle holding a
+ * new reference (MPI_File_get_view's etype and filetype). */
+int mpii_type_handle_for(dt_t *t, MPI_Datatype *out)
+{
+    return type_handle_for(t, out);
+}

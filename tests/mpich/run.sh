@@ -91,10 +91,17 @@ run1() {
     local t0 t1 rc
     t0=$(date +%s.%N)
     set +e
+    # io's programs share file names (testfile, test.ord) in their working directory: each
+    # runs in a directory of its own there, so tests running at the same time do not clash.
+    local wd=$dir
+    if [ "$folder" = io ]; then
+        wd=$dir/run.$(printf '%s' "$key" | tr -c 'A-Za-z0-9_.' '_')
+        mkdir -p "$wd"
+    fi
     (
-        cd "$dir" && exec env "${envs[@]}" MPIEXEC_TIMEOUT="$t" \
+        cd "$wd" && exec env "${envs[@]}" MPIEXEC_TIMEOUT="$t" \
             timeout -k 5 $((t + 15)) "$FMPL_MPICH_MPIEXEC" -n "$run_np" "${margs[@]}" \
-            "./$prog" "${args[@]}"
+            "$(cd "$dir" && pwd)/$prog" "${args[@]}"
     ) >"$log" 2>&1 </dev/null
     rc=$?
     set -e
