@@ -347,7 +347,7 @@ static int err_run(int kind, int handle, int code, const char *fname, const char
             return errh_invoke(weh, kind, handle, code, fname, detail, raised);
     }
     if (kind == FMPL_MPI_KIND_FILE && mpii.state == MPII_ACTIVE) /* file.c */
-        return errh_invoke(mpii_file_errh(handle), kind, handle, code, fname, detail);
+        return errh_invoke(mpii_file_errh(handle), kind, handle, code, fname, detail, raised);
     MPI_Comm target = err_target(kind, handle);
     mpii_comm_t *c = target != MPI_COMM_NULL ? mpii_comm_get(target) : NULL;
     return errh_invoke(c ? c->errh : MPI_ERRORS_ARE_FATAL, FMPL_MPI_KIND_COMM, target, code, fname,

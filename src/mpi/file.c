@@ -691,7 +691,7 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
     MPII_CHECK_INIT(fn);
     if (!mpii_file_get(fh)) /* MPI_FILE_NULL included: no file to call it on */
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
-    (void)mpii_err(FMPL_MPI_KIND_FILE, fh, errorcode, fn);
+    (void)mpii_err_call(FMPL_MPI_KIND_FILE, fh, errorcode, fn);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_File_call_errhandler, PMPI_File_call_errhandler)
