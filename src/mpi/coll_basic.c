@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mpi/coll_impl.h"
+#include "mpi/tool_impl.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -206,11 +207,13 @@ static int cb_pack_step(const void *a)
 int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                   int root)
 {
-    if (c->size == 1 || count == 0)
-        return MPI_SUCCESS;
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
-    if (n < mpii_coll_tune.bcast_large || c->size < 3) {
+    int tree = n < mpii_coll_tune.bcast_large || c->size < 3;
+    mpii_coll_note(MPII_TOOL_BCAST, tree ? MPII_ALG_TREE : MPII_ALG_SCATTER_ALLGATHER);
+    if (c->size == 1 || count == 0)
+        return MPI_SUCCESS;
+    if (tree) {
         mpii_cb_bcast_tree(s, c, buf, count, type, root);
         return MPI_SUCCESS;
     }
@@ -237,6 +240,7 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
 static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                        int root)
 {
+    mpii_coll_note(MPII_TOOL_BCAST, MPII_ALG_MAILBOX);
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
     if (dt_is_contig(t, count))

@@ -303,6 +303,7 @@ coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 typedef struct mpii_coll_tune {
     int64_t bcast_large, allreduce_large;
     int a2a_window;
+    unsigned gen; /* changes when MPI_T writes a threshold: older cached schedules retire */
 } mpii_coll_tune_t;
 extern mpii_coll_tune_t mpii_coll_tune;
 

@@ -404,4 +404,15 @@ typedef struct vnic_udp_stats {
  * FMPL_ERR_ARG for NULL. */
 int vnic_udp_stats(const vnic_t *v, vnic_udp_stats_t *out);
 
+/* Operations this process posted per transport since vnic_open (MPI_T's performance
+ * variables): puts, gets, atomics and active messages, and their payload bytes (8 for
+ * an atomic). Plain per-process counters: with several threads posting at once a count
+ * may miss an increment. */
+typedef struct vnic_traffic {
+    uint64_t ops, bytes;
+} vnic_traffic_t;
+enum { VNIC_TRAFFIC_SHM = 0, VNIC_TRAFFIC_UDP = 1, VNIC_TRAFFIC_N };
+/* Fills out[VNIC_TRAFFIC_N]. Never blocks. FMPL_ERR_ARG for NULL. */
+int vnic_traffic(const vnic_t *v, vnic_traffic_t out[VNIC_TRAFFIC_N]);
+
 #endif
