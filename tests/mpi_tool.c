@@ -162,8 +162,7 @@ static void record_matches(const base_setting_t *s, void *arg)
     int cat = -1, ncat = 0;
     CHECK_RC(MPI_T_category_get_index(s->layer, &cat), MPI_SUCCESS);
     int members[256];
-    CHECK_RC(MPI_T_category_get_info(cat, NULL, NULL, NULL, NULL, &ncat, NULL, NULL),
-             MPI_SUCCESS);
+    CHECK_RC(MPI_T_category_get_info(cat, NULL, NULL, NULL, NULL, &ncat, NULL, NULL), MPI_SUCCESS);
     CHECK(ncat > 0 && ncat <= 256);
     CHECK_RC(MPI_T_category_get_cvars(cat, ncat, members), MPI_SUCCESS);
     int found = 0;
@@ -221,8 +220,21 @@ static void check_against_tools(const char *fmpl_info, const char *readme)
         CHECK_RC(MPI_T_cvar_get_info(i, name, &nl, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
                  MPI_SUCCESS);
         snprintf(row, sizeof row, "| `%s` |", name);
-        if (!strstr(text, row)) {
+        char *r = strstr(text, row);
+        if (!r) {
             fprintf(stderr, "README.md: no table row for %s\n", name);
+            CHECK(0);
+        }
+        /* the row says "MPI_T: writable" exactly when the variable is */
+        char *end = strchr(r, '\n');
+        CHECK(end);
+        *end = '\0';
+        int marked = strstr(r, "MPI_T: writable") != NULL, scope;
+        *end = '\n';
+        CHECK_RC(MPI_T_cvar_get_info(i, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &scope),
+                 MPI_SUCCESS);
+        if (marked != (scope != MPI_T_SCOPE_READONLY)) {
+            fprintf(stderr, "README.md: %s is%s marked writable\n", name, marked ? "" : " not");
             CHECK(0);
         }
     }
@@ -344,8 +356,7 @@ static void check_unexpected(void)
     MPI_T_pvar_session s;
     CHECK_RC(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
     MPI_T_pvar_handle len = pvar_handle(s, "mpi_p2p_unexp_len", MPI_T_PVAR_CLASS_LEVEL, 1);
-    MPI_T_pvar_handle hwm =
-        pvar_handle(s, "mpi_p2p_unexp_hwm", MPI_T_PVAR_CLASS_HIGHWATERMARK, 1);
+    MPI_T_pvar_handle hwm = pvar_handle(s, "mpi_p2p_unexp_hwm", MPI_T_PVAR_CLASS_HIGHWATERMARK, 1);
     MPI_T_pvar_handle arrived =
         pvar_handle(s, "mpi_p2p_unexp_arrived", MPI_T_PVAR_CLASS_COUNTER, 1);
     /* continuous and read-only */
@@ -411,8 +422,8 @@ static void check_udp(void)
     CHECK_RC(MPI_T_pvar_stop(s, MPI_T_PVAR_ALL_HANDLES), MPI_SUCCESS);
     if (rank == 0) {
         CHECK(pvar_u64(s, ops) >= (lossy ? 1000ull : 200ull) * (size - 1));
-        CHECK(pvar_u64(s, tx) > 0); /* messages share datagrams (bundles) */
-        CHECK(pvar_u64(s, shm) == 0);                      /* every peer is behind udp */
+        CHECK(pvar_u64(s, tx) > 0);   /* messages share datagrams (bundles) */
+        CHECK(pvar_u64(s, shm) == 0); /* every peer is behind udp */
         if (lossy)
             CHECK(pvar_u64(s, re) > 0);
     } else {
@@ -430,8 +441,8 @@ static int alg_value(const char *item)
     int e = pvar_index("mpi_coll_bcast_algorithm", MPI_T_PVAR_CLASS_STATE);
     MPI_T_enum en;
     MPI_Datatype dt;
-    CHECK_RC(MPI_T_pvar_get_info(e, NULL, NULL, NULL, NULL, &dt, &en, NULL, NULL, NULL, NULL,
-                                 NULL, NULL),
+    CHECK_RC(MPI_T_pvar_get_info(e, NULL, NULL, NULL, NULL, &dt, &en, NULL, NULL, NULL, NULL, NULL,
+                                 NULL),
              MPI_SUCCESS);
     CHECK(dt == MPI_INT);
     int n = 0;
@@ -600,9 +611,9 @@ static void check_errors(void)
     /* no events, no sources */
     CHECK_RC(MPI_T_event_get_num(&i), MPI_SUCCESS);
     CHECK(i == 0);
-    CHECK_RC(MPI_T_event_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                                  NULL),
-             MPI_T_ERR_INVALID_INDEX);
+    CHECK_RC(
+        MPI_T_event_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+        MPI_T_ERR_INVALID_INDEX);
     CHECK_RC(MPI_T_event_get_index("x", &i), MPI_T_ERR_INVALID_NAME);
     MPI_T_event_registration reg;
     CHECK_RC(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);

@@ -248,8 +248,7 @@ int base_env_bool_at(const char *file, const char *name, int def, const char *wh
     return v;
 }
 
-const char *base_env_str_at(const char *file, const char *name, const char *def,
-                            const char *what)
+const char *base_env_str_at(const char *file, const char *name, const char *def, const char *what)
 {
     const char *s = getenv(name);
     const char *v = (s && *s) ? s : def;

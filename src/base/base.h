@@ -55,8 +55,7 @@ long long base_env_int_at(const char *file, const char *name, long long def, lon
 /* Boolean setting: 1/0, yes/no, on/off, true/false. */
 int base_env_bool_at(const char *file, const char *name, int def, const char *what);
 /* String setting; returns def when unset. The result stays valid for the process. */
-const char *base_env_str_at(const char *file, const char *name, const char *def,
-                            const char *what);
+const char *base_env_str_at(const char *file, const char *name, const char *def, const char *what);
 /* The readers name the source file that reads the setting: its layer (the folder under
  * src/) is recorded with it, and is the setting's MPI_T category. */
 #define base_env_int(...) base_env_int_at(__FILE__, __VA_ARGS__)

@@ -18,7 +18,7 @@ typedef struct mpii_todo {
 
 static struct {
     size_t eager_max;
-    size_t eager_init; /* eager_max at init: the most it may become again (MPI_T) */
+    size_t eager_init;      /* eager_max at init: the most it may become again (MPI_T) */
     char *packbuf;          /* [eager_max] packing of non-contiguous eager sends */
     int packbuf_busy;       /* a send from packbuf waits for inbox room: a send started
                              * meanwhile (by a progress hook: a collective schedule)

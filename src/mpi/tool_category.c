@@ -16,7 +16,7 @@
 #include "mpi/tool_impl.h"
 
 const char *const mpii_tool_layers[MPII_TOOL_NLAYERS] = {"base", "boot", "vnic", "dt",
-                                                          "coll", "fmpl", "mpi"};
+                                                         "coll", "fmpl", "mpi"};
 
 static const char *const layer_desc[MPII_TOOL_NLAYERS] = {
     "base: status codes, logging, settings, clocks, the wait back-off",

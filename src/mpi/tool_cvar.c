@@ -282,8 +282,8 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
         MPII_TOOL_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
     long long v = cvar_type(s) == MPI_INT ? *(const int *)buf : *(const MPI_Count *)buf;
     int rc = base_env_write(h->index, v);
-    MPII_TOOL_RETURN(rc == FMPL_SUCCESS            ? MPI_SUCCESS
-                : rc == FMPL_ERR_UNSUPPORTED ? MPI_T_ERR_CVAR_SET_NEVER
-                                             : MPI_T_ERR_INVALID);
+    MPII_TOOL_RETURN(rc == FMPL_SUCCESS           ? MPI_SUCCESS
+                     : rc == FMPL_ERR_UNSUPPORTED ? MPI_T_ERR_CVAR_SET_NEVER
+                                                  : MPI_T_ERR_INVALID);
 }
 MPII_WEAK(MPI_T_cvar_write, PMPI_T_cvar_write)

@@ -36,12 +36,12 @@ static inline void mpii_stats_unexp_push(void)
  * again (mpii_coll_count). */
 enum {
     MPII_ALG_NONE = 0,
-    MPII_ALG_MAILBOX,           /* the communicator's mailboxes (coll layer's group schedules) */
-    MPII_ALG_NODE_AWARE,        /* intra-host steps to one leader per host, leaders between */
-    MPII_ALG_TREE,              /* binomial tree (bcast) */
-    MPII_ALG_SCATTER_ALLGATHER, /* binomial scatter + ring allgather (large bcast) */
+    MPII_ALG_MAILBOX,            /* the communicator's mailboxes (coll layer's group schedules) */
+    MPII_ALG_NODE_AWARE,         /* intra-host steps to one leader per host, leaders between */
+    MPII_ALG_TREE,               /* binomial tree (bcast) */
+    MPII_ALG_SCATTER_ALLGATHER,  /* binomial scatter + ring allgather (large bcast) */
     MPII_ALG_RECURSIVE_DOUBLING, /* allreduce */
-    MPII_ALG_RABENSEIFNER,      /* reduce-scatter + allgather (large commutative allreduce) */
+    MPII_ALG_RABENSEIFNER,       /* reduce-scatter + allgather (large commutative allreduce) */
     MPII_ALG_N
 };
 /* Collectives followed: indices of mpii_coll_stats.calls. */

@@ -145,19 +145,25 @@ typedef struct pvar_def {
 enum { L_VNIC = 2, L_MPI = 6 }; /* mpii_tool_layers */
 
 #define UDP(field, what)                                                                           \
-    {"vnic_udp_" #field, what, MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_udp,                     \
-     offsetof(vnic_udp_stats_t, field)}
+    {                                                                                              \
+        "vnic_udp_" #field, what, MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_udp,                   \
+            offsetof(vnic_udp_stats_t, field)                                                      \
+    }
 #define P2P(field, cls, what)                                                                      \
-    {"mpi_p2p_" #field, what, cls, L_MPI, 1, read_p2p, offsetof(mpii_p2p_stats_t, field)}
+    {                                                                                              \
+        "mpi_p2p_" #field, what, cls, L_MPI, 1, read_p2p, offsetof(mpii_p2p_stats_t, field)        \
+    }
 
 static const pvar_def_t pvar_defs[] = {
-    {"vnic_shm_ops", "operations (puts, gets, atomics, active messages) posted to ranks of this "
-                     "host through the shm transport",
+    {"vnic_shm_ops",
+     "operations (puts, gets, atomics, active messages) posted to ranks of this "
+     "host through the shm transport",
      MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 2},
     {"vnic_shm_bytes", "payload bytes of the operations posted through the shm transport",
      MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 2 + 1},
-    {"vnic_udp_ops", "operations (puts, gets, atomics, active messages) posted to ranks through "
-                     "the udp transport",
+    {"vnic_udp_ops",
+     "operations (puts, gets, atomics, active messages) posted to ranks through "
+     "the udp transport",
      MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_UDP * 2},
     {"vnic_udp_bytes", "payload bytes of the operations posted through the udp transport",
      MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_UDP * 2 + 1},
@@ -187,8 +193,9 @@ static const pvar_def_t pvar_defs[] = {
     P2P(unexp_len, MPI_T_PVAR_CLASS_LEVEL, "MPI messages in the unexpected queue now"),
     P2P(unexp_hwm, MPI_T_PVAR_CLASS_HIGHWATERMARK,
         "most MPI messages the unexpected queue held at once since MPI_Init"),
-    {"mpi_coll_bcast_calls", "MPI_Bcast calls (blocking and nonblocking; persistent ones at init) "
-                             "per algorithm: element i counts algorithm i of fmpl_coll_algorithm",
+    {"mpi_coll_bcast_calls",
+     "MPI_Bcast calls (blocking and nonblocking; persistent ones at init) "
+     "per algorithm: element i counts algorithm i of fmpl_coll_algorithm",
      MPI_T_PVAR_CLASS_COUNTER, L_MPI, MPII_ALG_N, read_coll_calls, MPII_TOOL_BCAST},
     {"mpi_coll_bcast_algorithm", "the algorithm of the latest MPI_Bcast call",
      MPI_T_PVAR_CLASS_STATE, L_MPI, 1, read_coll_last, MPII_TOOL_BCAST},
