@@ -434,7 +434,8 @@ static void check_udp(void)
 
 /* ------------------------------------------------------------------ collectives */
 
-enum { ALG_MAILBOX = 1, ALG_TREE = 3, ALG_SCAG = 4, ALG_RD = 5, ALG_RABENSEIFNER = 6 };
+enum { ALG_MAILBOX = 1, ALG_TREE = 3, ALG_SCAG = 4, ALG_RD = 5, ALG_RABENSEIFNER = 6, ALG_P2P = 7 };
+#define NALG 8
 
 static int alg_value(const char *item)
 {
@@ -468,7 +469,7 @@ static int coll_call(MPI_Comm comm, int coll, int count)
     CHECK_RC(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
     const char *calls = coll ? "mpi_coll_allreduce_calls" : "mpi_coll_bcast_calls";
     const char *last = coll ? "mpi_coll_allreduce_algorithm" : "mpi_coll_bcast_algorithm";
-    MPI_T_pvar_handle hc = pvar_handle(s, calls, MPI_T_PVAR_CLASS_COUNTER, 7);
+    MPI_T_pvar_handle hc = pvar_handle(s, calls, MPI_T_PVAR_CLASS_COUNTER, NALG);
     MPI_T_pvar_handle hl = pvar_handle(s, last, MPI_T_PVAR_CLASS_STATE, 1);
     CHECK_RC(MPI_T_pvar_start(s, hc), MPI_SUCCESS);
     int r, p;
@@ -487,11 +488,65 @@ static int coll_call(MPI_Comm comm, int coll, int count)
         for (int i = 0; i < count; i++)
             CHECK(out[i] == p * i + p * (p - 1) / 2);
     }
-    unsigned long long c[7];
+    unsigned long long c[NALG];
     CHECK_RC(MPI_T_pvar_read(s, hc, c), MPI_SUCCESS);
     int alg = -1, total = 0, which = -1;
     CHECK_RC(MPI_T_pvar_read(s, hl, &alg), MPI_SUCCESS);
-    for (int k = 0; k < 7; k++) {
+    for (int k = 0; k < NALG; k++) {
+        total += (int)c[k];
+        if (c[k])
+            which = k;
+    }
+    CHECK(total == 1 && which == alg);
+    CHECK_RC(MPI_T_pvar_session_free(&s), MPI_SUCCESS);
+    return alg;
+}
+
+/* One call of collective `name` on comm (data checked); returns the algorithm counted. */
+static int other_call(MPI_Comm comm, const char *name)
+{
+    enum { N = 4 };
+    static int sb[N * 64], rb[N * 64];
+    int r, p;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    char cn[64], ln[64];
+    snprintf(cn, sizeof cn, "mpi_coll_%s_calls", name);
+    snprintf(ln, sizeof ln, "mpi_coll_%s_algorithm", name);
+    MPI_T_pvar_session s;
+    CHECK_RC(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
+    MPI_T_pvar_handle hc = pvar_handle(s, cn, MPI_T_PVAR_CLASS_COUNTER, NALG);
+    MPI_T_pvar_handle hl = pvar_handle(s, ln, MPI_T_PVAR_CLASS_STATE, 1);
+    CHECK_RC(MPI_T_pvar_start(s, hc), MPI_SUCCESS);
+    for (int i = 0; i < N * p; i++)
+        sb[i] = r * 1000 + i;
+    if (strcmp(name, "barrier") == 0) {
+        CHECK_RC(MPI_Barrier(comm), MPI_SUCCESS);
+    } else if (strcmp(name, "allgather") == 0) {
+        CHECK_RC(MPI_Allgather(sb, N, MPI_INT, rb, N, MPI_INT, comm), MPI_SUCCESS);
+        for (int q = 0; q < p; q++)
+            for (int i = 0; i < N; i++)
+                CHECK(rb[q * N + i] == q * 1000 + i);
+    } else if (strcmp(name, "alltoall") == 0) {
+        CHECK_RC(MPI_Alltoall(sb, N, MPI_INT, rb, N, MPI_INT, comm), MPI_SUCCESS);
+        for (int q = 0; q < p; q++)
+            for (int i = 0; i < N; i++)
+                CHECK(rb[q * N + i] == q * 1000 + r * N + i);
+    } else if (strcmp(name, "reduce") == 0) {
+        CHECK_RC(MPI_Reduce(sb, rb, N, MPI_INT, MPI_SUM, 0, comm), MPI_SUCCESS);
+        for (int i = 0; r == 0 && i < N; i++)
+            CHECK(rb[i] == 1000 * p * (p - 1) / 2 + p * i);
+    } else {
+        CHECK(strcmp(name, "scan") == 0);
+        CHECK_RC(MPI_Scan(sb, rb, N, MPI_INT, MPI_SUM, comm), MPI_SUCCESS);
+        for (int i = 0; i < N; i++)
+            CHECK(rb[i] == 1000 * r * (r + 1) / 2 + (r + 1) * i);
+    }
+    unsigned long long c[NALG];
+    int alg = -1, total = 0, which = -1;
+    CHECK_RC(MPI_T_pvar_read(s, hc, c), MPI_SUCCESS);
+    CHECK_RC(MPI_T_pvar_read(s, hl, &alg), MPI_SUCCESS);
+    for (int k = 0; k < NALG; k++) {
         total += (int)c[k];
         if (c[k])
             which = k;
@@ -526,6 +581,14 @@ static void check_collectives(void)
     CHECK(coll_call(dup, 0, 1000) == (size >= 3 ? ALG_SCAG : ALG_TREE));
     CHECK(coll_call(dup, 0, 100) == ALG_TREE); /* below the threshold */
     CHECK(coll_call(dup, 1, 1000) == (size >= 2 ? ALG_RABENSEIFNER : ALG_RD));
+    /* the other collectives: the mailboxes on WORLD, point-to-point on the duplicate */
+    const char *others[] = {"barrier", "allgather", "alltoall", "reduce", "scan"};
+    for (int k = 0; k < 5; k++) {
+        CHECK(other_call(dup, others[k]) == ALG_P2P);
+        CHECK(other_call(dup, others[k]) == ALG_P2P); /* cached or not: counted */
+    }
+    if (size > 1)
+        CHECK(other_call(MPI_COMM_WORLD, "barrier") == ALG_MAILBOX);
     cvar_write_count("FMPL_MPI_BCAST_LARGE", bl);
     cvar_write_count("FMPL_MPI_ALLREDUCE_LARGE", al);
     CHECK(coll_call(dup, 0, 1000) == ALG_TREE);

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "mpi/coll_impl.h"
-#include "mpi/tool_impl.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -210,7 +209,8 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
     int tree = n < mpii_coll_tune.bcast_large || c->size < 3;
-    mpii_coll_note(MPII_TOOL_BCAST, tree ? MPII_ALG_TREE : MPII_ALG_SCATTER_ALLGATHER);
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST),
+                   tree ? MPII_ALG_TREE : MPII_ALG_SCATTER_ALLGATHER);
     if (c->size == 1 || count == 0)
         return MPI_SUCCESS;
     if (tree) {
@@ -240,7 +240,7 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
 static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                        int root)
 {
-    mpii_coll_note(MPII_TOOL_BCAST, MPII_ALG_MAILBOX);
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_MAILBOX);
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
     if (dt_is_contig(t, count))
@@ -667,6 +667,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
         int rc = mpii_coll_enter(comm, m->fname, &cc);
         if (rc)
             return rc;
+        mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
@@ -842,6 +843,7 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
         int rc = mpii_coll_enter(comm, m->fname, &cc);
         if (rc)
             return rc;
+        mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }

@@ -40,7 +40,6 @@
 #include <string.h>
 
 #include "mpi/coll_impl.h"
-#include "mpi/tool_impl.h"
 
 /* The node map of a communicator. Nodes are numbered in the order of their lowest
  * member rank; members[first[k] .. first[k+1]) are node k's ranks, ascending. */
@@ -249,7 +248,7 @@ int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c)
 int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                   int root)
 {
-    mpii_coll_note(MPII_TOOL_BCAST, MPII_ALG_NODE_AWARE);
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_NODE_AWARE);
     if (count == 0)
         return MPI_SUCCESS;
     const mpii_cnode_t *m = c->cnode;
@@ -302,7 +301,7 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
 int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
                       MPI_Datatype type, MPI_Op op)
 {
-    mpii_coll_note(MPII_TOOL_ALLREDUCE, MPII_ALG_NODE_AWARE);
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_NODE_AWARE);
     if (count == 0)
         return MPI_SUCCESS;
     const mpii_cnode_t *m = c->cnode;

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "mpi/coll_impl.h"
-#include "mpi/tool_impl.h"
 
 /* Checks count/type/op of a reduction: MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP (invalid
  * op, MPI_REPLACE / MPI_NO_OP, or a pair 6.9.2 forbids). */
@@ -311,7 +310,7 @@ static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void 
     while (p2 * 2 <= c->size)
         p2 *= 2;
     int64_t bytes = count * dt_size(mpii_type_get(type));
-    mpii_coll_note(MPII_TOOL_ALLREDUCE,
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE),
                    commute && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1
                        ? MPII_ALG_RABENSEIFNER
                        : MPII_ALG_RECURSIVE_DOUBLING);
@@ -353,7 +352,7 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     if (fit)
         MC_BUILD_RUN_CG(
             c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
-            (mpii_coll_note(MPII_TOOL_ALLREDUCE, MPII_ALG_MAILBOX),
+            (mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_MAILBOX),
              cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
             cb_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));

@@ -8,7 +8,6 @@
 #include <strings.h>
 
 #include "mpi/coll_impl.h"
-#include "mpi/tool_impl.h"
 
 /* ------------------------------------------------------------------ types
  * A schedule names a datatype by a word: a predefined type (immortal) by its handle
@@ -303,6 +302,7 @@ typedef struct mpii_ccache {
 } mpii_ccache_t;
 
 mpii_coll_stats_t mpii_coll_stats;
+_Static_assert(MPII_TOOL_COLL(MPII_CK_EXSCAN) == MPII_TOOL_NCOLL - 1, "tool_impl.h's count");
 
 /* Counts a run of cached schedule s by its slot's note. */
 static void cs_count_cached(mpii_comm_t *c, const coll_sched_t *s)
@@ -624,6 +624,7 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
 
 int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname)
 {
+    mpii_coll_take_note(); /* the entry's path note: this schedule has its own */
     cs_count_cached(c, s);
     return cs_run_block(c, comm, s, fname, 1, NULL, 0);
 }
@@ -672,6 +673,7 @@ static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int 
 int mpii_cs_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                          int cslot)
 {
+    mpii_coll_take_note();
     mpii_coll_count(c->ccache->note[cslot - 1]);
     int rc = m->req ? cs_queue(c, s, m, cslot) : MPI_ERR_ARG;
     if (rc && !m->req)

@@ -30,10 +30,13 @@ static inline void mpii_stats_unexp_push(void)
 }
 
 /* ---- collectives: the algorithm chosen per call ----
- * A collective's schedule is built once per call shape (and cached, coll_sched.c); the
- * builder that picks the algorithm notes it (mpii_coll_note), and the schedule cache keeps
- * the note with the schedule, so a call served from the cache counts the same algorithm
- * again (mpii_coll_count). */
+ * A collective's schedule is built once per call shape (and cached, coll_sched.c). The
+ * entry's path notes what it chose before the builder runs (coll_impl.h's MC_BUILD_RUN*
+ * macros: the mailboxes, node-aware, or the layer's point-to-point schedule), a builder
+ * that chooses further among point-to-point algorithms notes its choice (bcast,
+ * allreduce), the run counts the note, and the schedule cache keeps it with the
+ * schedule, so a call served from the cache counts the same algorithm again. The
+ * collectives are numbered by their schedule-cache kind (MPII_CK_*, coll_impl.h) - 1. */
 enum {
     MPII_ALG_NONE = 0,
     MPII_ALG_MAILBOX,            /* the communicator's mailboxes (coll layer's group schedules) */
@@ -42,10 +45,12 @@ enum {
     MPII_ALG_SCATTER_ALLGATHER,  /* binomial scatter + ring allgather (large bcast) */
     MPII_ALG_RECURSIVE_DOUBLING, /* allreduce */
     MPII_ALG_RABENSEIFNER,       /* reduce-scatter + allgather (large commutative allreduce) */
+    MPII_ALG_POINT_TO_POINT,     /* the collective's one point-to-point schedule (coll_*.c) */
     MPII_ALG_N
 };
-/* Collectives followed: indices of mpii_coll_stats.calls. */
-enum { MPII_TOOL_BCAST = 0, MPII_TOOL_ALLREDUCE, MPII_TOOL_NCOLL };
+/* Collectives followed: MPII_CK_BARRIER .. MPII_CK_EXSCAN, as indices 0 .. 10. */
+#define MPII_TOOL_NCOLL 11
+#define MPII_TOOL_COLL(ck) ((ck)-1)
 typedef struct mpii_coll_stats {
     uint64_t calls[MPII_TOOL_NCOLL][MPII_ALG_N]; /* calls per algorithm */
     int last[MPII_TOOL_NCOLL];                   /* the algorithm of the latest call */

@@ -6,9 +6,12 @@
  *   the udp transport's datagrams, retransmissions, timeouts, LOSE / STOP / GO and drops
  *   (vnic_udp_stats, what FMPL_UDP_STATS prints; zero without a udp transport);
  * - mpi: messages and bytes sent eagerly and by rendezvous, unexpected arrivals, the
- *   unexpected queue's length and high-water mark (p2p.c); per followed collective the
- *   calls per algorithm (an array indexed by the algorithm enumeration) and the
- *   algorithm of the latest call (tool_impl.h).
+ *   unexpected queue's length and high-water mark (p2p.c); per collective (barrier,
+ *   bcast, gather, scatter, allgather, alltoall, reduce, allreduce,
+ *   reduce_scatter_block, scan, exscan; the v/w forms and MPI_Reduce_scatter, whose
+ *   count arrays the schedule cache does not key, are not counted) the calls per
+ *   algorithm (an array indexed by the algorithm enumeration) and the algorithm of the
+ *   latest call (tool_impl.h).
  * The engine's counters only grow (or are levels); MPI_T's semantics live in the handle:
  * - counters (MPI_T_PVAR_CLASS_COUNTER) are not continuous: a handle starts stopped at
  *   zero; start records the engine's value, stop adds what accrued since to the handle's
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "mpi/coll_impl.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/tool_impl.h"
 #include "vnic/vnic.h"
@@ -43,6 +47,7 @@ static const char *const enum_alg_items[MPII_ALG_N] = {
     [MPII_ALG_SCATTER_ALLGATHER] = "scatter_ring_allgather",
     [MPII_ALG_RECURSIVE_DOUBLING] = "recursive_doubling",
     [MPII_ALG_RABENSEIFNER] = "rabenseifner",
+    [MPII_ALG_POINT_TO_POINT] = "point_to_point",
 };
 struct fmpl_mpi_t_enum_s mpii_tool_enum_alg = {"fmpl_coll_algorithm", MPII_ALG_N, enum_alg_items};
 
@@ -193,18 +198,30 @@ static const pvar_def_t pvar_defs[] = {
     P2P(unexp_len, MPI_T_PVAR_CLASS_LEVEL, "MPI messages in the unexpected queue now"),
     P2P(unexp_hwm, MPI_T_PVAR_CLASS_HIGHWATERMARK,
         "most MPI messages the unexpected queue held at once since MPI_Init"),
-    {"mpi_coll_bcast_calls",
-     "MPI_Bcast calls (blocking and nonblocking; persistent ones at init) "
-     "per algorithm: element i counts algorithm i of fmpl_coll_algorithm",
-     MPI_T_PVAR_CLASS_COUNTER, L_MPI, MPII_ALG_N, read_coll_calls, MPII_TOOL_BCAST},
-    {"mpi_coll_bcast_algorithm", "the algorithm of the latest MPI_Bcast call",
-     MPI_T_PVAR_CLASS_STATE, L_MPI, 1, read_coll_last, MPII_TOOL_BCAST},
-    {"mpi_coll_allreduce_calls",
-     "MPI_Allreduce calls (blocking and nonblocking; persistent ones at init) per algorithm: "
-     "element i counts algorithm i of fmpl_coll_algorithm",
-     MPI_T_PVAR_CLASS_COUNTER, L_MPI, MPII_ALG_N, read_coll_calls, MPII_TOOL_ALLREDUCE},
-    {"mpi_coll_allreduce_algorithm", "the algorithm of the latest MPI_Allreduce call",
-     MPI_T_PVAR_CLASS_STATE, L_MPI, 1, read_coll_last, MPII_TOOL_ALLREDUCE},
+#define COLL(name, ck)                                                                             \
+    {"mpi_coll_" name "_calls",                                                                    \
+     "MPI_" name " calls (blocking and nonblocking; persistent ones at init) per algorithm: "      \
+     "element i counts algorithm i of the fmpl_coll_algorithm enumeration",                        \
+     MPI_T_PVAR_CLASS_COUNTER,                                                                     \
+     L_MPI,                                                                                        \
+     MPII_ALG_N,                                                                                   \
+     read_coll_calls,                                                                              \
+     MPII_TOOL_COLL(ck)},                                                                          \
+    {                                                                                              \
+        "mpi_coll_" name "_algorithm", "the algorithm of the latest MPI_" name " call",            \
+            MPI_T_PVAR_CLASS_STATE, L_MPI, 1, read_coll_last, MPII_TOOL_COLL(ck)                   \
+    }
+    COLL("barrier", MPII_CK_BARRIER),
+    COLL("bcast", MPII_CK_BCAST),
+    COLL("gather", MPII_CK_GATHER),
+    COLL("scatter", MPII_CK_SCATTER),
+    COLL("allgather", MPII_CK_ALLGATHER),
+    COLL("alltoall", MPII_CK_ALLTOALL),
+    COLL("reduce", MPII_CK_REDUCE),
+    COLL("allreduce", MPII_CK_ALLREDUCE),
+    COLL("reduce_scatter_block", MPII_CK_RSB),
+    COLL("scan", MPII_CK_SCAN),
+    COLL("exscan", MPII_CK_EXSCAN),
 };
 #define NPVARS ((int)(sizeof pvar_defs / sizeof pvar_defs[0]))
 
