@@ -108,45 +108,101 @@ static base_setting_t base_settings[BASE_MAX_SETTINGS];
 static int base_nsettings;
 static pthread_mutex_t base_settings_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void base_record(const char *name, const char *what, const char *value, int from_env)
+/* The layer of a source file: the folder after the last "src/" in its path. */
+static void base_layer_of(const char *file, char *out, size_t size)
+{
+    const char *p = NULL;
+    for (const char *q = file; (q = strstr(q, "src/")); q += 4)
+        p = q + 4;
+    size_t n = p ? strcspn(p, "/") : 0;
+    if (!p || !p[n] || n == 0 || n >= size)
+        snprintf(out, size, "%s", "base");
+    else
+        snprintf(out, size, "%.*s", (int)n, p);
+}
+
+static void base_record(const char *file, const char *name, const char *what, const char *value,
+                        int from_env, base_setting_kind_t kind, long long min, long long max)
 {
     pthread_mutex_lock(&base_settings_lock);
     for (int i = 0; i < base_nsettings; i++)
         if (strcmp(base_settings[i].name, name) == 0)
             goto out;
     if (base_nsettings < BASE_MAX_SETTINGS) {
-        base_setting_t *s = &base_settings[base_nsettings++];
+        base_setting_t *s = &base_settings[base_nsettings];
         s->name = name;
         s->what = what;
         snprintf(s->value, sizeof s->value, "%s", value);
         s->from_env = from_env;
+        s->kind = kind;
+        s->min = min;
+        s->max = max;
+        base_layer_of(file, s->layer, sizeof s->layer);
+        /* published last: a reader that sees the count sees the record */
+        __atomic_store_n(&base_nsettings, base_nsettings + 1, __ATOMIC_RELEASE);
     }
 out:
     pthread_mutex_unlock(&base_settings_lock);
 }
 
+int base_env_count(void)
+{
+    return __atomic_load_n(&base_nsettings, __ATOMIC_ACQUIRE);
+}
+
+const base_setting_t *base_env_at(int i)
+{
+    return i >= 0 && i < base_env_count() ? &base_settings[i] : NULL;
+}
+
 void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg)
 {
-    pthread_mutex_lock(&base_settings_lock);
-    int n = base_nsettings;
-    pthread_mutex_unlock(&base_settings_lock);
+    int n = base_env_count();
     for (int i = 0; i < n; i++)
         fn(&base_settings[i], arg);
 }
 
 const base_setting_t *base_env_find(const char *name)
 {
-    pthread_mutex_lock(&base_settings_lock);
-    int n = base_nsettings;
-    pthread_mutex_unlock(&base_settings_lock);
+    int n = base_env_count();
     for (int i = 0; i < n; i++)
         if (strcmp(base_settings[i].name, name) == 0)
             return &base_settings[i];
     return NULL;
 }
 
-long long base_env_int(const char *name, long long def, long long min, long long max,
-                       const char *what)
+int base_env_writable(const char *name, int (*apply)(long long value), int all_equal)
+{
+    base_setting_t *s = (base_setting_t *)base_env_find(name);
+    if (!s || !apply || s->kind == BASE_SETTING_STR)
+        return FMPL_ERR_ARG;
+    pthread_mutex_lock(&base_settings_lock);
+    s->apply = apply;
+    s->all_equal = all_equal;
+    pthread_mutex_unlock(&base_settings_lock);
+    return FMPL_SUCCESS;
+}
+
+int base_env_write(int i, long long value)
+{
+    if (i < 0 || i >= base_env_count())
+        return FMPL_ERR_ARG;
+    base_setting_t *s = &base_settings[i];
+    pthread_mutex_lock(&base_settings_lock);
+    int rc = FMPL_ERR_UNSUPPORTED;
+    if (s->apply) {
+        rc = value < s->min || value > s->max ? FMPL_ERR_ARG : s->apply(value);
+        if (rc == FMPL_SUCCESS) {
+            snprintf(s->value, sizeof s->value, "%lld", value);
+            s->from_env = 0;
+        }
+    }
+    pthread_mutex_unlock(&base_settings_lock);
+    return rc;
+}
+
+long long base_env_int_at(const char *file, const char *name, long long def, long long min,
+                          long long max, const char *what)
 {
     const char *s = getenv(name);
     long long v = def;
@@ -181,11 +237,11 @@ long long base_env_int(const char *name, long long def, long long min, long long
     }
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
-    base_record(name, what, buf, s && *s);
+    base_record(file, name, what, buf, s && *s, BASE_SETTING_INT, min, max);
     return v;
 }
 
-int base_env_bool(const char *name, int def, const char *what)
+int base_env_bool_at(const char *file, const char *name, int def, const char *what)
 {
     const char *s = getenv(name);
     int v = def;
@@ -199,15 +255,15 @@ int base_env_bool(const char *name, int def, const char *what)
         else
             base_setting_fail("%s=%s is not a boolean (use 1/0, yes/no, on/off) (%s)", name, s, what);
     }
-    base_record(name, what, v ? "1" : "0", s && *s);
+    base_record(file, name, what, v ? "1" : "0", s && *s, BASE_SETTING_BOOL, 0, 1);
     return v;
 }
 
-const char *base_env_str(const char *name, const char *def, const char *what)
+const char *base_env_str_at(const char *file, const char *name, const char *def, const char *what)
 {
     const char *s = getenv(name);
     const char *v = (s && *s) ? s : def;
-    base_record(name, what, v ? v : "(unset)", s && *s);
+    base_record(file, name, what, v ? v : "(unset)", s && *s, BASE_SETTING_STR, 0, 0);
     return v;
 }
 
@@ -365,7 +421,27 @@ static struct {
     int configured;
     uint64_t spin_ns, yield_ns;
     int64_t sleep_ns;
+    int oversubscribed; /* as configured, before FMPL_SPIN_US=0 */
 } base_bo;
+
+static int base_backoff_set_spin(long long us)
+{
+    __atomic_store_n(&base_bo.spin_ns, (uint64_t)us * 1000, __ATOMIC_RELAXED);
+    base_backoff_oversubscribed = base_bo.oversubscribed || us == 0;
+    return FMPL_SUCCESS;
+}
+
+static int base_backoff_set_yield(long long us)
+{
+    __atomic_store_n(&base_bo.yield_ns, (uint64_t)us * 1000, __ATOMIC_RELAXED);
+    return FMPL_SUCCESS;
+}
+
+static int base_backoff_set_sleep(long long us)
+{
+    __atomic_store_n(&base_bo.sleep_ns, (int64_t)us * 1000, __ATOMIC_RELAXED);
+    return FMPL_SUCCESS;
+}
 
 void base_backoff_configure(int oversubscribed)
 {
@@ -384,8 +460,13 @@ void base_backoff_configure(int oversubscribed)
                                     "wake-up normally ends it sooner)") *
                        1000;
     base_bo.configured = 1;
+    base_bo.oversubscribed = oversubscribed;
     /* No spin phase: base_backoff_next asks base_backoff_decide at every poll. */
     base_backoff_oversubscribed = oversubscribed || base_bo.spin_ns == 0;
+    /* The three may change at run time (MPI_T): each wait reads them at every decision. */
+    base_env_writable("FMPL_SPIN_US", base_backoff_set_spin, 0);
+    base_env_writable("FMPL_YIELD_US", base_backoff_set_yield, 0);
+    base_env_writable("FMPL_SLEEP_US", base_backoff_set_sleep, 0);
 }
 
 base_backoff_action_t base_backoff_decide(base_backoff_t *b)

@@ -56,22 +56,49 @@ extern int base_debug_enabled;
  * a user's mistake. */
 
 /* Integer setting; accepts decimal with an optional K/M/G suffix (powers of 1024). */
-long long base_env_int(const char *name, long long def, long long min, long long max,
-                       const char *what);
+long long base_env_int_at(const char *file, const char *name, long long def, long long min,
+                          long long max, const char *what);
 /* Boolean setting: 1/0, yes/no, on/off, true/false. */
-int base_env_bool(const char *name, int def, const char *what);
+int base_env_bool_at(const char *file, const char *name, int def, const char *what);
 /* String setting; returns def when unset. The result stays valid for the process. */
-const char *base_env_str(const char *name, const char *def, const char *what);
+const char *base_env_str_at(const char *file, const char *name, const char *def, const char *what);
+/* The readers name the source file that reads the setting: its layer (the folder under
+ * src/) is recorded with it, and is the setting's MPI_T category. */
+#define base_env_int(...) base_env_int_at(__FILE__, __VA_ARGS__)
+#define base_env_bool(...) base_env_bool_at(__FILE__, __VA_ARGS__)
+#define base_env_str(...) base_env_str_at(__FILE__, __VA_ARGS__)
 
+typedef enum { BASE_SETTING_INT = 0, BASE_SETTING_BOOL, BASE_SETTING_STR } base_setting_kind_t;
 typedef struct base_setting {
     const char *name, *what;
     char value[64]; /* the value in force, as text */
     int from_env;   /* 1 when the environment set it */
+    base_setting_kind_t kind;
+    long long min, max; /* the accepted range (int: as given; bool: 0..1; str: 0..0) */
+    char layer[8];      /* the layer that reads it: base, boot, vnic, dt, coll, fmpl, mpi */
+    /* Set by base_env_writable: the setting may change while the process runs
+     * (MPI_T_cvar_write); apply puts a new value in force. all_equal: the value must be
+     * the same on every rank (the program writes it everywhere between two calls). */
+    int (*apply)(long long value);
+    int all_equal;
 } base_setting_t;
 /* Calls fn for every setting read so far, in the order first read. */
 void base_env_foreach(void (*fn)(const base_setting_t *s, void *arg), void *arg);
 /* The record of setting `name` once it has been read, else NULL. */
 const base_setting_t *base_env_find(const char *name);
+/* Number of settings read so far; they are numbered 0..n-1 in the order first read, and
+ * a number never changes meaning. */
+int base_env_count(void);
+/* Setting number i (0 <= i < base_env_count()), else NULL. */
+const base_setting_t *base_env_at(int i);
+/* Declares that int or bool setting `name` (already read) may change at run time:
+ * apply(value) puts a value in its range in force, returning FMPL_SUCCESS, or
+ * FMPL_ERR_ARG for a value it cannot take now. FMPL_ERR_ARG: unknown name, or a string. */
+int base_env_writable(const char *name, int (*apply)(long long value), int all_equal);
+/* Puts value in force for writable setting number i and records it (its text value,
+ * from_env 0). FMPL_ERR_UNSUPPORTED: not writable; FMPL_ERR_ARG: out of range or refused
+ * by the setting. Thread-safe; the setting's readers see the new value at their next use. */
+int base_env_write(int i, long long value);
 
 /* ---- clocks ---- */
 static inline uint64_t base_time_ns(void)

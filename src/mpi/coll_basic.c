@@ -234,11 +234,14 @@ static int cb_pack_step(const void *a)
 int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                   int root)
 {
-    if (c->size == 1 || count == 0)
-        return MPI_SUCCESS;
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
-    if (n < mpii_coll_tune.bcast_large || c->size < 3) {
+    int tree = n < mpii_coll_tune.bcast_large || c->size < 3;
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST),
+                   tree ? MPII_ALG_TREE : MPII_ALG_SCATTER_ALLGATHER);
+    if (c->size == 1 || count == 0)
+        return MPI_SUCCESS;
+    if (tree) {
         mpii_cb_bcast_tree(s, c, buf, count, type, root);
         return MPI_SUCCESS;
     }
@@ -265,6 +268,7 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
 static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                        int root)
 {
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_MAILBOX);
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
     if (dt_is_contig(t, count))
@@ -713,6 +717,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
         mpii_comm_t *cc;
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
+        mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
@@ -903,6 +908,7 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
         mpii_comm_t *cc;
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
+        mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
         MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
                           mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }

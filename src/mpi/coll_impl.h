@@ -14,6 +14,7 @@
 #define FMPL_MPI_COLL_IMPL_H
 
 #include "mpi/p2p_impl.h"
+#include "mpi/tool_impl.h"
 
 /* A fresh tag for one collective call on c: 0..MPII_TAG_UB-1 (never MPII_TAG_LIBCOLL). */
 static inline int mpii_coll_tag(mpii_comm_t *c)
@@ -147,6 +148,14 @@ enum {
     MPII_CK_NEIGHBOR_ALLTOALL
 };
 
+/* Notes the path (MPII_ALG_*, tool_impl.h) of a call whose cache key is kb (NULL: a call
+ * with count arrays, not followed). */
+static inline void mpii_coll_note_path(const mpii_ckey_t *kb, int alg)
+{
+    if (kb)
+        mpii_coll_note(MPII_TOOL_COLL(kb->kind), alg);
+}
+
 /* The word by which schedule s names type in its steps: it holds a reference on a derived
  * type, so the handle may be freed while s lives. */
 uintptr_t mpii_cs_type(coll_sched_t *s, MPI_Datatype type);
@@ -238,7 +247,11 @@ void mpii_cs_req_free(mpii_req_t *r);
         s = (NEW);                                                                                 \
         return mpii_cs_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                              \
     } while (0)
-#define MC_BUILD_RUN(c, comm, m, kb, BUILD) MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD)
+#define MC_BUILD_RUN(c, comm, m, kb, BUILD)                                                        \
+    do {                                                                                           \
+        mpii_coll_note_path(kb, MPII_ALG_POINT_TO_POINT);                                          \
+        MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD);                                  \
+    } while (0)
 
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
  * calls whose data is count contiguous elements of one predefined type of at most max
@@ -312,6 +325,8 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
  * point-to-point. */
 #define MC_BUILD_RUN_CG(c, comm, m, kb, fit, NEW, ALL, CGBUILD, BUILD)                             \
     do {                                                                                           \
+        if ((m)->kind != MPII_CM_PERSIST)                                                          \
+            mpii_coll_note_path(kb, MPII_ALG_MAILBOX);                                             \
         if ((m)->kind == MPII_CM_BLOCK)                                                            \
             MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, CGBUILD);                                       \
         if ((m)->kind == MPII_CM_NB) {                                                             \
@@ -346,6 +361,7 @@ coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 typedef struct mpii_coll_tune {
     int64_t bcast_large, allreduce_large;
     int a2a_window;
+    unsigned gen; /* changes when MPI_T writes a threshold: older cached schedules retire */
 } mpii_coll_tune_t;
 extern mpii_coll_tune_t mpii_coll_tune;
 
@@ -420,8 +436,10 @@ static inline int mpii_cn_use(mpii_comm_t *c, MPI_Op op, int before_mailbox)
         int cn_ = mpii_cn_use((c), (op), (before_mailbox));                                        \
         if (cn_ < 0)                                                                               \
             return mpii_coll_fail((comm), MPI_ERR_NO_MEM, (m)->fname);                             \
-        if (cn_)                                                                                   \
-            MC_BUILD_RUN(c, comm, m, kb, BUILD);                                                   \
+        if (cn_) {                                                                                 \
+            mpii_coll_note_path(kb, MPII_ALG_NODE_AWARE);                                          \
+            MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD);                              \
+        }                                                                                          \
     } while (0)
 /* Builders, for calls where mpii_cn_use gave 1, arguments checked (as mpii_cb_*: reduce's
  * sbuf may be rbuf at the root, MPI_IN_PLACE already replaced; allreduce's sbuf may be

@@ -248,6 +248,7 @@ int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c)
 int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                   int root)
 {
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_NODE_AWARE);
     if (count == 0)
         return MPI_SUCCESS;
     const mpii_cnode_t *m = c->cnode;
@@ -300,6 +301,7 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
 int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
                       MPI_Datatype type, MPI_Op op)
 {
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_NODE_AWARE);
     if (count == 0)
         return MPI_SUCCESS;
     const mpii_cnode_t *m = c->cnode;

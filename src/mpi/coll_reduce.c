@@ -309,6 +309,14 @@ int mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *
 static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
                         int64_t count, MPI_Datatype type, MPI_Op op)
 {
+    int p2 = 1, commute = mc_commute(op);
+    while (p2 * 2 <= c->size)
+        p2 *= 2;
+    int64_t bytes = count * dt_size(mpii_type_get(type));
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE),
+                   commute && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1
+                       ? MPII_ALG_RABENSEIFNER
+                       : MPII_ALG_RECURSIVE_DOUBLING);
     if (sbuf != MPI_IN_PLACE)
         mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
     if (c->size == 1 || count == 0)
@@ -350,7 +358,8 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     if (fit)
         MC_BUILD_RUN_CG(
             c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
-            cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1),
+            (mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_MAILBOX),
+             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
             cb_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN(c, comm, m, &kb,

@@ -78,6 +78,22 @@ static const coll_sched_ops_t cs_ops = {
 
 mpii_coll_tune_t mpii_coll_tune;
 
+/* MPI_T writes of the thresholds (every rank alike, between collectives: MPI_T scope
+ * ALL_EQ); the cached schedules built under the old value are not used again. */
+static int cs_set_bcast_large(long long v)
+{
+    mpii_coll_tune.bcast_large = v;
+    mpii_coll_tune.gen++;
+    return FMPL_SUCCESS;
+}
+
+static int cs_set_allreduce_large(long long v)
+{
+    mpii_coll_tune.allreduce_large = v;
+    mpii_coll_tune.gen++;
+    return FMPL_SUCCESS;
+}
+
 static void cs_tune_read(void)
 {
     mpii_coll_tune.bcast_large =
@@ -88,6 +104,14 @@ static void cs_tune_read(void)
                      "bytes from which a commutative MPI_Allreduce is reduce-scatter + allgather");
     mpii_coll_tune.a2a_window = (int)base_env_int("FMPL_MPI_A2A_WINDOW", 32, 1, 1 << 20,
                                                   "exchanges in flight per round of MPI_Alltoall");
+    base_env_writable("FMPL_MPI_BCAST_LARGE", cs_set_bcast_large, 1);
+    base_env_writable("FMPL_MPI_ALLREDUCE_LARGE", cs_set_allreduce_large, 1);
+}
+
+int mpii_coll_tune_init(void)
+{
+    cs_tune_read();
+    return MPI_SUCCESS;
 }
 
 coll_sched_t *mpii_cs_new(mpii_comm_t *c)
@@ -280,7 +304,22 @@ typedef struct mpii_ccache {
     /* the slot's schedule is queued or running for a nonblocking call (which borrowed it:
      * a blocking call waits for the queue before it runs or replaces anything) */
     unsigned char busy[CS_CACHE];
+    int note[CS_CACHE];     /* the slot's (collective, algorithm) note: tool_impl.h */
+    unsigned gen[CS_CACHE]; /* mpii_coll_tune.gen when built: another one is a miss */
 } mpii_ccache_t;
+
+mpii_coll_stats_t mpii_coll_stats;
+_Static_assert(MPII_TOOL_COLL(MPII_CK_EXSCAN) == MPII_TOOL_NCOLL - 1, "tool_impl.h's count");
+
+/* Counts a run of cached schedule s by its slot's note. */
+static void cs_count_cached(mpii_comm_t *c, const coll_sched_t *s)
+{
+    for (int i = 0; c->ccache && i < CS_CACHE; i++)
+        if (c->ccache->s[i] == s) {
+            mpii_coll_count(c->ccache->note[i]);
+            return;
+        }
+}
 
 const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
 {
@@ -306,7 +345,7 @@ static int cs_slot(const mpii_comm_t *c, const mpii_ckey_t *k)
     if (!k || !cc)
         return -1;
     for (int i = 0; i < CS_CACHE; i++)
-        if (cc->s[i] && !memcmp(&cc->key[i], k, sizeof *k))
+        if (cc->s[i] && !memcmp(&cc->key[i], k, sizeof *k) && cc->gen[i] == mpii_coll_tune.gen)
             return i;
     return -1;
 }
@@ -345,14 +384,19 @@ static int cs_cache_slot(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
     coll_sched_free(cc->s[i]);
     cc->key[i] = *k;
     cc->s[i] = s;
+    cc->note[i] = 0;
+    cc->gen[i] = mpii_coll_tune.gen;
     return i;
 }
 
 /* The same, freeing s when there is no room. */
-static void cs_cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
+static void cs_cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s, int note)
 {
-    if (cs_cache_slot(c, k, s) < 0)
+    int i = cs_cache_slot(c, k, s);
+    if (i < 0)
         coll_sched_free(s);
+    else
+        c->ccache->note[i] = note;
 }
 
 void mpii_cs_cache_free(mpii_comm_t *c)
@@ -554,7 +598,7 @@ void mpii_cs_req_free(mpii_req_t *r)
 /* A blocking run of s; then s goes into the cache under k (not NULL), or is freed (k NULL
  * and not cached), or stays where it is (cached). */
 static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname,
-                        int cached, const mpii_ckey_t *k)
+                        int cached, const mpii_ckey_t *k, int note)
 {
     int qrc;
     if (c->cgroup && (qrc = coll_group_quiesce(c->cgroup))) {
@@ -578,7 +622,7 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
         w.err = mpii_err_from_fmpl(w.err);
     if (!cached) {
         if (k)
-            cs_cache_put(c, k, s);
+            cs_cache_put(c, k, s, note);
         else
             coll_sched_free(s);
     }
@@ -587,7 +631,9 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
 
 int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname)
 {
-    return cs_run_block(c, comm, s, fname, 1, NULL);
+    mpii_coll_take_note(); /* the entry's path note: this schedule has its own */
+    cs_count_cached(c, s);
+    return cs_run_block(c, comm, s, fname, 1, NULL, 0);
 }
 
 /* A nonblocking call's request over group schedule s, queued on c's group: s owned by the
@@ -634,6 +680,8 @@ static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int 
 int mpii_cs_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                          int cslot)
 {
+    mpii_coll_take_note();
+    mpii_coll_count(c->ccache->note[cslot - 1]);
     int rc = m->req ? cs_queue(c, s, m, cslot) : MPI_ERR_ARG;
     if (rc && !m->req)
         c->ccache->busy[cslot - 1] = 0;
@@ -651,19 +699,25 @@ int mpii_cs_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cm
     if (i < 0)
         return mpii_cs_run(c, comm, s, m, NULL, build_err);
     c->ccache->busy[i] = 1;
+    c->ccache->note[i] = mpii_coll_take_note();
     return mpii_cs_run_borrowed(c, comm, s, m, i + 1);
 }
 
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err)
 {
+    int note = mpii_coll_take_note();
     if (!s || build_err) {
         coll_sched_free(s);
         coll_sched_free(m->lane);
         return MPII_ERR_COMM(comm, s ? build_err : MPI_ERR_NO_MEM, m->fname);
     }
-    if (m->kind == MPII_CM_BLOCK)
-        return cs_run_block(c, comm, s, m->fname, 0, k);
+    if (m->kind == MPII_CM_NB)
+        mpii_coll_count(note); /* persistent ones: not per start */
+    if (m->kind == MPII_CM_BLOCK) {
+        mpii_coll_count(note);
+        return cs_run_block(c, comm, s, m->fname, 0, k, note);
+    }
     if (!m->req) {
         coll_sched_free(s);
         coll_sched_free(m->lane);

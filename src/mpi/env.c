@@ -66,7 +66,7 @@ static int runtime_start(int *argc, char ***argv, int required, const char *fnam
         {mpii_errors_init, "error handlers"}, {env_info_init, "MPI_INFO_ENV"},
         {mpii_attr_init, "keyvals"},          {mpii_types_init, "datatypes"},
         {mpii_ops_init, "operations"},        {mpii_comm_init, "communicators"},
-        {mpii_p2p_init, "point-to-point"},
+        {mpii_p2p_init, "point-to-point"},    {mpii_coll_tune_init, "collective thresholds"},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         rc = parts[i].fn();

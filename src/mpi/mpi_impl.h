@@ -330,6 +330,8 @@ int mpii_ctx_alloc(mpii_comm_t *parent, uint32_t *ctx);
 void mpii_ctx_free(uint32_t ctx);
 
 int mpii_p2p_init(void);
+/* (coll_sched.c) Reads the MPI collective thresholds (FMPL_MPI_BCAST_LARGE...). */
+int mpii_coll_tune_init(void);
 void mpii_p2p_finalize(void);
 /* Progress: advances the vnic (and so every pending operation). Never blocks. */
 int mpii_progress(void);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mpi/p2p_impl.h"
+#include "mpi/tool_impl.h"
 
 typedef struct mpii_todo {
     mpii_link_t link;
@@ -17,6 +18,7 @@ typedef struct mpii_todo {
 
 static struct {
     size_t eager_max;
+    size_t eager_init;      /* eager_max at init: the most it may become again (MPI_T) */
     char *packbuf;          /* [eager_max] packing of non-contiguous eager sends */
     int packbuf_busy;       /* a send from packbuf waits for inbox room: a send started
                              * meanwhile (by a progress hook: a collective schedule)
@@ -35,6 +37,7 @@ static struct {
 } p2p;
 
 int mpii_sends_pending;
+mpii_p2p_stats_t mpii_p2p_stats;
 
 /* ------------------------------------------------------------------ matching */
 
@@ -358,6 +361,12 @@ static void mpii_tmp_finalize(void)
 
 /* ------------------------------------------------------------------ wire */
 
+static inline void mpii_stats_eager(uint64_t bytes)
+{
+    mpii_p2p_stats.eager_sent++;
+    mpii_p2p_stats.eager_bytes += bytes;
+}
+
 static inline int mpii_am(int peer, const void *a, size_t alen, const void *b, size_t blen,
                           uint64_t token)
 {
@@ -538,6 +547,7 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     mpii_list_push(&m->unexp[mpii_bucket(m, h.src, h.tag)], &u->bl);
     mpii_list_push(&m->uall, &u->gl);
     m->nunexp++;
+    mpii_stats_unexp_push();
     mpii_match_grow(m);
 }
 
@@ -556,6 +566,7 @@ static void mpii_recv_unexp(mpii_req_t *r, mpii_umsg_t *u)
 static void mpii_unexp_unlink(mpii_match_t *m, mpii_umsg_t *u)
 {
     m->nunexp--;
+    mpii_p2p_stats.unexp_len--;
     mpii_list_del(&u->bl);
     mpii_list_del(&u->gl);
 }
@@ -650,6 +661,8 @@ static int mpii_send_go(mpii_req_t *r)
             mpii_pack_done(pack);
             if (rc)
                 mpii_sends_pending--;
+            else
+                mpii_stats_eager(bytes);
             return rc;
         }
         /* A send MPI_Cancel may name (a user's request, a user Bsend's internal send, a
@@ -658,8 +671,10 @@ static int mpii_send_go(mpii_req_t *r)
         r->s_token = !r->internal || r->named || r->parent ? MPII_TOKEN_EAGER | ++p2p.eager_seq : 0;
         int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
         mpii_pack_done(pack);
-        if (rc == MPI_SUCCESS)
+        if (rc == MPI_SUCCESS) {
+            mpii_stats_eager(bytes);
             mpii_req_done(r);
+        }
         return rc;
     }
     /* Rendezvous: the receiver reads from registered memory. */
@@ -688,7 +703,10 @@ static int mpii_send_go(mpii_req_t *r)
     mpii_sends_pending++;
     r->s_token = (uint64_t)(uintptr_t)r;
     rc = mpii_am(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r);
-    if (rc) {
+    if (!rc) {
+        mpii_p2p_stats.rndv_sent++;
+        mpii_p2p_stats.rndv_bytes += bytes;
+    } else {
         mpii_sends_pending++; /* mpii_send_finish drops it again */
         mpii_send_finish(r);
         mpii_sends_pending--;
@@ -1090,6 +1108,14 @@ MPII_WEAK(MPI_Buffer_detach, PMPI_Buffer_detach)
 
 /* ------------------------------------------------------------------ init */
 
+static int mpii_eager_max_set(long long v)
+{
+    if (v < 0 || (uint64_t)v > p2p.eager_init)
+        return FMPL_ERR_ARG;
+    p2p.eager_max = (size_t)v;
+    return FMPL_SUCCESS;
+}
+
 int mpii_p2p_init(void)
 {
     const vnic_info_t *vi = vnic_info(mpii.vnic);
@@ -1099,6 +1125,11 @@ int mpii_p2p_init(void)
                                "larger ones use rendezvous (the receiver reads the sender's "
                                "buffer, single copy)");
     p2p.eager_max = (size_t)e;
+    p2p.eager_init = p2p.eager_max;
+    /* A sender's choice alone (the receiver follows each message's kind): MPI_T may lower
+     * it and raise it again up to its start value, which sized the pack buffer and the
+     * receivers' payload buffers. */
+    base_env_writable("FMPL_MPI_EAGER_MAX", mpii_eager_max_set, 0);
     p2p.packbuf = malloc(BASE_MAX(p2p.eager_max, (size_t)1));
     if (!p2p.packbuf)
         return MPI_ERR_NO_MEM;
@@ -1202,7 +1233,10 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
         if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0))) {
             mpii_hdr_t h = {.ctx = fc->ctx, .src = fc->rank, .tag = tag, .kind = MPII_AM_EAGER};
             int rc = mpii_am(fc->group->world[dest], &h, sizeof h, buf, bytes, 0);
-            return BASE_LIKELY(!rc) ? MPI_SUCCESS : MPII_ERR_COMM(comm, rc, fname);
+            if (BASE_UNLIKELY(rc))
+                return MPII_ERR_COMM(comm, rc, fname);
+            mpii_stats_eager(bytes);
+            return MPI_SUCCESS;
         }
     }
     mpii_req_t r;

@@ -388,6 +388,22 @@ static inline vnic_transport_t *vnic_transport_of(const vnic_t *v, int peer)
     return v->nodes->node_of[peer] == v->nodes->my_node ? v->local : v->remote;
 }
 
+/* One operation of `bytes` posted through t (vnic_traffic). */
+static inline void vnic_traffic_count(vnic_t *v, const vnic_transport_t *t, size_t bytes)
+{
+    vnic_traffic_t *c = &v->traffic[t == v->local ? VNIC_TRAFFIC_SHM : VNIC_TRAFFIC_UDP];
+    c->ops++;
+    c->bytes += bytes;
+}
+
+int vnic_traffic(const vnic_t *v, vnic_traffic_t out[VNIC_TRAFFIC_N])
+{
+    if (!v || !out)
+        return FMPL_ERR_ARG;
+    memcpy(out, v->traffic, sizeof v->traffic);
+    return FMPL_SUCCESS;
+}
+
 void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t len)
 {
     if (!v || (unsigned)peer >= (unsigned)v->size)
@@ -470,7 +486,10 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
         base_log("vnic: no transport reaches rank %d (another host) in this build", op->peer);
         return FMPL_ERR_UNSUPPORTED;
     }
-    return t->ops->post(t, op, total);
+    rc = t->ops->post(t, op, total);
+    if (BASE_LIKELY(rc == FMPL_SUCCESS))
+        vnic_traffic_count(v, t, total);
+    return rc;
 }
 
 /* vnic_send_am through vnic_post, for transports without a send_am op. */
@@ -497,8 +516,12 @@ int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a
     if (BASE_UNLIKELY(alen > v->info.am_max || blen > v->info.am_max - alen))
         return FMPL_ERR_TRUNCATE;
     vnic_transport_t *t = vnic_transport_of(v, peer);
-    if (BASE_LIKELY(t && t->ops->send_am))
-        return t->ops->send_am(t, peer, chan, imm, a, alen, b, blen);
+    if (BASE_LIKELY(t && t->ops->send_am)) {
+        int rc = t->ops->send_am(t, peer, chan, imm, a, alen, b, blen);
+        if (BASE_LIKELY(rc == FMPL_SUCCESS))
+            vnic_traffic_count(v, t, alen + blen);
+        return rc;
+    }
     return vnic_send_am_posted(v, peer, chan, imm, a, alen, b, blen);
 }
 

@@ -423,4 +423,15 @@ int vnic_udp_capture(vnic_t *v, int src, int count);
 int vnic_udp_captured(vnic_t *v, int i, void *buf, size_t cap, size_t *len);
 int vnic_udp_inject(vnic_t *v, int rank, int twin, const void *pkt, size_t len);
 
+/* Operations this process posted per transport since vnic_open (MPI_T's performance
+ * variables): puts, gets, atomics and active messages, and their payload bytes (8 for
+ * an atomic). Plain per-process counters: with several threads posting at once a count
+ * may miss an increment. */
+typedef struct vnic_traffic {
+    uint64_t ops, bytes;
+} vnic_traffic_t;
+enum { VNIC_TRAFFIC_SHM = 0, VNIC_TRAFFIC_UDP = 1, VNIC_TRAFFIC_N };
+/* Fills out[VNIC_TRAFFIC_N]. Never blocks. FMPL_ERR_ARG for NULL. */
+int vnic_traffic(const vnic_t *v, vnic_traffic_t out[VNIC_TRAFFIC_N]);
+
 #endif

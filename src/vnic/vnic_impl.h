@@ -174,6 +174,7 @@ struct vnic {
     const boot_nodes_t *nodes;
     vnic_transport_t *local;  /* serves ranks on this host (shm) */
     vnic_transport_t *remote; /* serves other hosts (udp); NULL on a single host unless forced */
+    vnic_traffic_t traffic[VNIC_TRAFFIC_N]; /* vnic_traffic: [shm], [udp] */
 
     /* Region table (storage provided by the local transport, in the host segment). */
     vnic_region_t *regions;
