@@ -12,8 +12,11 @@ fmpl_test(boot_pmi_wire boot_pmi_wire.c RANKS 0 TIMEOUT 30)
 add_executable(boot_launcher_helper boot_launcher_helper.c)
 target_link_libraries(boot_launcher_helper PRIVATE fmpl_static rt)
 target_include_directories(boot_launcher_helper PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+# pmi_flood: strangers that hold the PMI port (tests/pmi_flood.c) while a job starts.
+add_executable(pmi_flood pmi_flood.c)
+add_dependencies(boot_launcher_helper pmi_flood boot_basic)
 foreach(case kill early status timeout abort tag signal sigkill exec usage startup
-             hosts_usage hosts_run hosts_fail bind)
+             hosts_usage hosts_run hosts_fail bind pmi_flood stopped)
   add_test(NAME launcher.${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher_test.sh $<TARGET_FILE:fmplrun>
                    $<TARGET_FILE:boot_launcher_helper> ${case})

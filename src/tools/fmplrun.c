@@ -19,7 +19,16 @@
  * per-job FMPL_PMI_TOKEN. An accepted connection is "pending" until its first line,
  * cmd=initack pmiid=R token=T (MPICH's handshake plus our token), makes it rank R's
  * channel (answered with initack and set size/rank/debug); anything else is refused
- * with a message. The listening socket closes once every rank has connected. Ranks
+ * with a message. The listening socket closes once every rank has connected.
+ * Strangers cannot block the port (the port listens on a LAN address): a connection
+ * must send its initack line within PENDING_DEADLINE_S, or it is closed; at most
+ * pend_cap connections wait (n + PENDING_EXTRA), at most pend_source_cap from one
+ * IPv4 address (the most ranks of one host + PENDING_SOURCE_EXTRA). A new connection
+ * is never refused for want of a slot: it evicts the oldest waiting connection of its
+ * own address when that address holds its share, else, when all slots are taken, the
+ * oldest of the address holding the most; and its first line is read at once (a rank
+ * sends it right after connecting). So a rank always gets through, whatever idle or
+ * slow-loris clients hold; refusals are reported five per kind, then counted. Ranks
  * on this host (its name, first label, localhost) are forked as usual; the others are
  * started through the launcher: CMD's words with {host} replaced (or the host
  * appended), then `env -u PMI_FD -u PMI_RANK -u PMI_SIZE PMI_PORT=... ... FMPL_*=...
@@ -35,6 +44,12 @@
  * copies line by line with a "[rank] " prefix, each line in one write so lines
  * never mix. Without --tag-output the ranks inherit stdout and stderr. Rank 0
  * inherits stdin unless it is a terminal; the others read /dev/null.
+ *
+ * Stopped ranks. waitpid(WUNTRACED | WCONTINUED) sees a rank stop (CLD_STOPPED:
+ * SIGSTOP, SIGTSTP, a debugger) and continue. A rank stopped for FMPL_STOPPED_WARN
+ * seconds (default 10; 0: never) is named once per stop, since the job cannot progress
+ * without it; --timeout's message names every rank stopped at that moment, and
+ * the signals that end a job are followed by SIGCONT for stopped ranks.
  *
  * Failure handling. A rank that is killed by a signal, or that exits before it
  * sent cmd=finalize (even with status 0) once the job uses PMI, ends the job:
@@ -98,7 +113,10 @@
 #define EXIT_TIMEOUT 124
 #define DEFAULT_LAUNCHER "ssh -o BatchMode=yes"
 #define LOST_GRACE_NS 1000000000ull /* TCP: a lost connection waits this for an exit status */
-#define PENDING_EXTRA 16            /* connections awaiting initack beyond one per rank */
+#define PENDING_EXTRA 64            /* connections awaiting initack beyond one per rank */
+#define PENDING_SOURCE_EXTRA 16     /* per source address, beyond the ranks of one host */
+#define PENDING_DEADLINE_S 3        /* a connection shows its token within this many seconds */
+#define PENDING_REPORTS 5           /* closed strangers reported one by one; the rest counted */
 
 /* ------------------------------------------------------------------- types */
 
@@ -117,8 +135,11 @@ typedef struct rank {
     int bound;   /* 1: bind the rank to cpus (--bind-to) */
     cpu_set_t cpus;
     int initialized, in_barrier, finalized, reaped;
-    int connected;    /* TCP mode: the rank's connection passed the initack handshake */
-    uint64_t lost_at; /* TCP mode: its connection closed before finalize; judged then */
+    uint64_t stopped_at; /* when it stopped (CLD_STOPPED), 0 while it runs */
+    int stop_sig;        /* the signal that stopped it */
+    int stop_warned;     /* the FMPL_STOPPED_WARN message was printed for this stop */
+    int connected;       /* TCP mode: the rank's connection passed the initack handshake */
+    uint64_t lost_at;    /* TCP mode: its connection closed before finalize; judged then */
     size_t inlen;
     char in[PMI_WIRE_LINE_MAX];
     stream_t out[2];
@@ -132,6 +153,9 @@ typedef struct host { /* one entry of --hosts */
 
 typedef struct pending { /* an accepted TCP connection before its initack line */
     int fd;
+    uint32_t source;   /* the peer's IPv4 address, network order */
+    uint64_t deadline; /* closed unless its initack line came by then */
+    uint64_t order;    /* accept order: the oldest is evicted first */
     size_t len;
     char in[256];
     char peer[64]; /* "address:port", for messages */
@@ -176,6 +200,10 @@ static struct job {
     char token[33];       /* FMPL_PMI_TOKEN: a connection must show it in its initack */
     pending_t *pend;
     int npend;
+    int pend_cap;             /* pending connections at most, in total */
+    int pend_source_cap;      /* ... and from one source address */
+    uint64_t pend_order;      /* accepts so far */
+    uint64_t stopped_warn_ns; /* FMPL_STOPPED_WARN in ns; 0: never */
 } job = {.sigfd = -1, .early_exit = -1, .listen_fd = -1};
 
 /* ----------------------------------------------------------------- helpers */
@@ -258,9 +286,65 @@ static void signal_ranks(int sig)
 {
     if (job.pgid > 0)
         (void)kill(-job.pgid, sig);
-    for (int r = 0; r < job.n; r++) /* a rank that left the group still gets it */
-        if (job.ranks[r].pid > 0 && !job.ranks[r].reaped)
-            (void)kill(job.ranks[r].pid, sig);
+    for (int r = 0; r < job.n; r++) { /* a rank that left the group still gets it */
+        rank_t *rk = &job.ranks[r];
+        if (rk->pid > 0 && !rk->reaped) {
+            (void)kill(rk->pid, sig);
+            if (rk->stopped_at) /* a stopped rank acts on the signal once continued */
+                (void)kill(rk->pid, SIGCONT);
+        }
+    }
+}
+
+/* "; stopped: rank R (pid P) by signal S (name) for T s, ..." naming the ranks stopped
+ * now (CLD_STOPPED), for the messages that end a job; "" when none is. */
+static const char *stopped_ranks_text(void)
+{
+    static char text[1024];
+    size_t len = 0;
+    int count = 0;
+    text[0] = 0;
+    uint64_t now = now_ns();
+    for (int r = 0; r < job.n; r++) {
+        rank_t *rk = &job.ranks[r];
+        if (!rk->stopped_at || rk->reaped)
+            continue;
+        if (++count > 8) {
+            snprintf(text + len, sizeof text - len, ", ...");
+            break;
+        }
+        int w = snprintf(text + len, sizeof text - len, "%s%s by signal %d (%s) for %.1f s",
+                         count == 1 ? "; stopped: " : ", ", who(rk), rk->stop_sig,
+                         strsignal(rk->stop_sig), (double)(now - rk->stopped_at) / 1e9);
+        if (w < 0 || (size_t)w >= sizeof text - len)
+            break;
+        len += (size_t)w;
+    }
+    return text;
+}
+
+/* FMPL_STOPPED_WARN: says once per stop which rank has stayed stopped that long (the
+ * job cannot progress without it). Returns when to look again (0: no stopped rank). */
+static uint64_t stopped_check(uint64_t now)
+{
+    uint64_t next = 0;
+    for (int r = 0; job.stopped_warn_ns && r < job.n; r++) {
+        rank_t *rk = &job.ranks[r];
+        if (!rk->stopped_at || rk->reaped || rk->stop_warned)
+            continue;
+        uint64_t due = rk->stopped_at + job.stopped_warn_ns;
+        if (now >= due) {
+            rk->stop_warned = 1;
+            if (!job.ending)
+                say("%s has been stopped by signal %d (%s) for %.1f s; the job cannot progress "
+                    "until it continues (kill -CONT %d)",
+                    who(rk), rk->stop_sig, strsignal(rk->stop_sig),
+                    (double)(now - rk->stopped_at) / 1e9, (int)rk->pid);
+        } else if (!next || due < next) {
+            next = due;
+        }
+    }
+    return next;
 }
 
 /* Starts tearing the job down: the first cause wins (its message and code);
@@ -650,8 +734,16 @@ static void pending_close(int i)
     job.pend[i] = job.pend[--job.npend];
 }
 
+/* Why a pending connection was refused; each kind is reported one by one
+ * PENDING_REPORTS times, the rest in one line at the end (pending_report_rest), so a
+ * flood cannot flood our stderr as well. */
+enum { REFUSE_BAD, REFUSE_SLOW, REFUSE_CROWD, REFUSE_KINDS };
+static const char *const refuse_names[REFUSE_KINDS] = {
+    "a wrong first line or token", "no token in time", "too many connections waiting"};
+static int refuse_count[REFUSE_KINDS], refuse_reported[REFUSE_KINDS];
+
 /* Refuses pending connection i with a reply the client can log, and says why. */
-static void pending_refuse(int i, const char *why)
+static void pending_refuse(int i, int kind, const char *why)
 {
     pending_t *p = &job.pend[i];
     char line[256];
@@ -662,9 +754,61 @@ static void pending_refuse(int i, const char *why)
     (void)pmi_wire_end(line, sizeof line, &len);
     ssize_t w = send(p->fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)w;
-    say("refused a PMI connection from %s: %s", p->peer, why);
+    if (refuse_count[kind]++ < PENDING_REPORTS) {
+        refuse_reported[kind]++;
+        say("refused a PMI connection from %s: %s", p->peer, why);
+    }
     pending_close(i);
 }
+
+/* One line per kind for the refused connections not reported one by one. */
+static void pending_report_rest(void)
+{
+    for (int k = 0; k < REFUSE_KINDS; k++) {
+        if (refuse_count[k] > refuse_reported[k])
+            say("refused %d more PMI connections (%s)", refuse_count[k] - refuse_reported[k],
+                refuse_names[k]);
+        refuse_reported[k] = refuse_count[k];
+    }
+}
+
+/* Makes room for one more connection from `source`: a source that holds its share
+ * (pend_source_cap) loses its oldest pending connection; when all pend_cap slots are
+ * taken, the source holding the most loses its oldest. So a new connection is always
+ * accepted and judged by its first line: strangers that hold the port cannot shut out
+ * a rank, and one source cannot take the slots of the others. */
+static void pending_make_room(uint32_t source)
+{
+    int from_source = 0;
+    for (int i = 0; i < job.npend; i++)
+        from_source += job.pend[i].source == source;
+    uint32_t victim_source = source;
+    const char *why = "too many connections from this address await their token";
+    if (from_source < job.pend_source_cap) {
+        if (job.npend < job.pend_cap)
+            return;
+        int most = 0;
+        for (int i = 0; i < job.npend; i++) {
+            int count = 0;
+            for (int k = 0; k < job.npend; k++)
+                count += job.pend[k].source == job.pend[i].source;
+            if (count > most) {
+                most = count;
+                victim_source = job.pend[i].source;
+            }
+        }
+        why = "too many connections await their token";
+    }
+    int oldest = -1;
+    for (int i = 0; i < job.npend; i++)
+        if (job.pend[i].source == victim_source &&
+            (oldest < 0 || job.pend[i].order < job.pend[oldest].order))
+            oldest = i;
+    if (oldest >= 0)
+        pending_refuse(oldest, REFUSE_CROWD, why);
+}
+
+static void pending_input(int i);
 
 static void listen_accept(void)
 {
@@ -674,18 +818,39 @@ static void listen_accept(void)
         int fd = accept4(job.listen_fd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return; /* EAGAIN, or a connection that went away (ECONNABORTED) */
-        if (job.npend >= job.n + PENDING_EXTRA) { /* every rank has a slot already */
-            close(fd);
-            continue;
-        }
+        pending_make_room(sa.sin_addr.s_addr);
         int one = 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         pending_t *p = &job.pend[job.npend++];
-        *p = (pending_t){.fd = fd};
+        *p = (pending_t){.fd = fd,
+                         .source = sa.sin_addr.s_addr,
+                         .deadline = now_ns() + PENDING_DEADLINE_S * 1000000000ull,
+                         .order = job.pend_order++};
         char ip[INET_ADDRSTRLEN] = "?";
         (void)inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
         snprintf(p->peer, sizeof p->peer, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
+        pending_input(job.npend - 1); /* a rank sends its line at once: judge it now */
     }
+}
+
+/* Closes the pending connections whose deadline passed; returns the next deadline
+ * (0: none). */
+static uint64_t pending_expire(uint64_t now)
+{
+    uint64_t next = 0;
+    for (int i = 0; i < job.npend;) {
+        if (job.pend[i].deadline <= now) {
+            char why[80];
+            snprintf(why, sizeof why, "no initack line with the token within %d s",
+                     PENDING_DEADLINE_S);
+            pending_refuse(i, REFUSE_SLOW, why);
+            continue;
+        }
+        if (!next || job.pend[i].deadline < next)
+            next = job.pend[i].deadline;
+        i++;
+    }
+    return next;
 }
 
 /* The first line of a connection must be MPICH's cmd=initack pmiid=<rank> with our
@@ -704,7 +869,7 @@ static void pending_input(int i)
     char *nl = memchr(p->in, '\n', p->len);
     if (!nl) {
         if (p->len == sizeof p->in)
-            pending_refuse(i, "first line too long");
+            pending_refuse(i, REFUSE_BAD, "first line too long");
         return;
     }
     *nl = 0;
@@ -716,22 +881,22 @@ static void pending_input(int i)
     int id = -1;
     if (pmi_wire_parse(line, &msg) != 0 || strcmp(msg.cmd, "initack") != 0 ||
         !(id_text = pmi_wire_find(&msg, "pmiid"))) {
-        pending_refuse(i, "expected cmd=initack pmiid=<rank> first");
+        pending_refuse(i, REFUSE_BAD, "expected cmd=initack pmiid=<rank> first");
         return;
     }
     id = atoi(id_text);
     token = pmi_wire_find(&msg, "token");
     if (!token || strcmp(token, job.token) != 0) {
-        pending_refuse(i, "wrong or missing token (FMPL_PMI_TOKEN)");
+        pending_refuse(i, REFUSE_BAD, "wrong or missing token (FMPL_PMI_TOKEN)");
         return;
     }
     if (id < 0 || id >= job.n || strspn(id_text, "0123456789") != strlen(id_text)) {
-        pending_refuse(i, "pmiid out of range");
+        pending_refuse(i, REFUSE_BAD, "pmiid out of range");
         return;
     }
     rank_t *rk = &job.ranks[id];
     if (rk->connected || rk->reaped) {
-        pending_refuse(i, "this rank is already connected, or gone");
+        pending_refuse(i, REFUSE_BAD, "this rank is already connected, or gone");
         return;
     }
     rk->connected = 1;
@@ -833,7 +998,7 @@ static void reap(void)
 {
     for (;;) {
         int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
+        pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid <= 0)
@@ -842,6 +1007,17 @@ static void reap(void)
             rank_t *rk = &job.ranks[r];
             if (rk->pid != pid || rk->reaped)
                 continue;
+            if (WIFSTOPPED(status)) { /* CLD_STOPPED: SIGSTOP, SIGTSTP, a debugger */
+                rk->stopped_at = now_ns();
+                rk->stop_sig = WSTOPSIG(status);
+                rk->stop_warned = 0;
+                break;
+            }
+            if (WIFCONTINUED(status)) {
+                rk->stopped_at = 0;
+                break;
+            }
+            rk->stopped_at = 0;
             rk->reaped = 1;
             job.nlive--;
             pmi_input(rk); /* what it said before it died comes first (an abort) */
@@ -1106,6 +1282,15 @@ static int parse_args(int argc, char **argv)
     if (job.nhosts && !job.launcher)
         job.launcher = DEFAULT_LAUNCHER;
     job.tcp = job.nhosts > 0 || job.pmi_addr != NULL;
+    /* FMPL_STOPPED_WARN: seconds a rank may stay stopped (SIGSTOP, SIGTSTP, a debugger)
+     * before we say which rank it is; 0: never. */
+    const char *warn = getenv("FMPL_STOPPED_WARN");
+    double warn_s = 10;
+    if (warn && *warn && strcmp(warn, "0") != 0 && parse_seconds(warn, &warn_s) != 0) {
+        say("FMPL_STOPPED_WARN='%s' is not a number of seconds >= 0", warn);
+        exit(2);
+    }
+    job.stopped_warn_ns = warn && strcmp(warn, "0") == 0 ? 0 : (uint64_t)(warn_s * 1e9);
     if (job.timeout_s <= 0) {
         const char *env = getenv("MPIEXEC_TIMEOUT");
         if (env && *env && parse_seconds(env, &job.timeout_s) != 0) {
@@ -1468,7 +1653,7 @@ static int tcp_setup(void)
     char ip[INET_ADDRSTRLEN];
     (void)inet_ntop(AF_INET, &addr, ip, sizeof ip);
     if (job.listen_fd < 0 || bind(job.listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(job.listen_fd, job.n < 4096 ? job.n + 8 : 4096) != 0 ||
+        listen(job.listen_fd, SOMAXCONN) != 0 /* strangers never fill it */ ||
         getsockname(job.listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
         say("cannot listen for PMI connections on %s: %s%s", ip, strerror(errno),
             job.pmi_addr ? "" : " (give --pmi-addr)");
@@ -1482,7 +1667,20 @@ static int tcp_setup(void)
     }
     for (int i = 0; i < 16; i++)
         snprintf(job.token + 2 * i, 3, "%02x", rnd[i]);
-    job.pend = calloc((size_t)job.n + PENDING_EXTRA, sizeof *job.pend);
+    /* Every rank of one host may connect at once from one address. */
+    int most = job.nhosts ? 0 : job.n, local = 0;
+    for (int h = 0; h < job.nhosts; h++) {
+        int count = 0;
+        for (int r = 0; r < job.n; r++)
+            count += job.ranks[r].host == h;
+        if (job.hosts[h].local)
+            local += count;
+        most = count > most ? count : most;
+    }
+    most = local > most ? local : most;
+    job.pend_cap = job.n + PENDING_EXTRA;
+    job.pend_source_cap = most + PENDING_SOURCE_EXTRA;
+    job.pend = calloc((size_t)job.pend_cap, sizeof *job.pend);
     if (!job.pend) {
         say("out of memory for %d ranks", job.n);
         return -1;
@@ -1558,7 +1756,8 @@ int main(int argc, char **argv)
     snprintf(job.kvsname, sizeof job.kvsname, "fmpl-%ld-%08x", (long)getpid(), salt);
 
     /* poll: the signalfd, the listening socket, pending connections, 3 per rank */
-    size_t npoll = (size_t)job.n * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0);
+    size_t npoll =
+        (size_t)job.n * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0); /* = pend_cap */
     job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
     struct pollfd *pfd = calloc(npoll, sizeof *pfd);
     int *owner = calloc(npoll, sizeof *owner);
@@ -1597,6 +1796,7 @@ int main(int argc, char **argv)
     for (;;) {
         int open_streams = 0;
         nfds_t np = 0;
+        uint64_t pend_next = pending_expire(now_ns()), stop_next = stopped_check(now_ns());
         pfd[np] = (struct pollfd){.fd = job.sigfd, .events = POLLIN};
         owner[np++] = -1;
         if (job.listen_fd >= 0) {
@@ -1636,6 +1836,10 @@ int main(int argc, char **argv)
                 break;
         }
         uint64_t wake = job.drain_until;
+        if (pend_next && (!wake || pend_next < wake))
+            wake = pend_next;
+        if (stop_next && (!wake || stop_next < wake))
+            wake = stop_next;
         if (job.kill_at && !job.killed && (!wake || job.kill_at < wake))
             wake = job.kill_at;
         if (job.timeout_at && (!wake || job.timeout_at < wake))
@@ -1695,10 +1899,13 @@ int main(int argc, char **argv)
         if (job.listen_fd >= 0 && (job.nconnected == job.n || job.ending)) {
             close(job.listen_fd); /* nobody else may join */
             job.listen_fd = -1;
+            while (job.npend)
+                pending_close(0);
+            pending_report_rest();
         }
         if (job.timeout_at && now >= job.timeout_at)
-            job_end(EXIT_TIMEOUT, SIGTERM, "job timed out after %g seconds, killing %d ranks",
-                    job.timeout_s, job.nlive);
+            job_end(EXIT_TIMEOUT, SIGTERM, "job timed out after %g seconds, killing %d ranks%s",
+                    job.timeout_s, job.nlive, stopped_ranks_text());
         if (job.kill_at && !job.killed && now >= job.kill_at) {
             signal_ranks(SIGKILL);
             job.killed = 1;
@@ -1713,6 +1920,7 @@ int main(int argc, char **argv)
     }
     while (job.npend)
         pending_close(0);
+    pending_report_rest();
     if (job.listen_fd >= 0)
         close(job.listen_fd);
     shm_cleanup();
