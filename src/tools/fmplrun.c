@@ -161,6 +161,11 @@ typedef struct pending { /* an accepted TCP connection before its initack line *
     char peer[64]; /* "address:port", for messages */
 } pending_t;
 
+typedef struct name { /* one entry of the name service (MPI_Publish_name) */
+    struct name *next;
+    char *service, *port;
+} name_t;
+
 typedef struct kv {
     struct kv *next;
     char *key, *value;
@@ -188,6 +193,7 @@ static struct job {
     struct rlimit nofile; /* the descriptor limit the ranks get (ours may be raised) */
     kv_t **buckets;
     size_t nbuckets, nkeys;
+    name_t *names; /* the name service: published service -> port, newest first */
     /* multi-host mode (--hosts) and PMI over TCP (--hosts or --pmi-addr) */
     host_t *hosts;
     int nhosts;
@@ -457,6 +463,27 @@ static void kvs_free(void)
     job.nbuckets = job.nkeys = 0;
 }
 
+/* ------------------------------------------------------------ name service */
+
+static name_t **names_find(const char *service)
+{
+    name_t **e = &job.names;
+    while (*e && strcmp((*e)->service, service) != 0)
+        e = &(*e)->next;
+    return e;
+}
+
+static void names_free(void)
+{
+    while (job.names) {
+        name_t *e = job.names;
+        job.names = e->next;
+        free(e->service);
+        free(e->port);
+        free(e);
+    }
+}
+
 /* ------------------------------------------------------------- PMI server */
 
 static void pmi_close(rank_t *rk)
@@ -553,6 +580,68 @@ static void pmi_abort(rank_t *rk, const char *raw, const pmi_msg_t *msg)
     int status = code & 0xff;
     job_end(status ? status : 1, SIGTERM, "%s aborted the job with exit code %d%s%s", who(rk), code,
             text[0] ? ": " : "", text);
+}
+
+/* The name service, as MPICH's simple PMI speaks it: cmd=publish_name service=S
+ * port=P, cmd=lookup_name service=S, cmd=unpublish_name service=S, answered by
+ * cmd=<publish|lookup|unpublish>_result rc=0 info=ok [port=P], or rc=1 info=<why>
+ * reason=published|unknown|invalid (the reason is ours: boot maps it to an error). */
+static void pmi_name_service(rank_t *rk, const pmi_msg_t *msg)
+{
+    const char *cmd = msg->cmd;
+    char result[32], why[VALUE_MAX + 64];
+    snprintf(result, sizeof result, "%.*s_result", (int)(strlen(cmd) - 5), cmd);
+    const char *service = pmi_wire_find(msg, "service");
+    const char *port = pmi_wire_find(msg, "port");
+    const char *reason = NULL;
+    if (!service || !*service || strlen(service) >= VALUE_MAX) {
+        reason = "invalid";
+        snprintf(why, sizeof why, "a service name of 1 to %d bytes is needed", VALUE_MAX - 1);
+    } else if (cmd[0] == 'p') {
+        name_t **e = names_find(service);
+        name_t *n = NULL;
+        if (!port || !*port || strlen(port) >= VALUE_MAX) {
+            reason = "invalid";
+            snprintf(why, sizeof why, "a port name of 1 to %d bytes is needed", VALUE_MAX - 1);
+        } else if (*e) {
+            reason = "published";
+            snprintf(why, sizeof why, "the service name '%.200s' is published already", service);
+        } else if (!(n = calloc(1, sizeof *n)) || !(n->service = strdup(service)) ||
+                   !(n->port = strdup(port))) {
+            if (n) {
+                free(n->service);
+                free(n);
+            }
+            reason = "nomem";
+            snprintf(why, sizeof why, "fmplrun is out of memory");
+        } else {
+            n->next = job.names;
+            job.names = n;
+        }
+    } else {
+        name_t **e = names_find(service);
+        if (!*e) {
+            reason = "unknown";
+            snprintf(why, sizeof why, "no service named '%.200s' is published", service);
+        } else if (cmd[0] == 'l') {
+            const char *kv[] = {"cmd", result, "rc", "0", "info", "ok", "port", (*e)->port, NULL};
+            pmi_reply(rk, kv);
+            return;
+        } else {
+            name_t *gone = *e;
+            *e = gone->next;
+            free(gone->service);
+            free(gone->port);
+            free(gone);
+        }
+    }
+    if (reason) {
+        const char *kv[] = {"cmd", result, "rc", "1", "info", why, "reason", reason, NULL};
+        pmi_reply(rk, kv);
+    } else {
+        const char *kv[] = {"cmd", result, "rc", "0", "info", "ok", NULL};
+        pmi_reply(rk, kv);
+    }
 }
 
 /* MPICH's PMI_process_mapping value; -1 when it does not fit in a value (thousands
@@ -678,6 +767,9 @@ static void pmi_handle(rank_t *rk, char *line)
             job.nfinalized++;
         }
         barrier_check_stuck();
+    } else if (strcmp(cmd, "publish_name") == 0 || strcmp(cmd, "lookup_name") == 0 ||
+               strcmp(cmd, "unpublish_name") == 0) {
+        pmi_name_service(rk, &msg);
     } else if (strcmp(cmd, "abort") == 0) {
         pmi_abort(rk, raw, &msg);
     } else {
@@ -1925,6 +2017,7 @@ int main(int argc, char **argv)
         close(job.listen_fd);
     shm_cleanup();
     kvs_free();
+    names_free();
     free(job.hosts);
     free(job.pend);
     free(job.ranks);
