@@ -45,6 +45,20 @@
  * never mix. Without --tag-output the ranks inherit stdout and stderr. Rank 0
  * inherits stdin unless it is a terminal; the others read /dev/null.
  *
+ * Spawn (PMI-1 cmd=spawn, as MPICH's simple PMI sends it: one "mcmd=spawn" block of
+ * key=value lines ending in "endcmd" per command, spawnssofar counting to totspawns,
+ * one cmd=spawn_result after the last). The processes of one request form a new job
+ * ("world"): ranks 0..n-1 over all its commands, appnum = the command's index, its own
+ * kvsname (ours + "-s<k>", so the /dev/shm cleanup covers it), key-value space with the
+ * preput keys, and barrier. They are forked here with socketpairs, also with --hosts
+ * (info "host" must name this host), appended to job.ranks, which has room for
+ * SPAWN_MAX of them from the start so that rank pointers never move; they are judged
+ * like the first ranks (a spawned process that dies ends everything). If one of them
+ * cannot be started (errcodes says which errno), all of that request's processes are
+ * killed and their exits ignored: the spawn fails as a whole. Info keys wdir and path
+ * are honoured, other keys ignored. The name service (publish_name, lookup_name,
+ * unpublish_name) is one table for every world.
+ *
  * Stopped ranks. waitpid(WUNTRACED | WCONTINUED) sees a rank stop (CLD_STOPPED:
  * SIGSTOP, SIGTSTP, a debugger) and continue. A rank stopped for FMPL_STOPPED_WARN
  * seconds (default 10; 0: never) is named once per stop, since the job cannot progress
@@ -117,6 +131,9 @@
 #define PENDING_SOURCE_EXTRA 16     /* per source address, beyond the ranks of one host */
 #define PENDING_DEADLINE_S 3        /* a connection shows its token within this many seconds */
 #define PENDING_REPORTS 5           /* closed strangers reported one by one; the rest counted */
+#define SPAWN_MAX 1024              /* processes all spawns together may add */
+#define SPAWN_WORLDS_MAX 256        /* spawns (jobs started by cmd=spawn) per fmplrun */
+#define SPAWN_LINES_MAX 4096        /* key=value lines of one spawn request, all blocks */
 
 /* ------------------------------------------------------------------- types */
 
@@ -127,12 +144,20 @@ typedef struct stream { /* one --tag-output pipe of a rank */
     char buf[OUT_LINE_MAX];
 } stream_t;
 
+typedef struct spawn_req spawn_req_t;
+
 typedef struct rank {
-    pid_t pid;   /* the rank, or for a rank on another host its launcher process */
-    int pmi_fd;  /* our end of the PMI socketpair or TCP connection; -1 when none */
-    int exec_fd; /* read end of the exec-error pipe, until read */
-    int host;    /* index in job.hosts (--hosts), else -1 */
-    int bound;   /* 1: bind the rank to cpus (--bind-to) */
+    int world;          /* index in job.worlds: 0 for the ranks of -n, k for spawn k's */
+    int appnum;         /* MPI_APPNUM: the command of spawn_multiple it runs (0 for -n) */
+    char **argv;        /* its program and arguments (spawned ranks), else NULL: job.argv */
+    char *wdir;         /* spawn info "wdir": directory it starts in, or NULL */
+    char *path;         /* spawn info "path": directories searched for the program, or NULL */
+    spawn_req_t *spawn; /* a cmd=spawn request being received (mcmd=spawn ... endcmd) */
+    pid_t pid;          /* the rank, or for a rank on another host its launcher process */
+    int pmi_fd;         /* our end of the PMI socketpair or TCP connection; -1 when none */
+    int exec_fd;        /* read end of the exec-error pipe, until read */
+    int host;           /* index in job.hosts (--hosts), else -1 */
+    int bound;          /* 1: bind the rank to cpus (--bind-to) */
     cpu_set_t cpus;
     int initialized, in_barrier, finalized, reaped;
     uint64_t stopped_at; /* when it stopped (CLD_STOPPED), 0 while it runs */
@@ -144,6 +169,29 @@ typedef struct rank {
     char in[PMI_WIRE_LINE_MAX];
     stream_t out[2];
 } rank_t;
+
+typedef struct spawn_app { /* one command of a spawn, shared by the ranks that run it */
+    char **argv;           /* program and arguments, NULL-terminated */
+    char *wdir, *path;     /* info "wdir" and "path", or NULL */
+} spawn_app_t;
+
+struct spawn_req { /* a cmd=spawn request while its blocks arrive */
+    int in_block;  /* between mcmd=spawn and endcmd */
+    int nlines;    /* key=value lines so far, every block; a block ends with key "endcmd" */
+    int overflow;  /* more than SPAWN_LINES_MAX lines: refused at the end */
+    char *key[SPAWN_LINES_MAX], *val[SPAWN_LINES_MAX];
+};
+
+typedef struct world { /* a job: the ranks of -n (world 0), or the children of one spawn */
+    spawn_app_t *apps; /* a spawn's commands, [napps] */
+    int napps;
+    char kvsname[96]; /* its PMI kvsname; its /dev/shm entries are named after it */
+    int first, n;     /* its ranks are job.ranks[first .. first + n) */
+    int nbarrier;     /* ranks waiting in its current barrier */
+    int nfinalized;
+    int failed; /* a spawn that failed: its ranks are killed, their exits not judged */
+    int parent; /* the rank that spawned it, -1 for world 0 */
+} world_t;
 
 typedef struct host { /* one entry of --hosts */
     char name[256];
@@ -168,12 +216,17 @@ typedef struct name { /* one entry of the name service (MPI_Publish_name) */
 
 typedef struct kv {
     struct kv *next;
+    int world; /* the key-value space (kvsname) it belongs to */
     char *key, *value;
 } kv_t;
 
 static struct job {
-    int n;
+    int n;      /* ranks of -n (world 0) */
+    int nranks; /* ranks of every world: job.ranks[0 .. nranks), room for n + SPAWN_MAX */
     rank_t *ranks;
+    world_t *worlds; /* room for SPAWN_WORLDS_MAX + 1 */
+    int nworlds;
+    sigset_t old_mask; /* the signal mask the ranks start with */
     int tag_output;
     int bind; /* --bind-to (default FMPL_BIND): BIND_AUTO, BIND_NONE or BIND_CORE */
     double timeout_s;
@@ -181,10 +234,8 @@ static struct job {
     char kvsname[64];
     pid_t pgid;
     int sigfd;
-    int nlive;    /* ranks not yet reaped */
-    int nbarrier; /* ranks waiting in the current barrier */
-    int ninit;    /* ranks that sent cmd=init */
-    int nfinalized;
+    int nlive;      /* ranks not yet reaped */
+    int ninit;      /* ranks that sent cmd=init */
     int early_exit; /* a rank that exited 0 without ever using PMI, or -1 */
     int ending;     /* the job is being torn down */
     int killed;     /* SIGKILL already sent */
@@ -229,8 +280,11 @@ static const char *who(const rank_t *rk)
     static int next;
     char *b = buf[next];
     next ^= 1;
-    int r = (int)(rk - job.ranks);
-    if (rk->host < 0)
+    int r = (int)(rk - job.ranks) - job.worlds[rk->world].first;
+    if (rk->world > 0)
+        snprintf(b, sizeof buf[0], "rank %d of spawned job %d (pid %d)", r, rk->world,
+                 (int)rk->pid);
+    else if (rk->host < 0)
         snprintf(b, sizeof buf[0], "rank %d (pid %d)", r, (int)rk->pid);
     else if (job.hosts[rk->host].local)
         snprintf(b, sizeof buf[0], "rank %d (pid %d, host %s)", r, (int)rk->pid,
@@ -292,7 +346,7 @@ static void signal_ranks(int sig)
 {
     if (job.pgid > 0)
         (void)kill(-job.pgid, sig);
-    for (int r = 0; r < job.n; r++) { /* a rank that left the group still gets it */
+    for (int r = 0; r < job.nranks; r++) { /* a rank that left the group still gets it */
         rank_t *rk = &job.ranks[r];
         if (rk->pid > 0 && !rk->reaped) {
             (void)kill(rk->pid, sig);
@@ -311,7 +365,7 @@ static const char *stopped_ranks_text(void)
     int count = 0;
     text[0] = 0;
     uint64_t now = now_ns();
-    for (int r = 0; r < job.n; r++) {
+    for (int r = 0; r < job.nranks; r++) {
         rank_t *rk = &job.ranks[r];
         if (!rk->stopped_at || rk->reaped)
             continue;
@@ -334,7 +388,7 @@ static const char *stopped_ranks_text(void)
 static uint64_t stopped_check(uint64_t now)
 {
     uint64_t next = 0;
-    for (int r = 0; job.stopped_warn_ns && r < job.n; r++) {
+    for (int r = 0; job.stopped_warn_ns && r < job.nranks; r++) {
         rank_t *rk = &job.ranks[r];
         if (!rk->stopped_at || rk->reaped || rk->stop_warned)
             continue;
@@ -385,13 +439,25 @@ static uint64_t hash_key(const char *s)
     return h;
 }
 
-static kv_t *kvs_find(const char *key)
+/* The key-value space of each world is its own: entries carry the world. */
+static kv_t *kvs_find(const world_t *w, const char *key)
 {
     if (!job.nbuckets)
         return NULL;
-    for (kv_t *e = job.buckets[hash_key(key) & (job.nbuckets - 1)]; e; e = e->next)
-        if (strcmp(e->key, key) == 0)
+    int world = (int)(w - job.worlds);
+    for (kv_t *e = job.buckets[(hash_key(key) + (uint64_t)world) & (job.nbuckets - 1)]; e;
+         e = e->next)
+        if (e->world == world && strcmp(e->key, key) == 0)
             return e;
+    return NULL;
+}
+
+/* The world whose kvsname this is, or NULL. */
+static world_t *world_of_kvsname(const char *kvsname)
+{
+    for (int i = 0; i < job.nworlds; i++)
+        if (strcmp(job.worlds[i].kvsname, kvsname) == 0)
+            return &job.worlds[i];
     return NULL;
 }
 
@@ -404,7 +470,7 @@ static int kvs_grow(void)
     for (size_t i = 0; i < job.nbuckets; i++) {
         for (kv_t *e = job.buckets[i], *next; e; e = next) {
             next = e->next;
-            size_t h = hash_key(e->key) & (nb - 1);
+            size_t h = (hash_key(e->key) + (uint64_t)e->world) & (nb - 1);
             e->next = b[h];
             b[h] = e;
         }
@@ -416,9 +482,9 @@ static int kvs_grow(void)
 }
 
 /* Stores key=value (replacing an earlier value). Returns 0, or -1 out of memory. */
-static int kvs_put(const char *key, const char *value)
+static int kvs_put(const world_t *w, const char *key, const char *value)
 {
-    kv_t *e = kvs_find(key);
+    kv_t *e = kvs_find(w, key);
     char *v = strdup(value);
     if (!v)
         return -1;
@@ -441,7 +507,8 @@ static int kvs_put(const char *key, const char *value)
     }
     e->key = k;
     e->value = v;
-    size_t h = hash_key(key) & (job.nbuckets - 1);
+    e->world = (int)(w - job.worlds);
+    size_t h = (hash_key(key) + (uint64_t)e->world) & (job.nbuckets - 1);
     e->next = job.buckets[h];
     job.buckets[h] = e;
     job.nkeys++;
@@ -529,10 +596,10 @@ static void pmi_reply_rc(rank_t *rk, const char *cmd, int rc, const char *msg)
     pmi_reply(rk, kv);
 }
 
-static void barrier_release(void)
+static void barrier_release(world_t *w)
 {
-    job.nbarrier = 0;
-    for (int r = 0; r < job.n; r++) {
+    w->nbarrier = 0;
+    for (int r = w->first; r < w->first + w->n; r++) {
         job.ranks[r].in_barrier = 0;
         const char *kv[] = {"cmd", "barrier_out", "rc", "0", NULL};
         pmi_reply(&job.ranks[r], kv);
@@ -540,21 +607,24 @@ static void barrier_release(void)
 }
 
 /* A fence can never complete once some rank has finalised: say so instead of hanging. */
-static void barrier_check_stuck(void)
+static void barrier_check_stuck(world_t *w)
 {
-    if (!job.nbarrier || !job.nfinalized)
+    if (!w->nbarrier || !w->nfinalized)
         return;
     int in = -1, fin = -1;
-    for (int r = 0; r < job.n; r++) {
-        if (job.ranks[r].in_barrier && in < 0)
+    for (int r = 0; r < w->n; r++) {
+        if (job.ranks[w->first + r].in_barrier && in < 0)
             in = r;
-        if (job.ranks[r].finalized && fin < 0)
+        if (job.ranks[w->first + r].finalized && fin < 0)
             fin = r;
     }
+    char of[48] = "";
+    if (w != job.worlds)
+        snprintf(of, sizeof of, " of spawned job %d", (int)(w - job.worlds));
     job_end(1, SIGTERM,
-            "rank %d entered a fence (PMI barrier) after rank %d called fmpl_finalize; "
+            "rank %d%s entered a fence (PMI barrier) after rank %d called fmpl_finalize; "
             "it can never complete",
-            in, fin);
+            in, of, fin);
 }
 
 /* The abort message is the rest of the line after message= (or error_msg=): old
@@ -580,6 +650,277 @@ static void pmi_abort(rank_t *rk, const char *raw, const pmi_msg_t *msg)
     int status = code & 0xff;
     job_end(status ? status : 1, SIGTERM, "%s aborted the job with exit code %d%s%s", who(rk), code,
             text[0] ? ": " : "", text);
+}
+
+/* ------------------------------------------------------------------ spawn */
+
+static int fork_ranks(int first, int count, int *errs);
+static int host_is_local(const char *name);
+
+static void spawn_req_free(spawn_req_t *q)
+{
+    for (int i = 0; q && i < q->nlines; i++) {
+        free(q->key[i]);
+        free(q->val[i]);
+    }
+    free(q);
+}
+
+static void spawn_apps_free(world_t *w)
+{
+    for (int a = 0; a < w->napps; a++) {
+        if (w->apps[a].argv)
+            for (char **p = w->apps[a].argv; *p; p++)
+                free(*p);
+        free(w->apps[a].argv);
+        free(w->apps[a].wdir);
+        free(w->apps[a].path);
+    }
+    free(w->apps);
+    w->apps = NULL;
+    w->napps = 0;
+}
+
+/* Value of key in lines [from, to) of a request, or NULL. */
+static const char *spawn_find(const spawn_req_t *q, int from, int to, const char *key)
+{
+    for (int i = from; i < to; i++)
+        if (strcmp(q->key[i], key) == 0)
+            return q->val[i];
+    return NULL;
+}
+
+/* An integer in [min, max] from value v; -1 when absent or malformed. */
+static int spawn_int(const char *v, int min, int max)
+{
+    char *end;
+    if (!v || !*v)
+        return -1;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    return errno || *end || x < min || x > max ? -1 : (int)x;
+}
+
+static void spawn_reply(rank_t *rk, int rc, const char *errcodes, const char *why)
+{
+    const char *ok[] = {"cmd", "spawn_result", "rc", "0", "errcodes", errcodes, NULL};
+    const char *bad[] = {"cmd", "spawn_result", "rc", "-1", "errcodes", errcodes, "msg", why, NULL};
+    const char *plain[] = {"cmd", "spawn_result", "rc", "-1", "msg", why, NULL};
+    pmi_reply(rk, rc == 0 ? ok : errcodes ? bad : plain);
+}
+
+/* Starts the processes of a complete spawn request (every block received) as a new
+ * world and answers cmd=spawn_result: rc=0 and errcodes=0,0,... when all started; rc=-1
+ * with msg= when the request is refused before anything starts, or when a process could
+ * not be started (errcodes then holds its errno, the others 0, and none of them runs).
+ * Blocks (MPICH's PMI_Spawn_multiple, one per command): nprocs, execname, totspawns,
+ * spawnssofar, argcnt, arg1..argN, preput_num, preput_key_i, preput_val_i (the new
+ * job's key-value space gets them), info_num, info_key_i, info_val_i. Info keys:
+ * "wdir" (the directory the processes start in), "path" (directories searched for
+ * execname before $PATH), "host" (must name this host: spawned processes run where
+ * fmplrun runs); other keys are ignored, as MPI allows. */
+static void spawn_run(rank_t *rk, spawn_req_t *q)
+{
+    char why[512] = "", errcodes[PMI_WIRE_LINE_MAX / 2];
+    int nblocks = 0, total = 0;
+    for (int i = 0; i < q->nlines; i++)
+        nblocks += strcmp(q->key[i], "endcmd") == 0;
+    if (q->overflow)
+        snprintf(why, sizeof why, "spawn request of more than %d lines", SPAWN_LINES_MAX);
+    else if (job.nworlds > SPAWN_WORLDS_MAX)
+        snprintf(why, sizeof why, "fmplrun starts at most %d spawns per job", SPAWN_WORLDS_MAX);
+    world_t *w = &job.worlds[job.nworlds];
+    *w = (world_t){.first = job.nranks, .parent = (int)(rk - job.ranks)};
+    if (!why[0] && !(w->apps = calloc((size_t)nblocks, sizeof *w->apps)))
+        snprintf(why, sizeof why, "fmplrun is out of memory");
+    /* one block per command */
+    for (int b = 0, from = 0; !why[0] && b < nblocks; b++) {
+        int to = from;
+        while (strcmp(q->key[to], "endcmd") != 0)
+            to++;
+        int nprocs = spawn_int(spawn_find(q, from, to, "nprocs"), 1, SPAWN_MAX);
+        const char *exe = spawn_find(q, from, to, "execname");
+        int argcnt = spawn_int(spawn_find(q, from, to, "argcnt"), 0, SPAWN_LINES_MAX);
+        if (!spawn_find(q, from, to, "argcnt"))
+            argcnt = 0;
+        int ninfo = spawn_int(spawn_find(q, from, to, "info_num"), 0, SPAWN_LINES_MAX);
+        if (!spawn_find(q, from, to, "info_num"))
+            ninfo = 0;
+        if (nprocs < 0 || total + nprocs > SPAWN_MAX - (job.nranks - job.n)) {
+            snprintf(why, sizeof why,
+                     "command %d: nprocs=%s: 1 to %d processes may still be spawned", b + 1,
+                     spawn_find(q, from, to, "nprocs") ? spawn_find(q, from, to, "nprocs") : "",
+                     SPAWN_MAX - (job.nranks - job.n) - total);
+            break;
+        }
+        if (!exe || !*exe || argcnt < 0 || ninfo < 0) {
+            snprintf(why, sizeof why, "command %d: no execname, or a bad argcnt or info_num",
+                     b + 1);
+            break;
+        }
+        spawn_app_t *app = &w->apps[w->napps++];
+        if (!(app->argv = calloc((size_t)argcnt + 2, sizeof *app->argv)) ||
+            !(app->argv[0] = strdup(exe))) {
+            snprintf(why, sizeof why, "fmplrun is out of memory");
+            break;
+        }
+        for (int k = 1; k <= argcnt; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "arg%d", k);
+            const char *v = spawn_find(q, from, to, name);
+            if (!(app->argv[k] = strdup(v ? v : ""))) {
+                snprintf(why, sizeof why, "fmplrun is out of memory");
+                break;
+            }
+        }
+        for (int k = 0; !why[0] && k < ninfo; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "info_key_%d", k);
+            const char *key = spawn_find(q, from, to, name);
+            snprintf(name, sizeof name, "info_val_%d", k);
+            const char *val = spawn_find(q, from, to, name);
+            if (!key || !val)
+                continue;
+            if (strcmp(key, "wdir") == 0) {
+                free(app->wdir);
+                app->wdir = strdup(val);
+            } else if (strcmp(key, "path") == 0) {
+                free(app->path);
+                app->path = strdup(val);
+            } else if (strcmp(key, "host") == 0 && !host_is_local(val)) {
+                snprintf(why, sizeof why,
+                         "command %d: info host=%.200s is not this host: fmplrun starts "
+                         "spawned processes on its own host only",
+                         b + 1, val);
+            }
+        }
+        total += nprocs;
+        from = to + 1;
+    }
+    if (why[0]) {
+        spawn_apps_free(w);
+        spawn_reply(rk, -1, NULL, why);
+        return;
+    }
+    /* the new world: its kvsname extends ours, so /dev/shm cleanup covers it */
+    int k = job.nworlds++;
+    w->n = total;
+    snprintf(w->kvsname, sizeof w->kvsname, "%s-s%d", job.kvsname, k);
+    int npre = spawn_int(spawn_find(q, 0, q->nlines, "preput_num"), 0, SPAWN_LINES_MAX);
+    for (int i = 0; i < npre; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "preput_key_%d", i);
+        const char *key = spawn_find(q, 0, q->nlines, name);
+        snprintf(name, sizeof name, "preput_val_%d", i);
+        const char *val = spawn_find(q, 0, q->nlines, name);
+        if (key && *key && strlen(key) < KEY_MAX && val && strlen(val) < VALUE_MAX)
+            (void)kvs_put(w, key, val);
+    }
+    for (int a = 0, r = w->first, from = 0; a < w->napps; a++) {
+        int to = from;
+        while (strcmp(q->key[to], "endcmd") != 0)
+            to++;
+        int nprocs = spawn_int(spawn_find(q, from, to, "nprocs"), 1, SPAWN_MAX);
+        for (int i = 0; i < nprocs; i++, r++) {
+            rank_t *c = &job.ranks[r];
+            memset(c, 0, sizeof *c);
+            c->pmi_fd = c->exec_fd = c->out[0].fd = c->out[1].fd = -1;
+            c->host = -1;
+            c->world = k;
+            c->appnum = a;
+            c->argv = w->apps[a].argv;
+            c->wdir = w->apps[a].wdir;
+            c->path = w->apps[a].path;
+        }
+        from = to + 1;
+    }
+    job.nranks += total;
+    int *errs = calloc((size_t)total, sizeof *errs);
+    int failed = !errs || fork_ranks(w->first, total, errs) != 0;
+    size_t len = 0;
+    errcodes[0] = 0;
+    for (int i = 0; i < total; i++) {
+        int e = errs ? errs[i] : ENOMEM;
+        if (e && !failed) {
+            failed = 1;
+            const rank_t *c = &job.ranks[w->first + i];
+            if (c->wdir)
+                snprintf(why, sizeof why, "cannot run '%.200s' (wdir %.200s): %s", c->argv[0],
+                         c->wdir, strerror(e));
+            else
+                snprintf(why, sizeof why, "cannot run '%.200s': %s", c->argv[0], strerror(e));
+        }
+        int n = snprintf(errcodes + len, sizeof errcodes - len, "%s%d", i ? "," : "", e);
+        if (n > 0 && (size_t)n < sizeof errcodes - len)
+            len += (size_t)n;
+    }
+    free(errs);
+    if (failed) { /* none of them runs: MPI_Comm_spawn fails as a whole */
+        w->failed = 1;
+        for (int r = w->first; r < w->first + total; r++)
+            if (job.ranks[r].pid > 0 && !job.ranks[r].reaped)
+                (void)kill(job.ranks[r].pid, SIGKILL);
+        spawn_reply(rk, -1, errcodes, why[0] ? why : "cannot start the processes");
+        return;
+    }
+    spawn_reply(rk, 0, errcodes, NULL);
+}
+
+/* One line of a spawn request: mcmd=spawn starts a block, endcmd ends it, lines
+ * between are key=value with the rest of the line as the value (no escapes: MPICH
+ * sends arguments that way). The last block (spawnssofar == totspawns) runs it. */
+static void spawn_line(rank_t *rk, const char *line)
+{
+    spawn_req_t *q = rk->spawn;
+    if (!q || !q->in_block) {
+        if (strcmp(line, "mcmd=spawn") != 0) {
+            job_end(1, SIGTERM, "%s sent '%.64s' where fmplrun expected mcmd=spawn", who(rk), line);
+            return;
+        }
+        if (!q && !(q = rk->spawn = calloc(1, sizeof *q))) {
+            job_end(1, SIGTERM, "fmplrun is out of memory");
+            return;
+        }
+        q->in_block = 1;
+        return;
+    }
+    const char *eq = strchr(line, '=');
+    int end = strcmp(line, "endcmd") == 0;
+    if (!end && !eq) {
+        job_end(1, SIGTERM, "%s sent '%.64s' inside a spawn request (key=value expected)", who(rk),
+                line);
+        return;
+    }
+    if (q->nlines >= SPAWN_LINES_MAX - 1 && !end) {
+        q->overflow = 1;
+        return;
+    }
+    char *key = end ? strdup("endcmd") : strndup(line, (size_t)(eq - line));
+    char *val = strdup(end ? "" : eq + 1);
+    if (!key || !val) {
+        free(key);
+        free(val);
+        job_end(1, SIGTERM, "fmplrun is out of memory");
+        return;
+    }
+    int block_start = q->nlines;
+    while (block_start > 0 && strcmp(q->key[block_start - 1], "endcmd") != 0)
+        block_start--;
+    q->key[q->nlines] = key;
+    q->val[q->nlines++] = val;
+    if (!end)
+        return;
+    q->in_block = 0;
+    int tot = spawn_int(spawn_find(q, block_start, q->nlines, "totspawns"), 1, SPAWN_LINES_MAX);
+    int sofar = spawn_int(spawn_find(q, block_start, q->nlines, "spawnssofar"), 1, SPAWN_LINES_MAX);
+    if (tot > 0 && sofar > 0 && sofar < tot && !q->overflow)
+        return; /* more blocks follow */
+    rk->spawn = NULL;
+    if (tot < 0 || sofar < 0 || sofar > tot)
+        spawn_reply(rk, -1, NULL, "bad totspawns or spawnssofar");
+    else
+        spawn_run(rk, q);
+    spawn_req_free(q);
 }
 
 /* The name service, as MPICH's simple PMI speaks it: cmd=publish_name service=S
@@ -647,10 +988,10 @@ static void pmi_name_service(rank_t *rk, const pmi_msg_t *msg)
 /* MPICH's PMI_process_mapping value; -1 when it does not fit in a value (thousands
  * of hosts of unequal slots): the key is then absent and MPICH's client falls back
  * to comparing host names. */
-static int process_mapping(char *out, size_t cap)
+static int process_mapping(const world_t *w, char *out, size_t cap)
 {
-    if (!job.nhosts) {
-        snprintf(out, cap, "(vector,(0,1,%d))", job.n);
+    if (!job.nhosts || w != job.worlds) { /* spawned ranks run on this host */
+        snprintf(out, cap, "(vector,(0,1,%d))", w->n);
         return 0;
     }
     size_t len = (size_t)snprintf(out, cap, "(vector");
@@ -670,7 +1011,11 @@ static int process_mapping(char *out, size_t cap)
 
 static void pmi_handle(rank_t *rk, char *line)
 {
-    int r = (int)(rk - job.ranks);
+    world_t *w = &job.worlds[rk->world];
+    if (rk->spawn || strncmp(line, "mcmd=", 5) == 0) {
+        spawn_line(rk, line);
+        return;
+    }
     char raw[PMI_WIRE_LINE_MAX];
     snprintf(raw, sizeof raw, "%s", line);
     pmi_msg_t msg;
@@ -688,7 +1033,7 @@ static void pmi_handle(rank_t *rk, char *line)
                             "rc",  ok ? "0" : "-1",    NULL};
         pmi_reply(rk, kv);
         if (!ok) {
-            job_end(1, SIGTERM, "rank %d asked for PMI version %s; fmplrun speaks PMI-1 only", r,
+            job_end(1, SIGTERM, "%s asked for PMI version %s; fmplrun speaks PMI-1 only", who(rk),
                     ver ? ver : "(none)");
             return;
         }
@@ -704,14 +1049,15 @@ static void pmi_handle(rank_t *rk, char *line)
                             "64",  "vallen_max", "1024",        NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "get_appnum") == 0) {
-        const char *kv[] = {"cmd", "appnum", "appnum", "0", NULL};
+        snprintf(num, sizeof num, "%d", rk->appnum);
+        const char *kv[] = {"cmd", "appnum", "appnum", num, NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "get_universe_size") == 0) {
-        snprintf(num, sizeof num, "%d", job.n);
+        snprintf(num, sizeof num, "%d", job.n + SPAWN_MAX); /* spawn may add SPAWN_MAX */
         const char *kv[] = {"cmd", "universe_size", "size", num, NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "get_my_kvsname") == 0) {
-        const char *kv[] = {"cmd", "my_kvsname", "kvsname", job.kvsname, NULL};
+        const char *kv[] = {"cmd", "my_kvsname", "kvsname", w->kvsname, NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "put") == 0) {
         const char *kvs = pmi_wire_find(&msg, "kvsname");
@@ -719,13 +1065,13 @@ static void pmi_handle(rank_t *rk, char *line)
         const char *value = pmi_wire_find(&msg, "value");
         if (!value)
             value = "";
-        if (!kvs || strcmp(kvs, job.kvsname) != 0)
+        if (!kvs || strcmp(kvs, w->kvsname) != 0)
             pmi_reply_rc(rk, "put_result", -1, "unknown_kvsname");
         else if (!key || !*key || strlen(key) >= KEY_MAX)
             pmi_reply_rc(rk, "put_result", -1, "invalid_key");
         else if (strlen(value) >= VALUE_MAX)
             pmi_reply_rc(rk, "put_result", -1, "value_too_long");
-        else if (kvs_put(key, value) != 0)
+        else if (kvs_put(w, key, value) != 0)
             pmi_reply_rc(rk, "put_result", -1, "out_of_memory");
         else
             pmi_reply_rc(rk, "put_result", 0, "success");
@@ -738,9 +1084,9 @@ static void pmi_handle(rank_t *rk, char *line)
             /* MPICH's node map: one node holding ranks 0..n-1, or with --hosts one
              * round of the placement, (first node, nodes, ranks each) per run of
              * hosts with equal slots; MPICH repeats it until every rank is placed */
-            value = process_mapping(mapping, sizeof mapping) == 0 ? mapping : NULL;
-        } else if (key && kvs && strcmp(kvs, job.kvsname) == 0) {
-            const kv_t *e = kvs_find(key);
+            value = process_mapping(w, mapping, sizeof mapping) == 0 ? mapping : NULL;
+        } else if (key && kvs && world_of_kvsname(kvs)) {
+            const kv_t *e = kvs_find(world_of_kvsname(kvs), key);
             value = e ? e->value : NULL;
         }
         if (value) {
@@ -753,20 +1099,20 @@ static void pmi_handle(rank_t *rk, char *line)
     } else if (strcmp(cmd, "barrier_in") == 0) {
         if (!rk->in_barrier) {
             rk->in_barrier = 1;
-            job.nbarrier++;
+            w->nbarrier++;
         }
-        if (job.nbarrier == job.n)
-            barrier_release();
+        if (w->nbarrier == w->n)
+            barrier_release(w);
         else
-            barrier_check_stuck();
+            barrier_check_stuck(w);
     } else if (strcmp(cmd, "finalize") == 0) {
         const char *kv[] = {"cmd", "finalize_ack", "rc", "0", NULL};
         pmi_reply(rk, kv);
         if (!rk->finalized) {
             rk->finalized = 1;
-            job.nfinalized++;
+            w->nfinalized++;
         }
-        barrier_check_stuck();
+        barrier_check_stuck(w);
     } else if (strcmp(cmd, "publish_name") == 0 || strcmp(cmd, "lookup_name") == 0 ||
                strcmp(cmd, "unpublish_name") == 0) {
         pmi_name_service(rk, &msg);
@@ -1052,6 +1398,8 @@ static void stream_input(int r, stream_t *s)
 
 static void judge_exit(rank_t *rk, int status)
 {
+    if (job.worlds[rk->world].failed) /* a spawn that failed as a whole: killed by us */
+        return;
     int r = (int)(rk - job.ranks);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
@@ -1095,7 +1443,7 @@ static void reap(void)
             continue;
         if (pid <= 0)
             return;
-        for (int r = 0; r < job.n; r++) {
+        for (int r = 0; r < job.nranks; r++) {
             rank_t *rk = &job.ranks[r];
             if (rk->pid != pid || rk->reaped)
                 continue;
@@ -1117,7 +1465,7 @@ static void reap(void)
             judge_exit(rk, status);
             if (rk->in_barrier) {
                 rk->in_barrier = 0;
-                job.nbarrier--;
+                job.worlds[rk->world].nbarrier--;
             }
             break;
         }
@@ -1518,6 +1866,9 @@ static char **launcher_argv(int r)
 static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int exec_fd,
                                  pid_t parent, const sigset_t *old_mask)
 {
+    const rank_t *rk = &job.ranks[r];
+    const world_t *w = &job.worlds[rk->world];
+    char **prog = rk->argv ? rk->argv : job.argv;
     (void)setpgid(0, job.pgid); /* pgid 0 for rank 0: a new group led by it */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* fmplrun died before the line above */
@@ -1542,17 +1893,33 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
         }
     }
     char num[32];
-    if (!job.tcp) {
+    if (rk->wdir && chdir(rk->wdir) != 0) { /* spawn info "wdir" */
+        int err = errno;
+        ssize_t wr = write(exec_fd, &err, sizeof err);
+        (void)wr;
+        _exit(126);
+    }
+    if (rk->path) { /* spawn info "path": searched before $PATH */
+        const char *old = getenv("PATH");
+        size_t len = strlen(rk->path) + (old ? strlen(old) : 0) + 2;
+        char *path = malloc(len);
+        if (path) {
+            snprintf(path, len, "%s%s%s", rk->path, old ? ":" : "", old ? old : "");
+            setenv("PATH", path, 1);
+        }
+    }
+    if (!job.tcp || rk->world > 0) { /* spawned ranks run here, on a socketpair */
         snprintf(num, sizeof num, "%d", fd);
         setenv("PMI_FD", num, 1);
-        snprintf(num, sizeof num, "%d", r);
+        snprintf(num, sizeof num, "%d", r - w->first);
         setenv("PMI_RANK", num, 1);
-        snprintf(num, sizeof num, "%d", job.n);
+        snprintf(num, sizeof num, "%d", w->n);
         setenv("PMI_SIZE", num, 1);
         setenv("FMPL_LAUNCHER", "fmplrun", 1);
         unsetenv("PMI_ID");
         unsetenv("PMI_PORT");
-        execvp(job.argv[0], job.argv);
+        unsetenv("FMPL_PMI_TOKEN");
+        execvp(prog[0], prog);
     } else if (job.ranks[r].host < 0 || job.hosts[job.ranks[r].host].local) {
         unsetenv("PMI_FD");
         unsetenv("PMI_RANK");
@@ -1571,8 +1938,8 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
             execvp(argv[0], argv);
     }
     int err = errno;
-    ssize_t w = write(exec_fd, &err, sizeof err);
-    (void)w;
+    ssize_t wr = write(exec_fd, &err, sizeof err);
+    (void)wr;
     _exit(err == ENOENT ? 127 : 126);
 }
 
@@ -1601,31 +1968,39 @@ static void plan_binding(void)
                 base_cpu_place(&set, nlocal, i++, job.bind == BIND_CORE, &job.ranks[r].cpus) > 0;
 }
 
-static int start_ranks(const sigset_t *old_mask)
+/* Forks ranks [first, first + count) (channels, fork, exec) and waits until each exec
+ * succeeded or failed: errs[i] is then 0 or the errno of rank first + i's failure.
+ * Returns 0, or -1 (message printed) when a channel or a fork could not be made; the
+ * ranks forked before that are running. */
+static int fork_ranks(int first, int count, int *errs)
 {
     pid_t self = getpid();
-    plan_binding();
-    for (int r = 0; r < job.n; r++) {
+    int started = 0, rc = 0;
+    for (int r = first; r < first + count; r++) {
         rank_t *rk = &job.ranks[r];
         int sv[2] = {-1, -1}, ep[2], op[2] = {-1, -1}, eq[2] = {-1, -1};
-        if ((!job.tcp && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) ||
+        int pair = !job.tcp || rk->world > 0;
+        if ((pair && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) ||
             pipe2(ep, O_CLOEXEC) != 0 ||
             (job.tag_output && (pipe2(op, O_CLOEXEC) != 0 || pipe2(eq, O_CLOEXEC) != 0))) {
-            say("cannot create the channels of rank %d: %s", r, strerror(errno));
-            return -1;
+            say("cannot create the channels of %s: %s", who(rk), strerror(errno));
+            rc = -1;
+            break;
         }
         pid_t pid = fork();
         if (pid < 0) {
-            say("cannot start rank %d: fork: %s", r, strerror(errno));
-            return -1;
+            say("cannot start %s: fork: %s", who(rk), strerror(errno));
+            rc = -1;
+            break;
         }
         if (pid == 0)
-            child_exec(r, sv[1], op[1], eq[1], ep[1], self, old_mask);
+            child_exec(r, sv[1], op[1], eq[1], ep[1], self, &job.old_mask);
         if (r == 0)
             job.pgid = pid;
         (void)setpgid(pid, job.pgid); /* both sides set it: no race with kill(-pgid) */
         rk->pid = pid;
         job.nlive++;
+        started++;
         if (sv[1] >= 0)
             close(sv[1]);
         close(ep[1]);
@@ -1639,9 +2014,13 @@ static int start_ranks(const sigset_t *old_mask)
         }
     }
     /* All ranks start in parallel; now learn whether their exec worked. */
-    int failed = 0;
-    for (int r = 0; r < job.n; r++) {
-        rank_t *rk = &job.ranks[r];
+    for (int i = 0; i < count; i++) {
+        rank_t *rk = &job.ranks[first + i];
+        errs[i] = 0;
+        if (i >= started) {
+            errs[i] = EAGAIN;
+            continue;
+        }
         int err = 0;
         ssize_t n;
         do
@@ -1649,23 +2028,42 @@ static int start_ranks(const sigset_t *old_mask)
         while (n < 0 && errno == EINTR);
         close(rk->exec_fd);
         rk->exec_fd = -1;
-        if (n == (ssize_t)sizeof err && !failed) {
-            failed = 1;
-            if (rk->host >= 0 && !job.hosts[rk->host].local) {
-                char word[256];
-                size_t skip = strspn(job.launcher, " \t");
-                size_t wl = strcspn(job.launcher + skip, " \t");
-                snprintf(word, sizeof word, "%.*s", (int)wl, job.launcher + skip);
-                job_end(err == ENOENT ? 127 : 126, SIGKILL,
-                        "cannot run the launcher '%s' (for host %s): %s", word,
-                        job.hosts[rk->host].name, strerror(err));
-            } else {
-                job_end(err == ENOENT ? 127 : 126, SIGKILL, "cannot run '%s': %s", job.argv[0],
-                        strerror(err));
-            }
-        }
+        if (n == (ssize_t)sizeof err)
+            errs[i] = err ? err : EIO;
     }
-    return 0;
+    return rc;
+}
+
+static int start_ranks(void)
+{
+    plan_binding();
+    int *errs = calloc((size_t)job.n, sizeof *errs);
+    if (!errs) {
+        say("out of memory for %d ranks", job.n);
+        return -1;
+    }
+    int rc = fork_ranks(0, job.n, errs);
+    for (int r = 0; rc == 0 && r < job.n; r++) {
+        rank_t *rk = &job.ranks[r];
+        int err = errs[r];
+        if (!err)
+            continue;
+        if (rk->host >= 0 && !job.hosts[rk->host].local) {
+            char word[256];
+            size_t skip = strspn(job.launcher, " \t");
+            size_t wl = strcspn(job.launcher + skip, " \t");
+            snprintf(word, sizeof word, "%.*s", (int)wl, job.launcher + skip);
+            job_end(err == ENOENT ? 127 : 126, SIGKILL,
+                    "cannot run the launcher '%s' (for host %s): %s", word,
+                    job.hosts[rk->host].name, strerror(err));
+        } else {
+            job_end(err == ENOENT ? 127 : 126, SIGKILL, "cannot run '%s': %s", job.argv[0],
+                    strerror(err));
+        }
+        break;
+    }
+    free(errs);
+    return rc;
 }
 
 /* The address of this host the other hosts reach: the source address of the route
@@ -1847,16 +2245,22 @@ int main(int argc, char **argv)
         salt = (unsigned int)now_ns();
     snprintf(job.kvsname, sizeof job.kvsname, "fmpl-%ld-%08x", (long)getpid(), salt);
 
-    /* poll: the signalfd, the listening socket, pending connections, 3 per rank */
-    size_t npoll =
-        (size_t)job.n * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0); /* = pend_cap */
-    job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
+    /* poll: the signalfd, the listening socket, pending connections, 3 per rank (room
+     * for the ranks spawns may add: the array never moves, rank pointers stay valid) */
+    size_t cap = (size_t)job.n + SPAWN_MAX;
+    size_t npoll = cap * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0); /* = pend_cap */
+    job.ranks = calloc(cap, sizeof *job.ranks);
+    job.worlds = calloc(SPAWN_WORLDS_MAX + 1, sizeof *job.worlds);
     struct pollfd *pfd = calloc(npoll, sizeof *pfd);
     int *owner = calloc(npoll, sizeof *owner);
-    if (!job.ranks || !pfd || !owner) {
+    if (!job.ranks || !job.worlds || !pfd || !owner) {
         say("out of memory for %d ranks", job.n);
         return 1;
     }
+    job.nranks = job.n;
+    job.nworlds = 1;
+    job.worlds[0] = (world_t){.first = 0, .n = job.n, .parent = -1};
+    snprintf(job.worlds[0].kvsname, sizeof job.worlds[0].kvsname, "%s", job.kvsname);
     for (int r = 0; r < job.n; r++) {
         job.ranks[r].pmi_fd = job.ranks[r].exec_fd = -1;
         job.ranks[r].out[0].fd = job.ranks[r].out[1].fd = -1;
@@ -1880,7 +2284,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    if (start_ranks(&old_mask) != 0)
+    job.old_mask = old_mask;
+    if (start_ranks() != 0)
         job_end(1, SIGKILL, NULL);
     if (job.timeout_s > 0 && !job.ending)
         job.timeout_at = now_ns() + (uint64_t)(job.timeout_s * 1e9);
@@ -1900,7 +2305,7 @@ int main(int argc, char **argv)
             owner[np++] = -3;
         }
         uint64_t lost_at = 0;
-        for (int r = 0; r < job.n; r++) {
+        for (int r = 0; r < job.nranks; r++) {
             rank_t *rk = &job.ranks[r];
             if (rk->lost_at && !rk->reaped && (!lost_at || rk->lost_at < lost_at))
                 lost_at = rk->lost_at;
@@ -1982,7 +2387,7 @@ int main(int argc, char **argv)
         reap();
 
         now = now_ns();
-        for (int r = 0; lost_at && !job.ending && r < job.n; r++) {
+        for (int r = 0; lost_at && !job.ending && r < job.nranks; r++) {
             rank_t *rk = &job.ranks[r];
             if (rk->lost_at && !rk->reaped && now >= rk->lost_at)
                 job_end(1, SIGTERM, "%s closed its PMI connection before calling fmpl_finalize",
@@ -2004,7 +2409,7 @@ int main(int argc, char **argv)
         }
     }
 
-    for (int r = 0; r < job.n; r++) {
+    for (int r = 0; r < job.nranks; r++) {
         pmi_close(&job.ranks[r]);
         for (int s = 0; s < 2; s++)
             if (job.ranks[r].out[s].fd >= 0)
@@ -2018,6 +2423,11 @@ int main(int argc, char **argv)
     shm_cleanup();
     kvs_free();
     names_free();
+    for (int r = 0; r < job.nranks; r++)
+        spawn_req_free(job.ranks[r].spawn);
+    for (int i = 0; i < job.nworlds; i++)
+        spawn_apps_free(&job.worlds[i]);
+    free(job.worlds);
     free(job.hosts);
     free(job.pend);
     free(job.ranks);
