@@ -142,6 +142,10 @@ static int child(int argc, char **argv)
         snprintf(want, sizeof want, "v%d-%s", r, r < 2 ? "A" : "B");
         CHECK(reply_get("value", val, sizeof val) && strcmp(val, want) == 0);
     }
+    /* the name service is one for every job: the parent's name is seen here */
+    pmi_call("cmd=lookup_name service=parent\\ service\n");
+    CHECK(strstr(reply, " rc=0") && reply_get("port", val, sizeof val));
+    CHECK(strcmp(val, "parent-port") == 0);
     /* the parent's keys are not in its space */
     snprintf(cmd, sizeof cmd, "cmd=get kvsname=%s key=parent-key\n", kvs);
     pmi_call(cmd);
@@ -210,6 +214,20 @@ static int parent(int argc, char **argv, int die)
         return 1;
     }
 
+    /* fmplrun's name service, raw: publish, refusals with their reasons */
+    pmi_call("cmd=publish_name service=parent\\ service port=parent-port\n");
+    CHECK(strcmp(reply, "cmd=publish_result rc=0 info=ok") == 0);
+    pmi_call("cmd=publish_name service=parent\\ service port=other\n");
+    CHECK(strstr(reply, "cmd=publish_result rc=1 ") && strstr(reply, " reason=published"));
+    CHECK(strstr(reply, "info=the\\ service\\ name\\ 'parent\\ service'\\ is\\ published"));
+    pmi_call("cmd=publish_name service=x\n");
+    CHECK(strstr(reply, " rc=1 ") && strstr(reply, " reason=invalid"));
+    pmi_call("cmd=lookup_name\n");
+    CHECK(strstr(reply, "cmd=lookup_result rc=1 ") && strstr(reply, " reason=invalid"));
+    pmi_call("cmd=unpublish_name service=nothing\n");
+    CHECK(strstr(reply, "cmd=unpublish_result rc=1 ") && strstr(reply, " reason=unknown"));
+    CHECK(strstr(reply, "no\\ service\\ named\\ 'nothing'\\ is\\ published"));
+
     /* two commands: 2 processes in DIR (wdir), 1 found through info path */
     char exe_dir[PATH_MAX];
     snprintf(exe_dir, sizeof exe_dir, "%s", self);
@@ -269,6 +287,8 @@ static int parent(int argc, char **argv, int die)
              "mcmd=spawn\nnprocs=1\nexecname=%s\ntotspawns=1\nspawnssofar=2\nendcmd\n", self);
     expect_refused(blocks, "bad\\ totspawns\\ or\\ spawnssofar", NULL);
 
+    pmi_call("cmd=unpublish_name service=parent\\ service\n");
+    CHECK(strcmp(reply, "cmd=unpublish_result rc=0 info=ok") == 0);
     pmi_call("cmd=barrier_in\n"); /* the parent's own barrier still works */
     CHECK(strncmp(reply, "cmd=barrier_out", 15) == 0);
     pmi_finalize();
