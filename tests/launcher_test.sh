@@ -364,8 +364,9 @@ hosts_fail)
     expect_clean
     ;;
 pmi_flood)
-    # 100 idle connections (half from 127.0.0.1, where the ranks come from, half from
-    # 127.0.0.2) and a slow-loris client hold the PMI port of a 4-rank job whose ranks
+    # 100 idle connections (40 from 127.0.0.1, where the ranks come from, more than one
+    # address may hold; 60 from four other addresses, more than all may hold together)
+    # and a slow-loris client hold the PMI port of a 4-rank job whose ranks
     # wait (fake launcher, host slow*) until the flood is up and has run 4 s (past the
     # 3 s deadline: every stranger was closed at least once and came back). The job
     # must start and pass; the slow-loris client must be closed by the deadline.
@@ -403,10 +404,11 @@ pmi_flood)
     closed=$(sed -n 's/^idle closed \([0-9]*\)$/\1/p' "$TMP/flood")
     [ "${closed:-0}" -ge 100 ] || fail "only ${closed:-0} idle connections were closed: $(cat "$TMP/flood")"
     expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.[123]:[0-9]+: no initack line with the token within 3 s$"
-    expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.[12]:[0-9]+: too many connections (from this address )?await their token$"
-    expect_err "^fmplrun: refused [0-9]+ more PMI connections \((no token in time|too many connections waiting)\)$"
+    expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.1:[0-9]+: too many connections from this address await their token$"
+    expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.[0-9]+:[0-9]+: too many connections await their token$"
+    expect_err "^fmplrun: refused [0-9]+ more PMI connections \((no token in time|too many connections waiting( from one address)?)\)$"
     n=$(grep -c "^fmplrun: refused a PMI connection" "$TMP/err")
-    [ "$n" -le 15 ] || fail "$n refusals reported one by one (at most 5 of each kind expected)"
+    [ "$n" -le 20 ] || fail "$n refusals reported one by one (at most 5 of each kind expected)"
     grep -q "lost the launcher" "$TMP/err" && fail "a rank lost its PMI connection"
     expect_clean
     ;;

@@ -3,8 +3,10 @@
  *
  *     pmi_flood PORT NIDLE READY_FILE
  *
- * Opens NIDLE idle connections to 127.0.0.1:PORT, half of them from source address
- * 127.0.0.1 (where the ranks come from) and half from 127.0.0.2, plus one slow-loris
+ * Opens NIDLE idle connections to 127.0.0.1:PORT, 40% of them from source address
+ * 127.0.0.1 (where the ranks come from: more than one address may hold) and the rest
+ * spread over 127.0.0.2, .4, .5 and .6 (together more than every address may hold),
+ * plus one slow-loris
  * client from 127.0.0.3 that sends a valid-looking initack line one byte every 200 ms
  * and never finishes it. Every idle connection the server closes is opened again
  * 50 ms later, so the flood keeps its pressure until the listening socket is gone
@@ -27,6 +29,13 @@
 #include <unistd.h>
 
 #define MAX_IDLE 1000
+
+/* The source address of idle connection i. */
+static const char *source_of(int i, int nidle)
+{
+    static const char *const others[] = {"127.0.0.2", "127.0.0.4", "127.0.0.5", "127.0.0.6"};
+    return i < nidle * 2 / 5 ? "127.0.0.1" : others[i % 4];
+}
 
 static uint64_t now_ms(void)
 {
@@ -88,7 +97,7 @@ int main(int argc, char **argv)
     static int fd[MAX_IDLE];
     static uint64_t reopen_at[MAX_IDLE];
     for (int i = 0; i < nidle; i++) {
-        fd[i] = connect_from(i % 2 ? "127.0.0.2" : "127.0.0.1", port);
+        fd[i] = connect_from(source_of(i, nidle), port);
         if (fd[i] < 0) {
             fprintf(stderr, "pmi_flood: connection %d failed\n", i);
             return 1;
@@ -132,7 +141,7 @@ int main(int argc, char **argv)
                 idle_closed++;
                 reopen_at[i] = now + 50;
             } else if (fd[i] < 0 && now >= reopen_at[i]) {
-                fd[i] = connect_from(i % 2 ? "127.0.0.2" : "127.0.0.1", port);
+                fd[i] = connect_from(source_of(i, nidle), port);
                 if (fd[i] == -2)
                     port_gone = 1;
                 reopen_at[i] = now + 50;

@@ -1175,9 +1175,10 @@ static void pending_close(int i)
 /* Why a pending connection was refused; each kind is reported one by one
  * PENDING_REPORTS times, the rest in one line at the end (pending_report_rest), so a
  * flood cannot flood our stderr as well. */
-enum { REFUSE_BAD, REFUSE_SLOW, REFUSE_CROWD, REFUSE_KINDS };
+enum { REFUSE_BAD, REFUSE_SLOW, REFUSE_CROWD_SOURCE, REFUSE_CROWD, REFUSE_KINDS };
 static const char *const refuse_names[REFUSE_KINDS] = {
-    "a wrong first line or token", "no token in time", "too many connections waiting"};
+    "a wrong first line or token", "no token in time",
+    "too many connections waiting from one address", "too many connections waiting"};
 static int refuse_count[REFUSE_KINDS], refuse_reported[REFUSE_KINDS];
 
 /* Refuses pending connection i with a reply the client can log, and says why. */
@@ -1215,27 +1216,46 @@ static void pending_report_rest(void)
  * taken, the source holding the most loses its oldest. So a new connection is always
  * accepted and judged by its first line: strangers that hold the port cannot shut out
  * a rank, and one source cannot take the slots of the others. */
+static int source_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void pending_make_room(uint32_t source)
 {
     int from_source = 0;
     for (int i = 0; i < job.npend; i++)
         from_source += job.pend[i].source == source;
     uint32_t victim_source = source;
+    int kind = REFUSE_CROWD_SOURCE;
     const char *why = "too many connections from this address await their token";
     if (from_source < job.pend_source_cap) {
         if (job.npend < job.pend_cap)
             return;
-        int most = 0;
-        for (int i = 0; i < job.npend; i++) {
-            int count = 0;
-            for (int k = 0; k < job.npend; k++)
-                count += job.pend[k].source == job.pend[i].source;
-            if (count > most) {
-                most = count;
-                victim_source = job.pend[i].source;
+        /* the source holding the most: sort a copy of the sources (n log n per
+         * eviction, so a flood cannot make each accept cost n^2) */
+        uint32_t *sources = malloc((size_t)job.npend * sizeof *sources);
+        if (sources) {
+            for (int i = 0; i < job.npend; i++)
+                sources[i] = job.pend[i].source;
+            qsort(sources, (size_t)job.npend, sizeof *sources, source_cmp);
+            for (int i = 0, most = 0; i < job.npend;) {
+                int k = i;
+                while (k < job.npend && sources[k] == sources[i])
+                    k++;
+                if (k - i > most) {
+                    most = k - i;
+                    victim_source = sources[i];
+                }
+                i = k;
             }
+            free(sources);
+        } else {
+            victim_source = job.pend[0].source;
         }
         why = "too many connections await their token";
+        kind = REFUSE_CROWD;
     }
     int oldest = -1;
     for (int i = 0; i < job.npend; i++)
@@ -1243,7 +1263,7 @@ static void pending_make_room(uint32_t source)
             (oldest < 0 || job.pend[i].order < job.pend[oldest].order))
             oldest = i;
     if (oldest >= 0)
-        pending_refuse(oldest, REFUSE_CROWD, why);
+        pending_refuse(oldest, kind, why);
 }
 
 static void pending_input(int i);
