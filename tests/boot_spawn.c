@@ -287,6 +287,13 @@ static int parent(int argc, char **argv, int die)
              "mcmd=spawn\nnprocs=1\nexecname=%s\ntotspawns=1\nspawnssofar=2\nendcmd\n", self);
     expect_refused(blocks, "bad\\ totspawns\\ or\\ spawnssofar", NULL);
 
+    /* at most 256 spawns per job (3 so far, 2 of them failed): the 257th is refused */
+    snprintf(blocks, sizeof blocks,
+             "mcmd=spawn\nnprocs=1\nexecname=/nonexistent/program\ntotspawns=1\n"
+             "spawnssofar=1\nendcmd\n");
+    for (int i = 3; i < 256; i++)
+        expect_refused(blocks, "msg=cannot\\ run\\ '/nonexistent/program'", "2");
+    expect_refused(blocks, "fmplrun\\ starts\\ at\\ most\\ 256\\ spawns\\ per\\ job", NULL);
     pmi_call("cmd=unpublish_name service=parent\\ service\n");
     CHECK(strcmp(reply, "cmd=unpublish_result rc=0 info=ok") == 0);
     pmi_call("cmd=barrier_in\n"); /* the parent's own barrier still works */

@@ -224,7 +224,7 @@ static struct job {
     int n;      /* ranks of -n (world 0) */
     int nranks; /* ranks of every world: job.ranks[0 .. nranks), room for n + SPAWN_MAX */
     rank_t *ranks;
-    world_t *worlds; /* room for SPAWN_WORLDS_MAX + 1 */
+    world_t *worlds; /* room for SPAWN_WORLDS_MAX + 2: the first, the spawns, a refused one */
     int nworlds;
     sigset_t old_mask; /* the signal mask the ranks start with */
     int tag_output;
@@ -2270,7 +2270,7 @@ int main(int argc, char **argv)
     size_t cap = (size_t)job.n + SPAWN_MAX;
     size_t npoll = cap * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0); /* = pend_cap */
     job.ranks = calloc(cap, sizeof *job.ranks);
-    job.worlds = calloc(SPAWN_WORLDS_MAX + 1, sizeof *job.worlds);
+    job.worlds = calloc(SPAWN_WORLDS_MAX + 2, sizeof *job.worlds); /* + a refused one */
     struct pollfd *pfd = calloc(npoll, sizeof *pfd);
     int *owner = calloc(npoll, sizeof *owner);
     if (!job.ranks || !job.worlds || !pfd || !owner) {
