@@ -436,8 +436,8 @@ stopped)
     wait "$PID"
     RC=$?
     expect_rc 124
-    expect_err "^fmplrun: rank 2 \(pid $p2\) has been stopped by signal 19 \(Stopped \(signal\)\) for 1\.[0-9] s; the job cannot progress until it continues \(kill -CONT $p2\)$"
-    expect_err "^fmplrun: job timed out after 5 seconds, killing 3 ranks; stopped: rank 2 \(pid $p2\) by signal 19 \(Stopped \(signal\)\) for [34]\.[0-9] s$"
+    expect_err "^fmplrun: rank 2 \(pid $p2\) has been stopped by signal 19 \(Stopped \(signal\)\) for [1-9][0-9]*\.[0-9] s; the job cannot progress until it continues \(kill -CONT $p2\)$"
+    expect_err "^fmplrun: job timed out after 5 seconds, killing 3 ranks; stopped: rank 2 \(pid $p2\) by signal 19 \(Stopped \(signal\)\) for [0-9]+\.[0-9] s$"
     grep -q "rank 0 .*stopped" "$TMP/err" && fail "rank 0, continued at once, was reported as stopped"
     [ "$(grep -c "has been stopped" "$TMP/err")" -eq 1 ] || fail "the stop was reported more than once"
     expect_clean
