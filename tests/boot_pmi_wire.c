@@ -382,6 +382,83 @@ static void test_refusals(void)
     fake_done(pid);
 }
 
+/* The name service: the exact request lines, fmplrun's replies (reason= published /
+ * unknown), Hydra's (msg=key_already_present, service_not_found), a refusal without a
+ * known reason, a lookup reply without its port, and the singleton's refusal. */
+static void test_name_service(void)
+{
+    static const step_t script[] = {
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=get_maxes", MAXES},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=k9\n"},
+        {"cmd=publish_name service=my\\ service port=tcp://a\\ b",
+         "cmd=publish_result rc=0 info=ok\n"},
+        {"cmd=lookup_name service=my\\ service",
+         "cmd=lookup_result rc=0 info=ok port=tcp://a\\ b\n"},
+        {"cmd=publish_name service=s port=p",
+         "cmd=publish_result rc=1 info=in\\ use reason=published\n"},
+        {"cmd=publish_name service=s port=p",
+         "cmd=publish_result info=ok rc=1 msg=key_already_present\n"},
+        {"cmd=publish_name service=s port=p", "cmd=publish_result rc=1 info=no_name_server\n"},
+        {"cmd=lookup_name service=t", "cmd=lookup_result rc=1 info=gone reason=unknown\n"},
+        {"cmd=lookup_name service=t", "cmd=lookup_result rc=1 msg=service_not_found\n"},
+        {"cmd=unpublish_name service=t", "cmd=unpublish_result rc=1 info=gone reason=unknown\n"},
+        {"cmd=unpublish_name service=my\\ service", "cmd=unpublish_result rc=0 info=ok\n"},
+        {"cmd=lookup_name service=u", "cmd=lookup_result rc=0 info=ok\n"},
+        {NULL, NULL}};
+    boot_t *b;
+    pid_t pid;
+    char port[BOOT_NAME_MAX], why[BOOT_NAME_MAX];
+    CHECK_RC(fake_init(script, "0", "1", NULL, &b, &pid), FMPL_SUCCESS);
+    CHECK_RC(boot_name_publish(b, "my service", "tcp://a b", why), FMPL_SUCCESS);
+    CHECK_RC(boot_name_lookup(b, "my service", port, why), FMPL_SUCCESS);
+    CHECK(strcmp(port, "tcp://a b") == 0);
+    CHECK_RC(boot_name_publish(b, "s", "p", why), FMPL_ERR_BUSY);
+    CHECK(strcmp(why, "in use") == 0);
+    CHECK_RC(boot_name_publish(b, "s", "p", why), FMPL_ERR_BUSY);
+    CHECK(strcmp(why, "key_already_present") == 0);
+    CHECK_RC(boot_name_publish(b, "s", "p", why), FMPL_ERR_UNSUPPORTED);
+    CHECK(strcmp(why, "no_name_server") == 0);
+    CHECK_RC(boot_name_lookup(b, "t", port, why), FMPL_ERR_ARG);
+    CHECK(strcmp(why, "gone") == 0);
+    CHECK_RC(boot_name_lookup(b, "t", port, why), FMPL_ERR_ARG);
+    CHECK(strcmp(why, "service_not_found") == 0);
+    CHECK_RC(boot_name_unpublish(b, "t", why), FMPL_ERR_ARG);
+    CHECK_RC(boot_name_unpublish(b, "my service", NULL), FMPL_SUCCESS);
+    CHECK_RC(boot_name_lookup(b, "u", port, why), FMPL_ERR_PEER); /* no port in the reply */
+    /* bad names never reach the launcher */
+    CHECK_RC(boot_name_publish(b, "", "p", why), FMPL_ERR_ARG);
+    CHECK_RC(boot_name_publish(b, "a\nb", "p", why), FMPL_ERR_ARG);
+    CHECK_RC(boot_name_publish(b, "s", NULL, why), FMPL_ERR_ARG);
+    CHECK_RC(boot_name_lookup(b, "s", NULL, why), FMPL_ERR_ARG);
+    CHECK_RC(boot_name_unpublish(NULL, "s", why), FMPL_ERR_ARG);
+    char long_name[BOOT_NAME_MAX + 1];
+    memset(long_name, 'x', BOOT_NAME_MAX);
+    long_name[BOOT_NAME_MAX] = 0;
+    CHECK_RC(boot_name_lookup(b, long_name, port, why), FMPL_ERR_ARG);
+    fake_done(pid);                            /* the script ended: every line was as expected */
+    CHECK_RC(boot_finalize(b), FMPL_ERR_PEER); /* the fake launcher is gone */
+}
+
+/* A singleton has no name service, and says why. */
+static void test_name_service_singleton(void)
+{
+    unsetenv("PMI_FD");
+    unsetenv("PMI_PORT");
+    unsetenv("PMI_RANK");
+    unsetenv("PMI_SIZE");
+    unsetenv("PMI_ID");
+    boot_t *b;
+    char port[BOOT_NAME_MAX], why[BOOT_NAME_MAX];
+    CHECK_RC(boot_init(&b), FMPL_SUCCESS);
+    CHECK(strcmp(boot_backend(b), "singleton") == 0);
+    CHECK_RC(boot_name_publish(b, "s", "p", why), FMPL_ERR_UNSUPPORTED);
+    CHECK(strstr(why, "no name service") && strstr(why, "singleton"));
+    CHECK_RC(boot_name_lookup(b, "s", port, why), FMPL_ERR_UNSUPPORTED);
+    CHECK_RC(boot_name_unpublish(b, "s", why), FMPL_ERR_UNSUPPORTED);
+    CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+}
+
 static void test_bad_environment(void)
 {
     boot_t *b = NULL;
@@ -489,6 +566,8 @@ int main(void)
     test_pmi_port();
     test_launcher_vanishes();
     test_refusals();
+    test_name_service();
+    test_name_service_singleton();
     test_bad_environment();
     printf("boot_pmi_wire: OK\n");
     return 0;

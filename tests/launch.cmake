@@ -53,3 +53,5 @@ add_test(NAME slurm
                  $<TARGET_FILE:boot_launcher_helper> $<TARGET_FILE:mpi_p2p>
                  $<TARGET_FILE:mpi_coll> $<TARGET_FILE:vnic_placement>)
 set_tests_properties(slurm PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+# The name service (MPI_Publish_name and friends) under Hydra.
+fmpl_hydra_test(mpi_names mpi_names 1 3 ARGS plain)

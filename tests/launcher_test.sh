@@ -363,6 +363,105 @@ hosts_fail)
     expect_err "^fmplrun: refused a PMI connection from 127.0.0.1:[0-9]+: wrong or missing token"
     expect_clean
     ;;
+pmi_flood)
+    # 100 idle connections (40 from 127.0.0.1, where the ranks come from, more than one
+    # address may hold; 60 from four other addresses, more than all may hold together)
+    # and a slow-loris client hold the PMI port of a 4-rank job whose ranks
+    # wait (fake launcher, host slow*) until the flood is up and has run 4 s (past the
+    # 3 s deadline: every stranger was closed at least once and came back). The job
+    # must start and pass; the slow-loris client must be closed by the deadline.
+    FAKE="sh $(dirname "$0")/fake_launcher.sh"
+    BOOT_BASIC=$(dirname "$HELPER")/boot_basic
+    FLOOD=$(dirname "$HELPER")/pmi_flood
+    export FAKE_LAUNCHER_GO="$TMP/go"
+    "$FMPLRUN" -n 4 --hosts slow1,slow2,slow3,slow4 --launcher "$FAKE" --pmi-addr 127.0.0.1 \
+        "$BOOT_BASIC" "$TAG" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    port=""
+    for i in $(seq 1 200); do
+        port=$(listen_port "$PID")
+        [ -n "$port" ] && break
+        sleep 0.05
+    done
+    [ -n "$port" ] || fail "cannot find fmplrun's PMI port in /proc/net/tcp"
+    "$FLOOD" "$port" 100 "$TMP/ready" >"$TMP/flood" 2>&1 &
+    FPID=$!
+    for i in $(seq 1 200); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+    [ -e "$TMP/ready" ] || fail "the flood did not start: $(cat "$TMP/flood")"
+    sleep 4
+    t0=$(now_ms)
+    touch "$TMP/go"
+    wait "$PID"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    wait "$FPID" || fail "pmi_flood failed: $(cat "$TMP/flood")"
+    expect_rc 0
+    grep -q "^boot_basic: 4 ranks OK$" "$TMP/out" || fail "boot_basic did not pass under the flood"
+    expect_fast 15000
+    ms=$(sed -n 's/^slowloris closed after \([0-9]*\) ms$/\1/p' "$TMP/flood")
+    [ -n "$ms" ] || fail "the slow-loris client was never closed: $(cat "$TMP/flood")"
+    [ "$ms" -ge 2500 ] && [ "$ms" -le 6000 ] || fail "the slow-loris client was closed after $ms ms, expected ~3000"
+    closed=$(sed -n 's/^idle closed \([0-9]*\)$/\1/p' "$TMP/flood")
+    [ "${closed:-0}" -ge 100 ] || fail "only ${closed:-0} idle connections were closed: $(cat "$TMP/flood")"
+    expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.[123]:[0-9]+: no initack line with the token within 3 s$"
+    expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.1:[0-9]+: too many connections from this address await their token$"
+    expect_err "^fmplrun: refused a PMI connection from 127\.0\.0\.[0-9]+:[0-9]+: too many connections await their token$"
+    expect_err "^fmplrun: refused [0-9]+ more PMI connections \((no token in time|too many connections waiting( from one address)?)\)$"
+    n=$(grep -c "^fmplrun: refused a PMI connection" "$TMP/err")
+    [ "$n" -le 20 ] || fail "$n refusals reported one by one (at most 5 of each kind expected)"
+    grep -q "lost the launcher" "$TMP/err" && fail "a rank lost its PMI connection"
+    expect_clean
+    ;;
+stopped)
+    # A rank stopped by SIGSTOP: after FMPL_STOPPED_WARN seconds fmplrun names it, and
+    # --timeout's message names it again; a rank stopped and continued at once is not
+    # reported.
+    export FMPL_STOPPED_WARN=1
+    "$FMPLRUN" -n 3 --timeout 5 "$HELPER" hang 0 0 "$TAG" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait_for 3 shm_left "$PID" # every rank is past boot_init and its first fence
+    rank_pid() {
+        local p
+        for p in $(pgrep -f "$TAG"); do
+            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "PMI_RANK=$1" && echo "$p"
+        done
+    }
+    p0=$(rank_pid 0)
+    p2=$(rank_pid 2)
+    [ -n "$p0" ] && [ -n "$p2" ] || fail "cannot find the ranks' processes"
+    kill -STOP "$p0"
+    sleep 0.2
+    kill -CONT "$p0"
+    kill -STOP "$p2"
+    wait "$PID"
+    RC=$?
+    expect_rc 124
+    expect_err "^fmplrun: rank 2 \(pid $p2\) has been stopped by signal 19 \(Stopped \(signal\)\) for [1-9][0-9]*\.[0-9] s; the job cannot progress until it continues \(kill -CONT $p2\)$"
+    expect_err "^fmplrun: job timed out after 5 seconds, killing 3 ranks; stopped: rank 2 \(pid $p2\) by signal 19 \(Stopped \(signal\)\) for [0-9]+\.[0-9] s$"
+    grep -q "rank 0 .*stopped" "$TMP/err" && fail "rank 0, continued at once, was reported as stopped"
+    [ "$(grep -c "has been stopped" "$TMP/err")" -eq 1 ] || fail "the stop was reported more than once"
+    expect_clean
+    # FMPL_STOPPED_WARN=0: no report, but --timeout still names the stopped rank
+    export FMPL_STOPPED_WARN=0
+    "$FMPLRUN" -n 2 --timeout 3 "$HELPER" hang 0 0 "$TAG" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait_for 2 shm_left "$PID"
+    p1=$(rank_pid 1)
+    kill -STOP "$p1"
+    wait "$PID"
+    RC=$?
+    expect_rc 124
+    grep -q "has been stopped" "$TMP/err" && fail "FMPL_STOPPED_WARN=0 still reported the stop"
+    expect_err "^fmplrun: job timed out after 3 seconds, killing 2 ranks; stopped: rank 1 \(pid $p1\) by signal 19"
+    expect_clean
+    # a malformed value is refused before anything starts
+    for bad in abc -1 1x; do
+        FMPL_STOPPED_WARN=$bad run -n 2 "$HELPER" ok 0 0 "$TAG"
+        expect_rc 2
+        expect_err "^fmplrun: FMPL_STOPPED_WARN='$bad' is not a number of seconds >= 0$"
+    done
+    unset FMPL_STOPPED_WARN
+    ;;
 bind)
     # --bind-to (default FMPL_BIND, else auto): core binds rank r of this host to the
     # r-th CPU we may use (round robin); auto gives every rank CPUs of its own (round

@@ -58,3 +58,13 @@ add_test(NAME mpi_env_settings_errors
          COMMAND ${CMAKE_SOURCE_DIR}/tests/settings_errors.sh ${FMPLRUN}
                  $<TARGET_FILE:mpi_err_detail>)
 set_tests_properties(mpi_env_settings_errors PROPERTIES TIMEOUT 120)
+
+# Name publishing through fmplrun's name service (MPI_Publish_name, _Lookup_name,
+# _Unpublish_name): contents at 1-7 ranks, error classes; a singleton has no name
+# service; the fatal message names the service.
+fmpl_test(mpi_names mpi_names.c RANKS 1 2 3 4 7)
+add_test(NAME mpi_names.singleton COMMAND ${_mpienv_expect} "^mpi_names: OK$" --
+         $<TARGET_FILE:mpi_names> singleton)
+add_test(NAME mpi_names_fatal
+         COMMAND ${_mpienv_expect} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_names_fatal.sh
+                 ${CMAKE_BINARY_DIR}/bin $<TARGET_FILE:mpi_names>)

@@ -633,6 +633,93 @@ int boot_fence(boot_t *b)
     return pmi_simple(b, "barrier_in", "barrier_out", &reply);
 }
 
+/* ------------------------------------------------------------ name service */
+
+/* Printable ASCII, spaces allowed (the wire escapes them), 1 to BOOT_NAME_MAX - 1. */
+static int boot_name_ok(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] >= 0x7f)
+            return 0;
+    return n > 0 && n < BOOT_NAME_MAX;
+}
+
+/* One name-service exchange: request cmd with kv, reply cmd=<expect> whose rc is 0 on
+ * success. MPICH's servers answer info=ok (or the reason); fmplrun also sends a
+ * reason= token for the refusals it knows: "published" (publish of a name in use; Hydra:
+ * rc=1 msg=key_already_present) and
+ * "unknown" (lookup or unpublish of a name not published); a refusal without it
+ * returns `refused`. */
+static int boot_name_call(boot_t *b, const char *cmd, const char *expect, const char *const *kv,
+                          int refused, char *port, char *why)
+{
+    if (why)
+        why[0] = 0;
+    if (b->kind == BOOT_SINGLETON) {
+        if (why)
+            snprintf(why, BOOT_NAME_MAX,
+                     "no name service: this process was started without a launcher "
+                     "(a singleton); start it with fmplrun/mpiexec");
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    char req[PMI_WIRE_REQUEST_MAX + 1];
+    if (pmi_format(req, sizeof req, cmd, kv) != 0)
+        return FMPL_ERR_ARG;
+    pmi_msg_t reply;
+    int rc, err = pmi_call(b, req, expect, &reply, &rc);
+    if (err)
+        return err;
+    const char *info = pmi_wire_find(&reply, "info");
+    const char *reason = pmi_wire_find(&reply, "reason");
+    if (rc == 0 && (!info || strcmp(info, "ok") == 0)) {
+        if (port) {
+            const char *v = pmi_wire_find(&reply, "port");
+            if (!v || !boot_name_ok(v)) {
+                base_log("boot: the launcher answered %s without a usable port", cmd);
+                return FMPL_ERR_PEER;
+            }
+            memcpy(port, v, strlen(v) + 1);
+        }
+        return FMPL_SUCCESS;
+    }
+    const char *text = pmi_wire_find(&reply, "msg"); /* Hydra's reason */
+    if (info && strcmp(info, "ok") != 0)
+        text = info;
+    if (why)
+        snprintf(why, BOOT_NAME_MAX, "%s", text ? text : reason ? reason : "refused");
+    if ((reason && strcmp(reason, "published") == 0) ||
+        (text && strcmp(text, "key_already_present") == 0))
+        return FMPL_ERR_BUSY;
+    if (reason && strcmp(reason, "unknown") == 0)
+        return FMPL_ERR_ARG;
+    return refused;
+}
+
+int boot_name_publish(boot_t *b, const char *service, const char *port, char *why)
+{
+    if (!b || !service || !port || !boot_name_ok(service) || !boot_name_ok(port))
+        return FMPL_ERR_ARG;
+    const char *kv[] = {"service", service, "port", port, NULL};
+    return boot_name_call(b, "publish_name", "publish_result", kv, FMPL_ERR_UNSUPPORTED, NULL, why);
+}
+
+int boot_name_lookup(boot_t *b, const char *service, char *port, char *why)
+{
+    if (!b || !service || !port || !boot_name_ok(service))
+        return FMPL_ERR_ARG;
+    const char *kv[] = {"service", service, NULL};
+    return boot_name_call(b, "lookup_name", "lookup_result", kv, FMPL_ERR_ARG, port, why);
+}
+
+int boot_name_unpublish(boot_t *b, const char *service, char *why)
+{
+    if (!b || !service || !boot_name_ok(service))
+        return FMPL_ERR_ARG;
+    const char *kv[] = {"service", service, NULL};
+    return boot_name_call(b, "unpublish_name", "unpublish_result", kv, FMPL_ERR_ARG, NULL, why);
+}
+
 /* --------------------------------------------------------------- topology */
 
 /* This host's identity: the launcher's name for it (FMPL_NODE) when given, else host

@@ -105,6 +105,22 @@ typedef struct boot_nodes {
  * FMPL_ERR_PEER, FMPL_ERR_NOMEM. */
 int boot_nodes(boot_t *b, const boot_nodes_t **out);
 
+/* The launcher's name service (MPI_Publish_name and friends): service names mapped to
+ * port names, shared by every rank the launcher serves. fmplrun keeps the table for the
+ * job's lifetime; Hydra forwards to its name server; a singleton has none.
+ * Service names and port names are printable ASCII (spaces allowed, no newline), 1 to
+ * BOOT_NAME_MAX - 1 bytes. Each call blocks for one round trip.
+ * Errors: FMPL_ERR_ARG (NULL or bad text; lookup/unpublish: the name is not published,
+ * or another launcher refused), FMPL_ERR_BUSY (publish: the name is published already),
+ * FMPL_ERR_UNSUPPORTED (no launcher; publish: another launcher refused), FMPL_ERR_PEER
+ * (launcher gone). `why` (may be NULL, room for BOOT_NAME_MAX bytes) receives the
+ * launcher's reason on failure. */
+#define BOOT_NAME_MAX 256
+int boot_name_publish(boot_t *b, const char *service, const char *port, char *why);
+/* port has room for BOOT_NAME_MAX bytes. */
+int boot_name_lookup(boot_t *b, const char *service, char *port, char *why);
+int boot_name_unpublish(boot_t *b, const char *service, char *why);
+
 /* Ends the whole job: asks the launcher to kill every rank, prints msg. Never returns.
  * Sends cmd=abort exitcode=<exit_code> message=<msg> and _exits with exit_code at
  * once; fmplrun prints "rank R (pid P) aborted the job with exit code C: msg" and

@@ -19,7 +19,16 @@
  * per-job FMPL_PMI_TOKEN. An accepted connection is "pending" until its first line,
  * cmd=initack pmiid=R token=T (MPICH's handshake plus our token), makes it rank R's
  * channel (answered with initack and set size/rank/debug); anything else is refused
- * with a message. The listening socket closes once every rank has connected. Ranks
+ * with a message. The listening socket closes once every rank has connected.
+ * Strangers cannot block the port (the port listens on a LAN address): a connection
+ * must send its initack line within PENDING_DEADLINE_S, or it is closed; at most
+ * pend_cap connections wait (n + PENDING_EXTRA), at most pend_source_cap from one
+ * IPv4 address (the most ranks of one host + PENDING_SOURCE_EXTRA). A new connection
+ * is never refused for want of a slot: it evicts the oldest waiting connection of its
+ * own address when that address holds its share, else, when all slots are taken, the
+ * oldest of the address holding the most; and its first line is read at once (a rank
+ * sends it right after connecting). So a rank always gets through, whatever idle or
+ * slow-loris clients hold; refusals are reported five per kind, then counted. Ranks
  * on this host (its name, first label, localhost) are forked as usual; the others are
  * started through the launcher: CMD's words with {host} replaced (or the host
  * appended), then `env -u PMI_FD -u PMI_RANK -u PMI_SIZE PMI_PORT=... ... FMPL_*=...
@@ -35,6 +44,28 @@
  * copies line by line with a "[rank] " prefix, each line in one write so lines
  * never mix. Without --tag-output the ranks inherit stdout and stderr. Rank 0
  * inherits stdin unless it is a terminal; the others read /dev/null.
+ *
+ * Spawn (PMI-1 cmd=spawn, as MPICH's simple PMI sends it: one "mcmd=spawn" block of
+ * key=value lines ending in "endcmd" per command, spawnssofar counting to totspawns,
+ * one cmd=spawn_result after the last). The processes of one request form a new job
+ * ("world"): ranks 0..n-1 over all its commands, appnum = the command's index, its own
+ * kvsname (ours + "-s<k>", so the /dev/shm cleanup covers it), key-value space with the
+ * preput keys, and barrier. They are forked here with socketpairs, also with --hosts
+ * (info "host" must name this host), appended to job.ranks, which has room for
+ * SPAWN_MAX of them from the start so that rank pointers never move; they are judged
+ * like the first ranks (a spawned process that dies ends everything). If one of them
+ * cannot be started (errcodes says which errno), all of that request's processes are
+ * killed and their exits ignored: the spawn fails as a whole. Info keys wdir and path
+ * are honoured, other keys ignored. The name service (publish_name, lookup_name,
+ * unpublish_name) is one table for every world. The MPI face does not spawn yet (no
+ * MPI_Comm_spawn): its engine reaches peers by rank within one job, so processes of two
+ * jobs have no transport between them; clients speaking PMI-1 directly can spawn.
+ *
+ * Stopped ranks. waitpid(WUNTRACED | WCONTINUED) sees a rank stop (CLD_STOPPED:
+ * SIGSTOP, SIGTSTP, a debugger) and continue. A rank stopped for FMPL_STOPPED_WARN
+ * seconds (default 10; 0: never) is named once per stop, since the job cannot progress
+ * without it; --timeout's message names every rank stopped at that moment, and
+ * the signals that end a job are followed by SIGCONT for stopped ranks.
  *
  * Failure handling. A rank that is killed by a signal, or that exits before it
  * sent cmd=finalize (even with status 0) once the job uses PMI, ends the job:
@@ -98,7 +129,13 @@
 #define EXIT_TIMEOUT 124
 #define DEFAULT_LAUNCHER "ssh -o BatchMode=yes"
 #define LOST_GRACE_NS 1000000000ull /* TCP: a lost connection waits this for an exit status */
-#define PENDING_EXTRA 16            /* connections awaiting initack beyond one per rank */
+#define PENDING_EXTRA 64            /* connections awaiting initack beyond one per rank */
+#define PENDING_SOURCE_EXTRA 16     /* per source address, beyond the ranks of one host */
+#define PENDING_DEADLINE_S 3        /* a connection shows its token within this many seconds */
+#define PENDING_REPORTS 5           /* closed strangers reported one by one; the rest counted */
+#define SPAWN_MAX 1024              /* processes all spawns together may add */
+#define SPAWN_WORLDS_MAX 256        /* spawns (jobs started by cmd=spawn) per fmplrun */
+#define SPAWN_LINES_MAX 4096        /* key=value lines of one spawn request, all blocks */
 
 /* ------------------------------------------------------------------- types */
 
@@ -109,20 +146,54 @@ typedef struct stream { /* one --tag-output pipe of a rank */
     char buf[OUT_LINE_MAX];
 } stream_t;
 
+typedef struct spawn_req spawn_req_t;
+
 typedef struct rank {
-    pid_t pid;   /* the rank, or for a rank on another host its launcher process */
-    int pmi_fd;  /* our end of the PMI socketpair or TCP connection; -1 when none */
-    int exec_fd; /* read end of the exec-error pipe, until read */
-    int host;    /* index in job.hosts (--hosts), else -1 */
-    int bound;   /* 1: bind the rank to cpus (--bind-to) */
+    int world;          /* index in job.worlds: 0 for the ranks of -n, k for spawn k's */
+    int appnum;         /* MPI_APPNUM: the command of spawn_multiple it runs (0 for -n) */
+    char **argv;        /* its program and arguments (spawned ranks), else NULL: job.argv */
+    char *wdir;         /* spawn info "wdir": directory it starts in, or NULL */
+    char *path;         /* spawn info "path": directories searched for the program, or NULL */
+    spawn_req_t *spawn; /* a cmd=spawn request being received (mcmd=spawn ... endcmd) */
+    pid_t pid;          /* the rank, or for a rank on another host its launcher process */
+    int pmi_fd;         /* our end of the PMI socketpair or TCP connection; -1 when none */
+    int exec_fd;        /* read end of the exec-error pipe, until read */
+    int host;           /* index in job.hosts (--hosts), else -1 */
+    int bound;          /* 1: bind the rank to cpus (--bind-to) */
     cpu_set_t cpus;
     int initialized, in_barrier, finalized, reaped;
-    int connected;    /* TCP mode: the rank's connection passed the initack handshake */
-    uint64_t lost_at; /* TCP mode: its connection closed before finalize; judged then */
+    uint64_t stopped_at; /* when it stopped (CLD_STOPPED), 0 while it runs */
+    int stop_sig;        /* the signal that stopped it */
+    int stop_warned;     /* the FMPL_STOPPED_WARN message was printed for this stop */
+    int connected;       /* TCP mode: the rank's connection passed the initack handshake */
+    uint64_t lost_at;    /* TCP mode: its connection closed before finalize; judged then */
     size_t inlen;
     char in[PMI_WIRE_LINE_MAX];
     stream_t out[2];
 } rank_t;
+
+typedef struct spawn_app { /* one command of a spawn, shared by the ranks that run it */
+    char **argv;           /* program and arguments, NULL-terminated */
+    char *wdir, *path;     /* info "wdir" and "path", or NULL */
+} spawn_app_t;
+
+struct spawn_req { /* a cmd=spawn request while its blocks arrive */
+    int in_block;  /* between mcmd=spawn and endcmd */
+    int nlines;    /* key=value lines so far, every block; a block ends with key "endcmd" */
+    int overflow;  /* more than SPAWN_LINES_MAX lines: refused at the end */
+    char *key[SPAWN_LINES_MAX], *val[SPAWN_LINES_MAX];
+};
+
+typedef struct world { /* a job: the ranks of -n (world 0), or the children of one spawn */
+    spawn_app_t *apps; /* a spawn's commands, [napps] */
+    int napps;
+    char kvsname[96]; /* its PMI kvsname; its /dev/shm entries are named after it */
+    int first, n;     /* its ranks are job.ranks[first .. first + n) */
+    int nbarrier;     /* ranks waiting in its current barrier */
+    int nfinalized;
+    int failed; /* a spawn that failed: its ranks are killed, their exits not judged */
+    int parent; /* the rank that spawned it, -1 for world 0 */
+} world_t;
 
 typedef struct host { /* one entry of --hosts */
     char name[256];
@@ -132,19 +203,32 @@ typedef struct host { /* one entry of --hosts */
 
 typedef struct pending { /* an accepted TCP connection before its initack line */
     int fd;
+    uint32_t source;   /* the peer's IPv4 address, network order */
+    uint64_t deadline; /* closed unless its initack line came by then */
+    uint64_t order;    /* accept order: the oldest is evicted first */
     size_t len;
     char in[256];
     char peer[64]; /* "address:port", for messages */
 } pending_t;
 
+typedef struct name { /* one entry of the name service (MPI_Publish_name) */
+    struct name *next;
+    char *service, *port;
+} name_t;
+
 typedef struct kv {
     struct kv *next;
+    int world; /* the key-value space (kvsname) it belongs to */
     char *key, *value;
 } kv_t;
 
 static struct job {
-    int n;
+    int n;      /* ranks of -n (world 0) */
+    int nranks; /* ranks of every world: job.ranks[0 .. nranks), room for n + SPAWN_MAX */
     rank_t *ranks;
+    world_t *worlds; /* room for SPAWN_WORLDS_MAX + 2: the first, the spawns, a refused one */
+    int nworlds;
+    sigset_t old_mask; /* the signal mask the ranks start with */
     int tag_output;
     int bind; /* --bind-to (default FMPL_BIND): BIND_AUTO, BIND_NONE or BIND_CORE */
     double timeout_s;
@@ -152,10 +236,8 @@ static struct job {
     char kvsname[64];
     pid_t pgid;
     int sigfd;
-    int nlive;    /* ranks not yet reaped */
-    int nbarrier; /* ranks waiting in the current barrier */
-    int ninit;    /* ranks that sent cmd=init */
-    int nfinalized;
+    int nlive;      /* ranks not yet reaped */
+    int ninit;      /* ranks that sent cmd=init */
     int early_exit; /* a rank that exited 0 without ever using PMI, or -1 */
     int ending;     /* the job is being torn down */
     int killed;     /* SIGKILL already sent */
@@ -164,6 +246,7 @@ static struct job {
     struct rlimit nofile; /* the descriptor limit the ranks get (ours may be raised) */
     kv_t **buckets;
     size_t nbuckets, nkeys;
+    name_t *names; /* the name service: published service -> port, newest first */
     /* multi-host mode (--hosts) and PMI over TCP (--hosts or --pmi-addr) */
     host_t *hosts;
     int nhosts;
@@ -176,6 +259,10 @@ static struct job {
     char token[33];       /* FMPL_PMI_TOKEN: a connection must show it in its initack */
     pending_t *pend;
     int npend;
+    int pend_cap;             /* pending connections at most, in total */
+    int pend_source_cap;      /* ... and from one source address */
+    uint64_t pend_order;      /* accepts so far */
+    uint64_t stopped_warn_ns; /* FMPL_STOPPED_WARN in ns; 0: never */
 } job = {.sigfd = -1, .early_exit = -1, .listen_fd = -1};
 
 /* ----------------------------------------------------------------- helpers */
@@ -195,8 +282,11 @@ static const char *who(const rank_t *rk)
     static int next;
     char *b = buf[next];
     next ^= 1;
-    int r = (int)(rk - job.ranks);
-    if (rk->host < 0)
+    int r = (int)(rk - job.ranks) - job.worlds[rk->world].first;
+    if (rk->world > 0)
+        snprintf(b, sizeof buf[0], "rank %d of spawned job %d (pid %d)", r, rk->world,
+                 (int)rk->pid);
+    else if (rk->host < 0)
         snprintf(b, sizeof buf[0], "rank %d (pid %d)", r, (int)rk->pid);
     else if (job.hosts[rk->host].local)
         snprintf(b, sizeof buf[0], "rank %d (pid %d, host %s)", r, (int)rk->pid,
@@ -258,9 +348,65 @@ static void signal_ranks(int sig)
 {
     if (job.pgid > 0)
         (void)kill(-job.pgid, sig);
-    for (int r = 0; r < job.n; r++) /* a rank that left the group still gets it */
-        if (job.ranks[r].pid > 0 && !job.ranks[r].reaped)
-            (void)kill(job.ranks[r].pid, sig);
+    for (int r = 0; r < job.nranks; r++) { /* a rank that left the group still gets it */
+        rank_t *rk = &job.ranks[r];
+        if (rk->pid > 0 && !rk->reaped) {
+            (void)kill(rk->pid, sig);
+            if (rk->stopped_at) /* a stopped rank acts on the signal once continued */
+                (void)kill(rk->pid, SIGCONT);
+        }
+    }
+}
+
+/* "; stopped: rank R (pid P) by signal S (name) for T s, ..." naming the ranks stopped
+ * now (CLD_STOPPED), for the messages that end a job; "" when none is. */
+static const char *stopped_ranks_text(void)
+{
+    static char text[1024];
+    size_t len = 0;
+    int count = 0;
+    text[0] = 0;
+    uint64_t now = now_ns();
+    for (int r = 0; r < job.nranks; r++) {
+        rank_t *rk = &job.ranks[r];
+        if (!rk->stopped_at || rk->reaped)
+            continue;
+        if (++count > 8) {
+            snprintf(text + len, sizeof text - len, ", ...");
+            break;
+        }
+        int w = snprintf(text + len, sizeof text - len, "%s%s by signal %d (%s) for %.1f s",
+                         count == 1 ? "; stopped: " : ", ", who(rk), rk->stop_sig,
+                         strsignal(rk->stop_sig), (double)(now - rk->stopped_at) / 1e9);
+        if (w < 0 || (size_t)w >= sizeof text - len)
+            break;
+        len += (size_t)w;
+    }
+    return text;
+}
+
+/* FMPL_STOPPED_WARN: says once per stop which rank has stayed stopped that long (the
+ * job cannot progress without it). Returns when to look again (0: no stopped rank). */
+static uint64_t stopped_check(uint64_t now)
+{
+    uint64_t next = 0;
+    for (int r = 0; job.stopped_warn_ns && r < job.nranks; r++) {
+        rank_t *rk = &job.ranks[r];
+        if (!rk->stopped_at || rk->reaped || rk->stop_warned)
+            continue;
+        uint64_t due = rk->stopped_at + job.stopped_warn_ns;
+        if (now >= due) {
+            rk->stop_warned = 1;
+            if (!job.ending)
+                say("%s has been stopped by signal %d (%s) for %.1f s; the job cannot progress "
+                    "until it continues (kill -CONT %d)",
+                    who(rk), rk->stop_sig, strsignal(rk->stop_sig),
+                    (double)(now - rk->stopped_at) / 1e9, (int)rk->pid);
+        } else if (!next || due < next) {
+            next = due;
+        }
+    }
+    return next;
 }
 
 /* Starts tearing the job down: the first cause wins (its message and code);
@@ -295,13 +441,25 @@ static uint64_t hash_key(const char *s)
     return h;
 }
 
-static kv_t *kvs_find(const char *key)
+/* The key-value space of each world is its own: entries carry the world. */
+static kv_t *kvs_find(const world_t *w, const char *key)
 {
     if (!job.nbuckets)
         return NULL;
-    for (kv_t *e = job.buckets[hash_key(key) & (job.nbuckets - 1)]; e; e = e->next)
-        if (strcmp(e->key, key) == 0)
+    int world = (int)(w - job.worlds);
+    for (kv_t *e = job.buckets[(hash_key(key) + (uint64_t)world) & (job.nbuckets - 1)]; e;
+         e = e->next)
+        if (e->world == world && strcmp(e->key, key) == 0)
             return e;
+    return NULL;
+}
+
+/* The world whose kvsname this is, or NULL. */
+static world_t *world_of_kvsname(const char *kvsname)
+{
+    for (int i = 0; i < job.nworlds; i++)
+        if (strcmp(job.worlds[i].kvsname, kvsname) == 0)
+            return &job.worlds[i];
     return NULL;
 }
 
@@ -314,7 +472,7 @@ static int kvs_grow(void)
     for (size_t i = 0; i < job.nbuckets; i++) {
         for (kv_t *e = job.buckets[i], *next; e; e = next) {
             next = e->next;
-            size_t h = hash_key(e->key) & (nb - 1);
+            size_t h = (hash_key(e->key) + (uint64_t)e->world) & (nb - 1);
             e->next = b[h];
             b[h] = e;
         }
@@ -326,9 +484,9 @@ static int kvs_grow(void)
 }
 
 /* Stores key=value (replacing an earlier value). Returns 0, or -1 out of memory. */
-static int kvs_put(const char *key, const char *value)
+static int kvs_put(const world_t *w, const char *key, const char *value)
 {
-    kv_t *e = kvs_find(key);
+    kv_t *e = kvs_find(w, key);
     char *v = strdup(value);
     if (!v)
         return -1;
@@ -351,7 +509,8 @@ static int kvs_put(const char *key, const char *value)
     }
     e->key = k;
     e->value = v;
-    size_t h = hash_key(key) & (job.nbuckets - 1);
+    e->world = (int)(w - job.worlds);
+    size_t h = (hash_key(key) + (uint64_t)e->world) & (job.nbuckets - 1);
     e->next = job.buckets[h];
     job.buckets[h] = e;
     job.nkeys++;
@@ -371,6 +530,27 @@ static void kvs_free(void)
     free(job.buckets);
     job.buckets = NULL;
     job.nbuckets = job.nkeys = 0;
+}
+
+/* ------------------------------------------------------------ name service */
+
+static name_t **names_find(const char *service)
+{
+    name_t **e = &job.names;
+    while (*e && strcmp((*e)->service, service) != 0)
+        e = &(*e)->next;
+    return e;
+}
+
+static void names_free(void)
+{
+    while (job.names) {
+        name_t *e = job.names;
+        job.names = e->next;
+        free(e->service);
+        free(e->port);
+        free(e);
+    }
 }
 
 /* ------------------------------------------------------------- PMI server */
@@ -418,10 +598,10 @@ static void pmi_reply_rc(rank_t *rk, const char *cmd, int rc, const char *msg)
     pmi_reply(rk, kv);
 }
 
-static void barrier_release(void)
+static void barrier_release(world_t *w)
 {
-    job.nbarrier = 0;
-    for (int r = 0; r < job.n; r++) {
+    w->nbarrier = 0;
+    for (int r = w->first; r < w->first + w->n; r++) {
         job.ranks[r].in_barrier = 0;
         const char *kv[] = {"cmd", "barrier_out", "rc", "0", NULL};
         pmi_reply(&job.ranks[r], kv);
@@ -429,21 +609,24 @@ static void barrier_release(void)
 }
 
 /* A fence can never complete once some rank has finalised: say so instead of hanging. */
-static void barrier_check_stuck(void)
+static void barrier_check_stuck(world_t *w)
 {
-    if (!job.nbarrier || !job.nfinalized)
+    if (!w->nbarrier || !w->nfinalized)
         return;
     int in = -1, fin = -1;
-    for (int r = 0; r < job.n; r++) {
-        if (job.ranks[r].in_barrier && in < 0)
+    for (int r = 0; r < w->n; r++) {
+        if (job.ranks[w->first + r].in_barrier && in < 0)
             in = r;
-        if (job.ranks[r].finalized && fin < 0)
+        if (job.ranks[w->first + r].finalized && fin < 0)
             fin = r;
     }
+    char of[48] = "";
+    if (w != job.worlds)
+        snprintf(of, sizeof of, " of spawned job %d", (int)(w - job.worlds));
     job_end(1, SIGTERM,
-            "rank %d entered a fence (PMI barrier) after rank %d called fmpl_finalize; "
+            "rank %d%s entered a fence (PMI barrier) after rank %d called fmpl_finalize; "
             "it can never complete",
-            in, fin);
+            in, of, fin);
 }
 
 /* The abort message is the rest of the line after message= (or error_msg=): old
@@ -471,13 +654,346 @@ static void pmi_abort(rank_t *rk, const char *raw, const pmi_msg_t *msg)
             text[0] ? ": " : "", text);
 }
 
+/* ------------------------------------------------------------------ spawn */
+
+static int fork_ranks(int first, int count, int *errs);
+static int host_is_local(const char *name);
+
+static void spawn_req_free(spawn_req_t *q)
+{
+    for (int i = 0; q && i < q->nlines; i++) {
+        free(q->key[i]);
+        free(q->val[i]);
+    }
+    free(q);
+}
+
+static void spawn_apps_free(world_t *w)
+{
+    for (int a = 0; a < w->napps; a++) {
+        if (w->apps[a].argv)
+            for (char **p = w->apps[a].argv; *p; p++)
+                free(*p);
+        free(w->apps[a].argv);
+        free(w->apps[a].wdir);
+        free(w->apps[a].path);
+    }
+    free(w->apps);
+    w->apps = NULL;
+    w->napps = 0;
+}
+
+/* Value of key in lines [from, to) of a request, or NULL. */
+static const char *spawn_find(const spawn_req_t *q, int from, int to, const char *key)
+{
+    for (int i = from; i < to; i++)
+        if (strcmp(q->key[i], key) == 0)
+            return q->val[i];
+    return NULL;
+}
+
+/* An integer in [min, max] from value v; -1 when absent or malformed. */
+static int spawn_int(const char *v, int min, int max)
+{
+    char *end;
+    if (!v || !*v)
+        return -1;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    return errno || *end || x < min || x > max ? -1 : (int)x;
+}
+
+static void spawn_reply(rank_t *rk, int rc, const char *errcodes, const char *why)
+{
+    const char *ok[] = {"cmd", "spawn_result", "rc", "0", "errcodes", errcodes, NULL};
+    const char *bad[] = {"cmd", "spawn_result", "rc", "-1", "errcodes", errcodes, "msg", why, NULL};
+    const char *plain[] = {"cmd", "spawn_result", "rc", "-1", "msg", why, NULL};
+    pmi_reply(rk, rc == 0 ? ok : errcodes ? bad : plain);
+}
+
+/* Starts the processes of a complete spawn request (every block received) as a new
+ * world and answers cmd=spawn_result: rc=0 and errcodes=0,0,... when all started; rc=-1
+ * with msg= when the request is refused before anything starts, or when a process could
+ * not be started (errcodes then holds its errno, the others 0, and none of them runs).
+ * Blocks (MPICH's PMI_Spawn_multiple, one per command): nprocs, execname, totspawns,
+ * spawnssofar, argcnt, arg1..argN, preput_num, preput_key_i, preput_val_i (the new
+ * job's key-value space gets them), info_num, info_key_i, info_val_i. Info keys:
+ * "wdir" (the directory the processes start in), "path" (directories searched for
+ * execname before $PATH), "host" (must name this host: spawned processes run where
+ * fmplrun runs); other keys are ignored, as MPI allows. */
+static void spawn_run(rank_t *rk, spawn_req_t *q)
+{
+    char why[512] = "", errcodes[PMI_WIRE_LINE_MAX / 2];
+    int nblocks = 0, total = 0;
+    for (int i = 0; i < q->nlines; i++)
+        nblocks += strcmp(q->key[i], "endcmd") == 0;
+    if (q->overflow)
+        snprintf(why, sizeof why, "spawn request of more than %d lines", SPAWN_LINES_MAX);
+    else if (job.nworlds > SPAWN_WORLDS_MAX)
+        snprintf(why, sizeof why, "fmplrun starts at most %d spawns per job", SPAWN_WORLDS_MAX);
+    world_t *w = &job.worlds[job.nworlds];
+    *w = (world_t){.first = job.nranks, .parent = (int)(rk - job.ranks)};
+    if (!why[0] && !(w->apps = calloc((size_t)nblocks, sizeof *w->apps)))
+        snprintf(why, sizeof why, "fmplrun is out of memory");
+    /* one block per command */
+    for (int b = 0, from = 0; !why[0] && b < nblocks; b++) {
+        int to = from;
+        while (strcmp(q->key[to], "endcmd") != 0)
+            to++;
+        int nprocs = spawn_int(spawn_find(q, from, to, "nprocs"), 1, SPAWN_MAX);
+        const char *exe = spawn_find(q, from, to, "execname");
+        int argcnt = spawn_int(spawn_find(q, from, to, "argcnt"), 0, SPAWN_LINES_MAX);
+        if (!spawn_find(q, from, to, "argcnt"))
+            argcnt = 0;
+        int ninfo = spawn_int(spawn_find(q, from, to, "info_num"), 0, SPAWN_LINES_MAX);
+        if (!spawn_find(q, from, to, "info_num"))
+            ninfo = 0;
+        if (nprocs < 0 || total + nprocs > SPAWN_MAX - (job.nranks - job.n)) {
+            snprintf(why, sizeof why,
+                     "command %d: nprocs=%s: 1 to %d processes may still be spawned", b + 1,
+                     spawn_find(q, from, to, "nprocs") ? spawn_find(q, from, to, "nprocs") : "",
+                     SPAWN_MAX - (job.nranks - job.n) - total);
+            break;
+        }
+        if (!exe || !*exe || argcnt < 0 || ninfo < 0) {
+            snprintf(why, sizeof why, "command %d: no execname, or a bad argcnt or info_num",
+                     b + 1);
+            break;
+        }
+        spawn_app_t *app = &w->apps[w->napps++];
+        if (!(app->argv = calloc((size_t)argcnt + 2, sizeof *app->argv)) ||
+            !(app->argv[0] = strdup(exe))) {
+            snprintf(why, sizeof why, "fmplrun is out of memory");
+            break;
+        }
+        for (int k = 1; k <= argcnt; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "arg%d", k);
+            const char *v = spawn_find(q, from, to, name);
+            if (!(app->argv[k] = strdup(v ? v : ""))) {
+                snprintf(why, sizeof why, "fmplrun is out of memory");
+                break;
+            }
+        }
+        for (int k = 0; !why[0] && k < ninfo; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "info_key_%d", k);
+            const char *key = spawn_find(q, from, to, name);
+            snprintf(name, sizeof name, "info_val_%d", k);
+            const char *val = spawn_find(q, from, to, name);
+            if (!key || !val)
+                continue;
+            if (strcmp(key, "wdir") == 0) {
+                free(app->wdir);
+                app->wdir = strdup(val);
+            } else if (strcmp(key, "path") == 0) {
+                free(app->path);
+                app->path = strdup(val);
+            } else if (strcmp(key, "host") == 0 && !host_is_local(val)) {
+                snprintf(why, sizeof why,
+                         "command %d: info host=%.200s is not this host: fmplrun starts "
+                         "spawned processes on its own host only",
+                         b + 1, val);
+            }
+        }
+        total += nprocs;
+        from = to + 1;
+    }
+    if (why[0]) {
+        spawn_apps_free(w);
+        spawn_reply(rk, -1, NULL, why);
+        return;
+    }
+    /* the new world: its kvsname extends ours, so /dev/shm cleanup covers it */
+    int k = job.nworlds++;
+    w->n = total;
+    snprintf(w->kvsname, sizeof w->kvsname, "%s-s%d", job.kvsname, k);
+    int npre = spawn_int(spawn_find(q, 0, q->nlines, "preput_num"), 0, SPAWN_LINES_MAX);
+    for (int i = 0; i < npre; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "preput_key_%d", i);
+        const char *key = spawn_find(q, 0, q->nlines, name);
+        snprintf(name, sizeof name, "preput_val_%d", i);
+        const char *val = spawn_find(q, 0, q->nlines, name);
+        if (key && *key && strlen(key) < KEY_MAX && val && strlen(val) < VALUE_MAX)
+            (void)kvs_put(w, key, val);
+    }
+    for (int a = 0, r = w->first, from = 0; a < w->napps; a++) {
+        int to = from;
+        while (strcmp(q->key[to], "endcmd") != 0)
+            to++;
+        int nprocs = spawn_int(spawn_find(q, from, to, "nprocs"), 1, SPAWN_MAX);
+        for (int i = 0; i < nprocs; i++, r++) {
+            rank_t *c = &job.ranks[r];
+            memset(c, 0, sizeof *c);
+            c->pmi_fd = c->exec_fd = c->out[0].fd = c->out[1].fd = -1;
+            c->host = -1;
+            c->world = k;
+            c->appnum = a;
+            c->argv = w->apps[a].argv;
+            c->wdir = w->apps[a].wdir;
+            c->path = w->apps[a].path;
+        }
+        from = to + 1;
+    }
+    job.nranks += total;
+    int *errs = calloc((size_t)total, sizeof *errs);
+    int failed = !errs || fork_ranks(w->first, total, errs) != 0;
+    size_t len = 0;
+    errcodes[0] = 0;
+    for (int i = 0; i < total; i++) {
+        int e = errs ? errs[i] : ENOMEM;
+        if (e && !failed) {
+            failed = 1;
+            const rank_t *c = &job.ranks[w->first + i];
+            if (c->wdir)
+                snprintf(why, sizeof why, "cannot run '%.200s' (wdir %.200s): %s", c->argv[0],
+                         c->wdir, strerror(e));
+            else
+                snprintf(why, sizeof why, "cannot run '%.200s': %s", c->argv[0], strerror(e));
+        }
+        int n = snprintf(errcodes + len, sizeof errcodes - len, "%s%d", i ? "," : "", e);
+        if (n > 0 && (size_t)n < sizeof errcodes - len)
+            len += (size_t)n;
+    }
+    free(errs);
+    if (failed) { /* none of them runs: MPI_Comm_spawn fails as a whole */
+        w->failed = 1;
+        for (int r = w->first; r < w->first + total; r++)
+            if (job.ranks[r].pid > 0 && !job.ranks[r].reaped)
+                (void)kill(job.ranks[r].pid, SIGKILL);
+        spawn_reply(rk, -1, errcodes, why[0] ? why : "cannot start the processes");
+        return;
+    }
+    spawn_reply(rk, 0, errcodes, NULL);
+}
+
+/* One line of a spawn request: mcmd=spawn starts a block, endcmd ends it, lines
+ * between are key=value with the rest of the line as the value (no escapes: MPICH
+ * sends arguments that way). The last block (spawnssofar == totspawns) runs it. */
+static void spawn_line(rank_t *rk, const char *line)
+{
+    spawn_req_t *q = rk->spawn;
+    if (!q || !q->in_block) {
+        if (strcmp(line, "mcmd=spawn") != 0) {
+            job_end(1, SIGTERM, "%s sent '%.64s' where fmplrun expected mcmd=spawn", who(rk), line);
+            return;
+        }
+        if (!q && !(q = rk->spawn = calloc(1, sizeof *q))) {
+            job_end(1, SIGTERM, "fmplrun is out of memory");
+            return;
+        }
+        q->in_block = 1;
+        return;
+    }
+    const char *eq = strchr(line, '=');
+    int end = strcmp(line, "endcmd") == 0;
+    if (!end && !eq) {
+        job_end(1, SIGTERM, "%s sent '%.64s' inside a spawn request (key=value expected)", who(rk),
+                line);
+        return;
+    }
+    if (q->nlines >= SPAWN_LINES_MAX - 1 && !end) {
+        q->overflow = 1;
+        return;
+    }
+    char *key = end ? strdup("endcmd") : strndup(line, (size_t)(eq - line));
+    char *val = strdup(end ? "" : eq + 1);
+    if (!key || !val) {
+        free(key);
+        free(val);
+        job_end(1, SIGTERM, "fmplrun is out of memory");
+        return;
+    }
+    int block_start = q->nlines;
+    while (block_start > 0 && strcmp(q->key[block_start - 1], "endcmd") != 0)
+        block_start--;
+    q->key[q->nlines] = key;
+    q->val[q->nlines++] = val;
+    if (!end)
+        return;
+    q->in_block = 0;
+    int tot = spawn_int(spawn_find(q, block_start, q->nlines, "totspawns"), 1, SPAWN_LINES_MAX);
+    int sofar = spawn_int(spawn_find(q, block_start, q->nlines, "spawnssofar"), 1, SPAWN_LINES_MAX);
+    if (tot > 0 && sofar > 0 && sofar < tot && !q->overflow)
+        return; /* more blocks follow */
+    rk->spawn = NULL;
+    if (tot < 0 || sofar < 0 || sofar > tot)
+        spawn_reply(rk, -1, NULL, "bad totspawns or spawnssofar");
+    else
+        spawn_run(rk, q);
+    spawn_req_free(q);
+}
+
+/* The name service, as MPICH's simple PMI speaks it: cmd=publish_name service=S
+ * port=P, cmd=lookup_name service=S, cmd=unpublish_name service=S, answered by
+ * cmd=<publish|lookup|unpublish>_result rc=0 info=ok [port=P], or rc=1 info=<why>
+ * reason=published|unknown|invalid (the reason is ours: boot maps it to an error). */
+static void pmi_name_service(rank_t *rk, const pmi_msg_t *msg)
+{
+    const char *cmd = msg->cmd;
+    char result[32], why[VALUE_MAX + 64];
+    snprintf(result, sizeof result, "%.*s_result", (int)(strlen(cmd) - 5), cmd);
+    const char *service = pmi_wire_find(msg, "service");
+    const char *port = pmi_wire_find(msg, "port");
+    const char *reason = NULL;
+    if (!service || !*service || strlen(service) >= VALUE_MAX) {
+        reason = "invalid";
+        snprintf(why, sizeof why, "a service name of 1 to %d bytes is needed", VALUE_MAX - 1);
+    } else if (cmd[0] == 'p') {
+        name_t **e = names_find(service);
+        name_t *n = NULL;
+        if (!port || !*port || strlen(port) >= VALUE_MAX) {
+            reason = "invalid";
+            snprintf(why, sizeof why, "a port name of 1 to %d bytes is needed", VALUE_MAX - 1);
+        } else if (*e) {
+            reason = "published";
+            snprintf(why, sizeof why, "the service name '%.200s' is published already", service);
+        } else if (!(n = calloc(1, sizeof *n)) || !(n->service = strdup(service)) ||
+                   !(n->port = strdup(port))) {
+            if (n) {
+                free(n->service);
+                free(n);
+            }
+            reason = "nomem";
+            snprintf(why, sizeof why, "fmplrun is out of memory");
+        } else {
+            n->next = job.names;
+            job.names = n;
+        }
+    } else {
+        name_t **e = names_find(service);
+        if (!*e) {
+            reason = "unknown";
+            snprintf(why, sizeof why, "no service named '%.200s' is published", service);
+        } else if (cmd[0] == 'l') {
+            const char *kv[] = {"cmd", result, "rc", "0", "info", "ok", "port", (*e)->port, NULL};
+            pmi_reply(rk, kv);
+            return;
+        } else {
+            name_t *gone = *e;
+            *e = gone->next;
+            free(gone->service);
+            free(gone->port);
+            free(gone);
+        }
+    }
+    if (reason) {
+        const char *kv[] = {"cmd", result, "rc", "1", "info", why, "reason", reason, NULL};
+        pmi_reply(rk, kv);
+    } else {
+        const char *kv[] = {"cmd", result, "rc", "0", "info", "ok", NULL};
+        pmi_reply(rk, kv);
+    }
+}
+
 /* MPICH's PMI_process_mapping value; -1 when it does not fit in a value (thousands
  * of hosts of unequal slots): the key is then absent and MPICH's client falls back
  * to comparing host names. */
-static int process_mapping(char *out, size_t cap)
+static int process_mapping(const world_t *w, char *out, size_t cap)
 {
-    if (!job.nhosts) {
-        snprintf(out, cap, "(vector,(0,1,%d))", job.n);
+    if (!job.nhosts || w != job.worlds) { /* spawned ranks run on this host */
+        snprintf(out, cap, "(vector,(0,1,%d))", w->n);
         return 0;
     }
     size_t len = (size_t)snprintf(out, cap, "(vector");
@@ -497,7 +1013,11 @@ static int process_mapping(char *out, size_t cap)
 
 static void pmi_handle(rank_t *rk, char *line)
 {
-    int r = (int)(rk - job.ranks);
+    world_t *w = &job.worlds[rk->world];
+    if (rk->spawn || strncmp(line, "mcmd=", 5) == 0) {
+        spawn_line(rk, line);
+        return;
+    }
     char raw[PMI_WIRE_LINE_MAX];
     snprintf(raw, sizeof raw, "%s", line);
     pmi_msg_t msg;
@@ -515,7 +1035,7 @@ static void pmi_handle(rank_t *rk, char *line)
                             "rc",  ok ? "0" : "-1",    NULL};
         pmi_reply(rk, kv);
         if (!ok) {
-            job_end(1, SIGTERM, "rank %d asked for PMI version %s; fmplrun speaks PMI-1 only", r,
+            job_end(1, SIGTERM, "%s asked for PMI version %s; fmplrun speaks PMI-1 only", who(rk),
                     ver ? ver : "(none)");
             return;
         }
@@ -531,14 +1051,15 @@ static void pmi_handle(rank_t *rk, char *line)
                             "64",  "vallen_max", "1024",        NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "get_appnum") == 0) {
-        const char *kv[] = {"cmd", "appnum", "appnum", "0", NULL};
+        snprintf(num, sizeof num, "%d", rk->appnum);
+        const char *kv[] = {"cmd", "appnum", "appnum", num, NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "get_universe_size") == 0) {
-        snprintf(num, sizeof num, "%d", job.n);
+        snprintf(num, sizeof num, "%d", job.n + SPAWN_MAX); /* spawn may add SPAWN_MAX */
         const char *kv[] = {"cmd", "universe_size", "size", num, NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "get_my_kvsname") == 0) {
-        const char *kv[] = {"cmd", "my_kvsname", "kvsname", job.kvsname, NULL};
+        const char *kv[] = {"cmd", "my_kvsname", "kvsname", w->kvsname, NULL};
         pmi_reply(rk, kv);
     } else if (strcmp(cmd, "put") == 0) {
         const char *kvs = pmi_wire_find(&msg, "kvsname");
@@ -546,13 +1067,13 @@ static void pmi_handle(rank_t *rk, char *line)
         const char *value = pmi_wire_find(&msg, "value");
         if (!value)
             value = "";
-        if (!kvs || strcmp(kvs, job.kvsname) != 0)
+        if (!kvs || strcmp(kvs, w->kvsname) != 0)
             pmi_reply_rc(rk, "put_result", -1, "unknown_kvsname");
         else if (!key || !*key || strlen(key) >= KEY_MAX)
             pmi_reply_rc(rk, "put_result", -1, "invalid_key");
         else if (strlen(value) >= VALUE_MAX)
             pmi_reply_rc(rk, "put_result", -1, "value_too_long");
-        else if (kvs_put(key, value) != 0)
+        else if (kvs_put(w, key, value) != 0)
             pmi_reply_rc(rk, "put_result", -1, "out_of_memory");
         else
             pmi_reply_rc(rk, "put_result", 0, "success");
@@ -565,9 +1086,9 @@ static void pmi_handle(rank_t *rk, char *line)
             /* MPICH's node map: one node holding ranks 0..n-1, or with --hosts one
              * round of the placement, (first node, nodes, ranks each) per run of
              * hosts with equal slots; MPICH repeats it until every rank is placed */
-            value = process_mapping(mapping, sizeof mapping) == 0 ? mapping : NULL;
-        } else if (key && kvs && strcmp(kvs, job.kvsname) == 0) {
-            const kv_t *e = kvs_find(key);
+            value = process_mapping(w, mapping, sizeof mapping) == 0 ? mapping : NULL;
+        } else if (key && kvs && world_of_kvsname(kvs)) {
+            const kv_t *e = kvs_find(world_of_kvsname(kvs), key);
             value = e ? e->value : NULL;
         }
         if (value) {
@@ -580,20 +1101,23 @@ static void pmi_handle(rank_t *rk, char *line)
     } else if (strcmp(cmd, "barrier_in") == 0) {
         if (!rk->in_barrier) {
             rk->in_barrier = 1;
-            job.nbarrier++;
+            w->nbarrier++;
         }
-        if (job.nbarrier == job.n)
-            barrier_release();
+        if (w->nbarrier == w->n)
+            barrier_release(w);
         else
-            barrier_check_stuck();
+            barrier_check_stuck(w);
     } else if (strcmp(cmd, "finalize") == 0) {
         const char *kv[] = {"cmd", "finalize_ack", "rc", "0", NULL};
         pmi_reply(rk, kv);
         if (!rk->finalized) {
             rk->finalized = 1;
-            job.nfinalized++;
+            w->nfinalized++;
         }
-        barrier_check_stuck();
+        barrier_check_stuck(w);
+    } else if (strcmp(cmd, "publish_name") == 0 || strcmp(cmd, "lookup_name") == 0 ||
+               strcmp(cmd, "unpublish_name") == 0) {
+        pmi_name_service(rk, &msg);
     } else if (strcmp(cmd, "abort") == 0) {
         pmi_abort(rk, raw, &msg);
     } else {
@@ -650,8 +1174,17 @@ static void pending_close(int i)
     job.pend[i] = job.pend[--job.npend];
 }
 
+/* Why a pending connection was refused; each kind is reported one by one
+ * PENDING_REPORTS times, the rest in one line at the end (pending_report_rest), so a
+ * flood cannot flood our stderr as well. */
+enum { REFUSE_BAD, REFUSE_SLOW, REFUSE_CROWD_SOURCE, REFUSE_CROWD, REFUSE_KINDS };
+static const char *const refuse_names[REFUSE_KINDS] = {
+    "a wrong first line or token", "no token in time",
+    "too many connections waiting from one address", "too many connections waiting"};
+static int refuse_count[REFUSE_KINDS], refuse_reported[REFUSE_KINDS];
+
 /* Refuses pending connection i with a reply the client can log, and says why. */
-static void pending_refuse(int i, const char *why)
+static void pending_refuse(int i, int kind, const char *why)
 {
     pending_t *p = &job.pend[i];
     char line[256];
@@ -662,9 +1195,80 @@ static void pending_refuse(int i, const char *why)
     (void)pmi_wire_end(line, sizeof line, &len);
     ssize_t w = send(p->fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)w;
-    say("refused a PMI connection from %s: %s", p->peer, why);
+    if (refuse_count[kind]++ < PENDING_REPORTS) {
+        refuse_reported[kind]++;
+        say("refused a PMI connection from %s: %s", p->peer, why);
+    }
     pending_close(i);
 }
+
+/* One line per kind for the refused connections not reported one by one. */
+static void pending_report_rest(void)
+{
+    for (int k = 0; k < REFUSE_KINDS; k++) {
+        if (refuse_count[k] > refuse_reported[k])
+            say("refused %d more PMI connections (%s)", refuse_count[k] - refuse_reported[k],
+                refuse_names[k]);
+        refuse_reported[k] = refuse_count[k];
+    }
+}
+
+/* Makes room for one more connection from `source`: a source that holds its share
+ * (pend_source_cap) loses its oldest pending connection; when all pend_cap slots are
+ * taken, the source holding the most loses its oldest. So a new connection is always
+ * accepted and judged by its first line: strangers that hold the port cannot shut out
+ * a rank, and one source cannot take the slots of the others. */
+static int source_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void pending_make_room(uint32_t source)
+{
+    int from_source = 0;
+    for (int i = 0; i < job.npend; i++)
+        from_source += job.pend[i].source == source;
+    uint32_t victim_source = source;
+    int kind = REFUSE_CROWD_SOURCE;
+    const char *why = "too many connections from this address await their token";
+    if (from_source < job.pend_source_cap) {
+        if (job.npend < job.pend_cap)
+            return;
+        /* the source holding the most: sort a copy of the sources (n log n per
+         * eviction, so a flood cannot make each accept cost n^2) */
+        uint32_t *sources = malloc((size_t)job.npend * sizeof *sources);
+        if (sources) {
+            for (int i = 0; i < job.npend; i++)
+                sources[i] = job.pend[i].source;
+            qsort(sources, (size_t)job.npend, sizeof *sources, source_cmp);
+            for (int i = 0, most = 0; i < job.npend;) {
+                int k = i;
+                while (k < job.npend && sources[k] == sources[i])
+                    k++;
+                if (k - i > most) {
+                    most = k - i;
+                    victim_source = sources[i];
+                }
+                i = k;
+            }
+            free(sources);
+        } else {
+            victim_source = job.pend[0].source;
+        }
+        why = "too many connections await their token";
+        kind = REFUSE_CROWD;
+    }
+    int oldest = -1;
+    for (int i = 0; i < job.npend; i++)
+        if (job.pend[i].source == victim_source &&
+            (oldest < 0 || job.pend[i].order < job.pend[oldest].order))
+            oldest = i;
+    if (oldest >= 0)
+        pending_refuse(oldest, kind, why);
+}
+
+static void pending_input(int i);
 
 static void listen_accept(void)
 {
@@ -674,18 +1278,39 @@ static void listen_accept(void)
         int fd = accept4(job.listen_fd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return; /* EAGAIN, or a connection that went away (ECONNABORTED) */
-        if (job.npend >= job.n + PENDING_EXTRA) { /* every rank has a slot already */
-            close(fd);
-            continue;
-        }
+        pending_make_room(sa.sin_addr.s_addr);
         int one = 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         pending_t *p = &job.pend[job.npend++];
-        *p = (pending_t){.fd = fd};
+        *p = (pending_t){.fd = fd,
+                         .source = sa.sin_addr.s_addr,
+                         .deadline = now_ns() + PENDING_DEADLINE_S * 1000000000ull,
+                         .order = job.pend_order++};
         char ip[INET_ADDRSTRLEN] = "?";
         (void)inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
         snprintf(p->peer, sizeof p->peer, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
+        pending_input(job.npend - 1); /* a rank sends its line at once: judge it now */
     }
+}
+
+/* Closes the pending connections whose deadline passed; returns the next deadline
+ * (0: none). */
+static uint64_t pending_expire(uint64_t now)
+{
+    uint64_t next = 0;
+    for (int i = 0; i < job.npend;) {
+        if (job.pend[i].deadline <= now) {
+            char why[80];
+            snprintf(why, sizeof why, "no initack line with the token within %d s",
+                     PENDING_DEADLINE_S);
+            pending_refuse(i, REFUSE_SLOW, why);
+            continue;
+        }
+        if (!next || job.pend[i].deadline < next)
+            next = job.pend[i].deadline;
+        i++;
+    }
+    return next;
 }
 
 /* The first line of a connection must be MPICH's cmd=initack pmiid=<rank> with our
@@ -704,7 +1329,7 @@ static void pending_input(int i)
     char *nl = memchr(p->in, '\n', p->len);
     if (!nl) {
         if (p->len == sizeof p->in)
-            pending_refuse(i, "first line too long");
+            pending_refuse(i, REFUSE_BAD, "first line too long");
         return;
     }
     *nl = 0;
@@ -716,22 +1341,22 @@ static void pending_input(int i)
     int id = -1;
     if (pmi_wire_parse(line, &msg) != 0 || strcmp(msg.cmd, "initack") != 0 ||
         !(id_text = pmi_wire_find(&msg, "pmiid"))) {
-        pending_refuse(i, "expected cmd=initack pmiid=<rank> first");
+        pending_refuse(i, REFUSE_BAD, "expected cmd=initack pmiid=<rank> first");
         return;
     }
     id = atoi(id_text);
     token = pmi_wire_find(&msg, "token");
     if (!token || strcmp(token, job.token) != 0) {
-        pending_refuse(i, "wrong or missing token (FMPL_PMI_TOKEN)");
+        pending_refuse(i, REFUSE_BAD, "wrong or missing token (FMPL_PMI_TOKEN)");
         return;
     }
     if (id < 0 || id >= job.n || strspn(id_text, "0123456789") != strlen(id_text)) {
-        pending_refuse(i, "pmiid out of range");
+        pending_refuse(i, REFUSE_BAD, "pmiid out of range");
         return;
     }
     rank_t *rk = &job.ranks[id];
     if (rk->connected || rk->reaped) {
-        pending_refuse(i, "this rank is already connected, or gone");
+        pending_refuse(i, REFUSE_BAD, "this rank is already connected, or gone");
         return;
     }
     rk->connected = 1;
@@ -795,6 +1420,8 @@ static void stream_input(int r, stream_t *s)
 
 static void judge_exit(rank_t *rk, int status)
 {
+    if (job.worlds[rk->world].failed) /* a spawn that failed as a whole: killed by us */
+        return;
     int r = (int)(rk - job.ranks);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
@@ -833,15 +1460,26 @@ static void reap(void)
 {
     for (;;) {
         int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
+        pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid <= 0)
             return;
-        for (int r = 0; r < job.n; r++) {
+        for (int r = 0; r < job.nranks; r++) {
             rank_t *rk = &job.ranks[r];
             if (rk->pid != pid || rk->reaped)
                 continue;
+            if (WIFSTOPPED(status)) { /* CLD_STOPPED: SIGSTOP, SIGTSTP, a debugger */
+                rk->stopped_at = now_ns();
+                rk->stop_sig = WSTOPSIG(status);
+                rk->stop_warned = 0;
+                break;
+            }
+            if (WIFCONTINUED(status)) {
+                rk->stopped_at = 0;
+                break;
+            }
+            rk->stopped_at = 0;
             rk->reaped = 1;
             job.nlive--;
             pmi_input(rk); /* what it said before it died comes first (an abort) */
@@ -849,7 +1487,7 @@ static void reap(void)
             judge_exit(rk, status);
             if (rk->in_barrier) {
                 rk->in_barrier = 0;
-                job.nbarrier--;
+                job.worlds[rk->world].nbarrier--;
             }
             break;
         }
@@ -1106,6 +1744,15 @@ static int parse_args(int argc, char **argv)
     if (job.nhosts && !job.launcher)
         job.launcher = DEFAULT_LAUNCHER;
     job.tcp = job.nhosts > 0 || job.pmi_addr != NULL;
+    /* FMPL_STOPPED_WARN: seconds a rank may stay stopped (SIGSTOP, SIGTSTP, a debugger)
+     * before we say which rank it is; 0: never. */
+    const char *warn = getenv("FMPL_STOPPED_WARN");
+    double warn_s = 10;
+    if (warn && *warn && strcmp(warn, "0") != 0 && parse_seconds(warn, &warn_s) != 0) {
+        say("FMPL_STOPPED_WARN='%s' is not a number of seconds >= 0", warn);
+        exit(2);
+    }
+    job.stopped_warn_ns = warn && strcmp(warn, "0") == 0 ? 0 : (uint64_t)(warn_s * 1e9);
     if (job.timeout_s <= 0) {
         const char *env = getenv("MPIEXEC_TIMEOUT");
         if (env && *env && parse_seconds(env, &job.timeout_s) != 0) {
@@ -1241,6 +1888,9 @@ static char **launcher_argv(int r)
 static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int exec_fd,
                                  pid_t parent, const sigset_t *old_mask)
 {
+    const rank_t *rk = &job.ranks[r];
+    const world_t *w = &job.worlds[rk->world];
+    char **prog = rk->argv ? rk->argv : job.argv;
     (void)setpgid(0, job.pgid); /* pgid 0 for rank 0: a new group led by it */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* fmplrun died before the line above */
@@ -1265,17 +1915,33 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
         }
     }
     char num[32];
-    if (!job.tcp) {
+    if (rk->wdir && chdir(rk->wdir) != 0) { /* spawn info "wdir" */
+        int err = errno;
+        ssize_t wr = write(exec_fd, &err, sizeof err);
+        (void)wr;
+        _exit(126);
+    }
+    if (rk->path) { /* spawn info "path": searched before $PATH */
+        const char *old = getenv("PATH");
+        size_t len = strlen(rk->path) + (old ? strlen(old) : 0) + 2;
+        char *path = malloc(len);
+        if (path) {
+            snprintf(path, len, "%s%s%s", rk->path, old ? ":" : "", old ? old : "");
+            setenv("PATH", path, 1);
+        }
+    }
+    if (!job.tcp || rk->world > 0) { /* spawned ranks run here, on a socketpair */
         snprintf(num, sizeof num, "%d", fd);
         setenv("PMI_FD", num, 1);
-        snprintf(num, sizeof num, "%d", r);
+        snprintf(num, sizeof num, "%d", r - w->first);
         setenv("PMI_RANK", num, 1);
-        snprintf(num, sizeof num, "%d", job.n);
+        snprintf(num, sizeof num, "%d", w->n);
         setenv("PMI_SIZE", num, 1);
         setenv("FMPL_LAUNCHER", "fmplrun", 1);
         unsetenv("PMI_ID");
         unsetenv("PMI_PORT");
-        execvp(job.argv[0], job.argv);
+        unsetenv("FMPL_PMI_TOKEN");
+        execvp(prog[0], prog);
     } else if (job.ranks[r].host < 0 || job.hosts[job.ranks[r].host].local) {
         unsetenv("PMI_FD");
         unsetenv("PMI_RANK");
@@ -1294,8 +1960,8 @@ static _Noreturn void child_exec(int r, int pmi_fd, int out_fd, int err_fd, int 
             execvp(argv[0], argv);
     }
     int err = errno;
-    ssize_t w = write(exec_fd, &err, sizeof err);
-    (void)w;
+    ssize_t wr = write(exec_fd, &err, sizeof err);
+    (void)wr;
     _exit(err == ENOENT ? 127 : 126);
 }
 
@@ -1324,31 +1990,39 @@ static void plan_binding(void)
                 base_cpu_place(&set, nlocal, i++, job.bind == BIND_CORE, &job.ranks[r].cpus) > 0;
 }
 
-static int start_ranks(const sigset_t *old_mask)
+/* Forks ranks [first, first + count) (channels, fork, exec) and waits until each exec
+ * succeeded or failed: errs[i] is then 0 or the errno of rank first + i's failure.
+ * Returns 0, or -1 (message printed) when a channel or a fork could not be made; the
+ * ranks forked before that are running. */
+static int fork_ranks(int first, int count, int *errs)
 {
     pid_t self = getpid();
-    plan_binding();
-    for (int r = 0; r < job.n; r++) {
+    int started = 0, rc = 0;
+    for (int r = first; r < first + count; r++) {
         rank_t *rk = &job.ranks[r];
         int sv[2] = {-1, -1}, ep[2], op[2] = {-1, -1}, eq[2] = {-1, -1};
-        if ((!job.tcp && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) ||
+        int pair = !job.tcp || rk->world > 0;
+        if ((pair && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) ||
             pipe2(ep, O_CLOEXEC) != 0 ||
             (job.tag_output && (pipe2(op, O_CLOEXEC) != 0 || pipe2(eq, O_CLOEXEC) != 0))) {
-            say("cannot create the channels of rank %d: %s", r, strerror(errno));
-            return -1;
+            say("cannot create the channels of %s: %s", who(rk), strerror(errno));
+            rc = -1;
+            break;
         }
         pid_t pid = fork();
         if (pid < 0) {
-            say("cannot start rank %d: fork: %s", r, strerror(errno));
-            return -1;
+            say("cannot start %s: fork: %s", who(rk), strerror(errno));
+            rc = -1;
+            break;
         }
         if (pid == 0)
-            child_exec(r, sv[1], op[1], eq[1], ep[1], self, old_mask);
+            child_exec(r, sv[1], op[1], eq[1], ep[1], self, &job.old_mask);
         if (r == 0)
             job.pgid = pid;
         (void)setpgid(pid, job.pgid); /* both sides set it: no race with kill(-pgid) */
         rk->pid = pid;
         job.nlive++;
+        started++;
         if (sv[1] >= 0)
             close(sv[1]);
         close(ep[1]);
@@ -1362,9 +2036,13 @@ static int start_ranks(const sigset_t *old_mask)
         }
     }
     /* All ranks start in parallel; now learn whether their exec worked. */
-    int failed = 0;
-    for (int r = 0; r < job.n; r++) {
-        rank_t *rk = &job.ranks[r];
+    for (int i = 0; i < count; i++) {
+        rank_t *rk = &job.ranks[first + i];
+        errs[i] = 0;
+        if (i >= started) {
+            errs[i] = EAGAIN;
+            continue;
+        }
         int err = 0;
         ssize_t n;
         do
@@ -1372,23 +2050,42 @@ static int start_ranks(const sigset_t *old_mask)
         while (n < 0 && errno == EINTR);
         close(rk->exec_fd);
         rk->exec_fd = -1;
-        if (n == (ssize_t)sizeof err && !failed) {
-            failed = 1;
-            if (rk->host >= 0 && !job.hosts[rk->host].local) {
-                char word[256];
-                size_t skip = strspn(job.launcher, " \t");
-                size_t wl = strcspn(job.launcher + skip, " \t");
-                snprintf(word, sizeof word, "%.*s", (int)wl, job.launcher + skip);
-                job_end(err == ENOENT ? 127 : 126, SIGKILL,
-                        "cannot run the launcher '%s' (for host %s): %s", word,
-                        job.hosts[rk->host].name, strerror(err));
-            } else {
-                job_end(err == ENOENT ? 127 : 126, SIGKILL, "cannot run '%s': %s", job.argv[0],
-                        strerror(err));
-            }
-        }
+        if (n == (ssize_t)sizeof err)
+            errs[i] = err ? err : EIO;
     }
-    return 0;
+    return rc;
+}
+
+static int start_ranks(void)
+{
+    plan_binding();
+    int *errs = calloc((size_t)job.n, sizeof *errs);
+    if (!errs) {
+        say("out of memory for %d ranks", job.n);
+        return -1;
+    }
+    int rc = fork_ranks(0, job.n, errs);
+    for (int r = 0; rc == 0 && r < job.n; r++) {
+        rank_t *rk = &job.ranks[r];
+        int err = errs[r];
+        if (!err)
+            continue;
+        if (rk->host >= 0 && !job.hosts[rk->host].local) {
+            char word[256];
+            size_t skip = strspn(job.launcher, " \t");
+            size_t wl = strcspn(job.launcher + skip, " \t");
+            snprintf(word, sizeof word, "%.*s", (int)wl, job.launcher + skip);
+            job_end(err == ENOENT ? 127 : 126, SIGKILL,
+                    "cannot run the launcher '%s' (for host %s): %s", word,
+                    job.hosts[rk->host].name, strerror(err));
+        } else {
+            job_end(err == ENOENT ? 127 : 126, SIGKILL, "cannot run '%s': %s", job.argv[0],
+                    strerror(err));
+        }
+        break;
+    }
+    free(errs);
+    return rc;
 }
 
 /* The address of this host the other hosts reach: the source address of the route
@@ -1468,7 +2165,7 @@ static int tcp_setup(void)
     char ip[INET_ADDRSTRLEN];
     (void)inet_ntop(AF_INET, &addr, ip, sizeof ip);
     if (job.listen_fd < 0 || bind(job.listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(job.listen_fd, job.n < 4096 ? job.n + 8 : 4096) != 0 ||
+        listen(job.listen_fd, SOMAXCONN) != 0 /* strangers never fill it */ ||
         getsockname(job.listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
         say("cannot listen for PMI connections on %s: %s%s", ip, strerror(errno),
             job.pmi_addr ? "" : " (give --pmi-addr)");
@@ -1482,7 +2179,20 @@ static int tcp_setup(void)
     }
     for (int i = 0; i < 16; i++)
         snprintf(job.token + 2 * i, 3, "%02x", rnd[i]);
-    job.pend = calloc((size_t)job.n + PENDING_EXTRA, sizeof *job.pend);
+    /* Every rank of one host may connect at once from one address. */
+    int most = job.nhosts ? 0 : job.n, local = 0;
+    for (int h = 0; h < job.nhosts; h++) {
+        int count = 0;
+        for (int r = 0; r < job.n; r++)
+            count += job.ranks[r].host == h;
+        if (job.hosts[h].local)
+            local += count;
+        most = count > most ? count : most;
+    }
+    most = local > most ? local : most;
+    job.pend_cap = job.n + PENDING_EXTRA;
+    job.pend_source_cap = most + PENDING_SOURCE_EXTRA;
+    job.pend = calloc((size_t)job.pend_cap, sizeof *job.pend);
     if (!job.pend) {
         say("out of memory for %d ranks", job.n);
         return -1;
@@ -1557,15 +2267,22 @@ int main(int argc, char **argv)
         salt = (unsigned int)now_ns();
     snprintf(job.kvsname, sizeof job.kvsname, "fmpl-%ld-%08x", (long)getpid(), salt);
 
-    /* poll: the signalfd, the listening socket, pending connections, 3 per rank */
-    size_t npoll = (size_t)job.n * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0);
-    job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
+    /* poll: the signalfd, the listening socket, pending connections, 3 per rank (room
+     * for the ranks spawns may add: the array never moves, rank pointers stay valid) */
+    size_t cap = (size_t)job.n + SPAWN_MAX;
+    size_t npoll = cap * 3 + 2 + (job.tcp ? (size_t)job.n + PENDING_EXTRA : 0); /* = pend_cap */
+    job.ranks = calloc(cap, sizeof *job.ranks);
+    job.worlds = calloc(SPAWN_WORLDS_MAX + 2, sizeof *job.worlds); /* + a refused one */
     struct pollfd *pfd = calloc(npoll, sizeof *pfd);
     int *owner = calloc(npoll, sizeof *owner);
-    if (!job.ranks || !pfd || !owner) {
+    if (!job.ranks || !job.worlds || !pfd || !owner) {
         say("out of memory for %d ranks", job.n);
         return 1;
     }
+    job.nranks = job.n;
+    job.nworlds = 1;
+    job.worlds[0] = (world_t){.first = 0, .n = job.n, .parent = -1};
+    snprintf(job.worlds[0].kvsname, sizeof job.worlds[0].kvsname, "%s", job.kvsname);
     for (int r = 0; r < job.n; r++) {
         job.ranks[r].pmi_fd = job.ranks[r].exec_fd = -1;
         job.ranks[r].out[0].fd = job.ranks[r].out[1].fd = -1;
@@ -1589,7 +2306,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    if (start_ranks(&old_mask) != 0)
+    job.old_mask = old_mask;
+    if (start_ranks() != 0)
         job_end(1, SIGKILL, NULL);
     if (job.timeout_s > 0 && !job.ending)
         job.timeout_at = now_ns() + (uint64_t)(job.timeout_s * 1e9);
@@ -1597,6 +2315,7 @@ int main(int argc, char **argv)
     for (;;) {
         int open_streams = 0;
         nfds_t np = 0;
+        uint64_t pend_next = pending_expire(now_ns()), stop_next = stopped_check(now_ns());
         pfd[np] = (struct pollfd){.fd = job.sigfd, .events = POLLIN};
         owner[np++] = -1;
         if (job.listen_fd >= 0) {
@@ -1608,7 +2327,7 @@ int main(int argc, char **argv)
             owner[np++] = -3;
         }
         uint64_t lost_at = 0;
-        for (int r = 0; r < job.n; r++) {
+        for (int r = 0; r < job.nranks; r++) {
             rank_t *rk = &job.ranks[r];
             if (rk->lost_at && !rk->reaped && (!lost_at || rk->lost_at < lost_at))
                 lost_at = rk->lost_at;
@@ -1636,6 +2355,10 @@ int main(int argc, char **argv)
                 break;
         }
         uint64_t wake = job.drain_until;
+        if (pend_next && (!wake || pend_next < wake))
+            wake = pend_next;
+        if (stop_next && (!wake || stop_next < wake))
+            wake = stop_next;
         if (job.kill_at && !job.killed && (!wake || job.kill_at < wake))
             wake = job.kill_at;
         if (job.timeout_at && (!wake || job.timeout_at < wake))
@@ -1686,7 +2409,7 @@ int main(int argc, char **argv)
         reap();
 
         now = now_ns();
-        for (int r = 0; lost_at && !job.ending && r < job.n; r++) {
+        for (int r = 0; lost_at && !job.ending && r < job.nranks; r++) {
             rank_t *rk = &job.ranks[r];
             if (rk->lost_at && !rk->reaped && now >= rk->lost_at)
                 job_end(1, SIGTERM, "%s closed its PMI connection before calling fmpl_finalize",
@@ -1695,17 +2418,20 @@ int main(int argc, char **argv)
         if (job.listen_fd >= 0 && (job.nconnected == job.n || job.ending)) {
             close(job.listen_fd); /* nobody else may join */
             job.listen_fd = -1;
+            while (job.npend)
+                pending_close(0);
+            pending_report_rest();
         }
         if (job.timeout_at && now >= job.timeout_at)
-            job_end(EXIT_TIMEOUT, SIGTERM, "job timed out after %g seconds, killing %d ranks",
-                    job.timeout_s, job.nlive);
+            job_end(EXIT_TIMEOUT, SIGTERM, "job timed out after %g seconds, killing %d ranks%s",
+                    job.timeout_s, job.nlive, stopped_ranks_text());
         if (job.kill_at && !job.killed && now >= job.kill_at) {
             signal_ranks(SIGKILL);
             job.killed = 1;
         }
     }
 
-    for (int r = 0; r < job.n; r++) {
+    for (int r = 0; r < job.nranks; r++) {
         pmi_close(&job.ranks[r]);
         for (int s = 0; s < 2; s++)
             if (job.ranks[r].out[s].fd >= 0)
@@ -1713,10 +2439,17 @@ int main(int argc, char **argv)
     }
     while (job.npend)
         pending_close(0);
+    pending_report_rest();
     if (job.listen_fd >= 0)
         close(job.listen_fd);
     shm_cleanup();
     kvs_free();
+    names_free();
+    for (int r = 0; r < job.nranks; r++)
+        spawn_req_free(job.ranks[r].spawn);
+    for (int i = 0; i < job.nworlds; i++)
+        spawn_apps_free(&job.worlds[i]);
+    free(job.worlds);
     free(job.hosts);
     free(job.pend);
     free(job.ranks);
