@@ -52,6 +52,8 @@ typedef struct mpii_part {
     int64_t extent;  /* of the type */
     int64_t esize;   /* packed bytes of one element */
     int matched;     /* recv: the HELLO is in; send: it is sent */
+    int mismatch;    /* recv: the sender's total differs: its messages are drained (zero-byte
+                      * receives, truncated) and every round completes MPI_ERR_TRUNCATE */
     int err;         /* a protocol error of the pair (sticky) */
     mpii_req_t hello_req;
     mpii_part_hello_t hello;
@@ -107,7 +109,9 @@ static void mpii_part_post_recv(mpii_part_t *p, int i)
     uint64_t off = (uint64_t)i * p->sbytes;
     int tag = MPII_TAG_PART_DATA(p->base + (uint32_t)i);
     mpii_req_t *s = &p->sub[i];
-    if (r->contig)
+    if (p->mismatch)
+        mpii_lib_irecv(p->c, NULL, 0, MPI_BYTE, r->peer, tag, s);
+    else if (r->contig)
         mpii_lib_irecv(p->c, (char *)r->buf + r->lb + off, (int64_t)p->sbytes, MPI_BYTE, r->peer,
                        tag, s);
     else if (!p->stage)
@@ -143,22 +147,25 @@ static int mpii_part_match(mpii_part_t *p)
         return p->hello_req.err;
     if (p->hello_req.st.fmpl_count != (MPI_Count)sizeof p->hello)
         return MPI_ERR_OTHER;
-    uint64_t total = p->hello.nparts * p->hello.pbytes;
-    if (total != r->bytes || p->hello.nparts > INT32_MAX)
-        return MPI_ERR_TRUNCATE;
+    if (p->hello.nparts > INT32_MAX)
+        return MPI_ERR_OTHER;
     p->nsend = (int)p->hello.nparts;
     p->sbytes = p->hello.pbytes;
     p->base = (uint32_t)p->hello.base;
     int rc = mpii_part_arrays(p);
     if (rc)
         return rc;
+    p->matched = 1;
+    if (p->nsend * p->sbytes != r->bytes) { /* drain every round, complete truncated */
+        p->mismatch = 1;
+        return MPI_SUCCESS;
+    }
     /* Direct placement unless a send partition may cut an element of a derived type. */
     if (!r->contig && p->esize > 0 && p->sbytes % (uint64_t)p->esize != 0) {
         p->stage = malloc(r->bytes ? r->bytes : 1);
         if (!p->stage)
             return MPI_ERR_NO_MEM;
     }
-    p->matched = 1;
     return MPI_SUCCESS;
 }
 
@@ -169,6 +176,8 @@ static void mpii_part_finish(mpii_part_t *p, int i)
     mpii_req_t *s = &p->sub[i];
     p->state[i] = 2;
     p->nfinished++;
+    if (p->mismatch)
+        s->err = MPI_ERR_TRUNCATE;
     if (s->err && !p->err)
         p->err = s->err;
     if (!p->recv || p->sbytes == 0 || s->err)
