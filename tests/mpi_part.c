@@ -5,7 +5,7 @@
  * shuffled order and through Pready_range / Pready_list, Parrived polled by the receiver
  * (each partition's contents checked as soon as it says so; false before the sender
  * marked it), all-to-one with Startall and Waitany / Testall, two pairs on one
- * (peer, tag) matched in starting order, and the error paths. */
+ * (peer, tag) matched in init order, a receive larger than the send, and the error paths. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -284,8 +284,8 @@ static void test_all_to_one(void)
     }
 }
 
-/* Two pairs on one (peer, tag): matched in the order of their first starts. The receiver
- * inits them in the other order, so matching by init order would swap them. */
+/* Two pairs on one (peer, tag): matched in the order of their init calls (MPI-4.0 4.2.1),
+ * whatever the order of the starts: the receiver starts them in the other order. */
 static void test_two_pairs(void)
 {
     int a[6] = {0}, b[6] = {0}, ra[6], rb[6];
@@ -304,7 +304,7 @@ static void test_two_pairs(void)
             b[i] = -val(rank, round, i);
             ra[i] = rb[i] = 0;
         }
-        if (round == 0) { /* first starts: a first on the sender, ra first on the receiver */
+        if (round == 0) { /* receiver: qa (inited second) started first */
             CHECK_RC(MPI_Start(&qa), MPI_SUCCESS);
             CHECK_RC(MPI_Start(&qb), MPI_SUCCESS);
             CHECK_RC(MPI_Start(&sa), MPI_SUCCESS);
@@ -324,14 +324,49 @@ static void test_two_pairs(void)
             done += outcount;
         }
         for (int i = 0; i < 6; i++) {
-            CHECK(ra[i] == val(left, round, i));
-            CHECK(rb[i] == -val(left, round, i));
+            CHECK(rb[i] == val(left, round, i)); /* qb (first init) <- sa (first init) */
+            CHECK(ra[i] == -val(left, round, i));
         }
     }
     MPI_Request_free(&sa);
     MPI_Request_free(&sbq);
     MPI_Request_free(&qa);
     MPI_Request_free(&qb);
+}
+
+/* A receive larger than the send: takes the send's bytes, the rest stays untouched. */
+static void test_larger_recv(void)
+{
+    int x[6] = {0}, y[12];
+    MPI_Request s, r;
+    CHECK_RC(MPI_Psend_init(x, 2, 3, MPI_INT, right, 12, MPI_COMM_WORLD, MPI_INFO_NULL, &s),
+             MPI_SUCCESS);
+    CHECK_RC(MPI_Precv_init(y, 4, 3, MPI_INT, left, 12, MPI_COMM_WORLD, MPI_INFO_NULL, &r),
+             MPI_SUCCESS);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 6; i++)
+            x[i] = val(rank, round, i);
+        for (int i = 0; i < 12; i++)
+            y[i] = -9;
+        CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
+        CHECK_RC(MPI_Start(&s), MPI_SUCCESS);
+        CHECK_RC(MPI_Pready_list(2, (int[]){1, 0}, s), MPI_SUCCESS);
+        for (int j = 0; j < 4; j++) {
+            int flag = 0;
+            while (!flag)
+                CHECK_RC(MPI_Parrived(r, j, &flag), MPI_SUCCESS);
+        }
+        MPI_Status st;
+        CHECK_RC(MPI_Wait(&r, &st), MPI_SUCCESS);
+        CHECK_RC(MPI_Wait(&s, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        int cnt = -1;
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        CHECK(cnt == 6);
+        for (int i = 0; i < 12; i++)
+            CHECK(y[i] == (i < 6 ? val(left, round, i) : -9));
+    }
+    MPI_Request_free(&s);
+    MPI_Request_free(&r);
 }
 
 static void test_proc_null(void)
@@ -438,11 +473,13 @@ int main(int argc, char **argv)
     test_ring(3, 8, 8, 3, 3);         /* cut across each other */
     test_ring(1, 60000, 12, 5000, 2); /* one large send partition (rendezvous) */
     test_ring(16, 4096, 4, 16384, 2);
-    test_ring(5, 0, 2, 0, 2); /* zero bytes */
+    test_ring(5, 0, 2, 0, 2);     /* zero bytes */
+    test_ring(300, 3, 45, 20, 2); /* more partitions than the sender keeps in flight */
     test_parrived_order();
     test_derived();
     test_all_to_one();
     test_two_pairs();
+    test_larger_recv();
     test_proc_null();
     test_errors();
     MPI_Barrier(MPI_COMM_WORLD);

@@ -5,12 +5,13 @@
  * struct mpii_part, hangs off r->extra) built on the library's internal traffic
  * (mpii_lib_isend_dt / irecv_dt on the communicator's library context ctx + 1), in two
  * tag spaces of that context no other traffic uses (mpi_impl.h): negative tags, bit 31 set.
- *   HELLO  tag MPII_TAG_PART_HELLO(user tag): sent once, at the first start of the send
- *          request, carrying {base, partitions, bytes per partition} of the sender. The
- *          receive request posts one receive for it at its first start, so the engine's
- *          matching (earliest posted receive, non-overtaking per source) pairs the n-th
- *          first-started Psend to (dest, tag) with the n-th first-started Precv from
- *          (source, tag) on that communicator; the pair stays matched for later starts.
+ *   HELLO  tag MPII_TAG_PART_HELLO(user tag): sent once, by MPI_Psend_init (a nonblocking
+ *          internal send), carrying {base, partitions, bytes per partition} of the sender.
+ *          MPI_Precv_init posts one receive for it, so the engine's matching (earliest
+ *          posted receive, non-overtaking per source) pairs the n-th Psend_init to
+ *          (dest, tag) with the n-th Precv_init from (source, tag) on that communicator:
+ *          the order of the initialization calls (MPI-4.0 4.2.1; MPICH's part/multipart
+ *          checks it). The pair stays matched for every start.
  *   DATA   tag MPII_TAG_PART_DATA(base + i): send partition i, one message per ready
  *          partition, posted by MPI_Pready at once (before or after the match: an early
  *          one waits in the receiver's unexpected queue). base is a range of `partitions`
@@ -19,11 +20,14 @@
  *          were handed out while the older pair is alive), so every (sender, id) names one
  *          send partition of one pair; the receiver posts one receive per send partition
  *          and round, and non-overtaking keeps the rounds apart.
- * The two sides' partitionings may differ: only the totals must agree (a mismatch completes
- * the receive with MPI_ERR_TRUNCATE). Send partition i is bytes [i*sb, (i+1)*sb) of the
- * packed stream; the receiver places it straight into the user buffer (contiguous type:
- * as bytes at that offset; derived type whose element boundaries fall on sb: as elements),
- * else through a staging buffer unpacked by byte offset (dt_unpack), and then adds the
+ * The two sides' partitionings may differ: only the totals matter. A receive larger than
+ * the send takes the send's bytes (status count; Parrived counts only the bytes that come),
+ * a smaller one drains the sender's messages and completes with MPI_ERR_TRUNCATE.
+ * A sender has at most MPII_PART_INFLIGHT data messages in flight (each rendezvous one
+ * holds a memory registration); further ready partitions wait for the hook. Send partition i is
+ * bytes [i*sb, (i+1)*sb) of the packed stream; the receiver places it straight into the user buffer
+ * (contiguous type: as bytes at that offset; derived type whose element boundaries fall on sb: as
+ * elements), else through a staging buffer unpacked by byte offset (dt_unpack), and then adds the
  * byte overlap to each receive partition it covers: MPI_Parrived(j) is true once receive
  * partition j has all its bytes.
  * Progress: a vnic progress hook (armed while a partitioned request is active) takes the
@@ -35,6 +39,7 @@
 
 #include "mpi/p2p_impl.h"
 
+#define MPII_PART_INFLIGHT 64
 #define MPII_PART_ID_SPACE 0x3FFFFFFFu /* ids 0 .. 2^30 - 2: DATA tags never are -1 */
 
 typedef struct mpii_part_hello {
@@ -61,8 +66,9 @@ typedef struct mpii_part {
     int nsend;
     uint64_t sbytes;
     uint32_t base;
-    mpii_req_t *sub; /* [nsend] this round's data messages */
-    uint8_t *state;  /* [nsend] 0 idle, 1 posted, 2 finished (this round) */
+    mpii_req_t *sub;      /* [nsend] this round's data messages */
+    uint8_t *state;       /* [nsend] 0 idle, 1 posted, 2 finished, 3 ready not posted */
+    int inflight, queued; /* send: states 1 and 3 */
     int nfinished;
     int posted;        /* recv: this round's data receives are posted */
     uint64_t *arrived; /* recv: [nparts] bytes in of each receive partition */
@@ -77,6 +83,7 @@ static struct {
 } part;
 
 static int mpii_part_hook(void *arg);
+static void mpii_part_release(mpii_part_t *p);
 
 static void mpii_part_activate(mpii_part_t *p)
 {
@@ -123,6 +130,17 @@ static void mpii_part_post_recv(mpii_part_t *p, int i)
     p->state[i] = 1;
 }
 
+/* Sends partition i (sender, ready). */
+static void mpii_part_post_send(mpii_part_t *p, int i)
+{
+    mpii_req_t *r = p->owner;
+    const char *b = (const char *)r->buf + (int64_t)i * p->pcount * p->extent;
+    p->state[i] = 1; /* an error shows in the sub request: the request completes with it */
+    p->inflight++;
+    mpii_lib_isend_dt(p->c, b, p->pcount, mpii_part_type(r), r->dt, r->peer,
+                      MPII_TAG_PART_DATA(p->base + (uint32_t)i), &p->sub[i]);
+}
+
 static void mpii_part_post_all(mpii_part_t *p)
 {
     for (int i = 0; i < p->nsend; i++)
@@ -156,7 +174,7 @@ static int mpii_part_match(mpii_part_t *p)
     if (rc)
         return rc;
     p->matched = 1;
-    if (p->nsend * p->sbytes != r->bytes) { /* drain every round, complete truncated */
+    if (p->nsend * p->sbytes > r->bytes) { /* drain every round, complete truncated */
         p->mismatch = 1;
         return MPI_SUCCESS;
     }
@@ -176,6 +194,8 @@ static void mpii_part_finish(mpii_part_t *p, int i)
     mpii_req_t *s = &p->sub[i];
     p->state[i] = 2;
     p->nfinished++;
+    if (!p->recv)
+        p->inflight--;
     if (p->mismatch)
         s->err = MPI_ERR_TRUNCATE;
     if (s->err && !p->err)
@@ -203,7 +223,7 @@ static void mpii_part_complete(mpii_part_t *p)
     if (p->recv) {
         r->st.MPI_SOURCE = r->peer;
         r->st.MPI_TAG = r->tag;
-        r->st.fmpl_count = p->err ? 0 : (MPI_Count)r->bytes;
+        r->st.fmpl_count = p->err ? 0 : (MPI_Count)(p->nsend * p->sbytes);
     } else {
         mpii_status_empty(&r->st);
         r->st.MPI_ERROR = p->err;
@@ -215,6 +235,13 @@ static void mpii_part_complete(mpii_part_t *p)
 static int mpii_part_step(mpii_part_t *p)
 {
     int n = 0;
+    if (!p->owner) { /* freed, its HELLO was in flight */
+        if (!p->hello_req.done)
+            return 0;
+        mpii_list_del(&p->link);
+        mpii_part_release(p);
+        return 1;
+    }
     if (p->recv && !p->matched && !p->err) {
         if (!p->hello_req.done)
             return 0;
@@ -230,6 +257,12 @@ static int mpii_part_step(mpii_part_t *p)
         mpii_part_post_all(p);
         n++;
     }
+    for (int i = 0; i < p->nsend && p->queued && p->inflight < MPII_PART_INFLIGHT; i++)
+        if (p->state[i] == 3) {
+            p->queued--;
+            mpii_part_post_send(p, i);
+            n++;
+        }
     for (int i = 0; i < p->nsend; i++)
         if (p->state[i] == 1 && p->sub[i].done) {
             mpii_part_finish(p, i);
@@ -266,6 +299,7 @@ int mpii_part_start(mpii_req_t *r)
     r->err = MPI_SUCCESS;
     p->nfinished = 0;
     p->posted = 0;
+    p->inflight = p->queued = 0;
     p->err = 0;
     if (p->state)
         memset(p->state, 0, (size_t)(p->nsend > 0 ? p->nsend : 1));
@@ -278,20 +312,6 @@ int mpii_part_start(mpii_req_t *r)
         r->done = 1;
         return MPI_SUCCESS;
     }
-    if (!p->matched) {
-        if (p->recv) {
-            if (!p->hello_req.kind)
-                mpii_lib_irecv(p->c, &p->hello, (int64_t)sizeof p->hello, MPI_BYTE, r->peer,
-                               MPII_TAG_PART_HELLO(r->tag), &p->hello_req);
-        } else {
-            p->hello = (mpii_part_hello_t){p->base, (uint64_t)p->nparts, p->pbytes};
-            int rc = mpii_lib_isend(p->c, &p->hello, (int64_t)sizeof p->hello, MPI_BYTE, r->peer,
-                                    MPII_TAG_PART_HELLO(r->tag), &p->hello_req);
-            if (rc)
-                return rc;
-            p->matched = 1;
-        }
-    }
     mpii_part_activate(p);
     mpii_part_step(p);
     return MPI_SUCCESS;
@@ -303,12 +323,26 @@ void mpii_part_free(mpii_req_t *r)
     mpii_part_t *p = mpii_part_of(r);
     if (!p)
         return;
+    r->extra = NULL;
+    if (p->hello_req.kind && !p->hello_req.done) {
+        if (p->recv) /* freed before its sender's HELLO came: withdraw the receive */
+            mpii_p2p_cancel(&p->hello_req);
+        if (!p->hello_req.done) { /* still in flight: the hook frees p once it is over */
+            p->owner = NULL;
+            mpii_part_activate(p);
+            return;
+        }
+    }
+    mpii_part_release(p);
+}
+
+static void mpii_part_release(mpii_part_t *p)
+{
     free(p->sub);
     free(p->state);
     free(p->arrived);
     free(p->stage);
     free(p);
-    r->extra = NULL;
 }
 
 /* ------------------------------------------------------------------ init calls */
@@ -376,6 +410,16 @@ static int mpii_part_init(const void *buf, int partitions, MPI_Count count, MPI_
         p->sbytes = p->pbytes;
         rc = mpii_part_arrays(p);
     }
+    /* The HELLO: matching in the order of the init calls. */
+    if (!rc && peer != MPI_PROC_NULL && recv)
+        rc = mpii_lib_irecv(c, &p->hello, (int64_t)sizeof p->hello, MPI_BYTE, peer,
+                            MPII_TAG_PART_HELLO(tag), &p->hello_req);
+    if (!rc && peer != MPI_PROC_NULL && !recv) {
+        p->hello = (mpii_part_hello_t){p->base, (uint64_t)p->nparts, p->pbytes};
+        rc = mpii_lib_isend(c, &p->hello, (int64_t)sizeof p->hello, MPI_BYTE, peer,
+                            MPII_TAG_PART_HELLO(tag), &p->hello_req);
+        p->matched = 1;
+    }
     if (rc) {
         mpii_req_free(r);
         return MPII_ERR_COMM(comm, rc, fname);
@@ -431,10 +475,12 @@ static int mpii_part_ready_one(mpii_req_t *r, int i, const char *fname)
         p->state[i] = 2;
         return MPI_SUCCESS;
     }
-    const char *b = (const char *)r->buf + (int64_t)i * p->pcount * p->extent;
-    mpii_lib_isend_dt(p->c, b, p->pcount, mpii_part_type(r), r->dt, r->peer,
-                      MPII_TAG_PART_DATA(p->base + (uint32_t)i), &p->sub[i]);
-    p->state[i] = 1; /* an error shows in the sub request: the request completes with it */
+    if (p->inflight < MPII_PART_INFLIGHT) {
+        mpii_part_post_send(p, i);
+    } else {
+        p->state[i] = 3;
+        p->queued++;
+    }
     return MPI_SUCCESS;
 }
 
@@ -498,7 +544,9 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
                               p->nparts);
     if (!r->done)
         mpii_progress();
-    *flag = r->done || (p->matched && p->arrived[partition] >= p->pbytes && !p->err);
+    uint64_t lo = (uint64_t)partition * p->pbytes, total = p->nsend * p->sbytes;
+    uint64_t need = total > lo ? BASE_MIN(p->pbytes, total - lo) : 0;
+    *flag = r->done || (p->matched && p->posted && p->arrived[partition] >= need && !p->err);
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Parrived, PMPI_Parrived)
