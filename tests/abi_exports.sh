@@ -1,11 +1,13 @@
 #!/bin/sh
-# abi_exports.sh LIB INCDIR CC — libfmpl.so's exported symbols against the public headers,
+# abi_exports.sh LIB INCDIR CC PENDING — libfmpl.so's exported symbols against the public headers,
 # both ways: every function (and object) include/mpi.h and include/fmpl.h declare is
 # defined and exported by LIB, and LIB exports nothing else (no internal symbol a
 # program's own could collide with). On failure the names are listed, the missing ones
-# grouped by chapter.
+# grouped by chapter. PENDING (tests/abi_pending.txt) names the functions not defined yet:
+# they are left out, and one of them defined after all fails the test (the list is kept
+# true).
 set -u
-lib=$1 inc=$2 cc=$3
+lib=$1 inc=$2 cc=$3 pending=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LC_ALL=C
@@ -17,7 +19,10 @@ printf '#include <mpi.h>\n#include <fmpl.h>\n' | $cc -E -P -I"$inc" -x c - |
     grep -v '^$' | sed -n -E \
         -e 's/^[^(]*[^A-Za-z0-9_](P?MPIX?_[A-Za-z0-9_]+|fmpl_[A-Za-z0-9_]+) *\(.*/\1/p' \
         -e 's/^extern [^(]*[^A-Za-z0-9_](P?MPIX?_[A-Za-z0-9_]+|fmpl_[A-Za-z0-9_]+) *(\[[^]]*\])? *$/\1/p' |
-    sort -u >"$work/declared"
+    sort -u >"$work/declared.all"
+sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]//g' "$pending" |
+    sed -e 'p' -e 's/^/P/' | sort -u >"$work/pending"
+comm -23 "$work/declared.all" "$work/pending" >"$work/declared"
 # Exported: the defined dynamic symbols (functions, weak aliases, objects).
 nm -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u >"$work/exported"
 comm -23 "$work/declared" "$work/exported" >"$work/missing"
@@ -27,6 +32,13 @@ ne=$(wc -l <"$work/exported")
 echo "declared in mpi.h + fmpl.h: $nd; exported by $(basename "$lib"): $ne"
 [ "$nd" -gt 1000 ] || { echo "FAIL: too few declarations found ($nd): the parse is broken"; exit 1; }
 status=0
+comm -12 "$work/pending" "$work/exported" >"$work/done"
+if [ -s "$work/done" ]; then
+    echo "FAIL: functions on $(basename "$pending") are defined now: take them off the list"
+    sed 's/^/  defined: /' "$work/done"
+    status=1
+fi
+echo "not defined yet (on $(basename "$pending")): $(wc -l <"$work/pending")"
 if [ -s "$work/extra" ]; then
     echo "FAIL: $(wc -l <"$work/extra") exported symbols are not declared in the public headers:"
     sed 's/^/  extra: /' "$work/extra"

@@ -369,6 +369,11 @@ int mpii_group_compare(const mpii_group_t *g1, const mpii_group_t *g2);
  * which Comm_create_group is not ordered with). */
 #define MPII_TAG_LIBCOLL MPII_TAG_UB
 #define MPII_TAG_USERLIB(tag) ((int)((unsigned)(tag) | 0x40000000u))
+/* Partitioned communication (p2p_part.c) on the library context: negative tags, the
+ * matching HELLO of a user tag (0..MPII_TAG_UB) and the data of a send partition id
+ * (0..MPII_TAG_UB - 1, so never MPI_ANY_TAG). */
+#define MPII_TAG_PART_HELLO(tag) ((int)((unsigned)(tag) | 0x80000000u))
+#define MPII_TAG_PART_DATA(id) ((int)((unsigned)(id) | 0xC0000000u))
 /* Tagged forms of the library collectives (libcoll.c) over a subset of an
  * intracommunicator: member i is rank map[i] of c (map NULL: every rank of c, p = c->size,
  * me = c->rank), p members, this process is member me; root is a member index. Return an

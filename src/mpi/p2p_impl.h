@@ -124,7 +124,15 @@ typedef struct mpii_match mpii_match_t;
  * schedule (owned; NULL for a nonblocking one that borrowed a cached schedule), tag the tag of a
  * persistent one, plane (owned, may be NULL) its lane schedule and the agreement on a lane; an
  * MPI_Comm_idup has sched NULL (comm.c runs its schedules and completes it). */
-enum { MPII_REQ_SEND = 1, MPII_REQ_RECV, MPII_REQ_GREQ, MPII_REQ_COMPOUND, MPII_REQ_COLL };
+/* MPII_REQ_PART: a partitioned send or receive (p2p_part.c), its state behind extra. */
+enum {
+    MPII_REQ_SEND = 1,
+    MPII_REQ_RECV,
+    MPII_REQ_GREQ,
+    MPII_REQ_COMPOUND,
+    MPII_REQ_COLL,
+    MPII_REQ_PART
+};
 enum { MPII_MODE_STD = 0, MPII_MODE_SYNC, MPII_MODE_BUF, MPII_MODE_READY };
 
 typedef struct mpii_req {
@@ -254,6 +262,12 @@ void mpii_compound_cancel(mpii_req_t *r);
 void mpii_compound_free(mpii_req_t *r);
 /* Number of sends in flight (finalize and Buffer_detach wait for them). */
 extern int mpii_sends_pending;
+
+/* ---- p2p_part.c */
+/* Starts a partitioned request (MPI_Start); returns an MPI error class. */
+int mpii_part_start(mpii_req_t *r);
+/* Frees a partitioned request's state (from mpii_req_free). */
+void mpii_part_free(mpii_req_t *r);
 
 /* ---- p2p.c: the library's typed nonblocking traffic (collectives)
  * mpii_lib_isend / mpii_lib_irecv start a send / receive of count elements of type

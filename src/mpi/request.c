@@ -50,6 +50,8 @@ void mpii_req_free(mpii_req_t *r)
         mpii_compound_free(r);
     if (r->kind == MPII_REQ_COLL)
         mpii_cs_req_free(r);
+    if (r->kind == MPII_REQ_PART)
+        mpii_part_free(r);
     if (r->bsub)
         r->bsub->bowner = NULL;
     if (r->bowner)
@@ -540,6 +542,9 @@ int PMPI_Cancel(MPI_Request *request)
     if (r->kind == MPII_REQ_COLL) /* MPI-4.0 3.8.4: collectives cannot be cancelled */
         return MPII_ERRF_COMM(r->comm, MPI_ERR_REQUEST, "MPI_Cancel", "%s",
                               "a collective operation cannot be cancelled");
+    if (r->kind == MPII_REQ_PART)
+        return MPII_ERRF_COMM(r->comm, MPI_ERR_REQUEST, "MPI_Cancel", "%s",
+                              "cancelling a partitioned operation is not supported");
     /* Receives not yet matched are cancelled at once; a send is cancelled when its
      * receiver has not matched it yet (it answers; MPI_Wait / MPI_Test then tell which). */
     if (r->kind == MPII_REQ_COMPOUND)
@@ -561,7 +566,9 @@ int PMPI_Start(MPI_Request *request)
     if (!r || !r->persistent || r->active)
         return MPII_ERR(MPI_ERR_REQUEST, "MPI_Start");
     r->active = 1;
-    int rc = r->kind == MPII_REQ_COLL ? mpii_cs_start(r) : mpii_p2p_start(r);
+    int rc = r->kind == MPII_REQ_COLL   ? mpii_cs_start(r)
+             : r->kind == MPII_REQ_PART ? mpii_part_start(r)
+                                        : mpii_p2p_start(r);
     if (rc) {
         r->active = 0;
         r->done = 1;
