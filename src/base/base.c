@@ -253,7 +253,8 @@ int base_env_bool_at(const char *file, const char *name, int def, const char *wh
                  !strcasecmp(s, "false"))
             v = 0;
         else
-            base_setting_fail("%s=%s is not a boolean (use 1/0, yes/no, on/off) (%s)", name, s, what);
+            base_setting_fail("%s=%s is not a boolean (use 1/0, yes/no, on/off) (%s)", name, s,
+                              what);
     }
     base_record(file, name, what, v ? "1" : "0", s && *s, BASE_SETTING_BOOL, 0, 1);
     return v;
