@@ -37,8 +37,7 @@ static const char *const base_messages[FMPL_ERR_LAST] = {
     [FMPL_ERR_UNSUPPORTED] = "operation not supported by the active transport",
     [FMPL_ERR_NO_PENDING] = "no pending operation matches this wait",
     [FMPL_ERR_INTERNAL] = "internal error (a bug in FMPL: please report it)",
-    [FMPL_ERR_MISMATCH] = "the ranks of a collective disagree on its size (count or type "
-                          "signature)",
+    [FMPL_ERR_MISMATCH] = "the ranks of a collective disagree on its size",
 };
 
 const char *base_strerror(int code)

@@ -34,8 +34,10 @@
 #include "mpi.h"
 #include "vnic/vnic.h"
 
-#define MPII_WEAK(name, target) _Pragma(MPII_STR(weak name = target))
-#define MPII_STR(x) #x
+/* MPI_X as a weak alias of PMPI_X (the profiling interface), exported: the library is
+ * built with hidden visibility, and clang would leave a `#pragma weak` alias local. */
+#define MPII_WEAK(name, target)                                                                    \
+    extern __typeof__(target) name __attribute__((weak, alias(#target), visibility("default")));
 
 /* ---------------------------------------------------------------- handle tables */
 
