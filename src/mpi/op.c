@@ -131,13 +131,26 @@ void mpii_ops_finalize(void)
     X(2DOUBLE_PRECISION, double, double)
 
 /* ------------------------------------------------------------ kernels
- * inout[i] = in[i] op inout[i]; MPI_ERR_OP when the type is not in the op's classes. */
+ * inout[i] = in[i] op inout[i]; MPI_ERR_OP when the type is not in the op's classes.
+ * Either buffer may be misaligned for T (an accumulate at any target displacement, a
+ * packed stream): then each element goes through an aligned copy. */
 #define LOOP(T, STMT)                                                                              \
     {                                                                                              \
-        const T *a = in;                                                                           \
-        T *b = io;                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                          \
+        if ((((uintptr_t)in | (uintptr_t)io) & (_Alignof(T) - 1)) == 0) {                          \
+            const T *a = in;                                                                       \
+            T *b = io;                                                                             \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                STMT;                                                                              \
+            }                                                                                      \
+            return MPI_SUCCESS;                                                                    \
+        }                                                                                          \
+        for (int64_t k = 0; k < n; k++) {                                                          \
+            T a[1], b[1];                                                                          \
+            const int64_t i = 0;                                                                   \
+            memcpy(a, (const char *)in + k * (int64_t)sizeof(T), sizeof(T));                       \
+            memcpy(b, (char *)io + k * (int64_t)sizeof(T), sizeof(T));                             \
             STMT;                                                                                  \
+            memcpy((char *)io + k * (int64_t)sizeof(T), b, sizeof(T));                             \
         }                                                                                          \
         return MPI_SUCCESS;                                                                        \
     }
