@@ -336,16 +336,22 @@ MPII_WEAK(MPI_Testany, PMPI_Testany)
 typedef struct mpii_all {
     int count;
     MPI_Request *reqs;
+    int first; /* requests below it are done (a done request stays done until collected) */
 } mpii_all_t;
 
+/* 1 when every request of a is done. Each poll resumes at the first one not yet seen
+ * done: a window of n requests completing in order costs n checks in all, not n^2. */
 static int mpii_all_ready(void *arg)
 {
     mpii_all_t *a = arg;
-    for (int i = 0; i < a->count; i++) {
+    for (int i = a->first; i < a->count; i++) {
         mpii_req_t *r = mpii_req_get(a->reqs[i]);
-        if (mpii_req_live(r) && !r->done)
+        if (mpii_req_live(r) && !r->done) {
+            a->first = i;
             return 0;
+        }
     }
+    a->first = a->count;
     return 1;
 }
 
@@ -387,7 +393,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
     int rc = mpii_reqs_check(count, array_of_requests);
     if (rc)
         return MPII_ERR(rc, "MPI_Waitall");
-    mpii_all_t a = {count, array_of_requests};
+    mpii_all_t a = {count, array_of_requests, 0};
     vnic_wait(mpii.vnic, mpii_all_ready, &a, -1);
     return mpii_collect_all(count, array_of_requests, array_of_statuses, "MPI_Waitall");
 }
@@ -400,7 +406,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     int rc = mpii_reqs_check(count, array_of_requests);
     if (rc || !flag)
         return MPII_ERR(rc ? rc : MPI_ERR_ARG, "MPI_Testall");
-    mpii_all_t a = {count, array_of_requests};
+    mpii_all_t a = {count, array_of_requests, 0};
     if (!mpii_all_ready(&a))
         mpii_progress();
     *flag = mpii_all_ready(&a);
