@@ -90,3 +90,8 @@ fmpl_test(mpi_coll_pq_smallseg mpi_coll_pq.c RANKS 3 4 ENV FMPL_COLL_SEG=4096 AR
 fmpl_test(mpi_coll_mismatch mpi_coll_mismatch.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_coll_mismatch_check mpi_coll_mismatch.c RANKS 2 3 4 7 ENV FMPL_MPI_CHECK=1
           ARGS check TIMEOUT 120)
+# large mismatched broadcasts under the default handler: the job ends, with the message
+add_test(NAME mpi_coll_mismatch_fatal
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/coll_mismatch_fatal.sh ${FMPLRUN}
+                 $<TARGET_FILE:mpi_coll_mismatch>)
+set_tests_properties(mpi_coll_mismatch_fatal PROPERTIES TIMEOUT 600)

@@ -3,7 +3,11 @@
  * disagree on a collective's size (the ranks that can see it fail: mailbox length marks
  * passed down trees, point-to-point sizes), and with FMPL_MPI_CHECK=1 (argument "check")
  * every rank fails alike on sizes, roots, ops and type signatures. After each erroneous
- * call a correct collective still gives the right answer. */
+ * call a correct collective still gives the right answer.
+ *
+ * `mpi_coll_mismatch fatal ROOT OTHER`: a bcast of ROOT bytes at the root and OTHER at the
+ * others, under MPI_ERRORS_ARE_FATAL: the rank that sees the difference ends the job
+ * (tests/coll_mismatch_fatal.sh checks the message); exits 0 if nobody saw it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,12 +167,29 @@ static void checked_only(void)
     free(all);
 }
 
+/* A bcast whose root sends root_n bytes where the others expect other_n, with the
+ * default error handler: a pipelined chain's first segment carries the size, so the
+ * first rank below the root fails at once, whichever side is longer. */
+static void fatal_bcast(long root_n, long other_n)
+{
+    char *buf = calloc((size_t)(root_n > other_n ? root_n : other_n), 1);
+    CHECK(buf != NULL);
+    MPI_Bcast(buf, (int)(rank == 0 ? root_n : other_n), MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     checking = argc > 1 && strcmp(argv[1], "check") == 0;
     CHECK_RC(MPI_Init(&argc, &argv), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
+    if (argc > 3 && strcmp(argv[1], "fatal") == 0) {
+        fatal_bcast(atol(argv[2]), atol(argv[3]));
+        CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
+        return 0;
+    }
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN), MPI_SUCCESS);
     aliasing();

@@ -160,7 +160,7 @@ typedef struct coll_sched coll_sched_t;
  * group mailboxes of coll_group_sched).
  *   begin: (may be NULL) called once by coll_sched_start, before the reserves.
  *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run (its
- *       direction, peer, count and request state), in the order they were added, before
+ *       direction, peer, count, type word and request state), in the order they were added, before
  *       any is posted; its value is handed to that transfer's isend / irecv as `seq` (a
  *       transport that numbers the uses of a channel in call order, whatever order the
  *       rounds post them in).
@@ -172,17 +172,22 @@ typedef struct coll_sched coll_sched_t;
  *       transfer's arguments never change). Must not block for the peer; return 0 or the
  *       owner's error code (the transfer then counts as complete with that error).
  *   test: nonzero once the transfer in req is complete; then *err is 0 or the owner's
- *       error code. Must not block; may move the transfer on (post what it deferred). */
+ *       error code. Must not block; may move the transfer on (post what it deferred).
+ *       COLL_TEST_STOP (with *err set): complete, and the run cannot go on (the peer's
+ *       side of the collective is another size, so waiting for its further messages could
+ *       wait for ever): the engine ends the run there with that error, leaving its other
+ *       transfers (a broken run: the owner's error handling takes over). */
 /* Set in the `seq` a send's isend gets when an earlier step of the same run failed: a
  * transport that can tell the receiver so (the group mailboxes) makes that receive fail
  * too (FMPL_ERR_MISMATCH), so that a failure seen by one rank of a tree reaches the ranks
  * below it instead of leaving them with wrong data. Other transports ignore it. */
 #define COLL_SEQ_POISON (UINT64_C(1) << 63)
+#define COLL_TEST_STOP 2
 
 typedef struct coll_sched_ops {
     size_t req_size;
     void (*begin)(void *ctx);
-    uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count, void *req);
+    uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count, uintptr_t type, void *req);
     int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                  uint64_t seq, void *req);
     int (*irecv)(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,

@@ -69,6 +69,8 @@ typedef struct gx_req {
     uint64_t ack_every;
     char *buf;
     size_t len;
+    uint64_t mark_len; /* the length its flag's mark gives (coll_flag): len, or a stream's */
+    uint64_t stream;   /* channel transfers: a stream's total (COLL_XFER_STREAM), or 0 */
     uint64_t seq;
     uint64_t poison; /* sends: COLL_SEQ_POISON when the run had failed before (coll_flag) */
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
@@ -76,13 +78,13 @@ typedef struct gx_req {
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
 } gx_req_t;
 
-/* Channel carrying len bytes from group rank `from` to `to`: 0 and (*dir, *ch), or -1
- * (no channel joins them, or len does not fit). */
-static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int *dir, int *ch)
+/* Channel carrying len bytes from group rank `from` to `to` (big: on the big channel
+ * whatever len): 0 and (*dir, *ch), or -1 (no channel joins them, or len does not fit). */
+static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int big, int *dir, int *ch)
 {
     const coll_state_t *st = g->st;
     int p = g->size;
-    if (len > st->small) {
+    if (len > st->small || big) {
         if (len > st->seg)
             return -1;
         *ch = coll_big(st);
@@ -101,15 +103,18 @@ static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int *dir
 
 /* The channel is worked out at the transfer's first run and kept in its request state
  * (x->routed): a transfer's peer and length never change. */
-static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count, void *req)
+static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count, uintptr_t type, void *req)
 {
     coll_group_t *g = ctx;
     gx_req_t *x = req;
     if (BASE_UNLIKELY(!x->routed)) {
         if (peer < 0 || peer >= g->size || count < 0 ||
-            gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count, &x->dir,
-                    &x->ch))
+            gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count,
+                    type != COLL_FOLD && (type & COLL_XFER_BIG), &x->dir, &x->ch))
             return 0;
+        x->stream = type != COLL_FOLD && (type & COLL_XFER_STREAM)
+                        ? (uint64_t)(type & (COLL_XFER_STREAM - 1))
+                        : 0;
         const coll_state_t *st = g->st;
         x->cell0 = coll_chan_flag_off(st, x->dir, x->ch, 1);
         x->stride = coll_chan_stride(st, x->ch);
@@ -128,25 +133,33 @@ static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int 
     x->g = g;
     x->buf = buf;
     x->len = (size_t)count;
+    x->mark_len = x->stream ? x->stream : (uint64_t)count;
     x->seq = seq;
     x->peer = peer;
     x->send = send;
     x->pending = 0;
 }
 
+/* The verdict on a received flag f (coll_flag_check), and what the engine is told: 1, or
+ * COLL_TEST_STOP when the first segment of a stream says the sender's total differs. */
+static int gx_verdict(const gx_req_t *x, uint64_t f, int *err)
+{
+    *err = coll_flag_check(f, x->mark_len);
+    return BASE_UNLIKELY(*err && x->stream) ? COLL_TEST_STOP : 1;
+}
+
 /* Receives x from the cell whose flag is `flag` when it carries x's number: copies the
- * payload out and frees the cell. 1 when done (*err: coll_flag_check's verdict), 0 when
- * not there yet. */
+ * payload out and frees the cell. gx_verdict's value when done, 0 when not there yet. */
 static int gx_take(gx_req_t *x, uint64_t *flag, int *err)
 {
     uint64_t f = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
     if ((f & COLL_FLAG_SEQ) < x->seq)
         return 0;
-    *err = coll_flag_check(f, x->len);
+    int done = gx_verdict(x, f, err);
     if (x->len)
         coll_copy(x->buf, coll_cell_data(flag, x->len), x->len);
     coll_cell_clear(flag);
-    return 1;
+    return done;
 }
 
 static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
@@ -171,6 +184,7 @@ static int gx_test(void *req, int *err)
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
+    int done = 1;
     if (x->send) {
         if (x->seq > x->depth) {
             const uint64_t *ack = (const uint64_t *)(g->area + x->ack_off);
@@ -178,9 +192,10 @@ static int gx_test(void *req, int *err)
                 return 0;
         }
         *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len,
-                             coll_flag(x->seq | x->poison, x->len));
+                             coll_flag(x->seq | x->poison, x->mark_len));
     } else {
-        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off), err))
+        done = gx_take(x, (uint64_t *)(g->area + x->flag_off), err);
+        if (!done)
             return 0;
         if (x->seq % x->ack_every == 0) {
             int rc = coll_put_word(g, x->peer, x->ack_off, x->seq);
@@ -189,7 +204,7 @@ static int gx_test(void *req, int *err)
         }
     }
     x->pending = 0;
-    return 1;
+    return done;
 }
 
 static int gx_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
@@ -219,9 +234,10 @@ static void gxa_begin(void *ctx)
     ((coll_group_t *)ctx)->seq_a++;
 }
 
-static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count, void *req)
+static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count, uintptr_t type, void *req)
 {
     (void)send;
+    (void)type;
     (void)req;
     coll_group_t *g = ctx;
     return peer >= 0 && peer < g->size && count >= 0 && (size_t)count <= g->st->small ? g->seq_a
@@ -623,7 +639,7 @@ static int gf_test(void *req, int *err)
         return 0;
     char *msg = coll_cell_data(flag, x->len);
     x->pending = 0;
-    *err = coll_flag_check(fv, x->len);
+    *err = coll_flag_check(fv, x->mark_len); /* (a fold is never a stream's segment) */
     switch (f->mode) {
     case COLL_FOLD_INTO: f->fn(f->mine, msg, f->count, f->arg); break;
     case COLL_FOLD_LOWER:
@@ -828,15 +844,18 @@ static void build_bcast_binomial(coll_sched_t *s, coll_group_t *g, char *buf, si
             coll_sched_send(s, buf, (int64_t)size, gx_cell(mask), coll_mod(g->rank + mask, p));
 }
 
-/* Pipelined chain root -> root+1 -> ... in segments of seg bytes (DOWN edge 0; on a lane
- * cell index 0): a rank forwards segment i while it receives segment i+1. */
+/* Pipelined chain root -> root+1 -> ... in segments of seg bytes (the big channel of DOWN
+ * edge 0, every segment, the first marked with the size: coll_impl.h, COLL_XFER_STREAM;
+ * on a lane cell index 0): a rank forwards segment i while it receives segment i+1. */
 static void build_bcast_chain(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root,
                               size_t seg)
 {
     int p = g->size, c = coll_mod(g->rank - root, p);
     int left = coll_mod(g->rank - 1, p), right = coll_mod(g->rank + 1, p);
     size_t nseg = (size + seg - 1) / seg;
-#define SEG(i) buf + (i)*seg, (int64_t)BASE_MIN(seg, size - (i)*seg), 0
+    int lane = gs_lane(s);
+    uintptr_t big = lane ? 0 : COLL_XFER_BIG, first = lane ? 0 : big | COLL_XFER_STREAM | size;
+#define SEG(i) buf + (i)*seg, (int64_t)BASE_MIN(seg, size - (i)*seg), (i) ? big : first
     if (c == 0) {
         for (size_t i = 0; i < nseg; i++)
             coll_sched_send(s, SEG(i), right);

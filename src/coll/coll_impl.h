@@ -328,31 +328,47 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
 }
 
 /* A cell's flag word: the message's number (bits 0-47, what readers wait for), the
- * sender's length mark (bits 48-62: its byte count, saturated) and the poison bit (63,
- * COLL_SEQ_POISON: the sender's run had failed before this send). A reader compares the
- * mark with the length it expects: ranks that disagree on a collective's size then fail
- * with FMPL_ERR_TRUNCATE (the sender's is longer) or FMPL_ERR_MISMATCH instead of taking
- * the wrong bytes without a word, and poison passes a failure on down a tree. (Sizes that
- * put the two ends on different channels, or make them count different segments, cannot
- * be told this way: that is FMPL_MPI_CHECK's business.) */
+ * sender's length mark (bits 48-62) and the poison bit (63, COLL_SEQ_POISON: the
+ * sender's run had failed before this send). The mark is the byte count below 2^14 and
+ * 2^14 + a 14-bit fold of it above. A reader compares the mark with the length it
+ * expects: ranks that disagree on a collective's size then fail with FMPL_ERR_TRUNCATE
+ * (the sender's is longer, both exact) or FMPL_ERR_MISMATCH instead of taking the wrong
+ * bytes without a word, and poison passes a failure on down a tree. A stream of
+ * segments (a pipelined chain) marks its first segment with the stream's total instead
+ * (COLL_XFER_STREAM), so a reader that expects another total stops at once rather than
+ * waiting for segments that never come. (Sizes that put the two ends on different
+ * channels or algorithms cannot be told this way: that is FMPL_MPI_CHECK's business.) */
 #define COLL_FLAG_SEQ ((UINT64_C(1) << 48) - 1)
-#define COLL_FLAG_MARK_MAX UINT64_C(0x7fff)
+#define COLL_FLAG_EXACT UINT64_C(0x4000)
+
+static inline uint64_t coll_flag_mark(uint64_t len)
+{
+    if (len < COLL_FLAG_EXACT)
+        return len;
+    return COLL_FLAG_EXACT | ((len ^ len >> 14 ^ len >> 28 ^ len >> 42) & (COLL_FLAG_EXACT - 1));
+}
 
 /* The flag of message seq of len bytes (seq may carry COLL_SEQ_POISON). */
-static inline uint64_t coll_flag(uint64_t seq, size_t len)
+static inline uint64_t coll_flag(uint64_t seq, uint64_t len)
 {
-    uint64_t mark = len < COLL_FLAG_MARK_MAX ? (uint64_t)len : COLL_FLAG_MARK_MAX;
-    return seq | mark << 48;
+    return seq | coll_flag_mark(len) << 48;
 }
 
 /* 0, or the FMPL error of a message whose flag is f taken by a transfer of len bytes. */
-static inline int coll_flag_check(uint64_t f, size_t len)
+static inline int coll_flag_check(uint64_t f, uint64_t len)
 {
     uint64_t want = coll_flag(0, len), got = f & ~COLL_FLAG_SEQ;
     if (BASE_LIKELY(got == want))
         return FMPL_SUCCESS;
-    return !(got & COLL_SEQ_POISON) && got > want ? FMPL_ERR_TRUNCATE : FMPL_ERR_MISMATCH;
+    return got > want && got < COLL_FLAG_EXACT << 48 ? FMPL_ERR_TRUNCATE : FMPL_ERR_MISMATCH;
 }
+
+/* Type-word bits of a channel transfer (coll_group_sched, the fold schedules): route it
+ * on the big channel whatever its length (so both ends of a stream of segments use one
+ * channel even when their lengths differ), and "the first segment of a stream of n
+ * bytes" (its mark is n: COLL_XFER_STREAM | n). The lanes take cell indices instead. */
+#define COLL_XFER_BIG ((uintptr_t)1 << 62)
+#define COLL_XFER_STREAM ((uintptr_t)1 << 61)
 
 /* Stores len bytes of data, then the flag, into the cell whose flag is at `end` in group
  * rank peer's slot as mapped here (coll_peer_slot), and wakes peer if it sleeps. */

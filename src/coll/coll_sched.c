@@ -288,12 +288,19 @@ static int sched_advance(coll_sched_t *s, int *err)
             while (!s->busy[s->scan]) /* (one is: pending) */
                 s->scan++;
             for (int k = s->scan; k < hi; k++) {
-                int e = 0;
-                if (s->busy[k] && s->ops->test(s->reqs + (size_t)k * s->req_stride, &e)) {
-                    s->busy[k] = 0;
-                    s->pending--;
-                    s->progress++;
-                    note_err(s, e);
+                int e = 0,
+                    t = s->busy[k] ? s->ops->test(s->reqs + (size_t)k * s->req_stride, &e) : 0;
+                if (!t)
+                    continue;
+                s->busy[k] = 0;
+                s->pending--;
+                s->progress++;
+                note_err(s, e);
+                if (BASE_UNLIKELY(t == COLL_TEST_STOP)) { /* (coll.h, test) */
+                    memset(s->busy + k, 0, (size_t)(hi - k) * sizeof *s->busy);
+                    s->pending = 0;
+                    s->round = s->nrounds - 1;
+                    break;
                 }
             }
             if (s->pending)
@@ -367,9 +374,10 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     if (s->ops->reserve)
         for (int i = 0, k = 0; i < s->nsteps; i++)
             if (s->steps[i].kind != STEP_CALL)
-                s->steps[i].seq = s->ops->reserve(
-                    s->steps[i].u.x.ctx, s->steps[i].kind == STEP_SEND, s->steps[i].peer,
-                    s->steps[i].u.x.count, s->reqs + (size_t)k++ * s->req_stride);
+                s->steps[i].seq =
+                    s->ops->reserve(s->steps[i].u.x.ctx, s->steps[i].kind == STEP_SEND,
+                                    s->steps[i].peer, s->steps[i].u.x.count, s->steps[i].u.x.type,
+                                    s->reqs + (size_t)k++ * s->req_stride);
     s->running = 1;
     s->background = background;
     s->round = 0;
