@@ -4,3 +4,5 @@
 fmpl_test(mpi_attr_freed_keyval mpi_attr_freed_keyval.c RANKS 1 2 3 4 7)
 fmpl_test(mpi_info_env_launch mpi_info_env_launch.c RANKS 0 1 2 3 4 7)
 fmpl_test(mpi_info_env_launch_noargs mpi_info_env_launch.c RANKS 0 2 3 ARGS noargs)
+# one-sided synchronization errors and compare-and-swap types (errors/rma)
+fmpl_test(mpi_win_epoch_errors mpi_win_epoch_errors.c RANKS 1 2 3 4 7)
