@@ -6,3 +6,6 @@ fmpl_test(mpi_info_env_launch mpi_info_env_launch.c RANKS 0 1 2 3 4 7)
 fmpl_test(mpi_info_env_launch_noargs mpi_info_env_launch.c RANKS 0 2 3 ARGS noargs)
 # one-sided synchronization errors and compare-and-swap types (errors/rma)
 fmpl_test(mpi_win_epoch_errors mpi_win_epoch_errors.c RANKS 1 2 3 4 7)
+# which handler an error goes to: a duplicate keeps its parent's handler of the time it was
+# made (errors/comm/*_nullarg), window attribute errors go to the window's (keyvalmis)
+fmpl_test(mpi_errh_inherit mpi_errh_inherit.c RANKS 1 2 3 4 7)
