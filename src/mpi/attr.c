@@ -3,8 +3,12 @@
  * attributes.
  *
  * A keyval is an object in the KEYVAL table (mpii_keyval_t) with a reference for its
- * handle and one per attribute using it: MPI_*_free_keyval marks it freed (the user's
- * handle becomes invalid) and it disappears with its last attribute. An object's
+ * handle and one per attribute using it: MPI_*_free_keyval marks it freed and it
+ * disappears with its last attribute. Until then its handle still names it for what
+ * MPI-4.0 7.7.2 asks of a freed key in use: the program removes those attributes with
+ * MPI_*_delete_attr (so delete takes a freed keyval), and a callback may free the keyval
+ * again (a later free of a freed keyval is a no-op, as in MPICH: attr/keyval_double_free).
+ * Setting or getting a value under a freed keyval is MPI_ERR_KEYVAL. An object's
  * attributes are a singly linked list, newest first; deleting them all (object free)
  * runs the delete callbacks in that order, the reverse of the order they were set, as
  * MPI-4.0 11.2.2 asks for MPI_COMM_SELF at MPI_Finalize.
@@ -41,11 +45,12 @@ static int is_predef_keyval(int keyval)
     return FMPL_MPI_HANDLE_KIND(keyval) == FMPL_MPI_KIND_KEYVAL && i >= 1 && i <= KV_PREDEF_LAST;
 }
 
-/* The keyval behind a user-visible handle of the given kind, or NULL. */
-static mpii_keyval_t *kv_get(int keyval, int kind)
+/* The keyval behind a handle of the given kind, or NULL. A freed keyval that attributes
+ * still use is returned only when freed_ok. */
+static mpii_keyval_t *kv_get(int keyval, int kind, int freed_ok)
 {
     mpii_keyval_t *kv = (mpii_keyval_t *)mpii_handle_get(FMPL_MPI_KIND_KEYVAL, keyval);
-    if (!kv || kv->freed || kv->kind != kind)
+    if (!kv || (kv->freed && !freed_ok) || kv->kind != kind)
         return NULL;
     return kv;
 }
@@ -277,10 +282,27 @@ int MPI_NULL_DELETE_FN(MPI_Comm comm, int keyval, void *attribute_val, void *ext
 
 /* ---------------------------------------------------------------- common code */
 
+/* The kind whose error handler an error on object (kind, handle) goes to: the
+ * communicator's or the window's own; datatypes have none (MPI_COMM_WORLD's). */
+static int err_kind(int kind)
+{
+    return kind == FMPL_MPI_KIND_COMM || kind == FMPL_MPI_KIND_WIN ? kind : 0;
+}
+
 /* Raises code for a call on object (kind, handle). */
 static int attr_err(int kind, int handle, int code, const char *fname)
 {
-    return mpii_err(kind == FMPL_MPI_KIND_COMM ? kind : 0, handle, code, fname);
+    return mpii_err(err_kind(kind), handle, code, fname);
+}
+
+/* MPI_ERR_KEYVAL for a keyval that set/get do not take; the message says when it was
+ * freed (its attributes still exist). */
+static int keyval_err(int kind, int handle, int keyval, const char *fname)
+{
+    if (kv_get(keyval, kind, 1))
+        return mpii_errf(err_kind(kind), handle, MPI_ERR_KEYVAL, fname,
+                         "keyval %d was freed (its attributes can only be deleted)", keyval);
+    return attr_err(kind, handle, MPI_ERR_KEYVAL, fname);
 }
 
 static int kv_create(int kind, void (*copy_fn)(void), void (*delete_fn)(void), int *keyval,
@@ -313,11 +335,13 @@ static int kv_free(int kind, int *keyval, const char *fname)
         return MPII_ERR(MPI_ERR_ARG, fname);
     if (is_predef_keyval(*keyval))
         return MPII_ERRF(MPI_ERR_KEYVAL, fname, "a predefined keyval cannot be freed");
-    mpii_keyval_t *kv = kv_get(*keyval, kind);
+    mpii_keyval_t *kv = kv_get(*keyval, kind, 1);
     if (!kv)
         return MPII_ERR(MPI_ERR_KEYVAL, fname);
-    kv->freed = 1;
-    kv_unref(kv, *keyval);
+    if (!kv->freed) {
+        kv->freed = 1;
+        kv_unref(kv, *keyval); /* the handle's reference; attributes keep theirs */
+    }
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -366,9 +390,9 @@ static int attr_set(int kind, int handle, int keyval, void *val, const char *fna
         return rc;
     if (is_predef_keyval(keyval))
         return attr_err(kind, handle, MPI_ERR_KEYVAL, fname);
-    mpii_keyval_t *kv = kv_get(keyval, kind);
+    mpii_keyval_t *kv = kv_get(keyval, kind, 0);
     if (!kv)
-        return attr_err(kind, handle, MPI_ERR_KEYVAL, fname);
+        return keyval_err(kind, handle, keyval, fname);
     mpii_attr_t **p = attr_find(list, kv);
     if (p) {
         /* as if MPI_*_delete_attr ran first */
@@ -426,9 +450,9 @@ static int attr_get(int kind, int handle, int keyval, void *attribute_val, int *
         *flag = 1;
         return MPI_SUCCESS;
     }
-    mpii_keyval_t *kv = kv_get(keyval, kind);
+    mpii_keyval_t *kv = kv_get(keyval, kind, 0);
     if (!kv)
-        return attr_err(kind, handle, MPI_ERR_KEYVAL, fname);
+        return keyval_err(kind, handle, keyval, fname);
     mpii_attr_t **p = attr_find(list, kv);
     *flag = p != NULL;
     if (p)
@@ -444,7 +468,7 @@ static int attr_delete(int kind, int handle, int keyval, const char *fname)
         return rc;
     if (is_predef_keyval(keyval))
         return attr_err(kind, handle, MPI_ERR_KEYVAL, fname);
-    mpii_keyval_t *kv = kv_get(keyval, kind);
+    mpii_keyval_t *kv = kv_get(keyval, kind, 1);
     if (!kv)
         return attr_err(kind, handle, MPI_ERR_KEYVAL, fname);
     mpii_attr_t **p = attr_find(list, kv);

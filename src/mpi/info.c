@@ -145,11 +145,43 @@ int mpii_info_free(MPI_Info *info)
     return MPI_SUCCESS;
 }
 
-/* Fills o with what MPI-4.0 10.4 lists for MPI_INFO_ENV, as far as we know it. */
+/* The number of processes the launcher started (the "maxprocs" of MPI_INFO_ENV), the
+ * same before MPI_Init, while MPI runs and after MPI_Finalize: the world's size once MPI
+ * has started; before, PMI_SIZE as fmplrun and other PMI-1 launchers set it, or 1 when no
+ * launcher started the process (MPI_Init then makes a singleton). 0 when not known
+ * before MPI_Init (a launcher that hands out only PMI_PORT / PMI_ID: the size comes
+ * through the PMI handshake). */
+static int launch_size(void)
+{
+    if (mpii.state != MPII_BEFORE && mpii.world_size > 0)
+        return mpii.world_size;
+    const char *size_text = getenv("PMI_SIZE");
+    if (size_text) {
+        char *end = NULL;
+        long n = strtol(size_text, &end, 10);
+        return end != size_text && *end == 0 && n > 0 && n <= INT_MAX ? (int)n : 0;
+    }
+    return getenv("PMI_FD") || getenv("PMI_PORT") || getenv("PMI_ID") ? 0 : 1;
+}
+
+/* Fills o with the keys MPI-4.0 lists for MPI_INFO_ENV, as far as we know it. It depends
+ * only on argc/argv and the launch, so MPI_Info_create_env gives the same keys and
+ * values before MPI_Init, during and after MPI_Finalize. "thread_level" is absent: it is
+ * the level requested before the program started, and no FMPL launcher takes one (what
+ * MPI_Init_thread provided is its own output argument). Without argv, "command" is the
+ * executable's path. */
 static void info_fill_env(info_obj_t *o, int argc, char **argv)
 {
-    if (argv && argc > 0 && argv[0])
+    if (argv && argc > 0 && argv[0]) {
         (void)info_put(o, "command", argv[0]);
+    } else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0 && n < MPI_MAX_INFO_VAL) {
+            exe[n] = 0;
+            (void)info_put(o, "command", exe);
+        }
+    }
     if (argv && argc > 1) {
         size_t len = 1;
         for (int i = 1; i < argc; i++)
@@ -168,8 +200,9 @@ static void info_fill_env(info_obj_t *o, int argc, char **argv)
         }
     }
     char buf[PATH_MAX];
-    if (mpii.state == MPII_ACTIVE) {
-        snprintf(buf, sizeof buf, "%d", mpii.world_size);
+    int size = launch_size();
+    if (size > 0) {
+        snprintf(buf, sizeof buf, "%d", size);
         (void)info_put(o, "maxprocs", buf);
         (void)info_put(o, "soft", buf);
     }
@@ -182,26 +215,12 @@ static void info_fill_env(info_obj_t *o, int argc, char **argv)
         (void)info_put(o, "arch", u.machine);
     if (getcwd(buf, sizeof buf) && strlen(buf) < MPI_MAX_INFO_VAL)
         (void)info_put(o, "wdir", buf);
-    if (mpii.state == MPII_ACTIVE) {
-        static const char *const lvl[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
-                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-        (void)info_put(o, "thread_level", lvl[mpii.thread_level & 3]);
-    }
 }
 
 int mpii_info_init(int *argc, char ***argv)
 {
     info_clear(&info_env);
     info_fill_env(&info_env, argc && argv && *argv ? *argc : 0, argv ? *argv : NULL);
-    if (info_find(&info_env, "command") < 0) {
-        /* no argv given to MPI_Init: the command from /proc */
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0 && n < MPI_MAX_INFO_VAL) {
-            exe[n] = 0;
-            (void)info_put(&info_env, "command", exe);
-        }
-    }
     mpii_handle_set(FMPL_MPI_KIND_INFO, FMPL_MPI_HANDLE_INDEX(MPI_INFO_ENV), &info_env);
     return MPI_SUCCESS;
 }

@@ -688,11 +688,14 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                  MPI_REPLACE, win, 1))
         return MPI_SUCCESS;
     int cls = FMPL_MPI_DT_IS_PREDEF(datatype) ? FMPL_MPI_DT_CLASS(datatype) : -1;
+    /* MPI-4.0 names integer, logical, multi-language and byte types; character types
+     * (C's char is an integer type too) compare as bytes, as in MPICH (cas_type_check). */
     if (cls != FMPL_MPI_DTC_C_INTEGER && cls != FMPL_MPI_DTC_F_INTEGER &&
-        cls != FMPL_MPI_DTC_LOGICAL && cls != FMPL_MPI_DTC_MULTILANG && cls != FMPL_MPI_DTC_BYTE) {
+        cls != FMPL_MPI_DTC_LOGICAL && cls != FMPL_MPI_DTC_MULTILANG && cls != FMPL_MPI_DTC_BYTE &&
+        cls != FMPL_MPI_DTC_CHAR) {
         MPII_CHECK_INIT(fname);
         return WIN_ERRF(win, MPI_ERR_TYPE, fname,
-                        "MPI_Compare_and_swap takes an integer, logical or byte type");
+                        "MPI_Compare_and_swap takes an integer, character, logical or byte type");
     }
     return acc(ACC_CAS, origin_addr, 1, datatype, compare_addr, result_addr, 1, datatype,
                target_rank, target_disp, 1, datatype, MPI_REPLACE, win, 1, NULL, fname);

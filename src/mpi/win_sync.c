@@ -333,6 +333,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     int *r, n, rc = group_ranks(w, group, &r, &n);
     if (rc != MPI_SUCCESS)
         return WIN_ERR(win, rc, fname);
+    w->fence = 0; /* as in MPI_Win_lock */
     for (int i = 0; i < n; i++) {
         win_peer_t *p = &w->peer[r[i]];
         p->flags |= WIN_PF_START;
@@ -424,10 +425,11 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         return WIN_ERR(win, MPI_ERR_RANK, fname);
     win_peer_t *p = &w->peer[rank];
     if (w->lock_all || (p->flags & WIN_PF_LOCKED))
-        return WIN_ERRF(win, MPI_ERR_RMA_CONFLICT, fname,
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname,
                         "rank %d is already locked by this process in this window", rank);
     if (w->started || w->posted)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a PSCW epoch is open on the window");
+    w->fence = 0; /* a fence followed by a lock opened no epoch: RMA after unlock is erroneous */
     p->flags |= WIN_PF_LOCKED;
     p->lock_type = (uint8_t)lock_type;
     w->nlocked++;
@@ -474,9 +476,10 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
     static const char fname[] = "MPI_Win_lock_all";
     GET_WIN(w, win, fname);
     if (w->lock_all || w->nlocked)
-        return WIN_ERRF(win, MPI_ERR_RMA_CONFLICT, fname, "a lock epoch is already open");
+        return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a lock epoch is already open");
     if (w->started || w->posted)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a PSCW epoch is open on the window");
+    w->fence = 0;
     w->lock_all = 1;
     w->lock_all_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     return MPI_SUCCESS;

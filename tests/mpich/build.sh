@@ -17,7 +17,7 @@ mpicc=$1
 outdir=$2
 shift 2
 folders=("$@")
-[ ${#folders[@]} -gt 0 ] || folders=(pt2pt datatype init comm coll errors topo rma io mpi_t part)
+[ ${#folders[@]} -gt 0 ] || folders=(pt2pt datatype init comm coll errors topo rma io mpi_t part attr errhan group info)
 jobs=${MPICH_JOBS:-2}
 export FMPL_CC=${FMPL_CC:-cc}
 case $mpicc in

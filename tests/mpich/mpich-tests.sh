@@ -4,7 +4,8 @@
 # BUILD/bin/mpiexec (run.sh) and judge the results against the pass lists (check.sh).
 # Output in BUILD/mpich/ (results.txt, logs/, build-<folder>.log).
 # Environment (make passes its variables of the same names):
-#   MPICH_FOLDERS  folders to build and run (default: pt2pt datatype init comm coll errors topo rma io mpi_t part)
+#   MPICH_FOLDERS  folders to build and run (default: pt2pt datatype init comm coll errors topo rma io mpi_t part
+#                  attr errhan group info)
 #   MPICH_SUBSET   all (default): every test of the folders; listed: only the tests on
 #                  the pass lists (what CI runs, to stay within its time budget)
 #   MPICC, MPIEXEC the wrapper and launcher (default: BUILD/bin/mpicc, BUILD/bin/mpiexec;
@@ -16,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 mpicc=${MPICC:-$build/bin/mpicc}
 mpiexec=${MPIEXEC:-$build/bin/mpiexec}
-read -r -a folders <<<"${MPICH_FOLDERS:-pt2pt datatype init comm coll errors topo rma io mpi_t part}"
+read -r -a folders <<<"${MPICH_FOLDERS:-pt2pt datatype init comm coll errors topo rma io mpi_t part attr errhan group info}"
 subset=${MPICH_SUBSET:-all}
 for t in "$mpicc" "$mpiexec"; do
     if ! command -v "$t" >/dev/null; then
