@@ -6,3 +6,8 @@
 fmpl_test(mpi_win mpi_win.c RANKS 1 2 3 4 7 TIMEOUT 300)
 fmpl_test(mpi_win_udp mpi_win.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=120000
           ARGS compute TIMEOUT 300)
+# Request-based RMA completed by progress (src/mpi/win_req.c): many large overlapping
+# Rputs / Rgets waited for out of order, contents checked; on shm and over udp.
+fmpl_test(mpi_win_req mpi_win_req.c RANKS 1 2 3 4 7 TIMEOUT 300)
+fmpl_test(mpi_win_req_udp mpi_win_req.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp
+          FMPL_UDP_PEER_TIMEOUT_MS=120000 TIMEOUT 300)

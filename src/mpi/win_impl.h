@@ -37,6 +37,11 @@ typedef struct win_ctrl {
     uint64_t dyn_used; /* dynamic: table entries [0, dyn_used) may be in use */
     uint64_t pad[4];
     uint64_t stripe[WIN_STRIPES]; /* accumulate stripe locks: 0 free, 1 taken */
+    /* direct windows: bit i set when element atomics may run on stripe i (win_atomic.c,
+     * "Block accumulates"): amo_pending first, amo_ready once no block holder in plain
+     * mode can be left there */
+    uint64_t amo_pending, amo_ready;
+    uint64_t pad2[6];
 } win_ctrl_t;
 
 /* One attached region of a dynamic window (in the owner's control block). */
@@ -104,6 +109,7 @@ typedef struct mpii_win {
     vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
     uint64_t inflight;                  /* operations posted on cntr */
     int accumulate_ordering_none;
+    int nreqs; /* win_req.c: requests issued on it and not yet complete */
 } mpii_win_t;
 
 /* The window behind a handle, or NULL. */
@@ -193,8 +199,44 @@ int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_
  * tg); opcode VNIC_OP_PUT or VNIC_OP_GET. Blocking when block is set (gets complete). */
 int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount, int block);
-/* A completed request (the R-forms complete their operation before returning it). */
+/* The same on a mapped target (tg->ptr): memmove or dt_copy, complete at return. */
+int win_copy_direct(vnic_opcode_t opcode, void *obuf, dt_t *ot, int64_t ocount,
+                    const win_target_t *tg, dt_t *tt, int64_t tcount);
+/* A vnic transfer posted piece by piece (win_transfer in one go; the request-based forms
+ * a budget at a time, the rest from progress): both layouts walked from `pos` on. */
+#define WIN_IOV_MAX 64
+typedef struct win_xfer {
+    int target;
+    vnic_opcode_t opcode;
+    win_target_t tg;
+    void *obuf;
+    dt_t *ot, *tt; /* borrowed: the caller keeps them alive */
+    int64_t ocount, tcount;
+    int64_t bytes, pos; /* total; posted so far */
+    int contig;         /* both sides contiguous: no iterators */
+    dt_iter_t oi, ti;
+    vnic_cntr_t *lcntr; /* given to every vnic operation (NULL: complete at post) */
+    uint64_t posted;    /* vnic operations posted */
+    struct iovec liov[WIN_IOV_MAX], tiov[WIN_IOV_MAX];
+    vnic_rseg_t rseg[WIN_IOV_MAX];
+} win_xfer_t;
+int win_xfer_init(win_xfer_t *x, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                  vnic_cntr_t *lcntr);
+/* Posts the next pieces, at least one and about budget bytes (INT64_MAX: all). */
+int win_xfer_step(mpii_win_t *w, win_xfer_t *x, int64_t budget);
+/* A completed request (operations complete at issue, MPI_PROC_NULL, nothing to move). */
 int win_request_done(MPI_Request *request);
+
+/* ---- win_req.c: request-based operations that are not complete when issued */
+/* MPI_Rput / MPI_Rget on a target reached through the vnic: posts the first budget of
+ * the transfer and returns a request that progress (or a flush) completes. */
+int win_req_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                     int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                     MPI_Request *request);
+/* Completes (posts the rest of, and waits for) every pending request of w; target >= 0:
+ * only those to target. Returns the first error class among them. */
+int win_req_drain(mpii_win_t *w, int target);
 /* Stream position helper shared by win_rma.c and win_atomic.c: the fake base that target
  * layouts are walked from (offsets = address - base). */
 #define WIN_FAKE_BASE ((char *)(uintptr_t)(1ull << 46))

@@ -109,6 +109,11 @@ void win_mark_dirty(mpii_win_t *w, int target)
 
 int win_wait_local(mpii_win_t *w)
 {
+    if (w->nreqs) {
+        int rc = win_req_drain(w, -1);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
     if (w->inflight == 0)
         return MPI_SUCCESS;
     int rc = vnic_cntr_wait(mpii.vnic, w->cntr, w->inflight, -1);

@@ -309,7 +309,7 @@ int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *ar
  * added) and returns its id in *id; vnic_hook_arm turns it on or off (a disarmed hook
  * costs nothing: arm it when work is queued, disarm it when drained); vnic_hook_remove
  * drops it. */
-#define VNIC_MAX_HOOKS 4
+#define VNIC_MAX_HOOKS 8
 int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id);
 void vnic_hook_arm(vnic_t *v, int id, int armed);
 void vnic_hook_remove(vnic_t *v, int id);
