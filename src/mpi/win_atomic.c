@@ -23,7 +23,34 @@
  *     parallel.
  * Origin and target datatypes may be derived from one predefined type; the origin (and
  * the result) are brought to a native array of that type with dt_copy, the target is
- * walked by the datatype engine's segment iterator. */
+ * walked by the datatype engine's segment iterator.
+ *
+ * Block accumulates (direct windows, a contiguous run of at least WIN_ACC_BLOCK_MIN
+ * aligned 4- or 8-byte elements, not compare-and-swap): one CPU atomic per element caps
+ * a large accumulate near 1 GB/s (and a compare-exchange loop per float far below), so
+ * the origin takes the target's stripe locks covering the run and applies the op's
+ * kernel to the whole block (vectorized, plain loads and stores). Block holders exclude
+ * each other by the stripes. The single-element atomics (MPI_Fetch_and_op,
+ * MPI_Compare_and_swap, small accumulates) take no stripe: they stay one CPU instruction.
+ * What keeps a plain kernel from losing an atomic's update is a per-stripe announcement
+ * in the target's control block:
+ *   - an atomic on an element of stripe s first checks bit s of amo_ready (one load of a
+ *     read-mostly line). Clear, it sets bit s of amo_pending (seq_cst fetch-or), then
+ *     waits until stripe word s is seen free once, then sets bit s of amo_ready (a rank
+ *     that finds bit s already pending waits for amo_ready instead);
+ *   - a block holder takes its stripes (seq_cst compare-and-swap), then reads amo_pending
+ *     (seq_cst) and updates each 256-byte granule whose stripe bit is set element by
+ *     element with atomics (the same ones the atomics' path uses), the others with the
+ *     kernel.
+ * Both sides write one word then read the other's (Dekker): in the total order of seq_cst
+ * operations either the holder's read sees the pending bit (it uses atomics on that
+ * stripe), or its stripe acquisition precedes the announcement, and then the announcer
+ * sees the stripe taken and waits until that holder released it (its plain stores are
+ * then visible, release/acquire on the stripe word). Holders that come later all see
+ * the bit. So no atomic ever runs on a granule while a kernel updates it with plain
+ * stores. The bits stay set for the window's life: a stripe that has seen atomics keeps
+ * element atomics for blocks (the other 63 keep the kernel). Other windows (udp peers)
+ * never run the kernel on 8-byte integers (remote atomics there bypass the stripes). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +58,8 @@
 #include "mpi/win_impl.h"
 
 enum { ACC_PLAIN = 0, ACC_CAS = 1 };
+
+#define WIN_ACC_BLOCK_MIN 8 /* elements from which a direct accumulate takes the stripes */
 
 typedef struct acc {
     mpii_win_t *w;
@@ -223,6 +252,111 @@ static void stripes_drop(mpii_win_t *w, int target, uint64_t mask)
                             offsetof(win_ctrl_t, stripe) + 8u * (uint64_t)i, 0, 0, &rc);
 }
 
+/* ---------------------------------------------------------------- block accumulates */
+
+/* The stripe of the granule at region offset off (as stripe_mask counts them). */
+static inline int stripe_of(uint64_t off)
+{
+    return (int)((off >> WIN_STRIPE_SHIFT) % WIN_STRIPES);
+}
+
+static void spin_wait(unsigned *spins)
+{
+    if (++*spins % 64 == 0)
+        sched_yield();
+}
+
+/* Before element atomics on stripe s of a direct window's target (c: its control block):
+ * announces them (amo_pending), then waits until the stripe has been seen free once, so
+ * that a block holder that took it before the announcement (and may run the kernel on
+ * plain memory) is gone; later holders see the bit and use atomics. amo_ready says the
+ * wait is over (the common case: one load). */
+static void amo_enable_slow(win_ctrl_t *c, uint64_t bit, int s)
+{
+    uint64_t was = __atomic_fetch_or(&c->amo_pending, bit, __ATOMIC_SEQ_CST);
+    unsigned spins = 0;
+    if (was & bit) { /* another rank announced it: wait for its drain */
+        while (!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit))
+            spin_wait(&spins);
+        return;
+    }
+    while (__atomic_load_n(&c->stripe[s], __ATOMIC_SEQ_CST) != 0)
+        spin_wait(&spins);
+    __atomic_fetch_or(&c->amo_ready, bit, __ATOMIC_SEQ_CST);
+}
+
+static inline void amo_enable(const win_peer_t *p, uint64_t off)
+{
+    win_ctrl_t *c = (win_ctrl_t *)(void *)p->ctrl;
+    int s = stripe_of(off);
+    uint64_t bit = 1ull << s;
+    if (BASE_UNLIKELY(!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit)))
+        amo_enable_slow(c, bit, s);
+}
+
+/* The region offset of the direct address t in target p's window memory. */
+static inline uint64_t direct_off(const mpii_win_t *w, const win_peer_t *p, const char *t)
+{
+    return (p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0) +
+           (uint64_t)(t - p->data);
+}
+
+static void acc_elements_cpu(const acc_t *a, char *addr, const char *in, char *res, int64_t n)
+{
+    for (int64_t e = 0; e < n; e++)
+        elem_cpu(a, addr + e * a->esize, in ? in + e * a->esize : NULL,
+                 res ? res + e * a->esize : NULL);
+}
+
+/* n contiguous aligned elements at addr (region offset off) of a direct window: the stripes
+ * covering them are taken, then each 256-byte granule is updated with the op's kernel on
+ * plain memory when its stripe has never seen element atomics (amo_pending clear), else
+ * element by element with atomics. */
+static int acc_block(acc_t *a, char *addr, uint64_t off)
+{
+    mpii_win_t *w = a->w;
+    int64_t bytes = a->n * a->esize;
+    win_ctrl_t *c = (win_ctrl_t *)(void *)w->peer[a->target].ctrl;
+    uint64_t mask = stripe_mask(off, off + (uint64_t)bytes);
+    int rc = stripes_take(w, a->target, mask);
+    if (rc != MPI_SUCCESS) {
+        stripes_drop(w, a->target, mask);
+        return rc;
+    }
+    uint64_t atomic = __atomic_load_n(&c->amo_pending, __ATOMIC_SEQ_CST);
+    const uint64_t granule = 1u << WIN_STRIPE_SHIFT;
+    for (int64_t pos = 0; pos < bytes;) {
+        /* up to the end of this granule (element sizes divide 256, offsets are aligned) */
+        uint64_t o = off + (uint64_t)pos;
+        int64_t len = (int64_t)(granule - o % granule);
+        if (!(atomic >> stripe_of(o) & 1)) /* plain granules: merge the run */
+            while (pos + len < bytes && !(atomic >> stripe_of(o + (uint64_t)len) & 1))
+                len += (int64_t)granule;
+        if (len > bytes - pos)
+            len = bytes - pos;
+        len -= len % a->esize;
+        if (len == 0)
+            len = a->esize;
+        int64_t ne = len / a->esize;
+        char *t = addr + pos;
+        const char *in = a->in ? a->in + pos : NULL;
+        char *res = a->res ? a->res + pos : NULL;
+        if (atomic >> stripe_of(o) & 1) {
+            acc_elements_cpu(a, t, in, res, ne);
+        } else {
+            if (res)
+                memcpy(res, t, (size_t)len);
+            if (a->op == MPI_REPLACE)
+                memmove(t, in, (size_t)len);
+            else if (a->op != MPI_NO_OP)
+                a->k(a->kid, in, t, ne);
+        }
+        pos += len;
+    }
+    stripes_drop(w, a->target, mask);
+    return MPI_SUCCESS;
+}
+
 /* Read-modify-write of the n elements at (tg, tt, tcount) under the stripe locks:
  * in[i] / res[i] are the native origin / result elements. */
 static int acc_striped(acc_t *a, const win_target_t *tg, dt_t *tt, int64_t tcount, const char *in,
@@ -306,13 +440,18 @@ static int acc_striped(acc_t *a, const win_target_t *tg, dt_t *tt, int64_t tcoun
 /* Elements one by one with atomics (falling back to the stripes for misaligned ones). */
 static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
 {
-    /* Fast path: contiguous elements in mapped memory (e.g. one MPI_INT64_T). */
+    /* Fast path: contiguous elements in mapped memory (e.g. one MPI_INT64_T); large
+     * blocks of a direct window take the stripes and run the op's kernel. */
     if (a->tg.ptr && dt_is_contig(tt, tcount)) {
         char *addr = a->tg.ptr + dt_true_lb(tt);
         if ((uintptr_t)addr % (uintptr_t)a->esize == 0) {
-            for (int64_t e = 0; e < a->n; e++)
-                elem_cpu(a, addr + e * a->esize, a->in ? a->in + e * a->esize : NULL,
-                         a->res ? a->res + e * a->esize : NULL);
+            uint64_t off = a->tg.off + (uint64_t)dt_true_lb(tt);
+            if (a->w->direct && a->kind != ACC_CAS && a->n >= WIN_ACC_BLOCK_MIN)
+                return acc_block(a, addr, off);
+            if (a->w->direct) /* fewer than WIN_ACC_BLOCK_MIN elements, or one CAS */
+                for (int64_t e = 0; e < a->n; e++)
+                    amo_enable(&a->w->peer[a->target], off + (uint64_t)(e * a->esize));
+            acc_elements_cpu(a, addr, a->in, a->res, a->n);
             return MPI_SUCCESS;
         }
     }
@@ -350,6 +489,9 @@ static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
                 const char *in = a->in ? a->in + e * a->esize : NULL;
                 char *res = a->res ? a->res + e * a->esize : NULL;
                 if (a->tg.ptr && (uintptr_t)addr % (uintptr_t)a->esize == 0) {
+                    if (a->w->direct)
+                        amo_enable(&a->w->peer[a->target],
+                                   a->tg.off + (uint64_t)(addr - a->tg.ptr));
                     elem_cpu(a, addr, in, res);
                     continue;
                 }
@@ -397,6 +539,8 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
     char *t = win_fast_addr(win, target, disp, es, &w);
     if (BASE_UNLIKELY(!t || !w->direct || (uintptr_t)t % (uintptr_t)es))
         return 0;
+    const win_peer_t *p = &w->peer[target];
+    amo_enable(p, direct_off(w, p, t));
     if (es == 8) {
         uint64_t *p = (uint64_t *)(void *)t, v = 0, old;
         if (in)
