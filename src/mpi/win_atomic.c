@@ -11,16 +11,21 @@
  *     op's kernel otherwise (max, band, float sums ...). A single-element
  *     MPI_Fetch_and_op on an int64 is one `lock xadd` on the target's memory;
  *   - other windows (udp peers, private memory): 8-byte integer elements at 8-byte
- *     aligned addresses are vnic remote atomics (FADD, SWAP, CSWAP, posted back to back
- *     and completed together; a CSWAP loop for other ops), which the target's udp
- *     progress thread executes without the target's CPU;
+ *     aligned addresses are atomics: CPU atomics from origins that map the target, vnic
+ *     remote atomics (FADD, SWAP, CSWAP, posted back to back and completed together; a
+ *     CSWAP loop for other ops) from origins that map its control block only, and
+ *     element atomics run by the target itself for active messages (below);
  *   - everything else (floating types off direct windows, pairs, long double, complex
- *     double, other sizes, misaligned
- *     elements) takes the target's stripe locks: words in its control block, one per
- *     256-byte granule modulo WIN_STRIPES, taken in increasing order (no deadlock), then
- *     read, apply the op's kernel, write back, make the write complete at the target, and
- *     release. Never one lock per window: accumulates on different granules proceed in
- *     parallel.
+ *     double, other sizes, misaligned elements) takes the target's stripe locks: words
+ *     in its control block, one per 256-byte granule modulo WIN_STRIPES, taken in
+ *     increasing order (no deadlock), then read, apply the op's kernel, write back, make
+ *     the write complete at the target, and release. Never one lock per window:
+ *     accumulates on different granules proceed in parallel.
+ * Targets whose control block this rank does not map (udp peers) get active messages
+ * instead (win_am.c): the target applies them with win_acc_run, which follows the same
+ * two rules (element atomics for aligned 8-byte integers, its own stripes otherwise);
+ * only a single aligned 8-byte integer sum, replacement, read or compare-and-swap stays
+ * one vnic remote atomic there (served while the target computes).
  * Origin and target datatypes may be derived from one predefined type; the origin (and
  * the result) are brought to a native array of that type with dt_copy, the target is
  * walked by the datatype engine's segment iterator.
@@ -118,6 +123,36 @@ static MPI_Datatype base_handle(MPI_Datatype h, dt_t *t)
         if (mpii_type_fast[id].dt == b && mpii_type_fast[id].h != MPI_DATATYPE_NULL)
             return mpii_type_fast[id].h;
     return MPI_DATATYPE_NULL;
+}
+
+/* The op's side of a: element type bh (predefined), kernel, atomics' flavour. */
+static int acc_prepare(acc_t *a, MPI_Op op, int kind, MPI_Datatype bh)
+{
+    a->op = op;
+    a->kind = kind;
+    a->bh = bh;
+    a->bdt = mpii_type_get(bh);
+    if (!a->bdt)
+        return MPI_ERR_TYPE;
+    a->esize = FMPL_MPI_DT_SIZE(bh);
+    a->eext = (int)dt_extent(a->bdt);
+    /* MPI_CHAR accumulates as the small integer it is (as MPICH does). */
+    MPI_Datatype kh =
+        FMPL_MPI_DT_CLASS(bh) == FMPL_MPI_DTC_CHAR && a->esize == 1 ? MPI_SIGNED_CHAR : bh;
+    a->cls = FMPL_MPI_DT_CLASS(kh);
+    if (op != MPI_NO_OP && op != MPI_REPLACE && kind == ACC_PLAIN) {
+        if (mpii_op_apply(op, NULL, NULL, 0, kh) != MPI_SUCCESS)
+            return MPI_ERR_OP;
+        a->k = mpii_op_kernel(op, kh, &a->kid);
+        if (!a->k)
+            return MPI_ERR_OP;
+    }
+    int integer = a->cls == FMPL_MPI_DTC_C_INTEGER || a->cls == FMPL_MPI_DTC_F_INTEGER ||
+                  a->cls == FMPL_MPI_DTC_MULTILANG || a->cls == FMPL_MPI_DTC_BYTE;
+    a->sum_int = op == MPI_SUM && integer;
+    if (integer)
+        a->bit_int = op == MPI_BAND ? 1 : op == MPI_BOR ? 2 : op == MPI_BXOR ? 3 : 0;
+    return MPI_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- element atomics */
@@ -521,6 +556,80 @@ static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
     return rc;
 }
 
+/* ---------------------------------------------------------------- at the target */
+
+/* Takes the stripes of mask on this rank's own control block without waiting: 1 when all
+ * are taken, 0 (none kept) when one is busy. */
+static int stripes_try(uint64_t *ctrl, uint64_t mask)
+{
+    win_ctrl_t *c = (win_ctrl_t *)(void *)ctrl;
+    for (int i = 0; i < WIN_STRIPES; i++) {
+        uint64_t zero = 0;
+        if (!(mask >> i & 1) || __atomic_compare_exchange_n(&c->stripe[i], &zero, 1, 0,
+                                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            continue;
+        for (int j = i - 1; j >= 0; j--)
+            if (mask >> j & 1)
+                __atomic_store_n(&c->stripe[j], 0, __ATOMIC_RELEASE);
+        return 0;
+    }
+    return 1;
+}
+
+int win_acc_run(mpii_win_t *w, MPI_Op op, int cas, MPI_Datatype bh, char *addr, uint64_t roff,
+                int64_t n, const char *in, const char *cmp, char *old)
+{
+    acc_t a = {.w = w, .target = w->rank};
+    int rc = acc_prepare(&a, op, cas ? ACC_CAS : ACC_PLAIN, bh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a.cmp = cmp;
+    int64_t es = a.esize, bytes = n * es;
+    int integer = a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
+                  a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE ||
+                  a.cls == FMPL_MPI_DTC_LOGICAL;
+    if (es == 8 && integer && a.eext == 8 && (uintptr_t)addr % 8 == 0) {
+        /* the elements vnic remote atomics and mapped origins update with atomics */
+        acc_elements_cpu(&a, addr, in, old, n);
+        return MPI_SUCCESS;
+    }
+    uint64_t mask = stripe_mask(roff, roff + (uint64_t)bytes);
+    if (!stripes_try(w->ctrl, mask))
+        return -1;
+    if (a.eext == es) {
+        if (old)
+            memcpy(old, addr, (size_t)bytes);
+        if (cas) {
+            if (memcmp(addr, cmp, (size_t)es) == 0)
+                memcpy(addr, in, (size_t)es);
+        } else if (op == MPI_REPLACE) {
+            memmove(addr, in, (size_t)bytes);
+        } else if (op != MPI_NO_OP) {
+            a.k(a.kid, in, addr, n);
+        }
+    } else { /* padded elements (pairs, long double): one at a time through native copies */
+        _Alignas(16) unsigned char tin[64], tio[64];
+        for (int64_t e = 0; e < n && es <= 64; e++) {
+            memcpy(tio, addr + e * es, (size_t)es);
+            if (old)
+                memcpy(old + e * es, tio, (size_t)es);
+            if (op == MPI_NO_OP)
+                continue;
+            memcpy(tin, in + e * es, (size_t)es);
+            if (op == MPI_REPLACE || cas)
+                memcpy(tio, tin, (size_t)es);
+            else
+                a.k(a.kid, tin, tio, 1);
+            memcpy(addr + e * es, tio, (size_t)es);
+        }
+    }
+    win_ctrl_t *c = (win_ctrl_t *)(void *)w->ctrl;
+    for (int i = WIN_STRIPES - 1; i >= 0; i--)
+        if (mask >> i & 1)
+            __atomic_store_n(&c->stripe[i], 0, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- fast paths */
 
 /* One element of a 4- or 8-byte integer type in a direct window, op SUM / REPLACE /
@@ -577,6 +686,36 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
     return 1;
 }
 
+/* The accumulate as active messages: the origin elements packed, then win_am_issue. */
+static int acc_am(acc_t *a, dt_t *ot, int64_t ocount, const void *obuf, const void *cbuf, dt_t *tt,
+                  int64_t tcount, void *rbuf, dt_t *rt, int64_t rcount, MPI_Request *request,
+                  const char *fname)
+{
+    int64_t bytes = a->n * a->esize;
+    const char *packed = NULL;
+    char *tmp = NULL;
+    if (a->kind == ACC_CAS) {
+        packed = obuf; /* predefined integers: packed already */
+    } else if (ot) {
+        if (dt_is_contig(ot, ocount) && !FMPL_MPI_DT_PAD(a->bh)) {
+            packed = (const char *)obuf + dt_true_lb(ot);
+        } else {
+            tmp = malloc((size_t)bytes);
+            if (!tmp)
+                return WIN_ERR(a->w->handle, MPI_ERR_NO_MEM, fname);
+            if (dt_pack(ot, ocount, obuf, 0, bytes, tmp) != FMPL_SUCCESS) {
+                free(tmp);
+                return WIN_ERR(a->w->handle, MPI_ERR_INTERN, fname);
+            }
+            packed = tmp;
+        }
+    }
+    int rc = win_am_issue(a->w, a->target, &a->tg, tt, tcount, a->op, a->kind == ACC_CAS, a->bh,
+                          packed, cbuf, rt ? rbuf : NULL, rt, rcount, request);
+    free(tmp);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(a->w->handle, rc, fname);
+}
+
 /* ---------------------------------------------------------------- the common path */
 
 static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype, const void *cbuf,
@@ -609,35 +748,22 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     if (tcount * dt_size(tt) == 0 && (!ot || ocount * dt_size(ot) == 0) &&
         (!rt || rcount * dt_size(rt) == 0))
         return request ? win_request_done(request) : MPI_SUCCESS; /* nothing moves */
+    int rc;
     a.bh = base_handle(ttype, tt);
     int kt = base_kind(tt);
     if (a.bh == MPI_DATATYPE_NULL || (ot && base_kind(ot) != kt) || (rt && base_kind(rt) != kt))
         return WIN_ERRF(win, MPI_ERR_TYPE, fname,
                         "origin, result and target types must be built from one predefined type");
-    a.bdt = mpii_type_get(a.bh);
-    a.esize = FMPL_MPI_DT_SIZE(a.bh);
-    a.eext = (int)dt_extent(a.bdt);
-    /* MPI_CHAR accumulates as the small integer it is (as MPICH does). */
-    MPI_Datatype kh =
-        FMPL_MPI_DT_CLASS(a.bh) == FMPL_MPI_DTC_CHAR && a.esize == 1 ? MPI_SIGNED_CHAR : a.bh;
-    a.cls = FMPL_MPI_DT_CLASS(kh);
-    if (op != MPI_NO_OP && op != MPI_REPLACE && kind == ACC_PLAIN) {
-        if (mpii_op_apply(op, NULL, NULL, 0, kh) != MPI_SUCCESS)
-            return WIN_ERRF(win, MPI_ERR_OP, fname, "the operation is not defined on this type");
-        a.k = mpii_op_kernel(op, kh, &a.kid);
-        if (!a.k)
-            return WIN_ERR(win, MPI_ERR_OP, fname);
-    }
-    a.sum_int =
-        op == MPI_SUM && (a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
-                          a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE);
-    if (a.sum_int || a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
-        a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE)
-        a.bit_int = op == MPI_BAND ? 1 : op == MPI_BOR ? 2 : op == MPI_BXOR ? 3 : 0;
+    rc = acc_prepare(&a, op, kind, a.bh);
+    if (rc != MPI_SUCCESS)
+        return rc == MPI_ERR_OP ? WIN_ERRF(win, rc, fname,
+                                           "the operation is not defined on "
+                                           "this type")
+                                : WIN_ERR(win, rc, fname);
     int64_t tbytes = tcount * dt_size(tt);
     if ((ot && ocount * dt_size(ot) != tbytes) || (rt && rcount * dt_size(rt) != tbytes))
         return WIN_ERRF(win, MPI_ERR_TYPE, fname, "origin, result and target sizes differ");
-    int rc = win_access_begin(w, target);
+    rc = win_access_begin(w, target);
     if (rc != MPI_SUCCESS)
         return WIN_ERRF(win, rc, fname, "%s",
                         rc == MPI_ERR_RMA_SYNC ? "no epoch gives access to the target" : "");
@@ -648,6 +774,21 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     a.n = a.esize ? tbytes / a.esize : 0;
     if (a.n == 0)
         return request ? win_request_done(request) : MPI_SUCCESS;
+    if (!w->peer[target].ctrl) {
+        /* A target this rank does not map (udp): one vnic atomic for a single aligned
+         * 8-byte integer sum / replace / read / compare-and-swap, else active messages
+         * (win_am.c), after the chunks still outstanding there (ordering). */
+        int integer8 = a.esize == 8 && a.eext == 8 &&
+                       (a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
+                        a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE ||
+                        a.cls == FMPL_MPI_DTC_LOGICAL);
+        uint64_t off = a.tg.off + (uint64_t)dt_true_lb(tt);
+        if (!(integer8 && a.n == 1 && a.tg.aligned8 && off % 8 == 0 &&
+              (kind == ACC_CAS || a.sum_int || op == MPI_REPLACE || op == MPI_NO_OP)))
+            return acc_am(&a, ot, ocount, obuf, cbuf, tt, tcount, rbuf, rt, rcount, request, fname);
+        if (w->peer[target].am_out)
+            win_am_wait(w, target);
+    }
     /* Native origin and result arrays. */
     char *tmp_in = NULL, *tmp_res = NULL;
     size_t nat = (size_t)(a.n * a.eext);

@@ -17,7 +17,7 @@
  * operations become loads, stores and CPU atomics; otherwise they are vnic operations,
  * which the udp progress thread serves while the target computes.
  *
- * Memory: the window object is O(1) plus one win_peer_t (56 bytes) per rank here and
+ * Memory: the window object is O(1) plus one win_peer_t (64 bytes) per rank here and
  * one 8-byte post counter per rank in the control block. */
 #ifndef FMPL_MPI_WIN_IMPL_H
 #define FMPL_MPI_WIN_IMPL_H
@@ -71,6 +71,8 @@ typedef struct win_peer {
     uint32_t data_key; /* region of its memory; VNIC_KEY_HEAP: at ctrl_off + ctrl bytes */
     uint32_t sync_key;
     uint32_t post_seen; /* PSCW posts from it consumed by MPI_Win_start */
+    uint32_t am_id;     /* its window in its win_am.c registry */
+    uint32_t am_out;    /* accumulate chunks sent to it (win_am.c), answers not yet in */
     uint8_t flags;      /* WIN_PF_* */
     uint8_t lock_type;  /* MPI_LOCK_SHARED / EXCLUSIVE while WIN_PF_LOCKED */
 } win_peer_t;
@@ -109,7 +111,9 @@ typedef struct mpii_win {
     vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
     uint64_t inflight;                  /* operations posted on cntr */
     int accumulate_ordering_none;
-    int nreqs; /* win_req.c: requests issued on it and not yet complete */
+    int nreqs;       /* win_req.c: requests issued on it and not yet complete */
+    int am_id;       /* win_am.c: its id in this rank's registry (-1: none) */
+    uint64_t am_out; /* win_am.c: chunks sent, answers not yet in (every target) */
 } mpii_win_t;
 
 /* The window behind a handle, or NULL. */
@@ -227,6 +231,29 @@ int win_xfer_init(win_xfer_t *x, int target, vnic_opcode_t opcode, void *obuf, d
 int win_xfer_step(mpii_win_t *w, win_xfer_t *x, int64_t budget);
 /* A completed request (operations complete at issue, MPI_PROC_NULL, nothing to move). */
 int win_request_done(MPI_Request *request);
+
+/* ---- win_atomic.c: at the target */
+/* Applies a received accumulate to n packed elements at addr of this rank's window memory
+ * (roff: their region offset, as origins count stripes): element atomics for aligned
+ * 8-byte integers, else the op's kernel under this rank's stripe locks taken without
+ * waiting. in / cmp / old: packed (in NULL for MPI_NO_OP; old NULL: not wanted). Returns
+ * MPI_SUCCESS, an error class, or -1 when a stripe is busy (nothing done). */
+int win_acc_run(mpii_win_t *w, MPI_Op op, int cas, MPI_Datatype bh, char *addr, uint64_t roff,
+                int64_t n, const char *in, const char *cmp, char *old);
+
+/* ---- win_am.c: accumulates as active messages to targets this rank does not map */
+/* Gives w an id in this rank's registry (and installs the handler); at creation. */
+int win_am_register(mpii_win_t *w);
+void win_am_unregister(mpii_win_t *w);
+/* Sends the accumulate of the packed origin elements (NULL: MPI_NO_OP) onto the target
+ * layout (tt, tcount at tg); cas: compare-and-swap with cmp. rbuf non-NULL: fetching,
+ * previous values unpacked into (rt, rcount at rbuf). request NULL: a fetching call returns
+ * with the values in; else the request completes in progress (MPI_Raccumulate: at once). */
+int win_am_issue(mpii_win_t *w, int target, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                 MPI_Op op, int cas, MPI_Datatype bh, const char *packed, const char *cmp,
+                 void *rbuf, dt_t *rt, int64_t rcount, MPI_Request *request);
+/* Waits until every chunk sent to target (-1: to any rank) is answered: applied there. */
+int win_am_wait(mpii_win_t *w, int target);
 
 /* ---- win_req.c: request-based operations that are not complete when issued */
 /* MPI_Rput / MPI_Rget on a target reached through the vnic: posts the first budget of

@@ -109,6 +109,8 @@ void win_mark_dirty(mpii_win_t *w, int target)
 
 int win_wait_local(mpii_win_t *w)
 {
+    if (w->am_out)
+        win_am_wait(w, -1);
     if (w->nreqs) {
         int rc = win_req_drain(w, -1);
         if (rc != MPI_SUCCESS)
