@@ -774,6 +774,8 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     a.n = a.esize ? tbytes / a.esize : 0;
     if (a.n == 0)
         return request ? win_request_done(request) : MPI_SUCCESS;
+    if (a.tg.ptr)
+        w->stores = 1; /* the kernel paths store plainly (conservative for the others) */
     if (!w->peer[target].ctrl) {
         /* A target this rank does not map (udp): one vnic atomic for a single aligned
          * 8-byte integer sum / replace / read / compare-and-swap, else active messages

@@ -111,6 +111,7 @@ typedef struct mpii_win {
     vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
     uint64_t inflight;                  /* operations posted on cntr */
     int accumulate_ordering_none;
+    int stores;      /* plain stores into mapped window memory since the last full fence */
     int nreqs;       /* win_req.c: requests issued on it and not yet complete */
     int am_id;       /* win_am.c: its id in this rank's registry (-1: none) */
     uint64_t am_out; /* win_am.c: chunks sent, answers not yet in (every target) */

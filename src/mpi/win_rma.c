@@ -197,8 +197,10 @@ int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt
     int64_t bytes = ocount * dt_size(ot);
     if (bytes == 0)
         return MPI_SUCCESS;
-    if (tg->ptr)
+    if (tg->ptr) {
+        w->stores |= opcode == VNIC_OP_PUT;
         return win_copy_direct(opcode, obuf, ot, ocount, tg, tt, tcount);
+    }
     win_xfer_t x;
     int rc = win_xfer_init(&x, target, opcode, obuf, ot, ocount, tg, tt, tcount,
                            opcode == VNIC_OP_GET && !block ? w->cntr : NULL);
@@ -252,10 +254,16 @@ static inline int rma_fast(int get, void *obuf, MPI_Count ocount, MPI_Datatype o
     char *t = win_fast_addr(win, target, disp, bytes, &w);
     if (BASE_UNLIKELY(!t))
         return 0;
-    if (get)
-        memmove(obuf, t, (size_t)bytes);
-    else
-        memmove(t, obuf, (size_t)bytes);
+    char *dst = get ? obuf : t;
+    const char *src = get ? t : obuf;
+    if (bytes == 8) { /* one word: no library call */
+        uint64_t v;
+        memcpy(&v, src, 8);
+        memcpy(dst, &v, 8);
+    } else {
+        memmove(dst, src, (size_t)bytes);
+    }
+    w->stores |= !get;
     return 1;
 }
 
