@@ -640,9 +640,10 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
 {
     int es = win_fast_type(type), c = FMPL_MPI_DT_CLASS(type);
     mpii_win_t *w;
+    int fsum = c == FMPL_MPI_DTC_FLOAT && op == MPI_SUM && !cas && in;
     if (BASE_UNLIKELY((es != 8 && es != 4) || mpii.state != MPII_ACTIVE ||
                       (c != FMPL_MPI_DTC_C_INTEGER && c != FMPL_MPI_DTC_F_INTEGER &&
-                       c != FMPL_MPI_DTC_MULTILANG) ||
+                       c != FMPL_MPI_DTC_MULTILANG && !fsum) ||
                       (op != MPI_SUM && op != MPI_REPLACE && op != MPI_NO_OP)))
         return 0;
     char *t = win_fast_addr(win, target, disp, es, &w);
@@ -650,6 +651,34 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
         return 0;
     const win_peer_t *p = &w->peer[target];
     amo_enable(p, direct_off(w, p, t));
+    if (fsum) { /* float / double sum: the compare-exchange loop elem_cpu runs, inline */
+        if (es == 8) {
+            uint64_t *q = (uint64_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+            double add, d;
+            memcpy(&add, in, 8);
+            do {
+                memcpy(&d, &old, 8);
+                d += add;
+                memcpy(&nv, &d, 8);
+            } while (
+                !__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+            if (res)
+                memcpy(res, &old, 8);
+        } else {
+            uint32_t *q = (uint32_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+            float add, d;
+            memcpy(&add, in, 4);
+            do {
+                memcpy(&d, &old, 4);
+                d += add;
+                memcpy(&nv, &d, 4);
+            } while (
+                !__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+            if (res)
+                memcpy(res, &old, 4);
+        }
+        return 1;
+    }
     if (es == 8) {
         uint64_t *p = (uint64_t *)(void *)t, v = 0, old;
         if (in)
