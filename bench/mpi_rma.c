@@ -9,6 +9,8 @@
  * timed loop:
  *   put_lat / get_lat   MPI_Put / MPI_Get of size bytes + MPI_Win_flush, per iteration
  *   put_bw / get_bw     16 back-to-back operations of size bytes, then one flush
+ *   acc_bw              16 back-to-back MPI_Accumulate of size bytes (MPI_DOUBLE, MPI_SUM),
+ *                       then one flush
  *   fetch_and_op        8-byte MPI_Fetch_and_op (MPI_INT64_T, MPI_SUM) + flush
  *   compare_and_swap    8-byte MPI_Compare_and_swap + flush
  *   accumulate          8-byte MPI_Accumulate (MPI_INT64_T, MPI_SUM) + flush
@@ -127,6 +129,7 @@ static double time_all(body_fn body, void *arg)
 typedef struct pass {
     MPI_Win win;
     char *buf;
+    double *dbuf; /* WIN_BYTES / 8 ones (acc_bw) */
     size_t size;
     int64_t one, res, cmp;
 } pass_t;
@@ -165,6 +168,17 @@ static void get_bw(void *arg, long n)
     for (long i = 0; i < n; i++) {
         for (int k = 0; k < BW_BURST; k++)
             MPI_Get(p->buf, (int)p->size, MPI_BYTE, 1, 0, (int)p->size, MPI_BYTE, p->win);
+        MPI_Win_flush(1, p->win);
+    }
+}
+
+static void acc_bw(void *arg, long n)
+{
+    pass_t *p = arg;
+    int count = (int)(p->size / sizeof(double));
+    for (long i = 0; i < n; i++) {
+        for (int k = 0; k < BW_BURST; k++)
+            MPI_Accumulate(p->dbuf, count, MPI_DOUBLE, 1, 0, count, MPI_DOUBLE, MPI_SUM, p->win);
         MPI_Win_flush(1, p->win);
     }
 }
@@ -222,6 +236,9 @@ static void run_passive(void)
     p.buf = malloc(WIN_BYTES);
     for (size_t i = 0; i < WIN_BYTES; i++)
         p.buf[i] = (char)(i * 7 + 1);
+    p.dbuf = malloc(WIN_BYTES);
+    for (size_t i = 0; i < WIN_BYTES / sizeof(double); i++)
+        p.dbuf[i] = 1.0;
     MPI_Barrier(MPI_COMM_WORLD);
     /* correctness once: a put and a get of 4 KiB, one of each atomic */
     if (rank == 0) {
@@ -259,6 +276,10 @@ static void run_passive(void)
         report("put_bw", p.size, "bw_GBps", BW_BURST * (double)p.size / t / 1e9);
         t = time_origin(get_bw, &p);
         report("get_bw", p.size, "bw_GBps", BW_BURST * (double)p.size / t / 1e9);
+        if (p.size >= sizeof(double)) {
+            t = time_origin(acc_bw, &p);
+            report("acc_bw", p.size, "bw_GBps", BW_BURST * (double)p.size / t / 1e9);
+        }
     }
     report("fetch_and_op", 8, "latency_us", 1e6 * time_origin(fop, &p));
     report("compare_and_swap", 8, "latency_us", 1e6 * time_origin(cas, &p));
@@ -267,6 +288,7 @@ static void run_passive(void)
         MPI_Win_unlock_all(p.win);
     report("lock_unlock", 0, "latency_us", 1e6 * time_origin(lock_unlock, &p));
     free(p.buf);
+    free(p.dbuf);
     MPI_Win_free(&p.win);
 }
 

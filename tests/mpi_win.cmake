@@ -6,3 +6,18 @@
 fmpl_test(mpi_win mpi_win.c RANKS 1 2 3 4 7 TIMEOUT 300)
 fmpl_test(mpi_win_udp mpi_win.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=120000
           ARGS compute TIMEOUT 300)
+# Request-based RMA completed by progress (src/mpi/win_req.c): many large overlapping
+# Rputs / Rgets waited for out of order, contents checked; on shm and over udp.
+fmpl_test(mpi_win_req mpi_win_req.c RANKS 1 2 3 4 7 TIMEOUT 300)
+fmpl_test(mpi_win_req_udp mpi_win_req.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp
+          FMPL_UDP_PEER_TIMEOUT_MS=120000 TIMEOUT 300)
+# Accumulates: large blocks (the kernel under stripe locks) racing element atomics from
+# every rank (exact results); every predefined op x type, contiguous and derived, plain,
+# fetching and request-based, checked against MPI_Reduce_local; on shm, over udp, and
+# over udp with injected loss, duplication and reordering.
+fmpl_test(mpi_win_acc mpi_win_acc.c RANKS 1 2 3 4 7 TIMEOUT 300)
+fmpl_test(mpi_win_acc_udp mpi_win_acc.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp
+          FMPL_UDP_PEER_TIMEOUT_MS=120000 TIMEOUT 300)
+fmpl_test(mpi_win_acc_udp_faults mpi_win_acc.c RANKS 2 3 ENV FMPL_TRANSPORT=udp
+          FMPL_UDP_PEER_TIMEOUT_MS=120000 FMPL_UDP_LOSS=0.1 FMPL_UDP_DUP=0.05
+          FMPL_UDP_REORDER=0.05 FMPL_UDP_SEED=7 ARGS quick TIMEOUT 300)

@@ -112,13 +112,14 @@ typedef struct win_card {
     uint64_t base; /* the owner's address (alignment of remote atomics) */
     int32_t disp_unit;
     uint32_t data_key, sync_key;
-    uint32_t pad;
+    uint32_t am_id;      /* its window in its win_am.c registry */
     uint64_t shared_off; /* allocate_shared contiguous: rank 0's block in its heap */
 } win_card_t;
 
 static void win_destroy(mpii_win_t *w)
 {
     vnic_t *v = mpii.vnic;
+    win_am_unregister(w);
     if (w->cntr)
         vnic_cntr_close(v, w->cntr);
     if (w->sync_key != VNIC_KEY_INVALID)
@@ -176,6 +177,8 @@ static int win_finish(mpii_win_t *w, uint64_t shared_off)
         rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS && vnic_cntr_open(v, VNIC_CNTR_ANY, &w->cntr) != FMPL_SUCCESS)
         rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = win_am_register(w);
     /* Agree on success first: a rank that failed sends nothing usable. */
     uint64_t ok = rc == MPI_SUCCESS ? 1 : 0;
     int rc2 = mpii_lib_allreduce_band(w->c, &ok, 1);
@@ -190,6 +193,7 @@ static int win_finish(mpii_win_t *w, uint64_t shared_off)
                      .disp_unit = w->disp_unit,
                      .data_key = w->data_key,
                      .sync_key = w->sync_key,
+                     .am_id = (uint32_t)w->am_id,
                      .shared_off = shared_off};
     win_card_t *all = malloc(sizeof *all * (size_t)w->size);
     w->peer = calloc((size_t)w->size, sizeof *w->peer);
@@ -221,6 +225,7 @@ static int win_finish(mpii_win_t *w, uint64_t shared_off)
         p->disp_unit = all[i].disp_unit;
         p->data_key = all[i].data_key;
         p->sync_key = all[i].sync_key;
+        p->am_id = all[i].am_id;
         p->flags = (all[i].base % 8) == 0 ? WIN_PF_ALIGNED8 : 0;
         p->ctrl = vnic_peer_ptr(v, world, VNIC_KEY_HEAP, p->ctrl_off, w->ctrl_bytes);
         if (contig_shared) {
@@ -269,6 +274,7 @@ static int win_begin(MPI_Comm comm, MPI_Info info, MPI_Aint size, MPI_Aint disp_
     if (!w)
         return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
     w->flavor = flavor;
+    w->am_id = -1;
     w->errh = MPI_ERRORS_ARE_FATAL;
     w->info = MPI_INFO_NULL;
     w->comm = MPI_COMM_NULL;

@@ -11,19 +11,51 @@
  *     op's kernel otherwise (max, band, float sums ...). A single-element
  *     MPI_Fetch_and_op on an int64 is one `lock xadd` on the target's memory;
  *   - other windows (udp peers, private memory): 8-byte integer elements at 8-byte
- *     aligned addresses are vnic remote atomics (FADD, SWAP, CSWAP, posted back to back
- *     and completed together; a CSWAP loop for other ops), which the target's udp
- *     progress thread executes without the target's CPU;
+ *     aligned addresses are atomics: CPU atomics from origins that map the target, vnic
+ *     remote atomics (FADD, SWAP, CSWAP, posted back to back and completed together; a
+ *     CSWAP loop for other ops) from origins that map its control block only, and
+ *     element atomics run by the target itself for active messages (below);
  *   - everything else (floating types off direct windows, pairs, long double, complex
- *     double, other sizes, misaligned
- *     elements) takes the target's stripe locks: words in its control block, one per
- *     256-byte granule modulo WIN_STRIPES, taken in increasing order (no deadlock), then
- *     read, apply the op's kernel, write back, make the write complete at the target, and
- *     release. Never one lock per window: accumulates on different granules proceed in
- *     parallel.
+ *     double, other sizes, misaligned elements) takes the target's stripe locks: words
+ *     in its control block, one per 256-byte granule modulo WIN_STRIPES, taken in
+ *     increasing order (no deadlock), then read, apply the op's kernel, write back, make
+ *     the write complete at the target, and release. Never one lock per window:
+ *     accumulates on different granules proceed in parallel.
+ * Targets whose control block this rank does not map (udp peers) get active messages
+ * instead (win_am.c): the target applies them with win_acc_run, which follows the same
+ * two rules (element atomics for aligned 8-byte integers, its own stripes otherwise);
+ * only a single aligned 8-byte integer sum, replacement, read or compare-and-swap stays
+ * one vnic remote atomic there (served while the target computes).
  * Origin and target datatypes may be derived from one predefined type; the origin (and
  * the result) are brought to a native array of that type with dt_copy, the target is
- * walked by the datatype engine's segment iterator. */
+ * walked by the datatype engine's segment iterator.
+ *
+ * Block accumulates (direct windows, a contiguous run of at least WIN_ACC_BLOCK_MIN
+ * aligned 4- or 8-byte elements, not compare-and-swap): one CPU atomic per element caps
+ * a large accumulate near 1 GB/s (and a compare-exchange loop per float far below), so
+ * the origin takes the target's stripe locks covering the run and applies the op's
+ * kernel to the whole block (vectorized, plain loads and stores). Block holders exclude
+ * each other by the stripes. The single-element atomics (MPI_Fetch_and_op,
+ * MPI_Compare_and_swap, small accumulates) take no stripe: they stay one CPU instruction.
+ * What keeps a plain kernel from losing an atomic's update is a per-stripe announcement
+ * in the target's control block:
+ *   - an atomic on an element of stripe s first checks bit s of amo_ready (one load of a
+ *     read-mostly line). Clear, it sets bit s of amo_pending (seq_cst fetch-or), then
+ *     waits until stripe word s is seen free once, then sets bit s of amo_ready (a rank
+ *     that finds bit s already pending waits for amo_ready instead);
+ *   - a block holder takes its stripes (seq_cst compare-and-swap), then reads amo_pending
+ *     (seq_cst) and updates each 256-byte granule whose stripe bit is set element by
+ *     element with atomics (the same ones the atomics' path uses), the others with the
+ *     kernel.
+ * Both sides write one word then read the other's (Dekker): in the total order of seq_cst
+ * operations either the holder's read sees the pending bit (it uses atomics on that
+ * stripe), or its stripe acquisition precedes the announcement, and then the announcer
+ * sees the stripe taken and waits until that holder released it (its plain stores are
+ * then visible, release/acquire on the stripe word). Holders that come later all see
+ * the bit. So no atomic ever runs on a granule while a kernel updates it with plain
+ * stores. The bits stay set for the window's life: a stripe that has seen atomics keeps
+ * element atomics for blocks (the other 63 keep the kernel). Other windows (udp peers)
+ * never run the kernel on 8-byte integers (remote atomics there bypass the stripes). */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +63,8 @@
 #include "mpi/win_impl.h"
 
 enum { ACC_PLAIN = 0, ACC_CAS = 1 };
+
+#define WIN_ACC_BLOCK_MIN 8 /* elements from which a direct accumulate takes the stripes */
 
 typedef struct acc {
     mpii_win_t *w;
@@ -89,6 +123,36 @@ static MPI_Datatype base_handle(MPI_Datatype h, dt_t *t)
         if (mpii_type_fast[id].dt == b && mpii_type_fast[id].h != MPI_DATATYPE_NULL)
             return mpii_type_fast[id].h;
     return MPI_DATATYPE_NULL;
+}
+
+/* The op's side of a: element type bh (predefined), kernel, atomics' flavour. */
+static int acc_prepare(acc_t *a, MPI_Op op, int kind, MPI_Datatype bh)
+{
+    a->op = op;
+    a->kind = kind;
+    a->bh = bh;
+    a->bdt = mpii_type_get(bh);
+    if (!a->bdt)
+        return MPI_ERR_TYPE;
+    a->esize = FMPL_MPI_DT_SIZE(bh);
+    a->eext = (int)dt_extent(a->bdt);
+    /* MPI_CHAR accumulates as the small integer it is (as MPICH does). */
+    MPI_Datatype kh =
+        FMPL_MPI_DT_CLASS(bh) == FMPL_MPI_DTC_CHAR && a->esize == 1 ? MPI_SIGNED_CHAR : bh;
+    a->cls = FMPL_MPI_DT_CLASS(kh);
+    if (op != MPI_NO_OP && op != MPI_REPLACE && kind == ACC_PLAIN) {
+        if (mpii_op_apply(op, NULL, NULL, 0, kh) != MPI_SUCCESS)
+            return MPI_ERR_OP;
+        a->k = mpii_op_kernel(op, kh, &a->kid);
+        if (!a->k)
+            return MPI_ERR_OP;
+    }
+    int integer = a->cls == FMPL_MPI_DTC_C_INTEGER || a->cls == FMPL_MPI_DTC_F_INTEGER ||
+                  a->cls == FMPL_MPI_DTC_MULTILANG || a->cls == FMPL_MPI_DTC_BYTE;
+    a->sum_int = op == MPI_SUM && integer;
+    if (integer)
+        a->bit_int = op == MPI_BAND ? 1 : op == MPI_BOR ? 2 : op == MPI_BXOR ? 3 : 0;
+    return MPI_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- element atomics */
@@ -223,6 +287,111 @@ static void stripes_drop(mpii_win_t *w, int target, uint64_t mask)
                             offsetof(win_ctrl_t, stripe) + 8u * (uint64_t)i, 0, 0, &rc);
 }
 
+/* ---------------------------------------------------------------- block accumulates */
+
+/* The stripe of the granule at region offset off (as stripe_mask counts them). */
+static inline int stripe_of(uint64_t off)
+{
+    return (int)((off >> WIN_STRIPE_SHIFT) % WIN_STRIPES);
+}
+
+static void spin_wait(unsigned *spins)
+{
+    if (++*spins % 64 == 0)
+        sched_yield();
+}
+
+/* Before element atomics on stripe s of a direct window's target (c: its control block):
+ * announces them (amo_pending), then waits until the stripe has been seen free once, so
+ * that a block holder that took it before the announcement (and may run the kernel on
+ * plain memory) is gone; later holders see the bit and use atomics. amo_ready says the
+ * wait is over (the common case: one load). */
+static void amo_enable_slow(win_ctrl_t *c, uint64_t bit, int s)
+{
+    uint64_t was = __atomic_fetch_or(&c->amo_pending, bit, __ATOMIC_SEQ_CST);
+    unsigned spins = 0;
+    if (was & bit) { /* another rank announced it: wait for its drain */
+        while (!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit))
+            spin_wait(&spins);
+        return;
+    }
+    while (__atomic_load_n(&c->stripe[s], __ATOMIC_SEQ_CST) != 0)
+        spin_wait(&spins);
+    __atomic_fetch_or(&c->amo_ready, bit, __ATOMIC_SEQ_CST);
+}
+
+static inline void amo_enable(const win_peer_t *p, uint64_t off)
+{
+    win_ctrl_t *c = (win_ctrl_t *)(void *)p->ctrl;
+    int s = stripe_of(off);
+    uint64_t bit = 1ull << s;
+    if (BASE_UNLIKELY(!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit)))
+        amo_enable_slow(c, bit, s);
+}
+
+/* The region offset of the direct address t in target p's window memory. */
+static inline uint64_t direct_off(const mpii_win_t *w, const win_peer_t *p, const char *t)
+{
+    return (p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0) +
+           (uint64_t)(t - p->data);
+}
+
+static void acc_elements_cpu(const acc_t *a, char *addr, const char *in, char *res, int64_t n)
+{
+    for (int64_t e = 0; e < n; e++)
+        elem_cpu(a, addr + e * a->esize, in ? in + e * a->esize : NULL,
+                 res ? res + e * a->esize : NULL);
+}
+
+/* n contiguous aligned elements at addr (region offset off) of a direct window: the stripes
+ * covering them are taken, then each 256-byte granule is updated with the op's kernel on
+ * plain memory when its stripe has never seen element atomics (amo_pending clear), else
+ * element by element with atomics. */
+static int acc_block(acc_t *a, char *addr, uint64_t off)
+{
+    mpii_win_t *w = a->w;
+    int64_t bytes = a->n * a->esize;
+    win_ctrl_t *c = (win_ctrl_t *)(void *)w->peer[a->target].ctrl;
+    uint64_t mask = stripe_mask(off, off + (uint64_t)bytes);
+    int rc = stripes_take(w, a->target, mask);
+    if (rc != MPI_SUCCESS) {
+        stripes_drop(w, a->target, mask);
+        return rc;
+    }
+    uint64_t atomic = __atomic_load_n(&c->amo_pending, __ATOMIC_SEQ_CST);
+    const uint64_t granule = 1u << WIN_STRIPE_SHIFT;
+    for (int64_t pos = 0; pos < bytes;) {
+        /* up to the end of this granule (element sizes divide 256, offsets are aligned) */
+        uint64_t o = off + (uint64_t)pos;
+        int64_t len = (int64_t)(granule - o % granule);
+        if (!(atomic >> stripe_of(o) & 1)) /* plain granules: merge the run */
+            while (pos + len < bytes && !(atomic >> stripe_of(o + (uint64_t)len) & 1))
+                len += (int64_t)granule;
+        if (len > bytes - pos)
+            len = bytes - pos;
+        len -= len % a->esize;
+        if (len == 0)
+            len = a->esize;
+        int64_t ne = len / a->esize;
+        char *t = addr + pos;
+        const char *in = a->in ? a->in + pos : NULL;
+        char *res = a->res ? a->res + pos : NULL;
+        if (atomic >> stripe_of(o) & 1) {
+            acc_elements_cpu(a, t, in, res, ne);
+        } else {
+            if (res)
+                memcpy(res, t, (size_t)len);
+            if (a->op == MPI_REPLACE)
+                memmove(t, in, (size_t)len);
+            else if (a->op != MPI_NO_OP)
+                a->k(a->kid, in, t, ne);
+        }
+        pos += len;
+    }
+    stripes_drop(w, a->target, mask);
+    return MPI_SUCCESS;
+}
+
 /* Read-modify-write of the n elements at (tg, tt, tcount) under the stripe locks:
  * in[i] / res[i] are the native origin / result elements. */
 static int acc_striped(acc_t *a, const win_target_t *tg, dt_t *tt, int64_t tcount, const char *in,
@@ -306,13 +475,18 @@ static int acc_striped(acc_t *a, const win_target_t *tg, dt_t *tt, int64_t tcoun
 /* Elements one by one with atomics (falling back to the stripes for misaligned ones). */
 static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
 {
-    /* Fast path: contiguous elements in mapped memory (e.g. one MPI_INT64_T). */
+    /* Fast path: contiguous elements in mapped memory (e.g. one MPI_INT64_T); large
+     * blocks of a direct window take the stripes and run the op's kernel. */
     if (a->tg.ptr && dt_is_contig(tt, tcount)) {
         char *addr = a->tg.ptr + dt_true_lb(tt);
         if ((uintptr_t)addr % (uintptr_t)a->esize == 0) {
-            for (int64_t e = 0; e < a->n; e++)
-                elem_cpu(a, addr + e * a->esize, a->in ? a->in + e * a->esize : NULL,
-                         a->res ? a->res + e * a->esize : NULL);
+            uint64_t off = a->tg.off + (uint64_t)dt_true_lb(tt);
+            if (a->w->direct && a->kind != ACC_CAS && a->n >= WIN_ACC_BLOCK_MIN)
+                return acc_block(a, addr, off);
+            if (a->w->direct) /* fewer than WIN_ACC_BLOCK_MIN elements, or one CAS */
+                for (int64_t e = 0; e < a->n; e++)
+                    amo_enable(&a->w->peer[a->target], off + (uint64_t)(e * a->esize));
+            acc_elements_cpu(a, addr, a->in, a->res, a->n);
             return MPI_SUCCESS;
         }
     }
@@ -350,6 +524,9 @@ static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
                 const char *in = a->in ? a->in + e * a->esize : NULL;
                 char *res = a->res ? a->res + e * a->esize : NULL;
                 if (a->tg.ptr && (uintptr_t)addr % (uintptr_t)a->esize == 0) {
+                    if (a->w->direct)
+                        amo_enable(&a->w->peer[a->target],
+                                   a->tg.off + (uint64_t)(addr - a->tg.ptr));
                     elem_cpu(a, addr, in, res);
                     continue;
                 }
@@ -379,6 +556,80 @@ static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
     return rc;
 }
 
+/* ---------------------------------------------------------------- at the target */
+
+/* Takes the stripes of mask on this rank's own control block without waiting: 1 when all
+ * are taken, 0 (none kept) when one is busy. */
+static int stripes_try(uint64_t *ctrl, uint64_t mask)
+{
+    win_ctrl_t *c = (win_ctrl_t *)(void *)ctrl;
+    for (int i = 0; i < WIN_STRIPES; i++) {
+        uint64_t zero = 0;
+        if (!(mask >> i & 1) || __atomic_compare_exchange_n(&c->stripe[i], &zero, 1, 0,
+                                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            continue;
+        for (int j = i - 1; j >= 0; j--)
+            if (mask >> j & 1)
+                __atomic_store_n(&c->stripe[j], 0, __ATOMIC_RELEASE);
+        return 0;
+    }
+    return 1;
+}
+
+int win_acc_run(mpii_win_t *w, MPI_Op op, int cas, MPI_Datatype bh, char *addr, uint64_t roff,
+                int64_t n, const char *in, const char *cmp, char *old)
+{
+    acc_t a = {.w = w, .target = w->rank};
+    int rc = acc_prepare(&a, op, cas ? ACC_CAS : ACC_PLAIN, bh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a.cmp = cmp;
+    int64_t es = a.esize, bytes = n * es;
+    int integer = a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
+                  a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE ||
+                  a.cls == FMPL_MPI_DTC_LOGICAL;
+    if (es == 8 && integer && a.eext == 8 && (uintptr_t)addr % 8 == 0) {
+        /* the elements vnic remote atomics and mapped origins update with atomics */
+        acc_elements_cpu(&a, addr, in, old, n);
+        return MPI_SUCCESS;
+    }
+    uint64_t mask = stripe_mask(roff, roff + (uint64_t)bytes);
+    if (!stripes_try(w->ctrl, mask))
+        return -1;
+    if (a.eext == es) {
+        if (old)
+            memcpy(old, addr, (size_t)bytes);
+        if (cas) {
+            if (memcmp(addr, cmp, (size_t)es) == 0)
+                memcpy(addr, in, (size_t)es);
+        } else if (op == MPI_REPLACE) {
+            memmove(addr, in, (size_t)bytes);
+        } else if (op != MPI_NO_OP) {
+            a.k(a.kid, in, addr, n);
+        }
+    } else { /* padded elements (pairs, long double): one at a time through native copies */
+        _Alignas(16) unsigned char tin[64], tio[64];
+        for (int64_t e = 0; e < n && es <= 64; e++) {
+            memcpy(tio, addr + e * es, (size_t)es);
+            if (old)
+                memcpy(old + e * es, tio, (size_t)es);
+            if (op == MPI_NO_OP)
+                continue;
+            memcpy(tin, in + e * es, (size_t)es);
+            if (op == MPI_REPLACE || cas)
+                memcpy(tio, tin, (size_t)es);
+            else
+                a.k(a.kid, tin, tio, 1);
+            memcpy(addr + e * es, tio, (size_t)es);
+        }
+    }
+    win_ctrl_t *c = (win_ctrl_t *)(void *)w->ctrl;
+    for (int i = WIN_STRIPES - 1; i >= 0; i--)
+        if (mask >> i & 1)
+            __atomic_store_n(&c->stripe[i], 0, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- fast paths */
 
 /* One element of a 4- or 8-byte integer type in a direct window, op SUM / REPLACE /
@@ -389,14 +640,45 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
 {
     int es = win_fast_type(type), c = FMPL_MPI_DT_CLASS(type);
     mpii_win_t *w;
+    int fsum = c == FMPL_MPI_DTC_FLOAT && op == MPI_SUM && !cas && in;
     if (BASE_UNLIKELY((es != 8 && es != 4) || mpii.state != MPII_ACTIVE ||
                       (c != FMPL_MPI_DTC_C_INTEGER && c != FMPL_MPI_DTC_F_INTEGER &&
-                       c != FMPL_MPI_DTC_MULTILANG) ||
+                       c != FMPL_MPI_DTC_MULTILANG && !fsum) ||
                       (op != MPI_SUM && op != MPI_REPLACE && op != MPI_NO_OP)))
         return 0;
     char *t = win_fast_addr(win, target, disp, es, &w);
     if (BASE_UNLIKELY(!t || !w->direct || (uintptr_t)t % (uintptr_t)es))
         return 0;
+    const win_peer_t *p = &w->peer[target];
+    amo_enable(p, direct_off(w, p, t));
+    if (fsum) { /* float / double sum: the compare-exchange loop elem_cpu runs, inline */
+        if (es == 8) {
+            uint64_t *q = (uint64_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+            double add, d;
+            memcpy(&add, in, 8);
+            do {
+                memcpy(&d, &old, 8);
+                d += add;
+                memcpy(&nv, &d, 8);
+            } while (
+                !__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+            if (res)
+                memcpy(res, &old, 8);
+        } else {
+            uint32_t *q = (uint32_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+            float add, d;
+            memcpy(&add, in, 4);
+            do {
+                memcpy(&d, &old, 4);
+                d += add;
+                memcpy(&nv, &d, 4);
+            } while (
+                !__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+            if (res)
+                memcpy(res, &old, 4);
+        }
+        return 1;
+    }
     if (es == 8) {
         uint64_t *p = (uint64_t *)(void *)t, v = 0, old;
         if (in)
@@ -433,6 +715,36 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
     return 1;
 }
 
+/* The accumulate as active messages: the origin elements packed, then win_am_issue. */
+static int acc_am(acc_t *a, dt_t *ot, int64_t ocount, const void *obuf, const void *cbuf, dt_t *tt,
+                  int64_t tcount, void *rbuf, dt_t *rt, int64_t rcount, MPI_Request *request,
+                  const char *fname)
+{
+    int64_t bytes = a->n * a->esize;
+    const char *packed = NULL;
+    char *tmp = NULL;
+    if (a->kind == ACC_CAS) {
+        packed = obuf; /* predefined integers: packed already */
+    } else if (ot) {
+        if (dt_is_contig(ot, ocount) && !FMPL_MPI_DT_PAD(a->bh)) {
+            packed = (const char *)obuf + dt_true_lb(ot);
+        } else {
+            tmp = malloc((size_t)bytes);
+            if (!tmp)
+                return WIN_ERR(a->w->handle, MPI_ERR_NO_MEM, fname);
+            if (dt_pack(ot, ocount, obuf, 0, bytes, tmp) != FMPL_SUCCESS) {
+                free(tmp);
+                return WIN_ERR(a->w->handle, MPI_ERR_INTERN, fname);
+            }
+            packed = tmp;
+        }
+    }
+    int rc = win_am_issue(a->w, a->target, &a->tg, tt, tcount, a->op, a->kind == ACC_CAS, a->bh,
+                          packed, cbuf, rt ? rbuf : NULL, rt, rcount, request);
+    free(tmp);
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(a->w->handle, rc, fname);
+}
+
 /* ---------------------------------------------------------------- the common path */
 
 static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype, const void *cbuf,
@@ -465,35 +777,22 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     if (tcount * dt_size(tt) == 0 && (!ot || ocount * dt_size(ot) == 0) &&
         (!rt || rcount * dt_size(rt) == 0))
         return request ? win_request_done(request) : MPI_SUCCESS; /* nothing moves */
+    int rc;
     a.bh = base_handle(ttype, tt);
     int kt = base_kind(tt);
     if (a.bh == MPI_DATATYPE_NULL || (ot && base_kind(ot) != kt) || (rt && base_kind(rt) != kt))
         return WIN_ERRF(win, MPI_ERR_TYPE, fname,
                         "origin, result and target types must be built from one predefined type");
-    a.bdt = mpii_type_get(a.bh);
-    a.esize = FMPL_MPI_DT_SIZE(a.bh);
-    a.eext = (int)dt_extent(a.bdt);
-    /* MPI_CHAR accumulates as the small integer it is (as MPICH does). */
-    MPI_Datatype kh =
-        FMPL_MPI_DT_CLASS(a.bh) == FMPL_MPI_DTC_CHAR && a.esize == 1 ? MPI_SIGNED_CHAR : a.bh;
-    a.cls = FMPL_MPI_DT_CLASS(kh);
-    if (op != MPI_NO_OP && op != MPI_REPLACE && kind == ACC_PLAIN) {
-        if (mpii_op_apply(op, NULL, NULL, 0, kh) != MPI_SUCCESS)
-            return WIN_ERRF(win, MPI_ERR_OP, fname, "the operation is not defined on this type");
-        a.k = mpii_op_kernel(op, kh, &a.kid);
-        if (!a.k)
-            return WIN_ERR(win, MPI_ERR_OP, fname);
-    }
-    a.sum_int =
-        op == MPI_SUM && (a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
-                          a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE);
-    if (a.sum_int || a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
-        a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE)
-        a.bit_int = op == MPI_BAND ? 1 : op == MPI_BOR ? 2 : op == MPI_BXOR ? 3 : 0;
+    rc = acc_prepare(&a, op, kind, a.bh);
+    if (rc != MPI_SUCCESS)
+        return rc == MPI_ERR_OP ? WIN_ERRF(win, rc, fname,
+                                           "the operation is not defined on "
+                                           "this type")
+                                : WIN_ERR(win, rc, fname);
     int64_t tbytes = tcount * dt_size(tt);
     if ((ot && ocount * dt_size(ot) != tbytes) || (rt && rcount * dt_size(rt) != tbytes))
         return WIN_ERRF(win, MPI_ERR_TYPE, fname, "origin, result and target sizes differ");
-    int rc = win_access_begin(w, target);
+    rc = win_access_begin(w, target);
     if (rc != MPI_SUCCESS)
         return WIN_ERRF(win, rc, fname, "%s",
                         rc == MPI_ERR_RMA_SYNC ? "no epoch gives access to the target" : "");
@@ -504,6 +803,23 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     a.n = a.esize ? tbytes / a.esize : 0;
     if (a.n == 0)
         return request ? win_request_done(request) : MPI_SUCCESS;
+    if (a.tg.ptr)
+        w->stores = 1; /* the kernel paths store plainly (conservative for the others) */
+    if (!w->peer[target].ctrl) {
+        /* A target this rank does not map (udp): one vnic atomic for a single aligned
+         * 8-byte integer sum / replace / read / compare-and-swap, else active messages
+         * (win_am.c), after the chunks still outstanding there (ordering). */
+        int integer8 = a.esize == 8 && a.eext == 8 &&
+                       (a.cls == FMPL_MPI_DTC_C_INTEGER || a.cls == FMPL_MPI_DTC_F_INTEGER ||
+                        a.cls == FMPL_MPI_DTC_MULTILANG || a.cls == FMPL_MPI_DTC_BYTE ||
+                        a.cls == FMPL_MPI_DTC_LOGICAL);
+        uint64_t off = a.tg.off + (uint64_t)dt_true_lb(tt);
+        if (!(integer8 && a.n == 1 && a.tg.aligned8 && off % 8 == 0 &&
+              (kind == ACC_CAS || a.sum_int || op == MPI_REPLACE || op == MPI_NO_OP)))
+            return acc_am(&a, ot, ocount, obuf, cbuf, tt, tcount, rbuf, rt, rcount, request, fname);
+        if (w->peer[target].am_out)
+            win_am_wait(w, target);
+    }
     /* Native origin and result arrays. */
     char *tmp_in = NULL, *tmp_res = NULL;
     size_t nat = (size_t)(a.n * a.eext);

@@ -17,7 +17,7 @@
  * operations become loads, stores and CPU atomics; otherwise they are vnic operations,
  * which the udp progress thread serves while the target computes.
  *
- * Memory: the window object is O(1) plus one win_peer_t (56 bytes) per rank here and
+ * Memory: the window object is O(1) plus one win_peer_t (64 bytes) per rank here and
  * one 8-byte post counter per rank in the control block. */
 #ifndef FMPL_MPI_WIN_IMPL_H
 #define FMPL_MPI_WIN_IMPL_H
@@ -37,6 +37,11 @@ typedef struct win_ctrl {
     uint64_t dyn_used; /* dynamic: table entries [0, dyn_used) may be in use */
     uint64_t pad[4];
     uint64_t stripe[WIN_STRIPES]; /* accumulate stripe locks: 0 free, 1 taken */
+    /* direct windows: bit i set when element atomics may run on stripe i (win_atomic.c,
+     * "Block accumulates"): amo_pending first, amo_ready once no block holder in plain
+     * mode can be left there */
+    uint64_t amo_pending, amo_ready;
+    uint64_t pad2[6];
 } win_ctrl_t;
 
 /* One attached region of a dynamic window (in the owner's control block). */
@@ -66,6 +71,8 @@ typedef struct win_peer {
     uint32_t data_key; /* region of its memory; VNIC_KEY_HEAP: at ctrl_off + ctrl bytes */
     uint32_t sync_key;
     uint32_t post_seen; /* PSCW posts from it consumed by MPI_Win_start */
+    uint32_t am_id;     /* its window in its win_am.c registry */
+    uint32_t am_out;    /* accumulate chunks sent to it (win_am.c), answers not yet in */
     uint8_t flags;      /* WIN_PF_* */
     uint8_t lock_type;  /* MPI_LOCK_SHARED / EXCLUSIVE while WIN_PF_LOCKED */
 } win_peer_t;
@@ -104,6 +111,10 @@ typedef struct mpii_win {
     vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
     uint64_t inflight;                  /* operations posted on cntr */
     int accumulate_ordering_none;
+    int stores;      /* plain stores into mapped window memory since the last full fence */
+    int nreqs;       /* win_req.c: requests issued on it and not yet complete */
+    int am_id;       /* win_am.c: its id in this rank's registry (-1: none) */
+    uint64_t am_out; /* win_am.c: chunks sent, answers not yet in (every target) */
 } mpii_win_t;
 
 /* The window behind a handle, or NULL. */
@@ -193,8 +204,67 @@ int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_
  * tg); opcode VNIC_OP_PUT or VNIC_OP_GET. Blocking when block is set (gets complete). */
 int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount, int block);
-/* A completed request (the R-forms complete their operation before returning it). */
+/* The same on a mapped target (tg->ptr): memmove or dt_copy, complete at return. */
+int win_copy_direct(vnic_opcode_t opcode, void *obuf, dt_t *ot, int64_t ocount,
+                    const win_target_t *tg, dt_t *tt, int64_t tcount);
+/* A vnic transfer posted piece by piece (win_transfer in one go; the request-based forms
+ * a budget at a time, the rest from progress): both layouts walked from `pos` on. */
+#define WIN_IOV_MAX 64
+typedef struct win_xfer {
+    int target;
+    vnic_opcode_t opcode;
+    win_target_t tg;
+    void *obuf;
+    dt_t *ot, *tt; /* borrowed: the caller keeps them alive */
+    int64_t ocount, tcount;
+    int64_t bytes, pos; /* total; posted so far */
+    int contig;         /* both sides contiguous: no iterators */
+    dt_iter_t oi, ti;
+    vnic_cntr_t *lcntr; /* given to every vnic operation (NULL: complete at post) */
+    uint64_t posted;    /* vnic operations posted */
+    struct iovec liov[WIN_IOV_MAX], tiov[WIN_IOV_MAX];
+    vnic_rseg_t rseg[WIN_IOV_MAX];
+} win_xfer_t;
+int win_xfer_init(win_xfer_t *x, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                  vnic_cntr_t *lcntr);
+/* Posts the next pieces, at least one and about budget bytes (INT64_MAX: all). */
+int win_xfer_step(mpii_win_t *w, win_xfer_t *x, int64_t budget);
+/* A completed request (operations complete at issue, MPI_PROC_NULL, nothing to move). */
 int win_request_done(MPI_Request *request);
+
+/* ---- win_atomic.c: at the target */
+/* Applies a received accumulate to n packed elements at addr of this rank's window memory
+ * (roff: their region offset, as origins count stripes): element atomics for aligned
+ * 8-byte integers, else the op's kernel under this rank's stripe locks taken without
+ * waiting. in / cmp / old: packed (in NULL for MPI_NO_OP; old NULL: not wanted). Returns
+ * MPI_SUCCESS, an error class, or -1 when a stripe is busy (nothing done). */
+int win_acc_run(mpii_win_t *w, MPI_Op op, int cas, MPI_Datatype bh, char *addr, uint64_t roff,
+                int64_t n, const char *in, const char *cmp, char *old);
+
+/* ---- win_am.c: accumulates as active messages to targets this rank does not map */
+/* Gives w an id in this rank's registry (and installs the handler); at creation. */
+int win_am_register(mpii_win_t *w);
+void win_am_unregister(mpii_win_t *w);
+/* Sends the accumulate of the packed origin elements (NULL: MPI_NO_OP) onto the target
+ * layout (tt, tcount at tg); cas: compare-and-swap with cmp. rbuf non-NULL: fetching,
+ * previous values unpacked into (rt, rcount at rbuf). request NULL: a fetching call returns
+ * with the values in; else the request completes in progress (MPI_Raccumulate: at once). */
+int win_am_issue(mpii_win_t *w, int target, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                 MPI_Op op, int cas, MPI_Datatype bh, const char *packed, const char *cmp,
+                 void *rbuf, dt_t *rt, int64_t rcount, MPI_Request *request);
+/* Waits until every chunk sent to target (-1: to any rank) is answered: applied there. */
+int win_am_wait(mpii_win_t *w, int target);
+
+/* ---- win_req.c: request-based operations that are not complete when issued */
+/* MPI_Rput / MPI_Rget on a target reached through the vnic: posts the first budget of
+ * the transfer and returns a request that progress (or a flush) completes. */
+int win_req_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                     int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                     MPI_Request *request);
+/* Completes (posts the rest of, and waits for) every pending request of w; target >= 0:
+ * only those to target. Returns the first error class among them. */
+int win_req_drain(mpii_win_t *w, int target);
 /* Stream position helper shared by win_rma.c and win_atomic.c: the fake base that target
  * layouts are walked from (offsets = address - base). */
 #define WIN_FAKE_BASE ((char *)(uintptr_t)(1ull << 46))

@@ -15,14 +15,12 @@
  * (win_sync.c completes them remotely); gets count on the window's counter unless the
  * caller needs the data at once.
  *
- * The request-based forms perform the operation and complete it locally before returning
- * a completed request (MPI allows completion at any time up to the wait). */
+ * The request-based forms on a mapped target complete at issue (one memcpy); on other
+ * targets the transfer is posted in steps and completed by progress (win_req.c). */
 #include <string.h>
 
 #include "mpi/p2p_impl.h"
 #include "mpi/win_impl.h"
-
-#define WIN_IOV_MAX 64
 
 /* Byte range [lo, hi) of count elements of t relative to their origin. */
 static void layout_range(dt_t *t, int64_t count, int64_t *lo, int64_t *hi)
@@ -117,83 +115,117 @@ static void iov_trim(struct iovec *iov, int *n, int64_t len)
     *n = i;
 }
 
+int win_xfer_init(win_xfer_t *x, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount,
+                  vnic_cntr_t *lcntr)
+{
+    memset(x, 0, sizeof *x);
+    x->target = target;
+    x->opcode = opcode;
+    x->tg = *tg;
+    x->obuf = obuf;
+    x->ot = ot;
+    x->tt = tt;
+    x->ocount = ocount;
+    x->tcount = tcount;
+    x->bytes = ocount * dt_size(ot);
+    x->lcntr = lcntr;
+    x->contig = dt_is_contig(ot, ocount) && dt_is_contig(tt, tcount);
+    if (x->bytes == 0 || x->contig)
+        return MPI_SUCCESS;
+    if (dt_iter_init(&x->oi, ot, ocount, obuf, 0) != FMPL_SUCCESS ||
+        dt_iter_init(&x->ti, tt, tcount, WIN_FAKE_BASE, 0) != FMPL_SUCCESS)
+        return MPI_ERR_INTERN;
+    return MPI_SUCCESS;
+}
+
+int win_xfer_step(mpii_win_t *w, win_xfer_t *x, int64_t budget)
+{
+    vnic_t *v = mpii.vnic;
+    vnic_op_t op = {.opcode = x->opcode, .peer = x->tg.world, .lcntr = x->lcntr};
+    op.remote.key = x->tg.key;
+    int64_t moved = 0;
+    while (x->pos < x->bytes && moved < budget) {
+        int64_t len = x->bytes - x->pos;
+        if (len > budget - moved)
+            len = budget - moved;
+        if (x->contig) {
+            op.local.kind = VNIC_DESC_CONTIG;
+            op.local.u.contig.addr = (char *)x->obuf + dt_true_lb(x->ot) + x->pos;
+            op.local.u.contig.len = (size_t)len;
+            op.remote.kind = VNIC_DESC_CONTIG;
+            op.remote.u.off = x->tg.off + (uint64_t)dt_true_lb(x->tt) + (uint64_t)x->pos;
+        } else {
+            int no = 0, nt = 0;
+            int64_t ob = 0, tb = 0, opos = x->oi.pos;
+            dt_iter_next(&x->oi, x->liov, WIN_IOV_MAX, len, &no, &ob);
+            dt_iter_next(&x->ti, x->tiov, WIN_IOV_MAX, ob, &nt, &tb);
+            if (no == 0 || nt == 0)
+                return MPI_ERR_INTERN;
+            if (tb < ob) { /* the target side ran out of pieces first */
+                iov_trim(x->liov, &no, tb);
+                dt_iter_seek(&x->oi, opos + tb);
+            }
+            for (int i = 0; i < nt; i++) {
+                x->rseg[i].off =
+                    x->tg.off + (uint64_t)((char *)x->tiov[i].iov_base - WIN_FAKE_BASE);
+                x->rseg[i].len = x->tiov[i].iov_len;
+            }
+            len = tb;
+            op.local.kind = VNIC_DESC_IOV;
+            op.local.u.iov.iov = x->liov;
+            op.local.u.iov.cnt = no;
+            op.remote.kind = VNIC_DESC_IOV;
+            op.remote.u.iov.seg = x->rseg;
+            op.remote.u.iov.cnt = nt;
+        }
+        int rc = vnic_post(v, &op);
+        if (rc != FMPL_SUCCESS)
+            return rc == FMPL_ERR_KEY ? MPI_ERR_RMA_RANGE : mpii_err_from_fmpl(rc);
+        x->pos += len;
+        moved += len;
+        x->posted++;
+        if (x->opcode == VNIC_OP_PUT)
+            win_mark_dirty(w, x->target);
+    }
+    return MPI_SUCCESS;
+}
+
 int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount, int block)
 {
     int64_t bytes = ocount * dt_size(ot);
     if (bytes == 0)
         return MPI_SUCCESS;
-    int ocontig = dt_is_contig(ot, ocount), tcontig = dt_is_contig(tt, tcount);
     if (tg->ptr) {
-        if (ocontig && tcontig) {
-            char *o = (char *)obuf + dt_true_lb(ot), *t = tg->ptr + dt_true_lb(tt);
-            if (opcode == VNIC_OP_PUT)
-                memmove(t, o, (size_t)bytes);
-            else
-                memmove(o, t, (size_t)bytes);
-            return MPI_SUCCESS;
-        }
-        int rc = opcode == VNIC_OP_PUT ? dt_copy(ot, ocount, obuf, tt, tcount, tg->ptr, 0, bytes)
-                                       : dt_copy(tt, tcount, tg->ptr, ot, ocount, obuf, 0, bytes);
-        return rc == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_INTERN;
+        w->stores |= opcode == VNIC_OP_PUT;
+        return win_copy_direct(opcode, obuf, ot, ocount, tg, tt, tcount);
     }
-    vnic_t *v = mpii.vnic;
-    vnic_op_t op = {.opcode = opcode, .peer = tg->world};
-    op.remote.key = tg->key;
-    if (opcode == VNIC_OP_GET && !block) {
-        op.lcntr = w->cntr;
-    }
-    if (ocontig && tcontig) {
-        op.local.kind = VNIC_DESC_CONTIG;
-        op.local.u.contig.addr = (char *)obuf + dt_true_lb(ot);
-        op.local.u.contig.len = (size_t)bytes;
-        op.remote.kind = VNIC_DESC_CONTIG;
-        op.remote.u.off = tg->off + (uint64_t)dt_true_lb(tt);
-        int rc = vnic_post(v, &op);
-        if (rc != FMPL_SUCCESS)
-            return rc == FMPL_ERR_KEY ? MPI_ERR_RMA_RANGE : mpii_err_from_fmpl(rc);
-        if (op.lcntr)
-            w->inflight++;
+    win_xfer_t x;
+    int rc = win_xfer_init(&x, target, opcode, obuf, ot, ocount, tg, tt, tcount,
+                           opcode == VNIC_OP_GET && !block ? w->cntr : NULL);
+    if (rc == MPI_SUCCESS)
+        rc = win_xfer_step(w, &x, INT64_MAX);
+    if (x.lcntr)
+        w->inflight += x.posted;
+    return rc;
+}
+
+int win_copy_direct(vnic_opcode_t opcode, void *obuf, dt_t *ot, int64_t ocount,
+                    const win_target_t *tg, dt_t *tt, int64_t tcount)
+{
+    int64_t bytes = ocount * dt_size(ot);
+    if (dt_is_contig(ot, ocount) && dt_is_contig(tt, tcount)) {
+        char *o = (char *)obuf + dt_true_lb(ot), *t = tg->ptr + dt_true_lb(tt);
         if (opcode == VNIC_OP_PUT)
-            win_mark_dirty(w, target);
+            memmove(t, o, (size_t)bytes);
+        else
+            memmove(o, t, (size_t)bytes);
         return MPI_SUCCESS;
     }
-    dt_iter_t oi, ti;
-    if (dt_iter_init(&oi, ot, ocount, obuf, 0) != FMPL_SUCCESS ||
-        dt_iter_init(&ti, tt, tcount, WIN_FAKE_BASE, 0) != FMPL_SUCCESS)
-        return MPI_ERR_INTERN;
-    struct iovec liov[WIN_IOV_MAX], tiov[WIN_IOV_MAX];
-    vnic_rseg_t rseg[WIN_IOV_MAX];
-    while (!dt_iter_done(&oi)) {
-        int no = 0, nt = 0;
-        int64_t ob = 0, tb = 0, opos = oi.pos;
-        dt_iter_next(&oi, liov, WIN_IOV_MAX, 1 << 30, &no, &ob);
-        dt_iter_next(&ti, tiov, WIN_IOV_MAX, ob, &nt, &tb);
-        if (no == 0 || nt == 0)
-            return MPI_ERR_INTERN;
-        if (tb < ob) { /* the target side ran out of pieces first */
-            iov_trim(liov, &no, tb);
-            dt_iter_seek(&oi, opos + tb);
-        }
-        for (int i = 0; i < nt; i++) {
-            rseg[i].off = tg->off + (uint64_t)((char *)tiov[i].iov_base - WIN_FAKE_BASE);
-            rseg[i].len = tiov[i].iov_len;
-        }
-        op.local.kind = VNIC_DESC_IOV;
-        op.local.u.iov.iov = liov;
-        op.local.u.iov.cnt = no;
-        op.remote.kind = VNIC_DESC_IOV;
-        op.remote.u.iov.seg = rseg;
-        op.remote.u.iov.cnt = nt;
-        int rc = vnic_post(v, &op);
-        if (rc != FMPL_SUCCESS)
-            return rc == FMPL_ERR_KEY ? MPI_ERR_RMA_RANGE : mpii_err_from_fmpl(rc);
-        if (op.lcntr)
-            w->inflight++;
-    }
-    if (opcode == VNIC_OP_PUT)
-        win_mark_dirty(w, target);
-    return MPI_SUCCESS;
+    int rc = opcode == VNIC_OP_PUT ? dt_copy(ot, ocount, obuf, tt, tcount, tg->ptr, 0, bytes)
+                                   : dt_copy(tt, tcount, tg->ptr, ot, ocount, obuf, 0, bytes);
+    return rc == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
 
 int win_request_done(MPI_Request *request)
@@ -222,10 +254,16 @@ static inline int rma_fast(int get, void *obuf, MPI_Count ocount, MPI_Datatype o
     char *t = win_fast_addr(win, target, disp, bytes, &w);
     if (BASE_UNLIKELY(!t))
         return 0;
-    if (get)
-        memmove(obuf, t, (size_t)bytes);
-    else
-        memmove(t, obuf, (size_t)bytes);
+    char *dst = get ? obuf : t;
+    const char *src = get ? t : obuf;
+    if (bytes == 8) { /* one word: no library call */
+        uint64_t v;
+        memcpy(&v, src, 8);
+        memcpy(dst, &v, 8);
+    } else {
+        memmove(dst, src, (size_t)bytes);
+    }
+    w->stores |= !get;
     return 1;
 }
 
@@ -262,9 +300,10 @@ static int rma(vnic_opcode_t opcode, void *obuf, MPI_Count ocount, MPI_Datatype 
     if (BASE_UNLIKELY(rc != MPI_SUCCESS))
         return WIN_ERRF(win, rc, fname, "displacement %ld, %lld elements: outside rank %d's window",
                         (long)disp, (long long)tcount, target);
-    rc = win_transfer(w, target, opcode, obuf, ot, ocount, &tg, tt, tcount, request != NULL);
-    if (rc == MPI_SUCCESS && request)
-        rc = win_request_done(request);
+    if (request)
+        rc = win_req_transfer(w, target, opcode, obuf, ot, ocount, &tg, tt, tcount, request);
+    else
+        rc = win_transfer(w, target, opcode, obuf, ot, ocount, &tg, tt, tcount, 0);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
 }
 

@@ -109,6 +109,13 @@ void win_mark_dirty(mpii_win_t *w, int target)
 
 int win_wait_local(mpii_win_t *w)
 {
+    if (w->am_out)
+        win_am_wait(w, -1);
+    if (w->nreqs) {
+        int rc = win_req_drain(w, -1);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
     if (w->inflight == 0)
         return MPI_SUCCESS;
     int rc = vnic_cntr_wait(mpii.vnic, w->cntr, w->inflight, -1);
@@ -132,12 +139,23 @@ static int win_peer_quiesce(mpii_win_t *w, int target)
     return rc == FMPL_SUCCESS ? MPI_SUCCESS : mpii_err_from_fmpl(rc);
 }
 
+/* The full fence that makes this rank's plain stores into mapped window memory complete;
+ * skipped when there were none since the last one (a flush after MPI_Fetch_and_op or
+ * MPI_Compare_and_swap, whose seq_cst atomics need none). */
+static inline void win_store_fence(mpii_win_t *w)
+{
+    if (w->stores) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        w->stores = 0;
+    }
+}
+
 int win_flush_target(mpii_win_t *w, int target)
 {
     int rc = win_wait_local(w);
     if (rc == MPI_SUCCESS)
         rc = win_peer_quiesce(w, target);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    win_store_fence(w);
     return rc;
 }
 
@@ -146,7 +164,7 @@ static int win_flush_touched(mpii_win_t *w)
     int rc = win_wait_local(w);
     for (int i = 0; i < w->ntouched && rc == MPI_SUCCESS; i++)
         rc = win_peer_quiesce(w, w->touched[i]);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    win_store_fence(w);
     return rc;
 }
 

@@ -290,8 +290,10 @@ typedef void (*vnic_notify_fn)(void *arg, const vnic_notify_t *n);
 /* Installs the handler of channel chan (0..VNIC_NCHAN-1); NULL removes it. */
 #define VNIC_NCHAN 8
 /* Channels taken by upper layers (add yours here):
+ *   4  mpi: one-sided accumulates and their answers (src/mpi/win_am.c)
  *   5  fmpl: payload of a matched send arrived (receiver completes its receive)
  *   7  fmpl: any-source domain (message arrival, rendezvous acknowledgement) */
+#define VNIC_CHAN_MPI_RMA 4 /* MPI one-sided: accumulates applied by the target */
 #define VNIC_CHAN_FMPL_DATA 5
 #define VNIC_CHAN_MPI_P2P 6
 #define VNIC_CHAN_FMPL_ANY 7
@@ -309,7 +311,7 @@ int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *ar
  * added) and returns its id in *id; vnic_hook_arm turns it on or off (a disarmed hook
  * costs nothing: arm it when work is queued, disarm it when drained); vnic_hook_remove
  * drops it. */
-#define VNIC_MAX_HOOKS 4
+#define VNIC_MAX_HOOKS 8
 int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id);
 void vnic_hook_arm(vnic_t *v, int id, int armed);
 void vnic_hook_remove(vnic_t *v, int id);
