@@ -256,7 +256,9 @@ int vnic_post(vnic_t *v, const vnic_op_t *op);
  * valid until the peer deregisters the region. */
 void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t len);
 /* After direct stores to peer's memory: a full fence, then a wake-up of the peer if it
- * sleeps. Never blocks. */
+ * sleeps. Never blocks. peer may be this process: another thread of it (an I/O worker)
+ * wakes its vnic_wait so that a progress hook sees the thread's work (over shm; a wait
+ * that sleeps on the udp socket ends after FMPL_SLEEP_US instead). */
 void vnic_peer_wake(vnic_t *v, int peer);
 
 /* Active message of two contiguous pieces (a header a[alen] then a body b[blen]):
@@ -309,7 +311,7 @@ int vnic_set_notify_handler(vnic_t *v, uint8_t chan, vnic_notify_fn fn, void *ar
  * added) and returns its id in *id; vnic_hook_arm turns it on or off (a disarmed hook
  * costs nothing: arm it when work is queued, disarm it when drained); vnic_hook_remove
  * drops it. */
-#define VNIC_MAX_HOOKS 4
+#define VNIC_MAX_HOOKS 8
 int vnic_hook_add(vnic_t *v, int (*fn)(void *arg), void *arg, int armed, int *id);
 void vnic_hook_arm(vnic_t *v, int id, int armed);
 void vnic_hook_remove(vnic_t *v, int id);
