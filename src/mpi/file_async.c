@@ -49,6 +49,7 @@
 
 #include "mpi/file_impl.h"
 #include "mpi/p2p_impl.h"
+#include "mpi/tool_event.h"
 
 enum { JOB_QUEUED = 0, JOB_RUNNING, JOB_DONE, JOB_CANCELLED };
 
@@ -163,6 +164,10 @@ static void job_finish(aio_job_t *j, int cancelled)
     mpii_file_status(j->f, &j->st, j->type, moved);
     j->st.fmpl_cancelled = cancelled;
     j->rc = cls;
+    if (MPII_EVENT_ON(MPII_EV_IO_DONE)) {
+        mpii_ev_io_done_t e = {j->write, cls, moved, j->pos};
+        mpii_tool_event_raise(MPII_EV_IO_DONE, &e);
+    }
     if (j->type_dup)
         PMPI_Type_free(&j->type);
     j->type_dup = 0;
