@@ -108,7 +108,7 @@ static void *aio_worker(void *arg)
         aio.head = j->qnext;
         if (!aio.head)
             aio.tail = NULL;
-        j->state = JOB_RUNNING;
+        __atomic_store_n(&j->state, JOB_RUNNING, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&aio.mu);
         j->io_cls = mpii_file_stream_indep(j->f, j->write, j->pos, j->stream, j->n, &j->io_done);
         __atomic_store_n(&j->state, JOB_DONE, __ATOMIC_RELEASE);
@@ -238,7 +238,7 @@ static int job_cancel(void *extra, int complete)
     if (complete || !j->cancellable)
         return MPI_SUCCESS;
     pthread_mutex_lock(&aio.mu);
-    int taken = j->state == JOB_QUEUED;
+    int taken = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_QUEUED;
     if (taken) {
         aio_job_t **p = &aio.head, *last = NULL;
         while (*p && *p != j) {
@@ -250,7 +250,7 @@ static int job_cancel(void *extra, int complete)
             if (aio.tail == j)
                 aio.tail = last;
         }
-        j->state = JOB_CANCELLED;
+        __atomic_store_n(&j->state, JOB_CANCELLED, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&aio.mu);
     if (taken) {
