@@ -24,6 +24,7 @@
 
 #include "fmpl.h"
 #include "fmpl/fmpl_tool.h"
+#include "mpi/file_impl.h"
 #include "mpi/mpi_impl.h"
 
 mpii_state_t mpii;
@@ -104,6 +105,7 @@ int mpii_runtime_release(const char *fname)
     if (--runtime_users > 0)
         return MPI_SUCCESS;
     int grc = mpii_comm_groups_finalize();
+    mpii_file_async_finalize();
     mpii_p2p_finalize();
     coll_sched_shutdown(mpii.vnic);
     mpii_comm_finalize();

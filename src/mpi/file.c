@@ -357,8 +357,12 @@ int PMPI_File_close(MPI_File *fh)
     if (!f)
         return MPII_ERR_FILE(*fh, MPI_ERR_FILE, fn);
     int cls = MPI_SUCCESS;
-    if (f->split_active)
+    if (f->split_active) { /* an end is missing: erroneous; the transfer is finished */
         cls = MPI_ERR_OTHER;
+        mpii_file_async_finish(&f->split_req, MPI_STATUS_IGNORE);
+        f->split_active = 0;
+    }
+    mpii_file_async_drain(f); /* pending requests (erroneous too) end before the close */
     if (f->fd >= 0 && close(f->fd) != 0 && cls == MPI_SUCCESS)
         cls = mpii_file_errno_class(errno);
     f->fd = -1;

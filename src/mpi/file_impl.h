@@ -13,14 +13,18 @@
  *                  mode's byte-range locks; independent and nonblocking calls;
  *   file_coll.c    collective calls: two-phase collective buffering;
  *   file_shared.c  the shared file pointer (a fetch-and-add counter on the vnic), ordered
- *                  and split collective calls.
+ *                  and split collective calls;
+ *   file_async.c   nonblocking calls and split collectives: an I/O worker thread, the
+ *                  requests completed by a progress hook.
  *
  * Positions: a view is a stream of data bytes (the filetype's packed bytes, tile after
  * tile); the file pointers count etypes of that stream. An access of count x datatype at
  * view byte position `pos` covers stream bytes [pos, pos + count * size_in_file), where
  * size_in_file is the datatype's size in the view's data representation.
  *
- * Threading: as the rest of the MPI layer (one thread at a time inside the library). */
+ * Threading: as the rest of the MPI layer (one thread at a time inside the library),
+ * plus file_async.c's I/O worker thread, which runs mpii_file_stream_indep on its jobs
+ * and nothing else. */
 #ifndef FMPL_MPI_FILE_IMPL_H
 #define FMPL_MPI_FILE_IMPL_H
 
@@ -87,10 +91,9 @@ typedef struct mpii_file {
     uint64_t *shared_cell; /* rank 0: the counter, in the vnic heap */
     int shared_owner;      /* world rank of rank 0 (the vnic peer) */
     vnic_key_t shared_key; /* rank 0's key of the counter */
-    /* split collective in progress (file_shared.c) */
+    /* split collective in progress (file_shared.c): its request (file_async.c) */
     int split_active;
-    MPI_Status split_status;
-    int split_rc;
+    MPI_Request split_req;
 } mpii_file_t;
 
 /* The file behind a handle, or NULL. */
@@ -151,8 +154,22 @@ int mpii_file_pread_all(mpii_file_t *f, char *p, int64_t len, int64_t off, int64
 int mpii_file_lock(mpii_file_t *f, int type, int64_t off, int64_t len);
 /* Fills status for n stream bytes of type transferred (memory bytes in the count). */
 void mpii_file_status(const mpii_file_t *f, MPI_Status *status, MPI_Datatype type, int64_t n);
-/* A request already complete with status st and error class rc (nonblocking calls). */
-int mpii_file_done_request(const MPI_Status *st, int rc, MPI_Request *request);
+/* (file_async.c) Starts the nonblocking transfer of count x type at view byte position
+ * pos; *request completes when it is done (errors raised on f's handler). Independent
+ * (coll 0): lcls is the caller's argument check, returned as it is when not
+ * MPI_SUCCESS (the caller raises it). Collective (coll 1): lcls goes into the agreement,
+ * never returned. cancellable: MPI_Cancel may take it back before it starts. Returns a
+ * class (not raised). */
+int mpii_file_async_start(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t count,
+                          MPI_Datatype type, int coll, int lcls, int cancellable,
+                          MPI_Request *request);
+/* Waits for such a request, frees it and returns its class (not raised); *status its
+ * status (may be MPI_STATUS_IGNORE). For the split collectives' _end. */
+int mpii_file_async_finish(MPI_Request *request, MPI_Status *status);
+/* Waits until every request on f has completed (MPI_File_close, set_view). */
+void mpii_file_async_drain(const mpii_file_t *f);
+/* Stops the worker (MPI_Finalize). */
+void mpii_file_async_finalize(void);
 
 /* (file_coll.c) Collective access at view byte position pos (each process its own pos);
  * lcls: this process's argument check (not MPI_SUCCESS: it takes part and the call fails
@@ -167,6 +184,11 @@ int mpii_file_aggr_setup(mpii_file_t *f);
 enum { MPII_AT_OFFSET, MPII_AT_INDIVIDUAL };
 int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll, MPI_Offset offset,
                      void *buf, int64_t count, MPI_Datatype type, MPI_Status *status);
+/* Its nonblocking form (request) and, request NULL with coll 1, a split collective's
+ * begin (the request kept in f->split_req). */
+int mpii_file_iaccess(MPI_File fh, const char *fn, int write, int where, int coll,
+                      MPI_Offset offset, void *buf, int64_t count, MPI_Datatype type,
+                      MPI_Request *request);
 /* (file_view.c) The pointer position seek(offset, whence) gives from cur (etypes). */
 int mpii_file_seek_target(mpii_file_t *f, int64_t cur, int64_t offset, int whence, int64_t *out);
 

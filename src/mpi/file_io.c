@@ -22,9 +22,8 @@
  * lock (shared for reads, exclusive for writes) over the span of its runs, so concurrent
  * accesses that overlap are serialised; collective writes lock each aggregator's range.
  *
- * Nonblocking calls (MPI_File_iread* / iwrite*) do their transfer at the call and return
- * a generalized request that is already complete, with the status of the transfer: the
- * buffer may be reused as soon as the request completes, which the standard allows. */
+ * Nonblocking calls (MPI_File_iread* / iwrite*) check their arguments here and hand the
+ * transfer to file_async.c's I/O worker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -372,53 +371,27 @@ void mpii_file_status(const mpii_file_t *f, MPI_Status *status, MPI_Datatype typ
     status->fmpl_count = mem;
 }
 
-/* ---------------------------------------------------------------- completed requests */
-
-typedef struct done_req {
-    MPI_Status st;
-    int rc;
-} done_req_t;
-
-static int done_query(void *extra, MPI_Status *status)
-{
-    done_req_t *d = extra;
-    *status = d->st;
-    status->MPI_ERROR = d->rc;
-    return d->rc;
-}
-
-static int done_free(void *extra)
-{
-    free(extra);
-    return MPI_SUCCESS;
-}
-
-static int done_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS; /* complete already: nothing to cancel */
-}
-
-int mpii_file_done_request(const MPI_Status *st, int rc, MPI_Request *request)
-{
-    done_req_t *d = malloc(sizeof *d);
-    if (!d)
-        return MPI_ERR_NO_MEM;
-    d->st = *st;
-    d->rc = rc;
-    int r = PMPI_Grequest_start(done_query, done_free, done_cancel, d, request);
-    if (r != MPI_SUCCESS) {
-        free(d);
-        return r;
-    }
-    return PMPI_Grequest_complete(*request);
-}
-
 /* ---------------------------------------------------------------- the access calls */
 
 #define AT_OFFSET MPII_AT_OFFSET
 #define AT_INDIVIDUAL MPII_AT_INDIVIDUAL
+
+/* The checks of every access call: *n the stream bytes; returns a class. */
+static int access_check(const mpii_file_t *f, int write, int where, MPI_Offset offset,
+                        int64_t count, MPI_Datatype type, int64_t *n)
+{
+    int cls = MPI_SUCCESS;
+    *n = mpii_file_data_size(f, type, count, &cls);
+    if (cls == MPI_SUCCESS && write && (f->amode & MPI_MODE_RDONLY))
+        cls = MPI_ERR_READ_ONLY;
+    else if (cls == MPI_SUCCESS && !write && (f->amode & MPI_MODE_WRONLY))
+        cls = MPI_ERR_ACCESS;
+    else if (cls == MPI_SUCCESS && (f->amode & MPI_MODE_SEQUENTIAL))
+        cls = MPI_ERR_UNSUPPORTED_OPERATION;
+    else if (cls == MPI_SUCCESS && where == AT_OFFSET && offset < 0)
+        cls = MPI_ERR_ARG;
+    return cls;
+}
 
 /* The common body of read/write at an explicit offset or the individual pointer,
  * independent or collective. offset in etypes (AT_OFFSET). */
@@ -429,16 +402,8 @@ int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll
     mpii_file_t *f = mpii_file_get(fh);
     if (!f)
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
-    int cls = MPI_SUCCESS;
-    int64_t n = mpii_file_data_size(f, type, count, &cls);
-    if (cls == MPI_SUCCESS && write && (f->amode & MPI_MODE_RDONLY))
-        cls = MPI_ERR_READ_ONLY;
-    else if (cls == MPI_SUCCESS && !write && (f->amode & MPI_MODE_WRONLY))
-        cls = MPI_ERR_ACCESS;
-    else if (cls == MPI_SUCCESS && (f->amode & MPI_MODE_SEQUENTIAL))
-        cls = MPI_ERR_UNSUPPORTED_OPERATION;
-    else if (cls == MPI_SUCCESS && where == AT_OFFSET && offset < 0)
-        cls = MPI_ERR_ARG;
+    int64_t n;
+    int cls = access_check(f, write, where, offset, count, type, &n);
     int64_t pos = cls == MPI_SUCCESS ? (where == AT_OFFSET ? offset : f->fp) * f->view.esize : 0;
     int64_t done = 0;
     if (coll)
@@ -451,20 +416,23 @@ int mpii_file_access(MPI_File fh, const char *fn, int write, int where, int coll
     return cls == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_FILE(fh, cls, fn);
 }
 
-/* The nonblocking form: the transfer, then a completed request. */
-static int file_iaccess(MPI_File fh, const char *fn, int write, int where, int coll,
-                        MPI_Offset offset, void *buf, int64_t count, MPI_Datatype type,
-                        MPI_Request *request)
+int mpii_file_iaccess(MPI_File fh, const char *fn, int write, int where, int coll,
+                      MPI_Offset offset, void *buf, int64_t count, MPI_Datatype type,
+                      MPI_Request *request)
 {
+    MPII_CHECK_INIT(fn);
+    mpii_file_t *f = mpii_file_get(fh);
+    if (!f)
+        return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
     if (!request)
         return MPII_ERR_FILE(fh, MPI_ERR_ARG, fn);
-    MPI_Status st;
-    memset(&st, 0, sizeof st);
-    int rc = mpii_file_access(fh, fn, write, where, coll, offset, buf, count, type, &st);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = mpii_file_done_request(&st, MPI_SUCCESS, request);
-    return rc == MPI_SUCCESS ? rc : MPII_ERR_FILE(fh, rc, fn);
+    int64_t n;
+    int cls = access_check(f, write, where, offset, count, type, &n);
+    int64_t pos = cls == MPI_SUCCESS ? (where == AT_OFFSET ? offset : f->fp) * f->view.esize : 0;
+    if (where == AT_INDIVIDUAL && cls == MPI_SUCCESS)
+        f->fp += n / f->view.esize; /* the amount requested, at the call */
+    int rc = mpii_file_async_start(f, write, pos, buf, count, type, coll, cls, 1, request);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_FILE(fh, rc, fn);
 }
 
 #define FILE_AT(name, write, coll, ctype, cnt_t)                                                   \
@@ -489,8 +457,8 @@ static int file_iaccess(MPI_File fh, const char *fn, int write, int where, int c
     int PMPI_File_##name(MPI_File fh, MPI_Offset offset, ctype buf, cnt_t count,                   \
                          MPI_Datatype datatype, MPI_Request *request)                              \
     {                                                                                              \
-        return file_iaccess(fh, "MPI_File_" #name, write, AT_OFFSET, coll, offset, (void *)buf,    \
-                            count, datatype, request);                                             \
+        return mpii_file_iaccess(fh, "MPI_File_" #name, write, AT_OFFSET, coll, offset,            \
+                                 (void *)buf, count, datatype, request);                           \
     }                                                                                              \
     MPII_WEAK(MPI_File_##name, PMPI_File_##name)
 
@@ -498,8 +466,8 @@ static int file_iaccess(MPI_File fh, const char *fn, int write, int where, int c
     int PMPI_File_##name(MPI_File fh, ctype buf, cnt_t count, MPI_Datatype datatype,               \
                          MPI_Request *request)                                                     \
     {                                                                                              \
-        return file_iaccess(fh, "MPI_File_" #name, write, AT_INDIVIDUAL, coll, 0, (void *)buf,     \
-                            count, datatype, request);                                             \
+        return mpii_file_iaccess(fh, "MPI_File_" #name, write, AT_INDIVIDUAL, coll, 0,             \
+                                 (void *)buf, count, datatype, request);                           \
     }                                                                                              \
     MPII_WEAK(MPI_File_##name, PMPI_File_##name)
 

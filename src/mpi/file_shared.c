@@ -17,10 +17,12 @@
  * barrier (no process claims meanwhile, as the standard requires these calls to be
  * collective).
  *
- * Split collectives (*_begin / *_end): the begin call does the whole collective
- * transfer and keeps its status for the end call; one split collective may be active per
- * file at a time (another begin before the end is MPI_ERR_OTHER, as is an end without a
- * begin). */
+ * Split collectives (*_begin / *_end): the begin call starts a nonblocking collective
+ * transfer (file_async.c; an ordered one claims its place first) and keeps its request
+ * for the end call, which waits for it; one split collective may be active per file at
+ * a time (another begin before the end is MPI_ERR_OTHER, as is an end without a
+ * begin). The nonblocking shared-pointer calls claim their etypes at the call and
+ * transfer in the background. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,21 +119,19 @@ static int shared_access(MPI_File fh, const char *fn, int write, void *buf, int6
     return cls == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_FILE(fh, cls, fn);
 }
 
-static int ordered_access(MPI_File fh, const char *fn, int write, void *buf, int64_t count,
-                          MPI_Datatype type, MPI_Status *status)
+/* An ordered call's place: one allgather of the etype counts, rank 0 claims the sum
+ * (collective). *cls: this process's check in, MPI_ERR_INTERN added when the claim
+ * failed; returns the view byte position of this process's part. */
+static int64_t ordered_position(mpii_file_t *f, int64_t n, int *cls)
 {
-    MPII_CHECK_INIT(fn);
-    mpii_file_t *f = mpii_file_get(fh);
-    if (!f)
-        return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
-    int64_t n = 0, done = 0;
-    int cls = shared_check(f, write, type, count, &n);
-    int64_t mine = cls == MPI_SUCCESS ? n / f->view.esize : 0;
+    int64_t mine = *cls == MPI_SUCCESS ? n / f->view.esize : 0;
     int64_t *all = malloc((size_t)f->size * sizeof *all);
-    if (!all)
-        return MPII_ERR_FILE(fh, MPI_ERR_NO_MEM, fn);
-    PMPI_Allgather(&mine, 1, MPI_INT64_T, all, 1, MPI_INT64_T, f->comm);
     int64_t before = 0, total = 0;
+    if (!all) {
+        *cls = MPI_ERR_NO_MEM;
+        return 0;
+    }
+    PMPI_Allgather(&mine, 1, MPI_INT64_T, all, 1, MPI_INT64_T, f->comm);
     for (int i = 0; i < f->size; i++) {
         if (i < f->rank)
             before += all[i];
@@ -142,25 +142,44 @@ static int ordered_access(MPI_File fh, const char *fn, int write, void *buf, int
     if (f->rank == 0 && shared_fetch_add(f, total, &base) != MPI_SUCCESS)
         base = -1;
     PMPI_Bcast(&base, 1, MPI_INT64_T, 0, f->comm);
-    if (base < 0 && cls == MPI_SUCCESS)
-        cls = MPI_ERR_INTERN;
-    cls = mpii_file_coll(f, write, (base + before) * f->view.esize, buf, count, type, cls, &done);
+    if (base < 0 && *cls == MPI_SUCCESS)
+        *cls = MPI_ERR_INTERN;
+    return (base + before) * f->view.esize;
+}
+
+static int ordered_access(MPI_File fh, const char *fn, int write, void *buf, int64_t count,
+                          MPI_Datatype type, MPI_Status *status)
+{
+    MPII_CHECK_INIT(fn);
+    mpii_file_t *f = mpii_file_get(fh);
+    if (!f)
+        return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
+    int64_t n = 0, done = 0;
+    int cls = shared_check(f, write, type, count, &n);
+    int64_t pos = ordered_position(f, n, &cls);
+    cls = mpii_file_coll(f, write, pos, buf, count, type, cls, &done);
     mpii_file_status(f, status, type, done);
     return cls == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_FILE(fh, cls, fn);
 }
 
+/* The nonblocking shared-pointer calls: the claim now, the transfer in the background. */
 static int ishared_access(MPI_File fh, const char *fn, int write, void *buf, int64_t count,
                           MPI_Datatype type, MPI_Request *request)
 {
+    MPII_CHECK_INIT(fn);
+    mpii_file_t *f = mpii_file_get(fh);
+    if (!f)
+        return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
     if (!request)
         return MPII_ERR_FILE(fh, MPI_ERR_ARG, fn);
-    MPI_Status st;
-    memset(&st, 0, sizeof st);
-    int rc = shared_access(fh, fn, write, buf, count, type, &st);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = mpii_file_done_request(&st, MPI_SUCCESS, request);
-    return rc == MPI_SUCCESS ? rc : MPII_ERR_FILE(fh, rc, fn);
+    int64_t n = 0, old = 0;
+    int cls = shared_check(f, write, type, count, &n);
+    if (cls == MPI_SUCCESS && n > 0)
+        cls = shared_fetch_add(f, n / f->view.esize, &old);
+    if (cls == MPI_SUCCESS)
+        cls = mpii_file_async_start(f, write, old * f->view.esize, buf, count, type, 0, cls, 1,
+                                    request);
+    return cls == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_FILE(fh, cls, fn);
 }
 
 #define FILE_SHARED(name, body, write, ctype, cnt_t, last_t)                                       \
@@ -239,19 +258,22 @@ static int split_begin(MPI_File fh, const char *fn, int write, int kind, MPI_Off
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
     if (f->split_active)
         return MPII_ERRF_FILE(fh, MPI_ERR_OTHER, fn, "a split collective is already active");
-    MPI_Status st;
-    memset(&st, 0, sizeof st);
+    MPI_Request req = MPI_REQUEST_NULL;
     int rc;
-    if (kind == 2)
-        rc = ordered_access(fh, fn, write, buf, count, type, &st);
-    else
-        rc = mpii_file_access(fh, fn, write, kind == 0 ? MPII_AT_OFFSET : MPII_AT_INDIVIDUAL, 1,
-                              offset, buf, count, type, &st);
-    f = mpii_file_get(fh);
-    if (f) {
+    if (kind == 2) {
+        int64_t n = 0;
+        int cls = shared_check(f, write, type, count, &n);
+        int64_t pos = ordered_position(f, n, &cls);
+        rc = mpii_file_async_start(f, write, pos, buf, count, type, 1, cls, 0, &req);
+        if (rc != MPI_SUCCESS)
+            rc = MPII_ERR_FILE(fh, rc, fn);
+    } else {
+        rc = mpii_file_iaccess(fh, fn, write, kind == 0 ? MPII_AT_OFFSET : MPII_AT_INDIVIDUAL, 1,
+                               offset, buf, count, type, &req);
+    }
+    if (rc == MPI_SUCCESS) {
         f->split_active = 1;
-        f->split_status = st;
-        f->split_rc = rc;
+        f->split_req = req;
     }
     return rc;
 }
@@ -265,9 +287,8 @@ static int split_end(MPI_File fh, const char *fn, MPI_Status *status)
     if (!f->split_active)
         return MPII_ERRF_FILE(fh, MPI_ERR_OTHER, fn, "no split collective is active");
     f->split_active = 0;
-    if (status != MPI_STATUS_IGNORE && status)
-        *status = f->split_status;
-    return MPI_SUCCESS;
+    int cls = mpii_file_async_finish(&f->split_req, status ? status : MPI_STATUS_IGNORE);
+    return cls == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_FILE(fh, cls, fn);
 }
 
 #define FILE_SPLIT_AT(name, write, ctype, cnt_t)                                                   \

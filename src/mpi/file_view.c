@@ -298,8 +298,10 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     if (cls == MPI_SUCCESS && info != MPI_INFO_NULL &&
         PMPI_Info_get_nkeys(info, &nk) != MPI_SUCCESS)
         cls = MPI_ERR_INFO;
-    if (cls == MPI_SUCCESS)
+    if (cls == MPI_SUCCESS) {
+        mpii_file_async_drain(f); /* the I/O worker reads the view of pending requests */
         cls = mpii_view_set(f, disp, etype, filetype, datarep);
+    }
     if (cls == MPI_SUCCESS && info != MPI_INFO_NULL)
         cls = PMPI_File_set_info(fh, info);
     PMPI_Allreduce(MPI_IN_PLACE, &cls, 1, MPI_INT, MPI_MAX, f->comm);

@@ -548,6 +548,10 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     mpii_list_push(&m->uall, &u->gl);
     m->nunexp++;
     mpii_stats_unexp_push();
+    if (MPII_EVENT_ON(MPII_EV_UNEXPECTED)) {
+        mpii_ev_unexpected_t e = {h.src, h.tag, h.ctx, 0, size};
+        mpii_tool_event_raise(MPII_EV_UNEXPECTED, &e);
+    }
     mpii_match_grow(m);
 }
 
@@ -706,6 +710,10 @@ static int mpii_send_go(mpii_req_t *r)
     if (!rc) {
         mpii_p2p_stats.rndv_sent++;
         mpii_p2p_stats.rndv_bytes += bytes;
+        if (MPII_EVENT_ON(MPII_EV_RENDEZVOUS)) {
+            mpii_ev_rendezvous_t e = {r->peer_world, h.tag, bytes};
+            mpii_tool_event_raise(MPII_EV_RENDEZVOUS, &e);
+        }
     } else {
         mpii_sends_pending++; /* mpii_send_finish drops it again */
         mpii_send_finish(r);

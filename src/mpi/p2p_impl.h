@@ -191,6 +191,9 @@ typedef struct mpii_req {
     MPI_Grequest_free_function *free_fn;
     MPI_Grequest_cancel_function *cancel_fn;
     void *extra;
+    int errobj; /* handle whose error handler reports the completion's error (a file's
+                 * for MPI-IO requests); 0: the communicator's (MPI_COMM_WORLD's for
+                 * generalized requests) */
 } mpii_req_t;
 
 /* Sets r's buffer arguments; dt is the dt of type (mpii_type_comm_dt). Predefined

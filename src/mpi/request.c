@@ -191,10 +191,16 @@ static void mpii_status_out_empty(MPI_Status *status)
     }
 }
 
+/* The handle whose error handler reports r's error: a communicator, or a file for an
+ * MPI-IO request (file_async.c). */
 static int mpii_req_errcomm(const mpii_req_t *r)
 {
+    if (r->errobj)
+        return r->errobj;
     return r->kind == MPII_REQ_GREQ ? MPI_COMM_WORLD : r->comm;
 }
+/* Raises code on the object mpii_req_errcomm named (its kind is in the handle). */
+#define MPII_ERR_REQOBJ(h, code, fname) mpii_err(FMPL_MPI_HANDLE_KIND(h), (h), (code), (fname))
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
@@ -215,7 +221,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     mpii_req_wait(r);
     int comm = mpii_req_errcomm(r);
     int err = mpii_req_collect(request, r, status);
-    return err ? MPII_ERR_COMM(comm, err, "MPI_Wait") : MPI_SUCCESS;
+    return err ? MPII_ERR_REQOBJ(comm, err, "MPI_Wait") : MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Wait, PMPI_Wait)
 
@@ -244,7 +250,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     int comm = mpii_req_errcomm(r);
     int err = mpii_req_collect(request, r, status);
-    return err ? MPII_ERR_COMM(comm, err, "MPI_Test") : MPI_SUCCESS;
+    return err ? MPII_ERR_REQOBJ(comm, err, "MPI_Test") : MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Test, PMPI_Test)
 
@@ -317,7 +323,7 @@ static int mpii_anyone(int count, MPI_Request reqs[], int *index, int *flag, MPI
     mpii_req_t *r = mpii_req_get(reqs[a.found]);
     int comm = mpii_req_errcomm(r);
     int err = mpii_req_collect(&reqs[a.found], r, status);
-    return err ? MPII_ERR_COMM(comm, err, fname) : MPI_SUCCESS;
+    return err ? MPII_ERR_REQOBJ(comm, err, fname) : MPI_SUCCESS;
 }
 
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
@@ -384,7 +390,7 @@ static int mpii_collect_all(int count, MPI_Request reqs[], MPI_Status *sts, cons
         if (st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = err;
     }
-    return any_err ? MPII_ERR_COMM(comm, MPI_ERR_IN_STATUS, fname) : MPI_SUCCESS;
+    return any_err ? MPII_ERR_REQOBJ(comm, MPI_ERR_IN_STATUS, fname) : MPI_SUCCESS;
 }
 
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -451,7 +457,7 @@ static int mpii_some(int incount, MPI_Request reqs[], int *outcount, int indices
         indices[n++] = i;
     }
     *outcount = n;
-    return any_err ? MPII_ERR_COMM(comm, MPI_ERR_IN_STATUS, fname) : MPI_SUCCESS;
+    return any_err ? MPII_ERR_REQOBJ(comm, MPI_ERR_IN_STATUS, fname) : MPI_SUCCESS;
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
@@ -493,7 +499,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         mpii_status_empty(&st);
         int err = r->query_fn ? r->query_fn(r->extra, &st) : MPI_SUCCESS;
         mpii_put_status(status, &st);
-        return err ? MPII_ERR(err, "MPI_Request_get_status") : MPI_SUCCESS;
+        return err ? MPII_ERR_REQOBJ(mpii_req_errcomm(r), err, "MPI_Request_get_status")
+                   : MPI_SUCCESS;
     }
     mpii_put_status(status, &r->st);
     return r->err ? MPII_ERR_COMM(r->comm, r->err, "MPI_Request_get_status") : MPI_SUCCESS;

@@ -39,6 +39,7 @@
 
 #include "base/base.h"
 #include "mpi/mpi_impl.h"
+#include "mpi/tool_event.h"
 #include "mpi/tool_impl.h"
 
 static pthread_mutex_t tool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -103,6 +104,11 @@ MPII_WEAK(MPI_T_init_thread, PMPI_T_init_thread)
 
 int PMPI_T_finalize(void)
 {
+    mpii_tool_lock();
+    int active = mpii_tool_active();
+    mpii_tool_unlock();
+    if (active)
+        mpii_tool_event_deliver(); /* what the event handles buffered */
     MPII_TOOL_ENTER();
     if (--tool_nesting == 0) {
         while (cvar_handles) {
@@ -111,6 +117,7 @@ int PMPI_T_finalize(void)
             free(h);
         }
         mpii_tool_pvar_finalize();
+        mpii_tool_event_finalize();
     }
     MPII_TOOL_RETURN(MPI_SUCCESS);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mpi.h"
+#include "mpi/tool_event.h"
 
 /* ---- point-to-point (p2p.c) ---- */
 typedef struct mpii_p2p_stats {
@@ -68,6 +69,10 @@ static inline void mpii_coll_count(int note)
         int coll = (note >> 8) - 1, alg = note & 0xff;
         mpii_coll_stats.calls[coll][alg]++;
         mpii_coll_stats.last[coll] = alg;
+        if (MPII_EVENT_ON(MPII_EV_COLL_ALG)) {
+            mpii_ev_coll_alg_t e = {coll, alg};
+            mpii_tool_event_raise(MPII_EV_COLL_ALG, &e);
+        }
     }
 }
 /* A builder chose alg for coll: the schedule being built runs it. */

@@ -1629,8 +1629,11 @@ static void *shm_peer_ptr(vnic_transport_t *tr, int peer, vnic_key_t key, uint64
 static void shm_peer_wake(vnic_transport_t *tr, int peer)
 {
     shm_t *s = (shm_t *)tr;
-    if (s->local_of[peer] >= 0)
-        shm_fence_wake(s, &s->peers[s->local_of[peer]]);
+    if (s->local_of[peer] < 0)
+        return;
+    /* this process too (vnic_peer_wake): another thread of it wakes its wait */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    shm_wake_area(s, s->peers[s->local_of[peer]].area);
 }
 
 int vnic_shm_peer_region(vnic_transport_t *tr, int world, vnic_key_t key, vnic_region_t *out)

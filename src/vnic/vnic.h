@@ -256,7 +256,9 @@ int vnic_post(vnic_t *v, const vnic_op_t *op);
  * valid until the peer deregisters the region. */
 void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t len);
 /* After direct stores to peer's memory: a full fence, then a wake-up of the peer if it
- * sleeps. Never blocks. */
+ * sleeps. Never blocks. peer may be this process: another thread of it (an I/O worker)
+ * wakes its vnic_wait so that a progress hook sees the thread's work (over shm; a wait
+ * that sleeps on the udp socket ends after FMPL_SLEEP_US instead). */
 void vnic_peer_wake(vnic_t *v, int peer);
 
 /* Active message of two contiguous pieces (a header a[alen] then a body b[blen]):
