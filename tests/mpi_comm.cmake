@@ -30,3 +30,7 @@ foreach(pair 1_1 2_1 1_3 3_2 4_7)
   set_tests_properties(mpi_connect.${pair} PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS")
 endforeach()
 fmpl_test(mpi_connect_self mpi_connect.c RANKS 2 3 ARGS self none)
+
+# Spawning (src/mpi/spawn.c): 1 and 2 parents spawn 1, 2, 3 children, talk both ways,
+# merge, disconnect; spawn_multiple of two commands; a missing program -> MPI_ERR_SPAWN.
+fmpl_test(mpi_spawn mpi_spawn.c RANKS 1 2 ARGS 3 TIMEOUT 120)

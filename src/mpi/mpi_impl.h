@@ -348,6 +348,9 @@ int mpii_progress(void);
  * l with the remote processes rpeer[rsize] (registered peer ids), its context pair agreed
  * over l and, by root, through sock with the other side's root. Collective over l. */
 int mpii_peer_bound(void);
+/* (spawn.c) At the end of MPI_Init: a spawned job's MPI_COMM_WORLD connects to its
+ * parents (MPI_Comm_get_parent); nothing for other jobs. Collective over the job. */
+int mpii_spawn_parent_connect(void);
 int mpii_fd_exchange(int fd, const void *mine, void *theirs, size_t len);
 int mpii_intercomm_sock(mpii_comm_t *l, int root, int sock, int rsize, const int *rpeer,
                         mpii_comm_t **out);
