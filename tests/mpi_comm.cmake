@@ -34,3 +34,5 @@ fmpl_test(mpi_connect_self mpi_connect.c RANKS 2 3 ARGS self none)
 # Spawning (src/mpi/spawn.c): 1 and 2 parents spawn 1, 2, 3 children, talk both ways,
 # merge, disconnect; spawn_multiple of two commands; a missing program -> MPI_ERR_SPAWN.
 fmpl_test(mpi_spawn mpi_spawn.c RANKS 1 2 ARGS 3 TIMEOUT 120)
+fmpl_test(mpi_spawn_singleton mpi_spawn.c ARGS singleton)
+set_tests_properties(mpi_spawn_singleton PROPERTIES PASS_REGULAR_EXPRESSION "mpi_spawn: OK")

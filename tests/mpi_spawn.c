@@ -116,6 +116,18 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "child") == 0)
         return child(argc, argv);
     CHECK(argc == 2);
+    if (strcmp(argv[1], "singleton") == 0) { /* no launcher: nothing can spawn */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm inter;
+        int code = 0, cls;
+        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                                &code);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_SPAWN && code == MPI_ERR_SPAWN && inter == MPI_COMM_NULL);
+        printf("mpi_spawn: OK\n");
+        MPI_Finalize();
+        return 0;
+    }
     int nmax = atoi(argv[1]), rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
