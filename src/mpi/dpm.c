@@ -2,12 +2,21 @@
  * MPI_Comm_accept, MPI_Comm_connect, MPI_Comm_join, MPI_Comm_disconnect.
  *
  * A port is a TCP socket listening on this host (all addresses), named
- * "fmpl-port:IP:PORT" with the address this process gives other jobs (vnic_addr). The
- * roots of accept and connect meet through it (join: through the caller's socket); over
- * that stream they exchange the sizes and vnic addresses of both groups (each root has
- * gathered its group's), broadcast them in their groups, and every process registers the
- * other group's processes as vnic peers (vnic_peer_add: ids >= world size, served by the
- * udp transport, see udp.c OTHER JOBS). The context pair of the intercommunicator is
+ * "fmpl-port:IP:PORT:TOKEN" with the address this process gives other jobs (vnic_addr)
+ * and 128 random bits (vnic_link_token). The roots of accept and connect meet through it
+ * (join: through the caller's socket) and first agree on the link of the two jobs
+ * (vnic_link_agree, src/vnic/link.c: an X25519 exchange salted with the token, which
+ * both must know, and confirmed both ways; the threat model is there). Accept takes the
+ * next connection when one fails the exchange (a stranger, a wrong token, junk, silence
+ * for FMPL_PORT_TIMEOUT_MS), so nobody can hold or spoil a port without its name; connect
+ * waits FMPL_PORT_TIMEOUT_MS at most for the accept. Over that stream the roots then
+ * exchange the sizes and vnic addresses of both groups (each root has gathered its
+ * group's), broadcast them and the link in their groups (the job's own channels), and
+ * every process registers the other group's processes as vnic peers under the link
+ * (vnic_peer_add: ids >= world size, served by the udp transport with keys of their own,
+ * see udp.c OTHER JOBS). What follows the exchange on the stream is not secret; a
+ * tampered address or context word only makes the connection fail (no process but the
+ * named one holds the keys derived for that pair). The context pair of the intercommunicator is
  * agreed like MPI_Intercomm_create's (comm.c), the roots combining their groups' words
  * through the stream. From then on the intercommunicator is an ordinary one whose remote
  * group holds those ids: point-to-point, collectives and MPI_Intercomm_merge work as
@@ -16,10 +25,12 @@
  * either side has arrived), then MPI_Comm_free. Nonblocking operations the program left
  * pending are its own to complete first.
  *
- * Errors: a port name that is not one of ours, or whose port is closed or unreachable ->
- * MPI_ERR_PORT (connect; accept and close of a port not open in this process); a stream
- * that breaks during the exchange -> MPI_ERR_PORT; bad arguments -> the usual classes.
- * Errors of the root reach every member (broadcast first). */
+ * Errors: a port name that is not one of ours, or whose port is closed or unreachable,
+ * or whose accept does not come within FMPL_PORT_TIMEOUT_MS, or whose job disagrees on
+ * FMPL_UDP_AUTH -> MPI_ERR_PORT (connect; accept and close of a port not open in this
+ * process) with the reason; a stream that breaks during the exchange -> MPI_ERR_PORT
+ * (join: MPI_ERR_OTHER); bad arguments -> the usual classes. Errors of the root, and
+ * their reason, reach every member (broadcast first). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -32,6 +43,7 @@
 #include "mpi/mpi_impl.h"
 
 #define DPM_PORTS 64
+#define DPM_WHY 200
 
 static struct {
     char name[MPI_MAX_PORT_NAME];
@@ -123,8 +135,13 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
             close(fd);
         return MPII_ERRF(MPI_ERR_OTHER, fn, "cannot listen on a TCP port: %s", strerror(e));
     }
-    snprintf(dpm_port[slot].name, sizeof dpm_port[slot].name, "fmpl-port:%s:%u", ip,
-             ntohs(sa.sin_port));
+    char token[VNIC_LINK_TOKEN_MAX];
+    if (vnic_link_token(token) != FMPL_SUCCESS) {
+        close(fd);
+        return MPII_ERRF(MPI_ERR_OTHER, fn, "no random bytes for the port's token");
+    }
+    snprintf(dpm_port[slot].name, sizeof dpm_port[slot].name, "fmpl-port:%s:%u:%s", ip,
+             ntohs(sa.sin_port), token);
     dpm_port[slot].fd = fd;
     memcpy(port_name, dpm_port[slot].name, strlen(dpm_port[slot].name) + 1);
     return MPI_SUCCESS;
@@ -147,9 +164,42 @@ int PMPI_Close_port(const char *port_name)
 }
 MPII_WEAK(MPI_Close_port, PMPI_Close_port)
 
+/* FMPL_PORT_TIMEOUT_MS: how long connect (and join) wait for the other side. */
+static int dpm_timeout_ms(void)
+{
+    static int ms;
+    if (!ms)
+        ms = (int)base_env_int("FMPL_PORT_TIMEOUT_MS", 180000, 1, 86400000,
+                               "milliseconds MPI_Comm_connect waits for the MPI_Comm_accept "
+                               "of the port it reached (MPI_Comm_join for its other side, "
+                               "MPI_Comm_accept for a connection's key exchange, 10 s at "
+                               "most) before failing with MPI_ERR_PORT");
+    return ms;
+}
+
+/* The token of a port name "fmpl-port:IP:PORT:TOKEN" and its address; 0 when the name is
+ * one of ours. */
+static int port_parse(const char *name, struct sockaddr_in *sa, char token[VNIC_LINK_TOKEN_MAX])
+{
+    char ip[64];
+    unsigned port;
+    int n = 0;
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    if (sscanf(name, "fmpl-port:%63[0-9.]:%u:%32[0-9a-f]%n", ip, &port, token, &n) != 3 ||
+        name[n] != 0 || strlen(token) != 32 || port == 0 || port > 65535 ||
+        inet_aton(ip, &sa->sin_addr) == 0)
+        return -1;
+    sa->sin_port = htons((uint16_t)port);
+    return 0;
+}
+
 /* The common part of accept, connect and join: sock is the root's stream to the other
- * root (unused elsewhere); rc the root's error so far, which every member returns. */
-static int dpm_join(mpii_comm_t *l, int root, int sock, int rc, mpii_comm_t **out)
+ * root and link the link agreed through it (unused elsewhere); rc the root's error so far
+ * and why its reason, which every member returns (why: DPM_WHY bytes, set on every member
+ * on return). */
+static int dpm_join(mpii_comm_t *l, int root, int sock, int rc, const vnic_link_t *link, char *why,
+                    mpii_comm_t **out)
 {
     int me = l->rank == root;
     char mine[VNIC_ADDR_MAX];
@@ -166,7 +216,16 @@ static int dpm_join(mpii_comm_t *l, int root, int sock, int rc, mpii_comm_t **ou
     }
     struct {
         int32_t rc, rsize;
-    } hdr = {rc, 0};
+        vnic_link_t link;
+        char why[DPM_WHY];
+    } hdr;
+    memset(&hdr, 0, sizeof hdr);
+    hdr.rc = rc;
+    if (me) {
+        snprintf(hdr.why, sizeof hdr.why, "%s", why);
+        if (link)
+            hdr.link = *link;
+    }
     char *theirs = NULL;
     if (me && hdr.rc == MPI_SUCCESS) {
         int32_t size = l->size;
@@ -179,9 +238,12 @@ static int dpm_join(mpii_comm_t *l, int root, int sock, int rc, mpii_comm_t **ou
             hdr.rc = io_all(sock, all, (size_t)l->size * VNIC_ADDR_MAX, 1);
         if (hdr.rc == MPI_SUCCESS)
             hdr.rc = io_all(sock, theirs, (size_t)hdr.rsize * VNIC_ADDR_MAX, 0);
+        if (hdr.rc == MPI_ERR_PORT)
+            snprintf(hdr.why, sizeof hdr.why, "the other side broke the connection");
     }
     free(all);
     lrc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &hdr, sizeof hdr, root, MPII_TAG_LIBCOLL);
+    snprintf(why, DPM_WHY, "%s", lrc == MPI_SUCCESS ? hdr.why : "");
     if (lrc == MPI_SUCCESS && hdr.rc == MPI_SUCCESS && !me &&
         !(theirs = malloc((size_t)hdr.rsize * VNIC_ADDR_MAX)))
         ok = 0;
@@ -202,13 +264,16 @@ static int dpm_join(mpii_comm_t *l, int root, int sock, int rc, mpii_comm_t **ou
         for (int i = 0; rpeer && i < hdr.rsize && w; i++) {
             char *a = theirs + (size_t)i * VNIC_ADDR_MAX;
             a[VNIC_ADDR_MAX - 1] = 0;
-            if (vnic_peer_add(mpii.vnic, a, &rpeer[i]) != FMPL_SUCCESS)
+            if (vnic_peer_add(mpii.vnic, a, &hdr.link, &rpeer[i]) != FMPL_SUCCESS)
                 w = 0;
         }
         lrc = mpii_lib_allreduce_band(l, &w, 1);
-        if (lrc == MPI_SUCCESS && w != 1)
+        if (lrc == MPI_SUCCESS && w != 1) {
             hdr.rc = MPI_ERR_PORT;
+            snprintf(why, DPM_WHY, "the other side sent an address that is not one");
+        }
     }
+    memset(&hdr.link, 0, sizeof hdr.link);
     free(theirs);
     if (lrc == MPI_SUCCESS && hdr.rc == MPI_SUCCESS)
         lrc = mpii_intercomm_sock(l, root, sock, hdr.rsize, rpeer, out);
@@ -237,7 +302,7 @@ static int dpm_args(mpii_comm_t *l, const char *port_name, MPI_Info info, int ro
 }
 
 static int dpm_finish(mpii_comm_t *c, int rc, MPI_Comm comm, MPI_Comm *newcomm, const char *fn,
-                      const char *port_name)
+                      const char *port_name, const char *why)
 {
     if (rc == MPI_SUCCESS) {
         *newcomm = c->handle;
@@ -245,10 +310,43 @@ static int dpm_finish(mpii_comm_t *c, int rc, MPI_Comm comm, MPI_Comm *newcomm, 
     }
     *newcomm = MPI_COMM_NULL;
     if (rc == MPI_ERR_PORT)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_PORT, fn,
-                         "port '%.*s' is not open, or the connection through it failed", 200,
-                         port_name ? port_name : "(the root's)");
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_PORT, fn, "port '%.*s': %s", 120,
+                         port_name ? port_name : "(the root's)",
+                         why[0] ? why : "not open, or the connection through it failed");
     return MPII_ERR_COMM(comm, rc, fn);
+}
+
+/* The root of accept: the next connection to port i that completes the key exchange
+ * (the others are closed, and said so, see the header). */
+static int dpm_accept_root(int i, int *sock, vnic_link_t *link, char *why)
+{
+    char token[VNIC_LINK_TOKEN_MAX];
+    struct sockaddr_in sa;
+    if (port_parse(dpm_port[i].name, &sa, token) != 0)
+        return MPI_ERR_INTERN;
+    int ms = BASE_MIN(dpm_timeout_ms(), 10000);
+    for (;;) {
+        int fd = accept4(dpm_port[i].fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            snprintf(why, DPM_WHY, "accept failed: %s", strerror(errno));
+            return MPI_ERR_PORT;
+        }
+        char w[DPM_WHY];
+        int err = vnic_link_agree(mpii.vnic, fd, token, ms, link, w, sizeof w);
+        if (err == FMPL_SUCCESS) {
+            *sock = fd;
+            return MPI_SUCCESS;
+        }
+        close(fd);
+        if (err != FMPL_ERR_PEER && err != FMPL_ERR_TIMEOUT && err != FMPL_ERR_MISMATCH) {
+            snprintf(why, DPM_WHY, "%s", w);
+            return MPI_ERR_OTHER;
+        }
+        base_log("MPI_Comm_accept: refused a connection to port '%.*s': %s", 120, dpm_port[i].name,
+                 w);
+    }
 }
 
 int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
@@ -261,22 +359,59 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     if (rc != MPI_SUCCESS)
         return rc;
     int sock = -1;
-    rc = MPI_SUCCESS;
+    vnic_link_t link;
+    char why[DPM_WHY] = "";
+    memset(&link, 0, sizeof link);
     if (l->rank == root) {
         int i = port_find(port_name);
-        if (i < 0)
+        if (i < 0) {
             rc = MPI_ERR_PORT;
-        while (rc == MPI_SUCCESS && (sock = accept4(dpm_port[i].fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
-            if (errno != EINTR)
-                rc = MPI_ERR_PORT;
+            snprintf(why, sizeof why, "not open in this process");
+        } else {
+            rc = dpm_accept_root(i, &sock, &link, why);
+        }
     }
     mpii_comm_t *c = NULL;
-    rc = dpm_join(l, root, sock, rc, &c);
+    rc = dpm_join(l, root, sock, rc, &link, why, &c);
+    memset(&link, 0, sizeof link);
     if (sock >= 0)
         close(sock);
-    return dpm_finish(c, rc, comm, newcomm, fn, l->rank == root ? port_name : NULL);
+    return dpm_finish(c, rc, comm, newcomm, fn, l->rank == root ? port_name : NULL, why);
 }
 MPII_WEAK(MPI_Comm_accept, PMPI_Comm_accept)
+
+/* The root of connect: its stream to the port's accepting root, with the link. */
+static int dpm_connect_root(const char *port_name, int *sock, vnic_link_t *link, char *why)
+{
+    char token[VNIC_LINK_TOKEN_MAX];
+    struct sockaddr_in sa;
+    if (port_parse(port_name, &sa, token) != 0) {
+        snprintf(why, DPM_WHY, "not the name of a port (fmpl-port:IP:PORT:TOKEN)");
+        return MPI_ERR_PORT;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int e = fd < 0 ? errno : 0;
+    while (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        if (errno != EINTR) {
+            e = errno;
+            close(fd);
+            fd = -1;
+        }
+    if (fd < 0) {
+        snprintf(why, DPM_WHY, "cannot connect: %s (is the port open?)", strerror(e));
+        return MPI_ERR_PORT;
+    }
+    int err = vnic_link_agree(mpii.vnic, fd, token, dpm_timeout_ms(), link, why, DPM_WHY);
+    if (err != FMPL_SUCCESS) {
+        close(fd);
+        if (err == FMPL_ERR_TIMEOUT)
+            snprintf(why, DPM_WHY, "no MPI_Comm_accept on it within FMPL_PORT_TIMEOUT_MS=%d ms",
+                     dpm_timeout_ms());
+        return MPI_ERR_PORT;
+    }
+    *sock = fd;
+    return MPI_SUCCESS;
+}
 
 int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                       MPI_Comm *newcomm)
@@ -288,31 +423,17 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     if (rc != MPI_SUCCESS)
         return rc;
     int sock = -1;
-    if (l->rank == root) {
-        char ip[64];
-        unsigned port;
-        struct sockaddr_in sa = {.sin_family = AF_INET};
-        int n = 0;
-        if (sscanf(port_name, "fmpl-port:%63[0-9.]:%u%n", ip, &port, &n) != 2 ||
-            port_name[n] != 0 || port == 0 || port > 65535 || inet_aton(ip, &sa.sin_addr) == 0) {
-            rc = MPI_ERR_PORT;
-        } else {
-            sa.sin_port = htons((uint16_t)port);
-            sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            while (sock >= 0 && connect(sock, (struct sockaddr *)&sa, sizeof sa) < 0)
-                if (errno != EINTR) {
-                    close(sock);
-                    sock = -1;
-                }
-            if (sock < 0)
-                rc = MPI_ERR_PORT;
-        }
-    }
+    vnic_link_t link;
+    char why[DPM_WHY] = "";
+    memset(&link, 0, sizeof link);
+    if (l->rank == root)
+        rc = dpm_connect_root(port_name, &sock, &link, why);
     mpii_comm_t *c = NULL;
-    rc = dpm_join(l, root, sock, rc, &c);
+    rc = dpm_join(l, root, sock, rc, &link, why, &c);
+    memset(&link, 0, sizeof link);
     if (sock >= 0)
         close(sock);
-    return dpm_finish(c, rc, comm, newcomm, fn, l->rank == root ? port_name : NULL);
+    return dpm_finish(c, rc, comm, newcomm, fn, l->rank == root ? port_name : NULL, why);
 }
 MPII_WEAK(MPI_Comm_connect, PMPI_Comm_connect)
 
@@ -322,16 +443,26 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     MPII_CHECK_INIT(fn);
     if (!intercomm)
         return MPII_ERRF(MPI_ERR_ARG, fn, "intercomm is NULL");
+    *intercomm = MPI_COMM_NULL;
+    if (fd < 0)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "fd is %d, not a socket", fd);
+    vnic_link_t link;
+    char why[DPM_WHY] = "";
+    int err = vnic_link_agree(mpii.vnic, fd, NULL, dpm_timeout_ms(), &link, why, sizeof why);
+    if (err != FMPL_SUCCESS)
+        return MPII_ERRF(err == FMPL_ERR_MISMATCH ? MPI_ERR_OTHER : mpii_err_from_fmpl(err), fn,
+                         "the key exchange over socket %d failed: %s", fd, why);
     mpii_comm_t *self = mpii_comm_get(MPI_COMM_SELF);
     mpii_comm_t *c = NULL;
-    int rc = dpm_join(self, 0, fd, fd < 0 ? MPI_ERR_ARG : MPI_SUCCESS, &c);
+    int rc = dpm_join(self, 0, fd, MPI_SUCCESS, &link, why, &c);
+    memset(&link, 0, sizeof link);
     if (rc == MPI_SUCCESS) {
         *intercomm = c->handle;
         return MPI_SUCCESS;
     }
-    *intercomm = MPI_COMM_NULL;
     if (rc == MPI_ERR_PORT)
-        return MPII_ERRF(MPI_ERR_OTHER, fn, "the exchange over socket %d failed", fd);
+        return MPII_ERRF(MPI_ERR_OTHER, fn, "the exchange over socket %d failed: %s", fd,
+                         why[0] ? why : "the connection broke");
     return MPII_ERRF(rc, fn, "cannot join over socket %d", fd);
 }
 MPII_WEAK(MPI_Comm_join, PMPI_Comm_join)

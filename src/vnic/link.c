@@ -306,7 +306,7 @@ int vnic_link_agree(vnic_t *v, int fd, const char *token, int timeout_ms, vnic_l
     if (memcmp(theirs, hello, LINK_MAGIC_BYTES) != 0)
         rc = link_fail(why, whylen, FMPL_ERR_PEER, "the other side is not an FMPL process");
     else if (theirs[LINK_MAGIC_BYTES] != hello[LINK_MAGIC_BYTES])
-        rc = link_fail(why, whylen, FMPL_ERR_INIT,
+        rc = link_fail(why, whylen, FMPL_ERR_MISMATCH,
                        "FMPL_UDP_AUTH is %s in this job but %s in the other one: both jobs "
                        "must use the same setting",
                        auth ? "on" : "off", auth ? "off" : "on");

@@ -97,8 +97,8 @@ int vnic_link_token(char token[VNIC_LINK_TOKEN_MAX]);
  * none, MPI_Comm_join); timeout_ms (> 0): the most this waits for the other side. The
  * socket's flags are left alone. Errors: FMPL_ERR_PEER (the other side is not an FMPL
  * process, knows another token, or the stream broke or was tampered with),
- * FMPL_ERR_TIMEOUT, FMPL_ERR_INIT (FMPL_UDP_AUTH differs between the two jobs, or
- * OpenSSL failed); why (whylen bytes) then says which. */
+ * FMPL_ERR_TIMEOUT, FMPL_ERR_MISMATCH (FMPL_UDP_AUTH differs between the two jobs),
+ * FMPL_ERR_INIT (OpenSSL failed); why (whylen bytes) then says which. */
 int vnic_link_agree(vnic_t *v, int fd, const char *token, int timeout_ms, vnic_link_t *link,
                     char *why, size_t whylen);
 int vnic_addr(vnic_t *v, char *buf, size_t len);
