@@ -8,10 +8,16 @@
  * MPI_Intercomm_merge (the client high: ranks and a sum checked) and disconnect. Then
  * rank 0 of each job joins over a TCP connection of its own (MPI_Comm_join) and they
  * exchange a message. Error paths: connect to a closed port and to a malformed name ->
- * MPI_ERR_PORT, accept and close of a port not open here -> MPI_ERR_PORT. Also, within
- * one job of two or more ranks ("self" mode, DIR unused): join of ranks 0 and 1 (the
- * remote process is one of this job's: its world rank, over shm).
- * Usage: mpi_connect server|client|self DIR */
+ * MPI_ERR_PORT, accept and close of a port not open here -> MPI_ERR_PORT; the client's
+ * root first connects to a second port of the server that nobody accepts on (MPI_ERR_PORT
+ * after FMPL_PORT_TIMEOUT_MS, which the script sets to 2 s, the message naming it), then
+ * to the real port with a wrong token (MPI_ERR_PORT, "wrong token"; the server's accept
+ * refuses that connection and takes the next one); join over fd -1 -> MPI_ERR_ARG. Also,
+ * within one job of two or more ranks ("self" mode, DIR unused): join of ranks 0 and 1
+ * (the remote process is one of this job's: its world rank, over shm). With a third
+ * argument "authmismatch" (the script starts the two jobs with different FMPL_UDP_AUTH),
+ * only the rank 0s join, and both fail with MPI_ERR_OTHER naming FMPL_UDP_AUTH.
+ * Usage: mpi_connect server|client|self DIR [authmismatch] */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
@@ -124,7 +130,7 @@ static void check_inter(MPI_Comm inter, int job, int size)
 
 /* rank 0 of each side: a TCP connection of its own, then MPI_Comm_join over it; its port
  * goes through the file `name`, or (NULL) from rank 0 to rank 1 of this job */
-static void join_pair(int listener, const char *name, MPI_Comm *inter)
+static void join_pair(int listener, const char *name, MPI_Comm *inter, int expect_fail)
 {
     int fd;
     if (listener) {
@@ -154,6 +160,16 @@ static void join_pair(int listener, const char *name, MPI_Comm *inter)
         CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
     }
     CHECK(fd >= 0);
+    if (expect_fail) {
+        int rc = MPI_Comm_join(fd, inter), cls, len;
+        char msg[MPI_MAX_ERROR_STRING];
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, msg, &len);
+        printf("join with another FMPL_UDP_AUTH: %s\n", msg);
+        CHECK(cls == MPI_ERR_OTHER && *inter == MPI_COMM_NULL && strstr(msg, "FMPL_UDP_AUTH"));
+        close(fd);
+        return;
+    }
     CHECK(MPI_Comm_join(fd, inter) == MPI_SUCCESS);
     close(fd);
     int rsize, size;
@@ -171,7 +187,7 @@ static void join_pair(int listener, const char *name, MPI_Comm *inter)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    CHECK(argc == 3);
+    CHECK(argc == 3 || argc == 4);
     dir = argv[2];
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -182,7 +198,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "self") == 0) {
         CHECK(size >= 2);
         if (rank < 2)
-            join_pair(rank == 0, NULL, &inter);
+            join_pair(rank == 0, NULL, &inter, 0);
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
             printf("mpi_connect: OK\n");
@@ -191,6 +207,16 @@ int main(int argc, char **argv)
     }
     int job = strcmp(argv[1], "client") == 0;
     CHECK(job || strcmp(argv[1], "server") == 0);
+    if (argc == 4) {
+        CHECK(strcmp(argv[3], "authmismatch") == 0);
+        if (rank == 0)
+            join_pair(job == 0, "join", &inter, 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("mpi_connect %s: OK\n", argv[1]);
+        MPI_Finalize();
+        return 0;
+    }
 
     /* error paths */
     char port[MPI_MAX_PORT_NAME], closed[MPI_MAX_PORT_NAME];
@@ -214,25 +240,58 @@ int main(int argc, char **argv)
     rc = MPI_Comm_connect(closed, MPI_INFO_NULL, size - 1, MPI_COMM_WORLD, &inter);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL);
+    rc = MPI_Comm_join(-1, &inter);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_ARG && inter == MPI_COMM_NULL);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
 
+    char idle[MPI_MAX_PORT_NAME];
     if (job == 0) {
         if (rank == 0) {
             CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS);
+            CHECK(MPI_Open_port(MPI_INFO_NULL, idle) == MPI_SUCCESS);
+            CHECK(strcmp(port, idle) != 0);
+            put_file("idle", idle);
             put_file("port", port);
         }
         CHECK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS);
-        if (rank == 0)
+        if (rank == 0) {
             CHECK(MPI_Close_port(port) == MPI_SUCCESS);
+            CHECK(MPI_Close_port(idle) == MPI_SUCCESS);
+        }
     } else {
-        if (rank == size - 1)
+        if (rank == size - 1) {
+            /* a port nobody accepts on: the connect gives up after FMPL_PORT_TIMEOUT_MS */
+            get_file("idle", idle, sizeof idle);
+            double t0 = MPI_Wtime();
+            rc = MPI_Comm_connect(idle, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+            double waited = MPI_Wtime() - t0;
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, msg, &len);
+            printf("connect to a port without accept (%.1f s): %s\n", waited, msg);
+            CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL);
+            CHECK(strstr(msg, "FMPL_PORT_TIMEOUT_MS") && waited >= 1.9 && waited < 30);
+            /* the real port with a wrong token */
             get_file("port", port, sizeof port);
+            char *tok = strrchr(port, ':');
+            CHECK(tok && strlen(tok + 1) == 32);
+            char wrong[MPI_MAX_PORT_NAME];
+            snprintf(wrong, sizeof wrong, "%s", port);
+            wrong[strlen(wrong) - 1] = port[strlen(port) - 1] == '0' ? '1' : '0';
+            rc = MPI_Comm_connect(wrong, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, msg, &len);
+            printf("connect with a wrong token: %s\n", msg);
+            CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL && strstr(msg, "wrong token"));
+        }
         CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, size - 1, MPI_COMM_WORLD, &inter) ==
               MPI_SUCCESS);
     }
     check_inter(inter, job, size);
     CHECK(MPI_Comm_disconnect(&inter) == MPI_SUCCESS && inter == MPI_COMM_NULL);
     if (rank == 0)
-        join_pair(job == 0, "join", &inter);
+        join_pair(job == 0, "join", &inter, 0);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi_connect %s: OK\n", argv[1]);

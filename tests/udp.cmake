@@ -169,3 +169,5 @@ add_test(NAME vnic_jobs_faults.2_2 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_j
          ${FMPLRUN} $<TARGET_FILE:vnic_jobs> 2 2 ${UDP_FAULTS})
 set_tests_properties(vnic_jobs_udp.2_3 vnic_jobs_faults.2_2 PROPERTIES TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "PASS")
+# Spawned children over udp: parents and children each with every peer over udp.
+udp_variant(udp_mpi_spawn mpi_spawn RANKS 1 3 ENV ${UDP_ENV} ARGS 3 TIMEOUT 120)

@@ -78,6 +78,14 @@ int mpii_fd_exchange(int fd, const void *mine, void *theirs, size_t len)
     return rc == MPI_SUCCESS ? io_all(fd, theirs, len, 0) : rc;
 }
 
+/* How much of a port name messages show: up to its token (a capability, not for logs). */
+static int port_shown(const char *name)
+{
+    const char *t = strrchr(name, ':');
+    int n = t && strncmp(name, "fmpl-port:", 10) == 0 ? (int)(t - name) : (int)strlen(name);
+    return BASE_MIN(n, 120);
+}
+
 static int port_find(const char *name)
 {
     for (int i = 0; i < DPM_PORTS && dpm_ports_init; i++)
@@ -156,8 +164,8 @@ int PMPI_Close_port(const char *port_name)
         return MPII_ERRF(MPI_ERR_ARG, fn, "port_name is NULL");
     int i = port_find(port_name);
     if (i < 0)
-        return MPII_ERRF(MPI_ERR_PORT, fn, "port '%.*s' is not open in this process", 200,
-                         port_name);
+        return MPII_ERRF(MPI_ERR_PORT, fn, "port '%.*s' is not open in this process",
+                         port_shown(port_name), port_name);
     close(dpm_port[i].fd);
     dpm_port[i].fd = -1;
     return MPI_SUCCESS;
@@ -310,7 +318,8 @@ static int dpm_finish(mpii_comm_t *c, int rc, MPI_Comm comm, MPI_Comm *newcomm, 
     }
     *newcomm = MPI_COMM_NULL;
     if (rc == MPI_ERR_PORT)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_PORT, fn, "port '%.*s': %s", 120,
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_PORT, fn, "port '%.*s': %s",
+                         port_shown(port_name ? port_name : "(the root's)"),
                          port_name ? port_name : "(the root's)",
                          why[0] ? why : "not open, or the connection through it failed");
     return MPII_ERR_COMM(comm, rc, fn);
@@ -344,8 +353,8 @@ static int dpm_accept_root(int i, int *sock, vnic_link_t *link, char *why)
             snprintf(why, DPM_WHY, "%s", w);
             return MPI_ERR_OTHER;
         }
-        base_log("MPI_Comm_accept: refused a connection to port '%.*s': %s", 120, dpm_port[i].name,
-                 w);
+        base_log("MPI_Comm_accept: refused a connection to port '%.*s': %s",
+                 port_shown(dpm_port[i].name), dpm_port[i].name, w);
     }
 }
 
