@@ -1658,10 +1658,10 @@ static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sock
             src = -1; /* not from the address the claimed sender registered */
     }
     if (BASE_UNLIKELY(src < 0) && s->npeers > s->size &&
-        udp_parse_other(buf, n, (uint32_t)s->rank, s->data_max, &m) == UDP_PARSE_OK &&
-        (src = udp_foreign_of(s, &m.h, from)) >= 0) {
-        rc = UDP_PARSE_OK;
-        p = s->peer[src];
+        udp_parse_other(buf, n, (uint32_t)s->rank, s->data_max, &m) == UDP_PARSE_OK) {
+        rc = UDP_PARSE_OK; /* well formed for another job: foreign unless registered */
+        src = udp_foreign_of(s, &m.h, from);
+        p = src >= 0 ? s->peer[src] : NULL;
     }
     if (BASE_UNLIKELY(src < 0)) {
         switch (rc) {
