@@ -122,7 +122,8 @@
  *     replayed (a copy of an earlier datagram: a replay, an injected duplicate, the 2nd
  *     and 3rd BYE).
  * Only then may it change state (peer's address and liveness, acknowledgements, STOP,
- * BYE...). FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted
+ * BYE...). Processes of other jobs go through the same checks with the keys of their
+ * pair instead of the job key (see OTHER JOBS; the keys and why: link.c). FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted
  * fabrics and benchmarks; the address and replay checks stay.
  *
  * FAULTS. Truncated, foreign, forged, corrupted, replayed or malformed datagrams are
