@@ -10,7 +10,8 @@
  * exchange a message. Error paths: connect to a closed port and to a malformed name ->
  * MPI_ERR_PORT, accept and close of a port not open here -> MPI_ERR_PORT; the client's
  * root first connects to a second port of the server that nobody accepts on (MPI_ERR_PORT
- * after FMPL_PORT_TIMEOUT_MS, which the script sets to 2 s, the message naming it), then
+ * after the info key timeout, 1 s, then after FMPL_PORT_TIMEOUT_MS, which the script sets
+ * to 2 s, the messages naming which), then
  * to the real port with a wrong token (MPI_ERR_PORT, "wrong token"; the server's accept
  * refuses that connection and takes the next one); join over fd -1 -> MPI_ERR_ARG. Also,
  * within one job of two or more ranks ("self" mode, DIR unused): join of ranks 0 and 1
@@ -264,6 +265,19 @@ int main(int argc, char **argv)
         if (rank == size - 1) {
             /* a port nobody accepts on: the connect gives up after FMPL_PORT_TIMEOUT_MS */
             get_file("idle", idle, sizeof idle);
+            /* the info key "timeout" (seconds) overrides the setting */
+            MPI_Info tinfo;
+            MPI_Info_create(&tinfo);
+            MPI_Info_set(tinfo, "timeout", "1");
+            double t1 = MPI_Wtime();
+            rc = MPI_Comm_connect(idle, tinfo, 0, MPI_COMM_SELF, &inter);
+            double waited1 = MPI_Wtime() - t1;
+            MPI_Info_free(&tinfo);
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, msg, &len);
+            printf("connect with info timeout=1 (%.1f s): %s\n", waited1, msg);
+            CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL && strstr(msg, "info key timeout"));
+            CHECK(waited1 >= 0.9 && waited1 < 1.9);
             double t0 = MPI_Wtime();
             rc = MPI_Comm_connect(idle, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
             double waited = MPI_Wtime() - t0;

@@ -8,11 +8,11 @@
  * (vnic_link_agree, src/vnic/link.c: an X25519 exchange salted with the token, which
  * both must know, and confirmed both ways; the threat model is there). Accept takes the
  * next connection when one fails the exchange (a stranger, a wrong token, junk, silence
- * for FMPL_PORT_TIMEOUT_MS), so nobody can hold or spoil a port without its name; connect
- * waits FMPL_PORT_TIMEOUT_MS at most for the accept. Over that stream the roots then
- * exchange the sizes and vnic addresses of both groups (each root has gathered its
- * group's), broadcast them and the link in their groups (the job's own channels), and
- * every process registers the other group's processes as vnic peers under the link
+ * for 10 s or FMPL_PORT_TIMEOUT_MS if less), so nobody can hold or spoil a port without its name;
+ * connect waits FMPL_PORT_TIMEOUT_MS at most for the accept (or its info key "timeout", seconds, as
+ * MPICH's). Over that stream the roots then exchange the sizes and vnic addresses of both groups
+ * (each root has gathered its group's), broadcast them and the link in their groups (the job's own
+ * channels), and every process registers the other group's processes as vnic peers under the link
  * (vnic_peer_add: ids >= world size, served by the udp transport with keys of their own,
  * see udp.c OTHER JOBS). What follows the exchange on the stream is not secret; a
  * tampered address or context word only makes the connection fail (no process but the
@@ -389,8 +389,10 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 }
 MPII_WEAK(MPI_Comm_accept, PMPI_Comm_accept)
 
-/* The root of connect: its stream to the port's accepting root, with the link. */
-static int dpm_connect_root(const char *port_name, int *sock, vnic_link_t *link, char *why)
+/* The root of connect: its stream to the port's accepting root, with the link; waits
+ * timeout_ms at most for the accept. */
+static int dpm_connect_root(const char *port_name, int timeout_ms, int *sock, vnic_link_t *link,
+                            char *why)
 {
     char token[VNIC_LINK_TOKEN_MAX];
     struct sockaddr_in sa;
@@ -410,12 +412,13 @@ static int dpm_connect_root(const char *port_name, int *sock, vnic_link_t *link,
         snprintf(why, DPM_WHY, "cannot connect: %s (is the port open?)", strerror(e));
         return MPI_ERR_PORT;
     }
-    int err = vnic_link_agree(mpii.vnic, fd, token, dpm_timeout_ms(), link, why, DPM_WHY);
+    int err = vnic_link_agree(mpii.vnic, fd, token, timeout_ms, link, why, DPM_WHY);
     if (err != FMPL_SUCCESS) {
         close(fd);
         if (err == FMPL_ERR_TIMEOUT)
-            snprintf(why, DPM_WHY, "no MPI_Comm_accept on it within FMPL_PORT_TIMEOUT_MS=%d ms",
-                     dpm_timeout_ms());
+            snprintf(why, DPM_WHY, "no MPI_Comm_accept on it within %d ms (%s)", timeout_ms,
+                     timeout_ms == dpm_timeout_ms() ? "FMPL_PORT_TIMEOUT_MS"
+                                                    : "the info key timeout");
         return MPI_ERR_PORT;
     }
     *sock = fd;
@@ -435,8 +438,20 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     vnic_link_t link;
     char why[DPM_WHY] = "";
     memset(&link, 0, sizeof link);
-    if (l->rank == root)
-        rc = dpm_connect_root(port_name, &sock, &link, why);
+    if (l->rank == root) {
+        /* info key "timeout" (seconds, as MPICH): the wait for the accept, else the setting */
+        int ms = dpm_timeout_ms(), flag = 0;
+        char val[32];
+        if (info != MPI_INFO_NULL &&
+            PMPI_Info_get(info, "timeout", (int)sizeof val - 1, val, &flag) == MPI_SUCCESS &&
+            flag) {
+            char *end;
+            long sec = strtol(val, &end, 10);
+            if (end != val && *end == 0 && sec > 0 && sec <= 86400)
+                ms = (int)sec * 1000;
+        }
+        rc = dpm_connect_root(port_name, ms, &sock, &link, why);
+    }
     mpii_comm_t *c = NULL;
     rc = dpm_join(l, root, sock, rc, &link, why, &c);
     memset(&link, 0, sizeof link);
