@@ -56,7 +56,7 @@ compare:
 # MPICH's own test suite (test/mpi of Debian's mpich source package) against our mpicc
 # and mpiexec: fetch (cached in ~/.cache/fmpl-mpich), build, run, judge against the
 # pass lists in tests/mpich/. See tests/mpich/notes.md and README.md.
-MPICH_FOLDERS ?= pt2pt datatype init comm coll errors topo rma io mpi_t part attr errhan group info
+MPICH_FOLDERS ?= pt2pt datatype init comm coll errors topo rma io mpi_t part attr errhan group info spawn
 MPICH_SUBSET ?= all
 .PHONY: mpich-tests
 mpich-tests: build

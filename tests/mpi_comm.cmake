@@ -16,3 +16,39 @@ fmpl_test(mpi_comm_idup mpi_comm_idup.c RANKS 1 2 3 4 7 ARGS 700 TIMEOUT 120)
 # outstanding, mixed with blocking dups and frees in per-rank orders, exact group counts
 # when nothing competes, idup/free cycles) (over udp: tests/udp.cmake).
 fmpl_test(mpi_comm_mailbox mpi_comm_mailbox.c RANKS 1 2 3 4 7 ENV FMPL_COLL_GROUPS=6 TIMEOUT 120)
+
+# Connecting jobs (src/mpi/dpm.c): two separately started jobs of S and C ranks accept /
+# connect through a port, exchange, broadcast, merge, disconnect and join; error paths.
+add_executable(mpi_connect mpi_connect.c)
+target_link_libraries(mpi_connect PRIVATE fmpl_static)
+foreach(pair 1_1 2_1 1_3 3_2 4_7)
+  string(REPLACE "_" ";" nn ${pair})
+  list(GET nn 0 ns)
+  list(GET nn 1 nc)
+  add_test(NAME mpi_connect.${pair} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_connect.sh
+           ${FMPLRUN} $<TARGET_FILE:mpi_connect> ${ns} ${nc})
+  set_tests_properties(mpi_connect.${pair} PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS")
+endforeach()
+fmpl_test(mpi_connect_self mpi_connect.c RANKS 2 3 ARGS self none)
+# The same with every peer over udp (FMPL_TRANSPORT=udp), with FMPL_UDP_AUTH=off in both
+# jobs (keyed checksums between the jobs too), and with jobs that disagree on it (their
+# join fails on both sides, naming the setting).
+function(mpi_connect_variant vname ns nc)
+  add_test(NAME mpi_connect_${vname}.${ns}_${nc} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_connect.sh
+           ${FMPLRUN} $<TARGET_FILE:mpi_connect> ${ns} ${nc} ${ARGN})
+  set_tests_properties(mpi_connect_${vname}.${ns}_${nc} PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "PASS")
+endfunction()
+mpi_connect_variant(udp 2 3 FMPL_TRANSPORT=udp)
+mpi_connect_variant(authoff 2 1 FMPL_UDP_AUTH=off)
+mpi_connect_variant(authoff_udp 1 2 FMPL_TRANSPORT=udp FMPL_UDP_AUTH=off)
+add_test(NAME mpi_connect_authmismatch COMMAND env MISMATCH=1 sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/mpi_connect.sh ${FMPLRUN} $<TARGET_FILE:mpi_connect> 1 2)
+set_tests_properties(mpi_connect_authmismatch PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS")
+
+# Spawning (src/mpi/spawn.c): 1, 2 and 3 parents spawn 1, 2, 3 children, talk both ways,
+# merge, disconnect; spawn_multiple of two commands; a missing program -> MPI_ERR_SPAWN
+# (over udp: tests/udp.cmake).
+fmpl_test(mpi_spawn mpi_spawn.c RANKS 1 2 3 ARGS 3 TIMEOUT 120)
+fmpl_test(mpi_spawn_singleton mpi_spawn.c ARGS singleton)
+set_tests_properties(mpi_spawn_singleton PROPERTIES PASS_REGULAR_EXPRESSION "mpi_spawn: OK")

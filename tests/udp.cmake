@@ -148,3 +148,46 @@ if(FMPL_CLANG)
     set_tests_properties(udp_fuzz_artifacts PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS")
   endif()
 endif()
+
+# Processes of two separately started jobs (other jobs, udp.c): NA x NB ranks, each job on
+# shm among itself and udp (opened for this alone) between the jobs; then both jobs with
+# every peer over udp, and with faults injected.
+add_executable(vnic_jobs vnic_jobs.c)
+target_link_libraries(vnic_jobs PRIVATE fmpl_static)
+target_include_directories(vnic_jobs PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+foreach(pair 1_1 2_1 3_2 4_7)
+  string(REPLACE "_" ";" nn ${pair})
+  list(GET nn 0 na)
+  list(GET nn 1 nb)
+  add_test(NAME vnic_jobs.${pair} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_jobs.sh
+           ${FMPLRUN} $<TARGET_FILE:vnic_jobs> ${na} ${nb})
+  set_tests_properties(vnic_jobs.${pair} PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS")
+endforeach()
+add_test(NAME vnic_jobs_udp.2_3 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_jobs.sh ${FMPLRUN}
+         $<TARGET_FILE:vnic_jobs> 2 3 ${UDP_ENV})
+add_test(NAME vnic_jobs_faults.2_2 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_jobs.sh
+         ${FMPLRUN} $<TARGET_FILE:vnic_jobs> 2 2 ${UDP_FAULTS})
+set_tests_properties(vnic_jobs_udp.2_3 vnic_jobs_faults.2_2 PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "PASS")
+# An on-path attacker between two jobs: packets of the other job sniffed, replayed, forged
+# (sniffed tag, zeroed tag, flipped bit) and sent from a stranger's socket, refused and
+# counted at the victim; the jobs go on. Shm jobs (udp between them only), every peer over
+# udp, and FMPL_UDP_AUTH=off in both.
+add_executable(udp_forge_jobs udp_forge_jobs.c)
+target_link_libraries(udp_forge_jobs PRIVATE fmpl_static)
+target_include_directories(udp_forge_jobs PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src)
+foreach(pair 1_1 2_3)
+  string(REPLACE "_" ";" nn ${pair})
+  list(GET nn 0 na)
+  list(GET nn 1 nb)
+  add_test(NAME udp_forge_jobs.${pair} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_jobs.sh
+           ${FMPLRUN} $<TARGET_FILE:udp_forge_jobs> ${na} ${nb})
+endforeach()
+add_test(NAME udp_forge_jobs_udp.3_2 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_jobs.sh
+         ${FMPLRUN} $<TARGET_FILE:udp_forge_jobs> 3 2 ${UDP_ENV})
+add_test(NAME udp_forge_jobs_authoff.2_2 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/vnic_jobs.sh
+         ${FMPLRUN} $<TARGET_FILE:udp_forge_jobs> 2 2 FMPL_UDP_AUTH=off)
+set_tests_properties(udp_forge_jobs.1_1 udp_forge_jobs.2_3 udp_forge_jobs_udp.3_2
+                     udp_forge_jobs_authoff.2_2 PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS")
+# Spawned children over udp: parents and children each with every peer over udp.
+udp_variant(udp_mpi_spawn mpi_spawn RANKS 1 3 ENV ${UDP_ENV} ARGS 3 TIMEOUT 120)

@@ -720,6 +720,141 @@ int boot_name_unpublish(boot_t *b, const char *service, char *why)
     return boot_name_call(b, "unpublish_name", "unpublish_result", kv, FMPL_ERR_ARG, NULL, why);
 }
 
+/* --------------------------------------------------------------- spawn */
+
+/* One "name=value\n" line of a spawn block (value NULL: "name\n"); values are raw to the
+ * end of the line. */
+static int spawn_line(char **buf, size_t *len, size_t *cap, const char *name, const char *value)
+{
+    if (value && strchr(value, '\n'))
+        return FMPL_ERR_ARG;
+    size_t need = strlen(name) + (value ? strlen(value) : 0) + 2;
+    if (*len + need + 1 > *cap) {
+        size_t c = 2 * (*cap + need);
+        char *n = realloc(*buf, c);
+        if (!n)
+            return FMPL_ERR_NOMEM;
+        *buf = n;
+        *cap = c;
+    }
+    *len += (size_t)(value ? sprintf(*buf + *len, "%s=%s\n", name, value)
+                           : sprintf(*buf + *len, "%s\n", name));
+    return FMPL_SUCCESS;
+}
+
+int boot_spawn(boot_t *b, int count, const char *const *cmd, char **const *argv, const int *nprocs,
+               const int *nkeys, const char *const *const *key, const char *const *const *value,
+               const char *preput_key, const char *preput_value, int *errcodes, char *why)
+{
+    if (why)
+        why[0] = 0;
+    if (!b || count < 1 || !cmd || !nprocs || !errcodes)
+        return FMPL_ERR_ARG;
+    if (b->kind == BOOT_SINGLETON) {
+        if (why)
+            snprintf(why, BOOT_NAME_MAX,
+                     "this process was not started by a launcher (a "
+                     "singleton), which could spawn; start it with "
+                     "fmplrun/mpiexec");
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    char *buf = NULL, num[32], name[48];
+    size_t len = 0, cap = 0;
+    int err = FMPL_SUCCESS, total = 0;
+    for (int c = 0; c < count && !err; c++) {
+        int argc = 0;
+        while (argv && argv[c] && argv[c][argc])
+            argc++;
+        total += nprocs[c];
+        err = spawn_line(&buf, &len, &cap, "mcmd", "spawn");
+        snprintf(num, sizeof num, "%d", nprocs[c]);
+        err = err ? err : spawn_line(&buf, &len, &cap, "nprocs", num);
+        err = err ? err : spawn_line(&buf, &len, &cap, "execname", cmd[c]);
+        snprintf(num, sizeof num, "%d", count);
+        err = err ? err : spawn_line(&buf, &len, &cap, "totspawns", num);
+        snprintf(num, sizeof num, "%d", c + 1);
+        err = err ? err : spawn_line(&buf, &len, &cap, "spawnssofar", num);
+        snprintf(num, sizeof num, "%d", argc);
+        err = err ? err : spawn_line(&buf, &len, &cap, "argcnt", num);
+        for (int a = 0; a < argc && !err; a++) {
+            snprintf(name, sizeof name, "arg%d", a + 1);
+            err = spawn_line(&buf, &len, &cap, name, argv[c][a]);
+        }
+        err = err ? err : spawn_line(&buf, &len, &cap, "preput_num", preput_key ? "1" : "0");
+        if (preput_key) {
+            err = err ? err : spawn_line(&buf, &len, &cap, "preput_key_0", preput_key);
+            err = err ? err : spawn_line(&buf, &len, &cap, "preput_val_0", preput_value);
+        }
+        int nk = nkeys ? nkeys[c] : 0;
+        snprintf(num, sizeof num, "%d", nk);
+        err = err ? err : spawn_line(&buf, &len, &cap, "info_num", num);
+        for (int k = 0; k < nk && !err; k++) {
+            snprintf(name, sizeof name, "info_key_%d", k);
+            err = spawn_line(&buf, &len, &cap, name, key[c][k]);
+            snprintf(name, sizeof name, "info_val_%d", k);
+            err = err ? err : spawn_line(&buf, &len, &cap, name, value[c][k]);
+        }
+        err = err ? err : spawn_line(&buf, &len, &cap, "endcmd", NULL);
+    }
+    for (int i = 0; i < total; i++)
+        errcodes[i] = 0;
+    pmi_msg_t reply;
+    int rc = 0;
+    if (!err)
+        err = pmi_call(b, buf, "spawn_result", &reply, &rc);
+    free(buf);
+    if (err)
+        return err;
+    const char *codes = pmi_wire_find(&reply, "errcodes");
+    for (int i = 0; codes && *codes && i < total; i++) {
+        errcodes[i] = atoi(codes);
+        codes = strchr(codes, ',');
+        codes = codes ? codes + 1 : NULL;
+    }
+    if (rc == 0)
+        return FMPL_SUCCESS;
+    const char *msg = pmi_wire_find(&reply, "msg");
+    if (why)
+        snprintf(why, BOOT_NAME_MAX, "%s", msg ? msg : "the launcher cannot spawn");
+    for (int i = 0; i < total && !pmi_wire_find(&reply, "errcodes"); i++)
+        errcodes[i] = -1;
+    return FMPL_ERR_PEER;
+}
+
+int boot_appnum(boot_t *b)
+{
+    if (!b || b->kind == BOOT_SINGLETON)
+        return 0;
+    pmi_msg_t reply;
+    int rc, n = 0;
+    if (pmi_call(b, "cmd=get_appnum\n", "appnum", &reply, &rc) != 0 || rc != 0)
+        return 0;
+    const char *v = pmi_wire_find(&reply, "appnum");
+    if (!v || boot_parse_int(v, 0, INT_MAX, &n) != 0)
+        return 0;
+    return n;
+}
+
+int boot_job_get(boot_t *b, const char *key, char *value)
+{
+    if (!b || !key || !value || b->kind == BOOT_SINGLETON)
+        return FMPL_ERR_ARG;
+    char req[PMI_WIRE_REQUEST_MAX + 1];
+    const char *kv[] = {"kvsname", b->kvsname, "key", key, NULL};
+    int err = pmi_format(req, sizeof req, "get", kv);
+    pmi_msg_t reply;
+    int rc;
+    if (!err)
+        err = pmi_call(b, req, "get_result", &reply, &rc);
+    if (err)
+        return err;
+    if (rc != 0)
+        return FMPL_ERR_ARG;
+    const char *v = pmi_wire_find(&reply, "value");
+    snprintf(value, BOOT_VALUE_MAX, "%s", v ? v : "");
+    return FMPL_SUCCESS;
+}
+
 /* --------------------------------------------------------------- topology */
 
 /* This host's identity: the launcher's name for it (FMPL_NODE) when given, else host

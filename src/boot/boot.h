@@ -121,6 +121,27 @@ int boot_name_publish(boot_t *b, const char *service, const char *port, char *wh
 int boot_name_lookup(boot_t *b, const char *service, char *port, char *why);
 int boot_name_unpublish(boot_t *b, const char *service, char *why);
 
+/* Dynamic processes (PMI-1 spawn, MPICH's multi-line mcmd=spawn form): starts a new job
+ * of the processes of `count` commands (cmd[i] with the NULL-terminated arguments
+ * argv[i] (NULL: none), nprocs[i] processes and nkeys[i] info keys key[i][k] =
+ * value[i][k]: fmplrun honours wdir, path and host), its key-value space holding the
+ * job-level key preput_key = preput_value (boot_job_get). errcodes[sum of nprocs]: 0 per
+ * started process, else an errno. Under fmplrun the new job runs on this host.
+ * Errors: FMPL_ERR_UNSUPPORTED (a singleton: no launcher), FMPL_ERR_ARG (bad text),
+ * FMPL_ERR_PEER (the launcher refused: why, room for BOOT_NAME_MAX bytes, says why;
+ * errcodes are filled when it named the processes that failed), FMPL_ERR_NOMEM. Blocks
+ * until the launcher answered. */
+int boot_spawn(boot_t *b, int count, const char *const *cmd, char **const *argv, const int *nprocs,
+               const int *nkeys, const char *const *const *key, const char *const *const *value,
+               const char *preput_key, const char *preput_value, int *errcodes, char *why);
+/* This process's application number (PMI get_appnum: the index of its command in a
+ * spawn_multiple, or its executable in an MPMD launch); 0 for a singleton or a launcher
+ * that does not say. */
+int boot_appnum(boot_t *b);
+/* A job-level key of this job's key-value space (a spawn's preput key), into value
+ * (BOOT_VALUE_MAX bytes). FMPL_ERR_ARG when absent (and always for a singleton). */
+int boot_job_get(boot_t *b, const char *key, char *value);
+
 /* Ends the whole job: asks the launcher to kill every rank, prints msg. Never returns.
  * Sends cmd=abort exitcode=<exit_code> message=<msg> and _exits with exit_code at
  * once; fmplrun prints "rank R (pid P) aborted the job with exit code C: msg" and

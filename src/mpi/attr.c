@@ -75,7 +75,7 @@ int mpii_attr_init(void)
     attr_io = MPI_ANY_SOURCE;
     attr_wtime_global = 0;
     attr_universe = mpii.world_size;
-    attr_appnum = 0;
+    attr_appnum = boot_appnum(mpii.boot); /* spawn_multiple: the index of the command */
     return MPI_SUCCESS;
 }
 

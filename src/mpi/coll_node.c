@@ -73,7 +73,10 @@ void mpii_cn_free(mpii_comm_t *c)
 static int cn_build_map(mpii_comm_t *c)
 {
     const boot_nodes_t *vn = vnic_nodes(mpii.vnic);
-    if (!vn || vn->nnodes <= 1) {
+    int other_jobs = 0; /* processes of another job (dpm.c) have no node of ours */
+    for (int r = 0; r < c->size && vn && vn->nnodes > 1; r++)
+        other_jobs |= c->group->world[r] >= mpii.world_size;
+    if (!vn || vn->nnodes <= 1 || other_jobs) {
         c->cnode = &mpii_cn_one;
         return MPI_SUCCESS;
     }

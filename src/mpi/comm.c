@@ -346,6 +346,7 @@ typedef struct ctx_dom {
     int xch;
     mpii_comm_t *x;
     int xpeer, xtag, leader;
+    int sock_on, sock; /* xch through a stream socket instead of x (dpm.c) */
 } ctx_dom_t;
 
 static int dom_band(const ctx_dom_t *d, uint64_t *w, int n)
@@ -356,8 +357,10 @@ static int dom_band(const ctx_dom_t *d, uint64_t *w, int n)
     size_t len = (size_t)n * sizeof *w;
     if (d->me == d->leader) {
         uint64_t other[2 * CTX_WORDS];
-        int first = mpii.world_rank < mpii_comm_peer_world(d->x, d->xpeer);
-        for (int step = 0; step < 2 && rc == MPI_SUCCESS; step++)
+        int first = d->sock_on ? 0 : mpii.world_rank < mpii_comm_peer_world(d->x, d->xpeer);
+        if (d->sock_on)
+            rc = mpii_fd_exchange(d->sock, w, other, len);
+        for (int step = 0; step < 2 && rc == MPI_SUCCESS && !d->sock_on; step++)
             rc = step == first ? mpii_lib_recv(d->x, other, len, d->xpeer, d->xtag)
                                : mpii_lib_send(d->x, w, len, d->xpeer, d->xtag);
         if (rc != MPI_SUCCESS)
@@ -387,17 +390,31 @@ static int ctx_exhausted(void)
     return MPI_ERR_OTHER;
 }
 
+/* Whether g holds processes of other jobs (dpm.c: peer ids >= the world size). */
+static int group_has_other_jobs(const mpii_group_t *g)
+{
+    for (int i = 0; g && i < g->size; i++)
+        if (g->world[i] >= mpii.world_size)
+            return 1;
+    return 0;
+}
+
 /* Agrees on n fresh pairs (ctx[0..n), one allocation each) over domain d; blocking. One
  * pair (an intracommunicator's) comes with a mailbox slot when the members have one in
  * common (mailbox slots). Returns an MPI error class (MPI_ERR_OTHER: no free context
  * id, explained by ctx_exhausted), nothing taken then. */
+
 static int ctx_dom_alloc(const ctx_dom_t *d, int n, uint32_t *ctx)
 {
     int rc = MPI_SUCCESS, k = 0;
+    /* mailbox groups live in this job's memory: a communicator with processes of another
+     * job (dpm.c) takes a plain pair (every member sees the same group, so all agree) */
+    int slot_ok = n == 1 && !group_has_other_jobs(d->c->group) &&
+                  !(d->x && group_has_other_jobs(d->x->rgroup)) && !d->sock_on;
     for (; k < n && rc == MPI_SUCCESS; k++) {
         ctx_alloc_t a;
         int st = CA_FAIL;
-        for (int want = n == 1; st == CA_FAIL && want >= 0 && rc == MPI_SUCCESS; want--) {
+        for (int want = slot_ok; st == CA_FAIL && want >= 0 && rc == MPI_SUCCESS; want--) {
             ca_begin(&a, ca_id(d->c->ctx, d->tag), want);
             st = CA_MORE;
             while (st == CA_MORE && (rc = dom_band(d, a.msg, a.nwords)) == MPI_SUCCESS)
@@ -1349,7 +1366,7 @@ static int group_in_comm(const mpii_group_t *g, const mpii_comm_t *p)
 {
     if (g->size == 0)
         return 1;
-    char *in = calloc((size_t)mpii.world_size, 1);
+    char *in = calloc((size_t)mpii_peer_bound(), 1);
     if (!in)
         return 0;
     for (int i = 0; i < p->size; i++)
@@ -1465,7 +1482,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         return MPI_SUCCESS; /* not a member: nothing to take part in */
     /* the members' ranks in p */
     int *map = malloc((size_t)g->size * sizeof *map);
-    int *inv = calloc((size_t)mpii.world_size, sizeof *inv);
+    int *inv = calloc((size_t)mpii_peer_bound(), sizeof *inv);
     if (!map || !inv) {
         free(map);
         free(inv);
@@ -1612,6 +1629,33 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Intercomm_create, PMPI_Intercomm_create)
+
+int mpii_intercomm_sock(mpii_comm_t *l, int root, int sock, int rsize, const int *rpeer,
+                        mpii_comm_t **out)
+{
+    ctx_dom_t d = {.c = l,
+                   .p = l->size,
+                   .me = l->rank,
+                   .tag = MPII_TAG_LIBCOLL,
+                   .xch = 1,
+                   .leader = root,
+                   .sock_on = 1,
+                   .sock = sock};
+    uint32_t ctx[2];
+    int rc = ctx_dom_alloc(&d, 2, ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_group_t *rg = mpii_group_new(rsize);
+    if (!rg) {
+        mpii_ctx_free(ctx[0]);
+        mpii_ctx_free(ctx[1]);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(rg->world, rpeer, (size_t)rsize * sizeof *rpeer);
+    mpii_group_finish(rg);
+    l->group->refs++;
+    return comm_make(l, l->group, rg, ctx, out);
+}
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {

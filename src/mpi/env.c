@@ -143,6 +143,9 @@ static int env_init(int *argc, char ***argv, int required, const char *fname)
                                                            : required;
     world_state = MPII_ACTIVE;
     mpii_was_initialized = 1;
+    rc = mpii_spawn_parent_connect();
+    if (rc != MPI_SUCCESS)
+        return MPII_ERRF(rc, fname, "a spawned job cannot connect to its parents");
     return MPI_SUCCESS;
 }
 

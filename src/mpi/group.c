@@ -78,7 +78,7 @@ int mpii_group_handle(mpii_group_t *g, MPI_Group *out)
 /* inv[world rank] = rank in g + 1 (0: not a member); NULL when out of memory. */
 static int *group_inverse(const mpii_group_t *g)
 {
-    int *inv = calloc((size_t)BASE_MAX(mpii.world_size, 1), sizeof *inv);
+    int *inv = calloc((size_t)mpii_peer_bound(), sizeof *inv);
     if (!inv)
         return NULL;
     for (int i = 0; i < g->size; i++)
@@ -215,7 +215,7 @@ static int group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, 
     int *inv = group_inverse(g1);
     if (!inv)
         return MPII_ERR(MPI_ERR_NO_MEM, fn);
-    int *mark = calloc((size_t)BASE_MAX(mpii.world_size, 1), sizeof *mark);
+    int *mark = calloc((size_t)mpii_peer_bound(), sizeof *mark);
     if (!mark) {
         free(inv);
         return MPII_ERR(MPI_ERR_NO_MEM, fn);

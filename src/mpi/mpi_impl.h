@@ -340,6 +340,21 @@ int mpii_progress(void);
 
 /* The library's own blocking point-to-point on a communicator's library context
  * (ctx + 1): used by comm creation and the simple collectives. Contiguous bytes. */
+/* (dpm.c) Connecting jobs. Ids in groups (world[]) are vnic peer ids: world ranks, and
+ * ids >= world size for processes of other jobs; arrays indexed by them have
+ * mpii_peer_bound() entries. mpii_fd_exchange: writes len bytes of mine to the stream
+ * socket fd and reads len bytes of the other side's into theirs (MPI_ERR_PORT when the
+ * connection fails). mpii_intercomm_sock (comm.c): the intercommunicator of local group
+ * l with the remote processes rpeer[rsize] (registered peer ids), its context pair agreed
+ * over l and, by root, through sock with the other side's root. Collective over l. */
+int mpii_peer_bound(void);
+/* (spawn.c) At the end of MPI_Init: a spawned job's MPI_COMM_WORLD connects to its
+ * parents (MPI_Comm_get_parent); nothing for other jobs. Collective over the job. */
+int mpii_spawn_parent_connect(void);
+int mpii_fd_exchange(int fd, const void *mine, void *theirs, size_t len);
+int mpii_intercomm_sock(mpii_comm_t *l, int root, int sock, int rsize, const int *rpeer,
+                        mpii_comm_t **out);
+
 int mpii_lib_send(mpii_comm_t *c, const void *buf, size_t len, int dst, int tag);
 int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag);
 /* Allgather / allreduce of bytes over an intracommunicator on its library context

@@ -57,9 +57,8 @@
  * cannot be started (errcodes says which errno), all of that request's processes are
  * killed and their exits ignored: the spawn fails as a whole. Info keys wdir and path
  * are honoured, other keys ignored. The name service (publish_name, lookup_name,
- * unpublish_name) is one table for every world. The MPI face does not spawn yet (no
- * MPI_Comm_spawn): its engine reaches peers by rank within one job, so processes of two
- * jobs have no transport between them; clients speaking PMI-1 directly can spawn.
+ * unpublish_name) is one table for every world. MPI_Comm_spawn (src/mpi/spawn.c) uses
+ * this command with the parents' port as a preput key.
  *
  * Stopped ranks. waitpid(WUNTRACED | WCONTINUED) sees a rank stop (CLD_STOPPED:
  * SIGSTOP, SIGTSTP, a debugger) and continue. A rank stopped for FMPL_STOPPED_WARN

@@ -122,7 +122,8 @@
  *     replayed (a copy of an earlier datagram: a replay, an injected duplicate, the 2nd
  *     and 3rd BYE).
  * Only then may it change state (peer's address and liveness, acknowledgements, STOP,
- * BYE...). FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted
+ * BYE...). Processes of other jobs go through the same checks with the keys of their
+ * pair instead of the job key (see OTHER JOBS; the keys and why: link.c). FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted
  * fabrics and benchmarks; the address and replay checks stay.
  *
  * FAULTS. Truncated, foreign, forged, corrupted, replayed or malformed datagrams are
@@ -215,8 +216,9 @@ typedef struct udp_peer {
     uint64_t tx_ctr;     /* transmissions to it so far (the nonce of the next is + 1) */
     uint64_t rx_top;     /* replay window of its transmissions (udp_replay_fresh) */
     uint64_t rx_bits;
-    uint16_t twin_port; /* network order: the port its twin socket sends from, 0: none */
-    uint16_t pad16;
+    uint16_t twin_port;        /* network order: the port its twin socket sends from, 0: none */
+    uint16_t link;             /* 0: a rank of this job (the job key); else a process of another
+                                * job, 1 + its index in udp_t.foreign (OTHER JOBS: its keys) */
     uint32_t rx_unacked_bytes; /* bytes of the messages counted in rx_unacked */
 } udp_peer_t;
 _Static_assert(sizeof(udp_peer_t) == 96, "per-peer state is 96 bytes");
@@ -258,6 +260,13 @@ typedef struct udp_hold {
     char *buf;
 } udp_hold_t;
 
+/* A process of another job (OTHER JOBS): its rank there, and the keys of the pair (this
+ * process, it): tx seals what we send it, rx checks what it sends us. */
+typedef struct udp_foreign {
+    uint32_t rank;
+    udp_auth_t tx, rx;
+} udp_foreign_t;
+
 typedef struct udp {
     vnic_transport_t base;
     vnic_t *v;
@@ -274,12 +283,15 @@ typedef struct udp {
     uint64_t rto_ns, ack_delay_ns, peer_timeout_ns, close_linger_ns;
     int exec_budget; /* requests executed per progress call, 0: no limit */
 
-    udp_peer_t **peer; /* [size], NULL until first contact */
+    udp_peer_t **peer;      /* [npeers], NULL until first contact */
+    int npeers;             /* size + the processes of other jobs registered */
+    udp_foreign_t *foreign; /* [npeers - size]: peer ids >= size (OTHER JOBS) */
+    int alone;              /* opened for this process alone: no peer of this job */
     udp_peer_t *peer_mem;
     int peer_mem_left;
     udp_peer_t **slabs; /* blocks of 64 peer states */
     int nslabs, slabs_cap;
-    int *active; /* ranks with timers or pending acks */
+    int *active; /* peers with timers or pending acks [npeers] */
     int nactive;
     uint64_t next_scan_ns;
 
@@ -417,6 +429,12 @@ static double udp_rand(udp_t *s)
     return (double)(x >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The rank a peer answers to in its own job: the peer id for this job's ranks. */
+static inline uint32_t udp_wire_rank(const udp_t *s, int rank)
+{
+    return BASE_LIKELY(rank < s->size) ? (uint32_t)rank : s->foreign[rank - s->size].rank;
+}
+
 static void udp_activate(udp_t *s, int rank, udp_peer_t *p)
 {
     if (p->flags & PF_ACTIVE)
@@ -527,7 +545,8 @@ static void udp_twin_open(udp_t *s)
 static inline void udp_seal(udp_t *s, udp_peer_t *p, udp_hdr_t *h, size_t len)
 {
     h->ctr = ++p->tx_ctr;
-    if (BASE_UNLIKELY(udp_auth_seal(&s->auth, h, len) != 0))
+    udp_auth_t *a = BASE_LIKELY(!p->link) ? &s->auth : &s->foreign[p->link - 1].tx;
+    if (BASE_UNLIKELY(udp_auth_seal(a, h, len) != 0))
         base_fatal("vnic/udp: OpenSSL failed to compute a packet's tag");
 }
 
@@ -631,7 +650,7 @@ static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k
     h.type = type;
     h.version = UDP_WIRE_VERSION;
     h.src = (uint32_t)s->rank;
-    h.dst = (uint32_t)rank;
+    h.dst = udp_wire_rank(s, rank);
     h.ack = k;
     if (udp_twin(s, rank, p)) {
         h.pad0 = UDP_HF_TWIN;
@@ -964,7 +983,7 @@ static void udp_append(udp_t *s, udp_peer_t *p, uint32_t i, int rank, size_t len
     h->type = UDP_T_DATA;
     h->version = UDP_WIRE_VERSION;
     h->src = (uint32_t)s->rank;
-    h->dst = (uint32_t)rank;
+    h->dst = udp_wire_rank(s, rank);
     h->seq = p->next_seq++;
     h->len = (uint32_t)(len - sizeof *h);
     s->slot_len[i] = (uint32_t)len;
@@ -1589,6 +1608,20 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
         udp_rq_push(s, src, o, m->payload);
 }
 
+/* The peer id of the registered process of another job (OTHER JOBS) that sent a packet
+ * with header h from `from` (its main port, or its twin's with UDP_HF_TWIN), -1: none. A
+ * linear scan, paid only by traffic between jobs. */
+static int udp_foreign_of(const udp_t *s, const udp_hdr_t *h, const struct sockaddr_in *from)
+{
+    for (int i = 0; i < s->npeers - s->size; i++) {
+        const udp_peer_t *p = s->peer[s->size + i];
+        if (s->foreign[i].rank == h->src && p->ip == from->sin_addr.s_addr &&
+            from->sin_port == ((h->pad0 & UDP_HF_TWIN) ? p->twin_port : p->port))
+            return s->size + i;
+    }
+    return -1;
+}
+
 /* Handles one packet (a datagram, or a part of a bundle: first = 0 for the parts after
  * the first, which are counted in bundled_recv rather than rx_packets). */
 static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sockaddr_in *from,
@@ -1600,34 +1633,46 @@ static void udp_rx_packet(udp_t *s, const char *buf, size_t n, const struct sock
         s->st.bundled_recv++;
     s->st.rx_bytes += n;
     udp_parsed_t m;
-    int rc = udp_parse(buf, n, (uint32_t)s->rank, (uint32_t)s->size, s->data_max, &m);
-    switch (rc) {
-    case UDP_PARSE_OK: break;
-    case UDP_PARSE_SHORT: s->st.truncated++; return;
-    default: s->st.malformed++; return;
-    }
-    int src = (int)m.h.src;
-    udp_peer_t *p = s->peer[src];
-    if (BASE_UNLIKELY(!p || !p->ip)) {
-        /* first contact of a peer whose address was not read at start-up: from boot,
-         * which only the application's thread may call (the progress thread leaves the
-         * datagram to the sender's retransmission) */
-        if (s->thr_serving) {
-            s->st.unverified++;
-            return;
+    int rc = BASE_LIKELY(!s->alone)
+                 ? udp_parse(buf, n, (uint32_t)s->rank, (uint32_t)s->size, s->data_max, &m)
+                 : UDP_PARSE_MALFORMED;
+    int src = -1; /* the sender's peer id, once its address is checked */
+    udp_peer_t *p = NULL;
+    if (BASE_LIKELY(rc == UDP_PARSE_OK)) {
+        src = (int)m.h.src;
+        p = s->peer[src];
+        if (BASE_UNLIKELY(!p || !p->ip)) {
+            /* first contact of a peer whose address was not read at start-up: from boot,
+             * which only the application's thread may call (the progress thread leaves the
+             * datagram to the sender's retransmission) */
+            if (s->thr_serving) {
+                s->st.unverified++;
+                return;
+            }
+            p = udp_peer_of(s, src);
+            if (udp_peer_addr(s, src, p) != FMPL_SUCCESS)
+                src = -1;
         }
-        p = udp_peer_of(s, src);
-        if (udp_peer_addr(s, src, p) != FMPL_SUCCESS) {
-            s->st.bad_secret++;
-            return;
+        if (src >= 0 &&
+            BASE_UNLIKELY(from->sin_addr.s_addr != p->ip ||
+                          from->sin_port != ((m.h.pad0 & UDP_HF_TWIN) ? p->twin_port : p->port)))
+            src = -1; /* not from the address the claimed sender registered */
+    }
+    if (BASE_UNLIKELY(src < 0) && s->npeers > s->size &&
+        udp_parse_other(buf, n, (uint32_t)s->rank, s->data_max, &m) == UDP_PARSE_OK) {
+        rc = UDP_PARSE_OK; /* well formed for another job: foreign unless registered */
+        src = udp_foreign_of(s, &m.h, from);
+        p = src >= 0 ? s->peer[src] : NULL;
+    }
+    if (BASE_UNLIKELY(src < 0)) {
+        switch (rc) {
+        case UDP_PARSE_OK: s->st.bad_secret++; return; /* from an address of no peer */
+        case UDP_PARSE_SHORT: s->st.truncated++; return;
+        default: s->st.malformed++; return;
         }
     }
-    if (BASE_UNLIKELY(from->sin_addr.s_addr != p->ip ||
-                      from->sin_port != ((m.h.pad0 & UDP_HF_TWIN) ? p->twin_port : p->port))) {
-        s->st.bad_secret++; /* not from the address the claimed sender registered */
-        return;
-    }
-    if (BASE_UNLIKELY(!udp_auth_check(&s->auth, buf, n))) {
+    udp_auth_t *auth = BASE_LIKELY(!p->link) ? &s->auth : &s->foreign[p->link - 1].rx;
+    if (BASE_UNLIKELY(!udp_auth_check(auth, buf, n))) {
         s->st.bad_csum++; /* forged or corrupted */
         return;
     }
@@ -2519,6 +2564,11 @@ static int udp_all_done(void *arg)
     udp_t *s = arg;
     if (s->rq_count || s->jobs)
         return 0;
+    for (int r = s->size; r < s->npeers; r++) { /* other jobs: our messages delivered */
+        udp_peer_t *p = s->peer[r];
+        if (p && !udp_delivered(s, p, 0))
+            return 0;
+    }
     for (int r = 0; r < s->size; r++) {
         if (!udp_serves(s, r))
             continue;
@@ -2537,9 +2587,10 @@ static int udp_all_done(void *arg)
 static void udp_final_acks(udp_t *s, uint8_t type)
 {
     for (int c = 0; c < UDP_BYE_COPIES; c++)
-        for (int r = 0; r < s->size; r++) {
+        for (int r = 0; r < s->npeers; r++) {
             udp_peer_t *p = s->peer[r];
-            if (p && p->ip && udp_serves(s, r) && !(p->flags & (PF_DEAD | PF_GONE)))
+            if (p && p->ip && (r >= s->size || udp_serves(s, r)) &&
+                !(p->flags & (PF_DEAD | PF_GONE)))
                 udp_ctrl(s, r, p, type, p->recv);
         }
     udp_hold_flush(s, 0, 1);
@@ -2581,6 +2632,11 @@ static void udp_free(udp_t *s)
     if (s->twin_fd >= 0)
         close(s->twin_fd);
     udp_auth_fini(&s->auth);
+    for (int i = 0; i < s->npeers - s->size; i++) {
+        udp_auth_fini(&s->foreign[i].tx);
+        udp_auth_fini(&s->foreign[i].rx);
+    }
+    free(s->foreign);
     free(s->cap_buf);
     free(s->pool);
     free(s->slot_next);
@@ -2676,7 +2732,7 @@ int vnic_udp_capture(vnic_t *v, int src, int count)
     if (!v->remote)
         return FMPL_ERR_UNSUPPORTED;
     udp_t *s = (udp_t *)v->remote;
-    if (src < 0 || src >= s->size)
+    if (src < 0 || src >= s->npeers)
         return FMPL_ERR_RANK;
     udp_enter(s);
     if (!s->cap_buf)
@@ -2716,7 +2772,7 @@ int vnic_udp_inject(vnic_t *v, int rank, int twin, const void *pkt, size_t len)
     if (!v->remote)
         return FMPL_ERR_UNSUPPORTED;
     udp_t *s = (udp_t *)v->remote;
-    if (rank < 0 || rank >= s->size || rank == s->rank)
+    if (rank < 0 || rank >= s->npeers || rank == s->rank)
         return FMPL_ERR_RANK;
     udp_enter(s);
     udp_peer_t *p = udp_peer_of(s, rank);
@@ -2907,6 +2963,7 @@ static int udp_setup(udp_t *s)
     s->rto_cur = s->rto_ns;
     s->rq_cap = BASE_ALIGN_UP((size_t)rcvbuf, 8);
     s->rq = s->rq_cap ? malloc(s->rq_cap) : NULL;
+    s->npeers = s->size;
     s->peer = calloc((size_t)s->size, sizeof *s->peer);
     s->active = malloc((size_t)s->size * sizeof *s->active);
     s->req = calloc(s->nreq, sizeof *s->req);
@@ -3028,11 +3085,102 @@ static int udp_key_read(udp_t *s)
     return FMPL_SUCCESS;
 }
 
-int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
+/* OTHER JOBS (dynamic processes: MPI_Comm_spawn, connect/accept, join; src/vnic/link.c).
+ * A process of another job is registered as a peer id >= size (vnic_udp_peer_add) with
+ * its address (main and twin ports), its rank in its job, and the two keys of the pair
+ * (this process, it) that link.c derived from the secret the two jobs agreed when they
+ * connected: tx seals our packets to it, rx checks its packets to us (udp_foreign_t;
+ * udp_peer_t.link says which). Our packets to it carry our rank as src and its rank as
+ * dst. A packet that fails this job's checks (structure with this job's ranks, the
+ * claimed sender's registered address) is matched against the registered processes by
+ * source address and src (udp_foreign_of: a linear scan, paid only by traffic between
+ * jobs), then checked like any other packet, in the same order and with the same
+ * counters (see AUTHENTICATION): tag with the pair's rx key (bad_csum), replay window
+ * of that peer (replayed); an unregistered sender is foreign (bad_secret) and its
+ * datagram dropped (it retransmits until this process registered it too). This job's
+ * key never seals a packet to another job, and no packet of another job is checked with
+ * it. The protocol is the same; fence leaves such peers out, close waits until they have
+ * acknowledged what we sent (or are gone or dead) and says BYE to them. A job whose ranks
+ * share one host has no udp transport: the first registration opens one for this process
+ * alone (vnic_udp_open_alone; `alone`: it accepts no packet as this job's), so that job's
+ * traffic among itself stays on shm, untouched. FMPL_UDP_AUTH applies to these peers too
+ * (off: the pair's keys seed checksums); link.c refuses to link two jobs that disagree on
+ * it. The datagram size is that of the job (65000 bytes on one host): two jobs on one
+ * host agree; a multi-host job (1556) cannot receive a single-host job's large datagrams
+ * (a spawn runs on this host only, so parent and children agree). */
+int vnic_udp_peer_add(vnic_transport_t *tr, const char *ip, unsigned port, unsigned twin,
+                      uint32_t rank, const unsigned char tx[UDP_KEY_BYTES],
+                      const unsigned char rx[UDP_KEY_BYTES], int *id)
+{
+    udp_t *s = (udp_t *)tr;
+    struct in_addr a;
+    if (port == 0 || port > 65535 || twin > 65535 || inet_aton(ip, &a) == 0)
+        return FMPL_ERR_ARG;
+    udp_enter(s);
+    for (int i = 0; i < s->npeers - s->size; i++) {
+        const udp_peer_t *p = s->peer[s->size + i];
+        if (p->ip == a.s_addr && p->port == htons((uint16_t)port) && s->foreign[i].rank == rank) {
+            *id = s->size + i; /* registered by an earlier link: its keys stay */
+            udp_leave(s);
+            return FMPL_SUCCESS;
+        }
+    }
+    int n = s->npeers + 1, nf = n - s->size;
+    if (nf > UINT16_MAX) {
+        udp_leave(s);
+        return FMPL_ERR_NOMEM;
+    }
+    udp_peer_t **peer = realloc(s->peer, (size_t)n * sizeof *peer);
+    if (peer)
+        s->peer = peer;
+    int *active = realloc(s->active, (size_t)n * sizeof *active);
+    if (active)
+        s->active = active;
+    udp_foreign_t *f = realloc(s->foreign, (size_t)nf * sizeof *f);
+    if (f)
+        s->foreign = f;
+    if (!peer || !active || !f) {
+        udp_leave(s);
+        return FMPL_ERR_NOMEM;
+    }
+    f = &s->foreign[nf - 1];
+    f->rank = rank;
+    if (udp_auth_init(&f->tx, tx, s->auth.on) != 0 || udp_auth_init(&f->rx, rx, s->auth.on) != 0) {
+        udp_auth_fini(&f->tx);
+        udp_leave(s);
+        return FMPL_ERR_INIT;
+    }
+    s->peer[s->npeers] = NULL;
+    udp_peer_t *p = udp_peer_of(s, s->npeers);
+    p->ip = a.s_addr;
+    p->port = htons((uint16_t)port);
+    p->twin_port = htons((uint16_t)twin);
+    p->link = (uint16_t)nf;
+    p->heard_ns = base_time_ns();
+    *id = s->npeers++;
+    udp_leave(s);
+    return FMPL_SUCCESS;
+}
+
+int vnic_udp_addr(vnic_transport_t *tr, char *buf, size_t len)
+{
+    udp_t *s = (udp_t *)tr;
+    struct in_addr me = {.s_addr = s->my_ip};
+    int n =
+        snprintf(buf, len, "%s:%u:%u", inet_ntoa(me), ntohs(s->my_port), ntohs(s->my_twin_port));
+    return n > 0 && (size_t)n < len ? FMPL_SUCCESS : FMPL_ERR_TRUNCATE;
+}
+
+int vnic_udp_auth_on(vnic_transport_t *tr)
+{
+    return ((udp_t *)tr)->auth.on;
+}
+
+static udp_t *udp_new(vnic_t *v)
 {
     udp_t *s = calloc(1, sizeof *s);
     if (!s)
-        return FMPL_ERR_NOMEM;
+        return NULL;
     s->base.ops = &udp_ops;
     s->base.v = v;
     s->v = v;
@@ -3042,6 +3190,38 @@ int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
     s->held_peer = -1;
     s->rank = v->rank;
     s->size = v->size;
+    return s;
+}
+
+int vnic_udp_open_alone(vnic_t *v, vnic_transport_t **out)
+{
+    udp_t *s = udp_new(v);
+    if (!s)
+        return FMPL_ERR_NOMEM;
+    s->alone = 1;
+    int err = udp_setup(s);
+    /* a key of its own, which seals nothing (no peer of this job is served here) */
+    unsigned char key[UDP_KEY_BYTES];
+    if (!err && (udp_auth_keygen(key) != 0 || udp_auth_init(&s->auth, key, s->auth.on) != 0))
+        err = FMPL_ERR_INIT;
+    memset(key, 0, sizeof key);
+    if (!err && s->thr_on) {
+        s->thr_on = 0;
+        err = udp_thread_start(s);
+    }
+    if (err) {
+        udp_free(s);
+        return err;
+    }
+    *out = &s->base;
+    return FMPL_SUCCESS;
+}
+
+int vnic_udp_open(vnic_t *v, vnic_transport_t **out)
+{
+    udp_t *s = udp_new(v);
+    if (!s)
+        return FMPL_ERR_NOMEM;
     int err = udp_setup(s);
     /* publish the addresses (and, rank 0, the key), fence, read the key */
     char val[BOOT_VALUE_MAX];

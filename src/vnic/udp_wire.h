@@ -230,8 +230,25 @@ typedef struct udp_parsed {
  * `size` ranks (not its authenticity: udp_auth_check). Payloads up to max_payload bytes (after both
  * headers) are accepted. On UDP_PARSE_OK, out holds copies of the headers and a pointer into pkt.
  * pkt may be unaligned. Never reads outside [pkt, pkt+n). */
+static inline int udp_parse_job(const void *pkt, size_t n, uint32_t me, uint32_t size,
+                                size_t max_payload, int same_job, udp_parsed_t *out);
 static inline int udp_parse(const void *pkt, size_t n, uint32_t me, uint32_t size,
                             size_t max_payload, udp_parsed_t *out)
+{
+    return udp_parse_job(pkt, n, me, size, max_payload, 1, out);
+}
+
+/* udp_parse for a sender of another job (OTHER JOBS in udp.c): any src, which may equal
+ * me (its rank there). */
+static inline int udp_parse_other(const void *pkt, size_t n, uint32_t me, size_t max_payload,
+                                  udp_parsed_t *out)
+{
+    return udp_parse_job(pkt, n, me, UINT32_MAX, max_payload, 0, out);
+}
+
+/* udp_parse for a sender of a job of `size` ranks; same_job: it is not us (src != me). */
+static inline int udp_parse_job(const void *pkt, size_t n, uint32_t me, uint32_t size,
+                                size_t max_payload, int same_job, udp_parsed_t *out)
 {
     if (n < sizeof(udp_hdr_t))
         return UDP_PARSE_SHORT;
@@ -240,7 +257,7 @@ static inline int udp_parse(const void *pkt, size_t n, uint32_t me, uint32_t siz
     if (h.len != n - sizeof h)
         return h.len > n - sizeof h ? UDP_PARSE_SHORT : UDP_PARSE_MALFORMED;
     if (h.version != UDP_WIRE_VERSION || h.type == 0 || h.type >= UDP_T_MAX || h.src >= size ||
-        h.dst != me || h.src == me || h.ctr == 0)
+        h.dst != me || (same_job && h.src == me) || h.ctr == 0)
         return UDP_PARSE_MALFORMED;
     out->h = h;
     out->payload = NULL;

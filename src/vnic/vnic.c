@@ -14,6 +14,7 @@
 
 static void vnic_free_state(vnic_t *v)
 {
+    free(v->peer_node);
     free(v->reg_next);
     free(v->reg_gen);
     free(v->cntr_used);
@@ -56,7 +57,16 @@ int vnic_open(boot_t *boot, vnic_t **out)
     v->size = boot_size(boot);
     base_log_set_rank(v->rank);
     int rc = boot_nodes(boot, &v->nodes);
+    if (!rc) {
+        v->npeers = v->size;
+        v->peer_node = malloc((size_t)v->size * sizeof *v->peer_node);
+        if (v->peer_node)
+            memcpy(v->peer_node, v->nodes->node_of, (size_t)v->size * sizeof *v->peer_node);
+        else
+            rc = FMPL_ERR_NOMEM;
+    }
     if (rc) {
+        free(v->peer_node);
         free(v);
         return rc;
     }
@@ -385,7 +395,7 @@ static inline vnic_transport_t *vnic_transport_of(const vnic_t *v, int peer)
 {
     if (BASE_UNLIKELY(v->force_udp))
         return peer == v->rank ? v->local : v->remote;
-    return v->nodes->node_of[peer] == v->nodes->my_node ? v->local : v->remote;
+    return v->peer_node[peer] == v->nodes->my_node ? v->local : v->remote;
 }
 
 /* One operation of `bytes` posted through t (vnic_traffic). */
@@ -406,7 +416,7 @@ int vnic_traffic(const vnic_t *v, vnic_traffic_t out[VNIC_TRAFFIC_N])
 
 void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t len)
 {
-    if (!v || (unsigned)peer >= (unsigned)v->size)
+    if (!v || (unsigned)peer >= (unsigned)v->npeers)
         return NULL;
     vnic_transport_t *t = vnic_transport_of(v, peer);
     return t && t->ops->peer_ptr ? t->ops->peer_ptr(t, peer, key, off, len) : NULL;
@@ -414,7 +424,7 @@ void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t 
 
 void vnic_peer_wake(vnic_t *v, int peer)
 {
-    if (!v || (unsigned)peer >= (unsigned)v->size)
+    if (!v || (unsigned)peer >= (unsigned)v->npeers)
         return;
     vnic_transport_t *t = vnic_transport_of(v, peer);
     if (t && t->ops->peer_wake)
@@ -425,7 +435,7 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
 {
     if (BASE_UNLIKELY(!v || !op))
         return FMPL_ERR_ARG;
-    if (BASE_UNLIKELY((unsigned)op->peer >= (unsigned)v->size))
+    if (BASE_UNLIKELY((unsigned)op->peer >= (unsigned)v->npeers))
         return FMPL_ERR_RANK;
     if (BASE_UNLIKELY(op->flags &
                       ~(uint32_t)(VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG | VNIC_F_DEFER)))
@@ -509,7 +519,7 @@ int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a
 {
     if (BASE_UNLIKELY(!v || chan >= VNIC_NCHAN))
         return FMPL_ERR_ARG;
-    if (BASE_UNLIKELY((unsigned)peer >= (unsigned)v->size))
+    if (BASE_UNLIKELY((unsigned)peer >= (unsigned)v->npeers))
         return FMPL_ERR_RANK;
     if (BASE_UNLIKELY((alen && !a) || (blen && !b)))
         return FMPL_ERR_BUFFER;

@@ -68,6 +68,44 @@ int vnic_size(const vnic_t *v);
 /* Ranks grouped by host, as boot_nodes() gives them. */
 const boot_nodes_t *vnic_nodes(const vnic_t *v);
 
+/* Processes of other jobs (dynamic processes; src/vnic/link.c). Two jobs first agree on a
+ * link: vnic_link_agree runs, at one process of each side, a key exchange over a
+ * connected stream socket (X25519, the port's token mixed in, both sides proving they
+ * derived the same secret); the link (a 32-byte secret) then goes to the other members
+ * of each side through the job's own channels. vnic_addr writes this process's address
+ * (a string of at most VNIC_ADDR_MAX bytes) for another job; vnic_peer_add registers the
+ * process of such an address, under a link, as a peer of this vnic and gives its peer
+ * id: its rank when it belongs to this job (link unused), else a new id >= vnic_size
+ * (the same one on a second call, whose link is then ignored: the first one's keys
+ * stay), served by the udp transport (udp.c, OTHER JOBS) with keys of its own for the
+ * pair (this process, it) derived from the link, which a job on one host opens for this
+ * process at the first call of either. Both sides register each other before they
+ * exchange anything (a datagram of an unregistered process is dropped and sent again).
+ * Such peers take part in operations only: not in vnic_fence, nor in vnic_nodes.
+ * vnic_close waits until they acknowledged everything this process sent them. Errors:
+ * FMPL_ERR_ARG (malformed address), FMPL_ERR_TRUNCATE (len), the transport's. */
+#define VNIC_ADDR_MAX 256
+#define VNIC_LINK_BYTES 32
+#define VNIC_LINK_TOKEN_MAX 64 /* bytes of a token's text, with its terminating 0 */
+typedef struct vnic_link {
+    unsigned char secret[VNIC_LINK_BYTES];
+} vnic_link_t;
+/* A fresh random token (32 hex digits: 128 bits) to put in a port's name. */
+int vnic_link_token(char token[VNIC_LINK_TOKEN_MAX]);
+/* The key exchange over the connected stream socket fd, the same call on both sides
+ * (symmetric: no roles). token: the port's token, which both sides must know (NULL:
+ * none, MPI_Comm_join); timeout_ms (> 0): the most this waits for the other side. The
+ * socket's flags are left alone. Errors: FMPL_ERR_PEER (the other side is not an FMPL
+ * process, knows another token, or the stream broke or was tampered with),
+ * FMPL_ERR_TIMEOUT, FMPL_ERR_MISMATCH (FMPL_UDP_AUTH differs between the two jobs),
+ * FMPL_ERR_INIT (OpenSSL failed); why (whylen bytes) then says which. */
+int vnic_link_agree(vnic_t *v, int fd, const char *token, int timeout_ms, vnic_link_t *link,
+                    char *why, size_t whylen);
+int vnic_addr(vnic_t *v, char *buf, size_t len);
+int vnic_peer_add(vnic_t *v, const char *addr, const vnic_link_t *link, int *peer);
+/* One more than the largest peer id: vnic_size plus the processes of other jobs. */
+int vnic_npeers(const vnic_t *v);
+
 typedef struct vnic_info {
     const char *transports; /* e.g. "shm" or "shm,udp" */
     int cma;                /* 1 when process_vm_readv/writev works and is enabled */

@@ -172,7 +172,9 @@ struct vnic {
     boot_t *boot;
     int rank, size;
     const boot_nodes_t *nodes;
-    vnic_transport_t *local;  /* serves ranks on this host (shm) */
+    int npeers;              /* size + processes of other jobs (vnic_peer_add) */
+    int *peer_node;          /* [npeers] node of each peer (nodes->node_of, then -1: another job) */
+    vnic_transport_t *local; /* serves ranks on this host (shm) */
     vnic_transport_t *remote; /* serves other hosts (udp); NULL on a single host unless forced */
     vnic_traffic_t traffic[VNIC_TRAFFIC_N]; /* vnic_traffic: [shm], [udp] */
 
@@ -270,6 +272,24 @@ int vnic_shm_peer_region(vnic_transport_t *shm, int world, vnic_key_t key, vnic_
  * of the local transport (regions, counters) to be set up. On success *out belongs to
  * v (released by its ops->close). */
 int vnic_udp_open(vnic_t *v, vnic_transport_t **out);
+/* The udp transport of this process alone, for processes of other jobs (udp.c, OTHER
+ * JOBS): not collective, never blocks. */
+int vnic_udp_open_alone(vnic_t *v, vnic_transport_t **out);
+/* Registers the process of another job at ip:port (twin: its twin socket's port, 0:
+ * none) with `rank` in its job, tx and rx the keys of the pair (this process, it): see
+ * udp.c OTHER JOBS. *id: its peer id (the next one, >= size; the same id again for a
+ * process registered already, whose keys stay). FMPL_ERR_ARG for a bad address,
+ * FMPL_ERR_INIT when OpenSSL fails. */
+int vnic_udp_peer_add(vnic_transport_t *t, const char *ip, unsigned port, unsigned twin,
+                      uint32_t rank, const unsigned char tx[32], const unsigned char rx[32],
+                      int *id);
+/* "ip:port:twinport" of this process's udp transport. */
+int vnic_udp_addr(vnic_transport_t *t, char *buf, size_t len);
+/* 1 when the transport's packets carry MACs (FMPL_UDP_AUTH), 0 for checksums. */
+int vnic_udp_auth_on(vnic_transport_t *t);
+/* Opens the udp transport for processes of other jobs when this process has none:
+ * vnic_udp_open_alone (link.c, vnic.c). */
+int vnic_remote_ready(vnic_t *v);
 /* Copies the statistics of an open udp transport into *out. Never blocks. */
 void vnic_udp_get_stats(vnic_transport_t *t, vnic_udp_stats_t *out);
 

@@ -31,7 +31,7 @@ outdir=$(cd "$outdir" && pwd)
 cd "$outdir"
 
 # Reconfigure when the wrapper or the options change.
-opts=(--disable-fortran --disable-cxx --disable-spawn --enable-strictmpi
+opts=(--disable-fortran --disable-cxx --enable-strictmpi
     --disable-ft-tests --disable-checkpointing --disable-perftest
     --disable-checkfaults --disable-large-tests --with-pm=none
     ${MPICH_CONFIGURE_EXTRA:-})
