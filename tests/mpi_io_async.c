@@ -7,7 +7,8 @@
  * runs after the call. Then the lock goes and the requests complete, with contents
  * checked:
  *   - iwrite_at (independent), iwrite_at_all (collective: after its completion every
- *     rank's part is visible to a read by another rank), iread_at, write_all_begin/end;
+ *     rank's part is visible to a read by another rank), a blocking read_at_all while an
+ *     iwrite_at_all is pending, iread_at, write_all_begin/end;
  *   - MPI_Cancel of a queued transfer (cancelled, nothing written) and of a running one
  *     (completes normally);
  *   - iwrite_shared / iread_shared, a derived datatype freed before completion,
@@ -137,6 +138,13 @@ static void raw_read(const char *path, int64_t off, int *b, int n)
     close(fd);
 }
 
+/* A block past everything the test writes before step 4 (zeros) and never written by
+ * the blocking collective of step 2b. */
+static int64_t far_block(int size, int rank)
+{
+    return (int64_t)(3 * size + rank) * N;
+}
+
 static int all_zero(const int *b, int n)
 {
     for (int i = 0; i < n; i++)
@@ -228,6 +236,22 @@ int main(int argc, char **argv)
     CHECK(count == N);
     raw_read(path, next, back, N);
     CHECK(check_fill(back, N, 100 + (rank + 1) % size));
+
+    /* 2b. a blocking collective on the file while a nonblocking one is pending: each
+     * completes with its own data (after every rank checked step 2's) */
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(buf, N, 150 + rank);
+    CHECK_RC(MPI_File_iwrite_at_all(fh, me, buf, N, MPI_INT, &rq), MPI_SUCCESS);
+    memset(back, 0, N * sizeof *back);
+    CHECK_RC(MPI_File_read_at_all(fh, far_block(size, rank), back, N, MPI_INT, &st), MPI_SUCCESS);
+    CHECK(all_zero(back, N));
+    CHECK_RC(MPI_Wait(&rq, &st), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    raw_read(path, next, back, N);
+    CHECK(check_fill(back, N, 150 + (rank + 1) % size));
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(buf, N, 100 + rank); /* step 3 reads step 2's contents back */
+    CHECK_RC(MPI_File_write_at_all(fh, me, buf, N, MPI_INT, &st), MPI_SUCCESS);
 
     /* 3. iread_at waits for the lock too, then reads what the holder's owner wrote */
     lock_file(rank, path, 1);

@@ -417,6 +417,7 @@ static int file_resize(MPI_File fh, MPI_Offset size, int grow_only, const char *
     mpii_file_t *f = file_arg(fh, fn, &rc);
     if (!f)
         return rc;
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int cls = MPI_SUCCESS;
     if (size < 0)
         cls = MPI_ERR_ARG;
@@ -489,6 +490,7 @@ int PMPI_File_sync(MPI_File fh)
     mpii_file_t *f = file_arg(fh, fn, &rc);
     if (!f)
         return rc;
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int cls = f->amode & MPI_MODE_RDONLY ? MPI_ERR_READ_ONLY : MPI_SUCCESS;
     if (cls == MPI_SUCCESS && fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS)
         cls = mpii_file_errno_class(errno);
@@ -538,6 +540,7 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
     mpii_file_t *f = file_arg(fh, fn, &rc);
     if (!f)
         return rc;
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int nk;
     if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &nk) != MPI_SUCCESS)
         return MPII_ERR_FILE(fh, MPI_ERR_INFO, fn);
@@ -574,6 +577,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
     mpii_file_t *f = file_arg(fh, fn, &rc);
     if (!f)
         return rc;
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int v[2] = {flag ? 1 : 0, flag ? -1 : 0};
     PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, f->comm);
     if (v[0] != -v[1])

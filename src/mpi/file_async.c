@@ -36,7 +36,10 @@
  * need every process at once; the bytes written and read are the same). When its part
  * is done, it contributes its class (the argument check's, else the transfer's) to an
  * MPI_Iallreduce (MAX) on the file's communicator, and the request completes when that
- * agreement is in. So, as with the blocking collectives: when the request completes on
+ * agreement is in. The agreements start in the background, so a blocking collective
+ * call on the same file first waits for the file's pending requests
+ * (mpii_file_async_drain): its own collectives never interleave with theirs. So, as
+ * with the blocking collectives: when the request completes on
  * one process, every process's part is done (a read_all after a completed write_all
  * sees its data), and the class is the same on every process. A process with bad
  * arguments transfers nothing (the others' parts are not undone: the call fails on every

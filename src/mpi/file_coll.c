@@ -457,6 +457,7 @@ static int range_cmp(const void *x, const void *y)
 int mpii_file_coll(mpii_file_t *f, int write, int64_t pos, void *buf, int64_t count,
                    MPI_Datatype type, int lcls, int64_t *done)
 {
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int cls = lcls;
     *done = 0;
     int64_t n = 0;

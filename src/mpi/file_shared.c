@@ -124,6 +124,7 @@ static int shared_access(MPI_File fh, const char *fn, int write, void *buf, int6
  * failed; returns the view byte position of this process's part. */
 static int64_t ordered_position(mpii_file_t *f, int64_t n, int *cls)
 {
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int64_t mine = *cls == MPI_SUCCESS ? n / f->view.esize : 0;
     int64_t *all = malloc((size_t)f->size * sizeof *all);
     int64_t before = 0, total = 0;
@@ -210,6 +211,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     mpii_file_t *f = mpii_file_get(fh);
     if (!f)
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
+    mpii_file_async_drain(f); /* its collectives before ours (file_async.c) */
     int64_t v[4] = {offset, -offset, whence, -(int64_t)whence};
     PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, f->comm);
     int cls = v[0] != -v[1] || v[2] != -v[3] ? MPI_ERR_NOT_SAME : MPI_SUCCESS;

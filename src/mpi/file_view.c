@@ -279,6 +279,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     mpii_file_t *f = mpii_file_get(fh);
     if (!f)
         return MPII_ERR_FILE(fh, MPI_ERR_FILE, fn);
+    /* the I/O worker reads the view of pending requests, whose collectives come first */
+    mpii_file_async_drain(f);
     int cls = MPI_SUCCESS;
     if (disp == MPI_DISPLACEMENT_CURRENT) {
         if (!(f->amode & MPI_MODE_SEQUENTIAL))
@@ -298,10 +300,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     if (cls == MPI_SUCCESS && info != MPI_INFO_NULL &&
         PMPI_Info_get_nkeys(info, &nk) != MPI_SUCCESS)
         cls = MPI_ERR_INFO;
-    if (cls == MPI_SUCCESS) {
-        mpii_file_async_drain(f); /* the I/O worker reads the view of pending requests */
+    if (cls == MPI_SUCCESS)
         cls = mpii_view_set(f, disp, etype, filetype, datarep);
-    }
     if (cls == MPI_SUCCESS && info != MPI_INFO_NULL)
         cls = PMPI_File_set_info(fh, info);
     PMPI_Allreduce(MPI_IN_PLACE, &cls, 1, MPI_INT, MPI_MAX, f->comm);
