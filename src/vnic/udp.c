@@ -123,8 +123,9 @@
  *     and 3rd BYE).
  * Only then may it change state (peer's address and liveness, acknowledgements, STOP,
  * BYE...). Processes of other jobs go through the same checks with the keys of their
- * pair instead of the job key (see OTHER JOBS; the keys and why: link.c). FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted
- * fabrics and benchmarks; the address and replay checks stay.
+ * pair instead of the job key (see OTHER JOBS; the keys and why: link.c).
+ * FMPL_UDP_AUTH=off replaces the tag by a keyed checksum (no MAC), for trusted fabrics
+ * and benchmarks; the address and replay checks stay.
  *
  * FAULTS. Truncated, foreign, forged, corrupted, replayed or malformed datagrams are
  * counted and dropped (see AUTHENTICATION). Loss,
