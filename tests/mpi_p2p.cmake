@@ -23,3 +23,6 @@ fmpl_test(mpi_p2p_isendrecv_rndv mpi_p2p_isendrecv.c RANKS 2 3 ENV FMPL_MPI_EAGE
 # MPI_Cancel of sends: cancelled when unmatched, not once matched or taken by Mprobe.
 fmpl_test(mpi_p2p_cancel mpi_p2p_cancel.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_p2p_cancel_rndv mpi_p2p_cancel.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 120)
+# MPI_Isend returns at once when the receiver's inbox is full (deferred sends).
+fmpl_test(mpi_isend_noblock mpi_isend_noblock.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_isend_noblock_udp mpi_isend_noblock.c RANKS 2 3 ENV FMPL_TRANSPORT=udp TIMEOUT 120)

@@ -266,6 +266,11 @@ static inline void mpii_hook_arm(void)
     vnic_hook_arm(mpii.vnic, p2p.hook_id, 1);
 }
 
+void mpii_p2p_hook_arm(void)
+{
+    mpii_hook_arm();
+}
+
 static void mpii_todo_add(int peer, uint8_t kind, uint64_t token)
 {
     mpii_todo_t *t;
@@ -372,6 +377,16 @@ static inline int mpii_am(int peer, const void *a, size_t alen, const void *b, s
 {
     int rc = vnic_send_am(mpii.vnic, peer, VNIC_CHAN_MPI_P2P, token, a, alen, b, blen);
     return BASE_LIKELY(!rc) ? MPI_SUCCESS : mpii_err_from_fmpl(rc);
+}
+
+/* mpii_am, or with `try` MPII_AGAIN instead of waiting for room at the receiver. */
+static inline int mpii_am_or(int peer, const void *a, size_t alen, const void *b, size_t blen,
+                             uint64_t token, int try)
+{
+    if (!try)
+        return mpii_am(peer, a, alen, b, blen, token);
+    int rc = vnic_send_am_try(mpii.vnic, peer, VNIC_CHAN_MPI_P2P, token, a, alen, b, blen);
+    return BASE_LIKELY(!rc) ? MPI_SUCCESS : rc == VNIC_AGAIN ? MPII_AGAIN : mpii_err_from_fmpl(rc);
 }
 
 static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
@@ -593,7 +608,7 @@ static int mpii_hook_work(void)
         mpii_req_done(r);
         n++;
     }
-    return n;
+    return n + mpii_defer_work();
 }
 
 /* The progress hook while armed: the queued work; disarms itself once it is done. */
@@ -601,19 +616,16 @@ static int mpii_hook(void *arg)
 {
     (void)arg;
     int n = mpii_hook_work();
-    if (mpii_list_empty(&p2p.todoq) && mpii_list_empty(&p2p.getq))
+    if (mpii_list_empty(&p2p.todoq) && mpii_list_empty(&p2p.getq) && !mpii_defer_total)
         vnic_hook_arm(mpii.vnic, p2p.hook_id, 0);
     return n;
 }
 
 /* ------------------------------------------------------------------ send side */
 
-static void mpii_send_finish(mpii_req_t *r)
+/* Releases what send r holds for its rendezvous (registration, packed copy). */
+static void mpii_send_release(mpii_req_t *r)
 {
-    if (r->bowner) {
-        r->bowner->bsub = NULL;
-        r->bowner = NULL;
-    }
     if (r->key != VNIC_KEY_INVALID) {
         vnic_mr_dereg(mpii.vnic, r->key);
         r->key = VNIC_KEY_INVALID;
@@ -625,6 +637,15 @@ static void mpii_send_finish(mpii_req_t *r)
             mpii_tmp_put(r->tmp);
         r->tmp = NULL;
     }
+}
+
+static void mpii_send_finish(mpii_req_t *r)
+{
+    if (r->bowner) {
+        r->bowner->bsub = NULL;
+        r->bowner = NULL;
+    }
+    mpii_send_release(r);
     mpii_sends_pending--;
     mpii_req_done(r);
 }
@@ -638,8 +659,9 @@ static inline void mpii_pack_done(char *pack)
         mpii_tmp_put(pack);
 }
 
-/* Sends with r's arguments (peer_world, myrank, ctx, tag, buf/count/dt, mode). */
-static int mpii_send_go(mpii_req_t *r)
+/* Contract: p2p_impl.h. Sends with r's arguments (peer_world, myrank, ctx, tag,
+ * buf/count/dt, mode). */
+int mpii_send_post(mpii_req_t *r, int try)
 {
     uint64_t bytes = r->bytes;
     mpii_hdr_t h = {.ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_EAGER};
@@ -661,7 +683,7 @@ static int mpii_send_go(mpii_req_t *r)
             h.flags = MPII_AMF_SYNC;
             mpii_sends_pending++;
             r->s_token = (uint64_t)(uintptr_t)r;
-            int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
+            int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, r->s_token, try);
             mpii_pack_done(pack);
             if (rc)
                 mpii_sends_pending--;
@@ -673,7 +695,7 @@ static int mpii_send_go(mpii_req_t *r)
          * part of MPI_Isendrecv) carries a token; the library's own sends carry 0, so
          * the small ones may take the vnic fastbox (it carries no immediate). */
         r->s_token = !r->internal || r->named || r->parent ? MPII_TOKEN_EAGER | ++p2p.eager_seq : 0;
-        int rc = mpii_am(r->peer_world, &h, sizeof h, src, bytes, r->s_token);
+        int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, r->s_token, try);
         mpii_pack_done(pack);
         if (rc == MPI_SUCCESS) {
             mpii_stats_eager(bytes);
@@ -685,7 +707,7 @@ static int mpii_send_go(mpii_req_t *r)
     void *base;
     if (contig) {
         base = (char *)r->buf + r->lb;
-    } else if (r->tmp) { /* bsend: already packed in the attached buffer */
+    } else if (r->tmp) { /* bsend: packed in the attached buffer; or an earlier try's */
         base = r->tmp;
     } else {
         r->tmp = mpii_tmp_get(bytes);
@@ -694,20 +716,25 @@ static int mpii_send_go(mpii_req_t *r)
         dt_pack(r->dt, r->count, r->buf, 0, (int64_t)bytes, r->tmp);
         base = r->tmp;
     }
-    int rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
-    if (rc) {
-        if (!r->tmp_bsend) {
-            mpii_tmp_put(r->tmp);
-            r->tmp = NULL;
+    int rc;
+    if (r->key == VNIC_KEY_INVALID) { /* a deferred send's retry keeps its registration */
+        rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
+        if (rc) {
+            if (!r->tmp_bsend) {
+                mpii_tmp_put(r->tmp);
+                r->tmp = NULL;
+            }
+            return mpii_err_from_fmpl(rc);
         }
-        return mpii_err_from_fmpl(rc);
     }
     mpii_rts_t rts = {.h = h, .size = bytes, .key = r->key, .off = 0};
     rts.h.kind = MPII_AM_RTS;
     mpii_sends_pending++;
     r->s_token = (uint64_t)(uintptr_t)r;
-    rc = mpii_am(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r);
-    if (!rc) {
+    rc = mpii_am_or(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r, try);
+    if (rc == MPII_AGAIN) {
+        mpii_sends_pending--; /* the registration and packed copy wait for the retry */
+    } else if (!rc) {
         mpii_p2p_stats.rndv_sent++;
         mpii_p2p_stats.rndv_bytes += bytes;
         if (MPII_EVENT_ON(MPII_EV_RENDEZVOUS)) {
@@ -718,6 +745,25 @@ static int mpii_send_go(mpii_req_t *r)
         mpii_sends_pending++; /* mpii_send_finish drops it again */
         mpii_send_finish(r);
         mpii_sends_pending--;
+    }
+    return rc;
+}
+
+/* Sends r now, or defers it (p2p_defer.c) when it may wait and its receiver has no
+ * room, or when earlier sends to that receiver wait. */
+static int mpii_send_go(mpii_req_t *r)
+{
+    if (BASE_UNLIKELY(mpii_defer_count(r->peer_world))) {
+        if (r->may_defer) {
+            mpii_defer_add(r);
+            return MPI_SUCCESS;
+        }
+        mpii_defer_drain(r->peer_world); /* the deferred ones go first */
+    }
+    int rc = mpii_send_post(r, r->may_defer);
+    if (BASE_UNLIKELY(rc == MPII_AGAIN)) {
+        mpii_defer_add(r);
+        return MPI_SUCCESS;
     }
     return rc;
 }
@@ -877,6 +923,14 @@ void mpii_p2p_cancel(mpii_req_t *r)
             r->cancel_pending = 1; /* completes with the answer to s's CANCEL */
             r->done = 0;
         }
+        return;
+    }
+    if (r->deferred) { /* not sent yet: it never will be */
+        mpii_defer_remove(r);
+        mpii_send_release(r);
+        r->st.fmpl_cancelled = 1;
+        r->st.fmpl_count = 0;
+        mpii_req_done(r);
         return;
     }
     if (!r->s_token)
@@ -1240,7 +1294,10 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
         uint64_t bytes = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
         if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0))) {
             mpii_hdr_t h = {.ctx = fc->ctx, .src = fc->rank, .tag = tag, .kind = MPII_AM_EAGER};
-            int rc = mpii_am(fc->group->world[dest], &h, sizeof h, buf, bytes, 0);
+            int world = fc->group->world[dest];
+            if (BASE_UNLIKELY(mpii_defer_count(world)))
+                mpii_defer_drain(world); /* after the deferred sends to it */
+            int rc = mpii_am(world, &h, sizeof h, buf, bytes, 0);
             if (BASE_UNLIKELY(rc))
                 return MPII_ERR_COMM(comm, rc, fname);
             mpii_stats_eager(bytes);
@@ -1382,6 +1439,7 @@ static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
     }
     r->mode = (uint8_t)mode;
     r->persistent = (uint8_t)persistent;
+    r->may_defer = !recv; /* MPI_Isend returns at once, room or not */
     dt_retain(r->dt);
     c->refs++;
     r->cref = c;

@@ -143,6 +143,9 @@ typedef struct mpii_req {
     uint8_t user_freed, posted, internal;
     uint8_t named;          /* internal send that MPI_Cancel may still name (a user Bsend's) */
     uint8_t cancel_pending; /* send: CANCEL sent, answer not yet in */
+    uint8_t may_defer;      /* send: waits in the deferred queue rather than in the vnic
+                             * when the receiver has no room (user nonblocking sends) */
+    uint8_t deferred;       /* send: in the deferred queue (p2p_defer.c) */
     volatile int done;
     int err;           /* MPI error class of the completed operation */
     int comm;          /* communicator handle (errors) */
@@ -245,6 +248,31 @@ int mpii_p2p_start(mpii_req_t *r);
  * answer) asks its receiver with CANCEL and completes cancelled or normally when the
  * answer is in. Anything else: nothing happens. */
 void mpii_p2p_cancel(mpii_req_t *r);
+
+/* ---- deferred sends (p2p_defer.c): a send the receiver has no room for waits here,
+ * in posting order per receiver, instead of blocking its caller (MPI_Isend returns at
+ * once, seed 002). Application thread only. */
+#define MPII_AGAIN (-1) /* mpii_send_post: no room at the receiver, nothing sent */
+/* Sends r's message (eager data or RTS); with `try`, MPII_AGAIN rather than waiting for
+ * room. Else an MPI error class (r not completed) or MPI_SUCCESS (p2p.c). */
+int mpii_send_post(mpii_req_t *r, int try);
+/* Queues send r behind the others to its receiver (counted in mpii_sends_pending). */
+void mpii_defer_add(mpii_req_t *r);
+/* Takes deferred send r out of the queue unsent (MPI_Cancel). */
+void mpii_defer_remove(mpii_req_t *r);
+/* Waits (progressing) until no send to world rank `world` is deferred. */
+void mpii_defer_drain(int world);
+/* Sends what the receivers have room for now, in order; the number sent. */
+int mpii_defer_work(void);
+extern uint32_t mpii_defer_total; /* deferred sends in all */
+/* The number of sends to world rank `world` that are deferred. */
+uint32_t mpii_defer_count_of(int world);
+static inline uint32_t mpii_defer_count(int world)
+{
+    return BASE_UNLIKELY(mpii_defer_total) ? mpii_defer_count_of(world) : 0;
+}
+/* Arms the progress hook of p2p.c (which calls mpii_defer_work). */
+void mpii_p2p_hook_arm(void);
 /* Checks the arguments of a send (recv 0) or receive (recv 1) and fills r's (kind, buffer,
  * count, type, peer, tag, comm, ctx, matching state; r->dt not retained). Returns an MPI
  * error class, not raised: MPI_ERR_COMM for an invalid comm (raise it on no object). */

@@ -504,15 +504,22 @@ static inline int shm_fb_send(shm_t *s, shm_peer_t *p, unsigned chan, const void
  * would stop it at that ticket, and if the wait's progress sends again (a hook or
  * handler may), the later ticket waits for room behind our own unwritten one:
  * deadlock. So wait holding nothing, then take the tickets with a compare-and-swap. */
-static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
+#define SHM_NO_TICKET UINT64_MAX
+
+/* Takes n tickets (see INBOX), waiting for room unless `try`: then SHM_NO_TICKET when
+ * there is none. */
+static inline uint64_t shm_tickets_or(shm_t *s, shm_peer_t *p, uint32_t n, int try)
 {
     uint64_t *sendcnt = shm_sendcnt_of(s, p->area);
     uint64_t t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
     for (;;) {
         if (BASE_UNLIKELY(t + n > p->recvcnt_cache + s->K)) {
             shm_room_t r = {s, p, n};
-            if (!shm_room_ready(&r))
+            if (!shm_room_ready(&r)) {
+                if (try)
+                    return SHM_NO_TICKET;
                 vnic_wait(s->v, shm_room_ready, &r, -1);
+            }
             t = __atomic_load_n(sendcnt, __ATOMIC_RELAXED);
             continue;
         }
@@ -520,6 +527,11 @@ static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
                                                     __ATOMIC_RELAXED)))
             return t;
     }
+}
+
+static inline uint64_t shm_tickets(shm_t *s, shm_peer_t *p, uint32_t n)
+{
+    return shm_tickets_or(s, p, n, 0);
 }
 
 /* Publishes the message whose first cell c has ticket t and n cells (payload and
@@ -552,11 +564,11 @@ static void shm_send(shm_t *s, shm_peer_t *p, shm_cell_t *hdr, vnic_lcur_t *lc)
 }
 
 /* vnic_send_am: an AM message built in place (no header copy, no descriptor walk);
- * a payload of at most SHM_CELL_DATA bytes is one cell, one cache line. */
-static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t imm, const void *a,
-                       size_t alen, const void *b, size_t blen)
+ * a payload of at most SHM_CELL_DATA bytes is one cell, one cache line. With `try`
+ * (vnic_send_am_try): VNIC_AGAIN instead of waiting for room. */
+static inline int shm_send_am_or(shm_t *s, int peer, unsigned chan, uint64_t imm, const void *a,
+                                 size_t alen, const void *b, size_t blen, int try)
 {
-    shm_t *s = (shm_t *)tr;
     shm_peer_t *p = &s->peers[s->local_of[peer]];
     size_t len = alen + blen;
     if (len <= SHM_FB_DATA && imm == 0 && p->fb_mine && shm_fb_send(s, p, chan, a, alen, b, blen))
@@ -565,7 +577,9 @@ static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t i
         shm_fb_publish_acks(s);
     uint32_t n = shm_ncells(len);
     shm_cell_t *cells = shm_cells_of(s, p->area);
-    uint64_t t = shm_tickets(s, p, n);
+    uint64_t t = shm_tickets_or(s, p, n, try);
+    if (BASE_UNLIKELY(t == SHM_NO_TICKET))
+        return VNIC_AGAIN;
     shm_cell_t *c = &cells[t & s->kmask];
     if (BASE_LIKELY(n == 1)) {
         shm_copy_small(c->u.data, a, alen);
@@ -593,6 +607,18 @@ static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t i
     c->imm = imm;
     shm_publish(s, p, c, t, n);
     return FMPL_SUCCESS;
+}
+
+static int shm_send_am(vnic_transport_t *tr, int peer, unsigned chan, uint64_t imm, const void *a,
+                       size_t alen, const void *b, size_t blen)
+{
+    return shm_send_am_or((shm_t *)tr, peer, chan, imm, a, alen, b, blen, 0);
+}
+
+static int shm_send_am_try(vnic_transport_t *tr, int peer, unsigned chan, uint64_t imm,
+                           const void *a, size_t alen, const void *b, size_t blen)
+{
+    return shm_send_am_or((shm_t *)tr, peer, chan, imm, a, alen, b, blen, 1);
 }
 
 /* 1 when one of my cells to p may still be unconsumed (its data not yet written or
@@ -1869,6 +1895,7 @@ static const vnic_transport_ops_t shm_ops = {
     .name = "shm",
     .post = shm_post,
     .send_am = shm_send_am,
+    .send_am_try = shm_send_am_try,
     .progress = shm_progress,
     .sleep_prepare = shm_sleep_prepare,
     .sleep_cancel = shm_sleep_cancel,

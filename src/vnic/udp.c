@@ -2453,6 +2453,25 @@ static int udp_op_post(vnic_transport_t *tr, const vnic_op_t *op, size_t total)
     return rc;
 }
 
+/* vnic_send_am_try: the SEND of vnic_send_am, posted only when a send slot is free now
+ * (udp_slot_take would otherwise wait for the peer's acknowledgements). */
+static int udp_op_send_am_try(vnic_transport_t *tr, int peer, unsigned chan, uint64_t imm,
+                              const void *a, size_t alen, const void *b, size_t blen)
+{
+    udp_t *s = (udp_t *)tr;
+    struct iovec iov[2] = {{(void *)(uintptr_t)a, alen}, {(void *)(uintptr_t)b, blen}};
+    vnic_op_t op = {.opcode = VNIC_OP_SEND, .peer = peer, .chan = (uint8_t)chan, .imm = imm};
+    op.local.kind = VNIC_DESC_IOV;
+    op.local.u.iov.iov = iov;
+    op.local.u.iov.cnt = blen ? 2 : 1;
+    udp_enter(s);
+    int rc = udp_room_class(s, UDP_HDRS + alen + blen, UDP_RESERVE) < 0
+                 ? VNIC_AGAIN
+                 : udp_post(tr, &op, alen + blen);
+    udp_leave(s);
+    return rc;
+}
+
 static void udp_op_flush(vnic_transport_t *tr)
 {
     udp_t *s = (udp_t *)tr;
@@ -2706,6 +2725,7 @@ static void udp_close(vnic_transport_t *tr)
 static const vnic_transport_ops_t udp_ops = {
     .name = "udp",
     .post = udp_op_post,
+    .send_am_try = udp_op_send_am_try,
     .progress = udp_op_progress,
     .flush = udp_op_flush,
     .sleep_prepare = udp_op_sleep_prepare,

@@ -514,8 +514,9 @@ static BASE_NOINLINE int vnic_send_am_posted(vnic_t *v, int peer, unsigned chan,
     return vnic_post(v, &op);
 }
 
-int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
-                 const void *b, size_t blen)
+/* The argument checks of vnic_send_am and vnic_send_am_try. */
+static inline int vnic_send_am_check(const vnic_t *v, int peer, unsigned chan, const void *a,
+                                     size_t alen, const void *b, size_t blen)
 {
     if (BASE_UNLIKELY(!v || chan >= VNIC_NCHAN))
         return FMPL_ERR_ARG;
@@ -525,6 +526,32 @@ int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a
         return FMPL_ERR_BUFFER;
     if (BASE_UNLIKELY(alen > v->info.am_max || blen > v->info.am_max - alen))
         return FMPL_ERR_TRUNCATE;
+    return FMPL_SUCCESS;
+}
+
+int vnic_send_am_try(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
+                     const void *b, size_t blen)
+{
+    int rc = vnic_send_am_check(v, peer, chan, a, alen, b, blen);
+    if (BASE_UNLIKELY(rc))
+        return rc;
+    vnic_transport_t *t = vnic_transport_of(v, peer);
+    if (BASE_UNLIKELY(!t)) {
+        base_log("vnic: no transport reaches rank %d (another host) in this build", peer);
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    rc = t->ops->send_am_try(t, peer, chan, imm, a, alen, b, blen);
+    if (BASE_LIKELY(rc == FMPL_SUCCESS))
+        vnic_traffic_count(v, t, alen + blen);
+    return rc;
+}
+
+int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
+                 const void *b, size_t blen)
+{
+    int rc = vnic_send_am_check(v, peer, chan, a, alen, b, blen);
+    if (BASE_UNLIKELY(rc))
+        return rc;
     vnic_transport_t *t = vnic_transport_of(v, peer);
     if (BASE_LIKELY(t && t->ops->send_am)) {
         int rc = t->ops->send_am(t, peer, chan, imm, a, alen, b, blen);

@@ -310,6 +310,16 @@ void vnic_peer_wake(vnic_t *v, int peer);
 int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
                  const void *b, size_t blen);
 
+/* vnic_send_am that never waits: VNIC_AGAIN, with nothing sent and nothing progressed,
+ * when the message would first have to wait for room (shm: the receiver's inbox is
+ * full; udp: this process's send slots are all taken by messages the peer has not
+ * acknowledged). Otherwise exactly vnic_send_am. Seed 002's bounded receive memory
+ * without a blocked sender: the caller keeps the message and tries again after
+ * progressing (the MPI layer's deferred sends, p2p_defer.c). */
+#define VNIC_AGAIN (-1)
+int vnic_send_am_try(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a, size_t alen,
+                     const void *b, size_t blen);
+
 /* Convenience: a blocking contiguous put/get/atomic (post + wait for lcntr). */
 int vnic_put(vnic_t *v, int peer, const void *buf, size_t len, vnic_key_t key, uint64_t off);
 int vnic_get(vnic_t *v, int peer, void *buf, size_t len, vnic_key_t key, uint64_t off);

@@ -108,6 +108,10 @@ typedef struct vnic_transport_ops {
      * generic layer posts a VNIC_OP_SEND with a two-piece iovec. */
     int (*send_am)(vnic_transport_t *t, int peer, unsigned chan, uint64_t imm, const void *a,
                    size_t alen, const void *b, size_t blen);
+    /* vnic_send_am_try, arguments checked by the generic layer: VNIC_AGAIN instead of
+     * waiting for room. Required of every transport. */
+    int (*send_am_try)(vnic_transport_t *t, int peer, unsigned chan, uint64_t imm, const void *a,
+                       size_t alen, const void *b, size_t blen);
     /* Advances the transport; never blocks; returns the number of events handled. Sends
      * the operations held by VNIC_F_DEFER, unless v->defer_keep is set and they have been
      * held for less than the transport's bound. */
