@@ -26,3 +26,8 @@ fmpl_test(mpi_p2p_cancel_rndv mpi_p2p_cancel.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=
 # MPI_Isend returns at once when the receiver's inbox is full (deferred sends).
 fmpl_test(mpi_isend_noblock mpi_isend_noblock.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_isend_noblock_udp mpi_isend_noblock.c RANKS 2 3 ENV FMPL_TRANSPORT=udp TIMEOUT 120)
+# Non-contiguous rendezvous staged in the sender's shared heap (seed 004 on a host), and the
+# private path it falls back to (a heap mostly taken; udp).
+fmpl_test(mpi_p2p_staged mpi_p2p_staged.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_p2p_staged_smallheap mpi_p2p_staged.c RANKS 2 3 ENV FMPL_SHM_HEAP=25165824 TIMEOUT 120)
+fmpl_test(mpi_p2p_staged_udp mpi_p2p_staged.c RANKS 2 3 ENV FMPL_TRANSPORT=udp TIMEOUT 120)

@@ -441,12 +441,66 @@ static void mpii_recv_unpack(mpii_req_t *r, const void *data, uint64_t n)
  * receive. */
 #define MPII_UNPACK_PIECE (1u << 20)
 
+/* STAGED (seed 004 on a host: both sides' layouts, no copy in between). A non-contiguous
+ * rendezvous send to a rank that maps this process's shared heap packs its stream into
+ * a heap block and sends the RTS first: the block's first line holds the count of
+ * bytes packed so far (release stores, one per piece), the stream follows. The
+ * receiver unpacks straight from the mapping what is packed while the sender packs the
+ * rest: two cores, two passes over memory, overlapped (the private path runs three in
+ * a row: pack, read, unpack). The sender packs it all within the send call, so the
+ * receiver never waits for the sender's later progress. A block takes at most 1/8 of
+ * the heap; without room the send takes the private path. The block goes back to the
+ * heap with the FIN. */
+#define MPII_STAGE_HDR 64
+#define MPII_STAGE_PIECE_MIN 4096
+#define MPII_STAGE_PIECE_MAX (256u << 10)
+
+typedef struct mpii_stage_wait {
+    const uint64_t *packed;
+    uint64_t done;
+} mpii_stage_wait_t;
+
+static int mpii_stage_ready(void *arg)
+{
+    const mpii_stage_wait_t *w = arg;
+    return __atomic_load_n(w->packed, __ATOMIC_ACQUIRE) > w->done;
+}
+
+/* Receives a staged stream of n bytes (STAGED above). */
+static int mpii_recv_staged(mpii_req_t *r, uint64_t n)
+{
+    const char *blk = vnic_peer_ptr(mpii.vnic, r->r_world, VNIC_KEY_HEAP, r->r_off - MPII_STAGE_HDR,
+                                    MPII_STAGE_HDR + r->r_size);
+    if (!blk)
+        return FMPL_ERR_KEY;
+    const char *data = blk + MPII_STAGE_HDR;
+    mpii_stage_wait_t w = {(const uint64_t *)(const void *)blk, 0};
+    while (w.done < n) {
+        uint64_t avail = __atomic_load_n(w.packed, __ATOMIC_ACQUIRE);
+        if (avail <= w.done) {
+            int rc = vnic_wait(mpii.vnic, mpii_stage_ready, &w, -1);
+            if (rc)
+                return rc;
+            continue;
+        }
+        uint64_t k = BASE_MIN(avail, n) - w.done;
+        if (r->contig)
+            memcpy((char *)r->buf + r->lb + w.done, data + w.done, k);
+        else
+            dt_unpack(r->dt, r->count, r->buf, (int64_t)w.done, (int64_t)k, data + w.done);
+        w.done += k;
+    }
+    return FMPL_SUCCESS;
+}
+
 /* Reads the rendezvous payload of a matched receive (status already set), then FIN. */
 static void mpii_recv_get(mpii_req_t *r)
 {
     uint64_t n = (uint64_t)r->st.fmpl_count;
     int rc = FMPL_SUCCESS;
-    if (n && r->contig) {
+    if (n && r->r_staged) {
+        rc = mpii_recv_staged(r, n);
+    } else if (n && r->contig) {
         rc = vnic_get(mpii.vnic, r->r_world, (char *)r->buf + r->lb, n, r->r_key, r->r_off);
     } else if (n) {
         /* Non-contiguous receive: read the packed stream in pieces into a private
@@ -494,6 +548,7 @@ static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, uint64_t size, int 
     r->r_key = rts->key;
     r->r_off = rts->off;
     r->r_size = size;
+    r->r_staged = (h->flags & MPII_AMF_STAGED) != 0;
     if (in_handler) {
         mpii_list_push(&p2p.getq, &r->link);
         mpii_hook_arm();
@@ -633,9 +688,41 @@ static void mpii_send_release(mpii_req_t *r)
     if (r->tmp) {
         if (r->tmp_bsend)
             mpii_bsend_release(r->tmp);
+        else if (r->tmp_heap)
+            vnic_mem_free(mpii.vnic, r->tmp);
         else
             mpii_tmp_put(r->tmp);
         r->tmp = NULL;
+        r->tmp_heap = 0;
+    }
+}
+
+/* A heap block for staging the bytes of send r (STAGED), or NULL: the receiver does
+ * not map this heap, the message is too large for it, or the heap is full. */
+static char *mpii_stage_alloc(const mpii_req_t *r, uint64_t bytes)
+{
+    const vnic_info_t *vi = vnic_info(mpii.vnic);
+    if (bytes > vi->heap_size / 8 || !vnic_peer_ptr(mpii.vnic, r->peer_world, VNIC_KEY_HEAP, 0, 1))
+        return NULL;
+    char *blk = vnic_mem_alloc(mpii.vnic, MPII_STAGE_HDR + (size_t)bytes);
+    if (blk)
+        __atomic_store_n((uint64_t *)(void *)blk, 0, __ATOMIC_RELAXED);
+    return blk;
+}
+
+/* Packs send r's stream into its staging block piece by piece, publishing each. */
+static void mpii_stage_pack(mpii_req_t *r, uint64_t bytes)
+{
+    char *blk = r->tmp;
+    uint64_t *packed = (uint64_t *)(void *)blk;
+    uint64_t piece = BASE_MIN(BASE_MAX(bytes / 16, (uint64_t)MPII_STAGE_PIECE_MIN),
+                              (uint64_t)MPII_STAGE_PIECE_MAX);
+    for (uint64_t off = 0; off < bytes;) {
+        uint64_t k = BASE_MIN(piece, bytes - off);
+        dt_pack(r->dt, r->count, r->buf, (int64_t)off, (int64_t)k, blk + MPII_STAGE_HDR + off);
+        off += k;
+        __atomic_store_n(packed, off, __ATOMIC_RELEASE);
+        vnic_peer_wake(mpii.vnic, r->peer_world); /* if it sleeps waiting for this */
     }
 }
 
@@ -703,12 +790,16 @@ int mpii_send_post(mpii_req_t *r, int try)
         }
         return rc;
     }
-    /* Rendezvous: the receiver reads from registered memory. */
+    /* Rendezvous: the receiver reads from registered memory, or from the heap block a
+     * non-contiguous send is staged in (STAGED). */
     void *base;
     if (contig) {
         base = (char *)r->buf + r->lb;
     } else if (r->tmp) { /* bsend: packed in the attached buffer; or an earlier try's */
-        base = r->tmp;
+        base = r->tmp_heap ? (char *)r->tmp + MPII_STAGE_HDR : r->tmp;
+    } else if ((r->tmp = mpii_stage_alloc(r, bytes))) {
+        r->tmp_heap = 1;
+        base = (char *)r->tmp + MPII_STAGE_HDR;
     } else {
         r->tmp = mpii_tmp_get(bytes);
         if (!r->tmp)
@@ -717,7 +808,7 @@ int mpii_send_post(mpii_req_t *r, int try)
         base = r->tmp;
     }
     int rc;
-    if (r->key == VNIC_KEY_INVALID) { /* a deferred send's retry keeps its registration */
+    if (!r->tmp_heap && r->key == VNIC_KEY_INVALID) { /* a deferred retry keeps it */
         rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
         if (rc) {
             if (!r->tmp_bsend) {
@@ -729,6 +820,11 @@ int mpii_send_post(mpii_req_t *r, int try)
     }
     mpii_rts_t rts = {.h = h, .size = bytes, .key = r->key, .off = 0};
     rts.h.kind = MPII_AM_RTS;
+    if (r->tmp_heap) {
+        rts.h.flags |= MPII_AMF_STAGED;
+        rts.key = VNIC_KEY_HEAP;
+        rts.off = vnic_mem_heap_offset(mpii.vnic, base);
+    }
     mpii_sends_pending++;
     r->s_token = (uint64_t)(uintptr_t)r;
     rc = mpii_am_or(r->peer_world, &rts, sizeof rts, NULL, 0, (uint64_t)(uintptr_t)r, try);
@@ -741,6 +837,8 @@ int mpii_send_post(mpii_req_t *r, int try)
             mpii_ev_rendezvous_t e = {r->peer_world, h.tag, bytes};
             mpii_tool_event_raise(MPII_EV_RENDEZVOUS, &e);
         }
+        if (r->tmp_heap)
+            mpii_stage_pack(r, bytes); /* the receiver may be unpacking already */
     } else {
         mpii_sends_pending++; /* mpii_send_finish drops it again */
         mpii_send_finish(r);

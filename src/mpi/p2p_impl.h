@@ -68,7 +68,11 @@ enum {
     MPII_AM_CANCEL_FAIL
 };
 #define MPII_TOKEN_EAGER (UINT64_C(1) << 63)
-enum { MPII_AMF_SYNC = 1 };
+enum {
+    MPII_AMF_SYNC = 1,  /* eager: acknowledge when matched (synchronous mode) */
+    MPII_AMF_STAGED = 2 /* RTS: the packed stream is being staged in the sender's shared
+                         * heap, its progress in the line before it (p2p.c, STAGED) */
+};
 
 typedef struct mpii_hdr {
     uint32_t ctx;
@@ -168,7 +172,8 @@ typedef struct mpii_req {
     /* send side, rendezvous: registration and packed copy (or bsend block) */
     vnic_key_t key;
     void *tmp;
-    int tmp_bsend;
+    uint8_t tmp_bsend; /* tmp is a block of the attached Bsend buffer */
+    uint8_t tmp_heap;  /* tmp is a block of the shared heap (a staged send) */
     /* send side, cancellation: the message's token (0: nothing sent), ACK / FIN seen
      * while a cancel was pending; buffered mode: bsub is the internal rendezvous send of a
      * Bsend/Ibsend request (alive until its FIN), bowner the user request it belongs to
@@ -183,6 +188,7 @@ typedef struct mpii_req {
     uint64_t r_size, r_token, r_off;
     vnic_key_t r_key;
     int r_world;
+    int r_staged; /* the RTS had MPII_AMF_STAGED */
     /* collective */
     coll_sched_t *sched;
     struct mpii_plane *plane; /* a persistent one that may run on a lane (coll_sched.c) */
