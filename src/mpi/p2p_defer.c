@@ -32,6 +32,7 @@ static struct {
     int up;
     defer_peer_t *peers; /* by world rank, grown on demand */
     int npeers;
+    int waiting; /* world ranks with deferred sends: a walk ends once all had no room */
     uint32_t walk;
 } defer;
 
@@ -60,7 +61,8 @@ static defer_peer_t *defer_peer(int world)
 /* Puts r into the queue before `before`. */
 static void defer_insert(mpii_req_t *r, mpii_link_t *before)
 {
-    defer_peer(r->peer_world)->count++;
+    if (defer_peer(r->peer_world)->count++ == 0)
+        defer.waiting++;
     mpii_defer_total++;
     mpii_sends_pending++;
     r->deferred = 1;
@@ -81,7 +83,8 @@ void mpii_defer_remove(mpii_req_t *r)
 {
     mpii_list_del(&r->link);
     r->deferred = 0;
-    defer.peers[r->peer_world].count--;
+    if (--defer.peers[r->peer_world].count == 0)
+        defer.waiting--;
     mpii_defer_total--;
     mpii_sends_pending--;
 }
@@ -100,10 +103,10 @@ int mpii_defer_work(void)
 {
     if (!mpii_defer_total)
         return 0;
-    int sent = 0;
+    int sent = 0, full = 0; /* receivers found without room in this walk */
     uint32_t walk = ++defer.walk;
     mpii_link_t *e = defer.queue.next;
-    while (e != &defer.queue) {
+    while (e != &defer.queue && full < defer.waiting) {
         mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
         mpii_link_t *prev = e->prev;
         e = e->next;
@@ -117,6 +120,7 @@ int mpii_defer_work(void)
         if (rc == MPII_AGAIN) {
             defer_insert(r, prev->next); /* back in its place */
             defer.peers[world].walk = walk;
+            full++;
             continue;
         }
         sent++;
