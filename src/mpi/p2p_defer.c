@@ -113,21 +113,29 @@ int mpii_defer_work(void)
         int world = r->peer_world;
         if (defer.peers[world].walk == walk)
             continue; /* no room there: the later sends to it stay behind */
-        /* Out of the queue before sending: an eager send completes in mpii_send_post,
-         * and a request the user has freed is then gone. */
+        /* Out of the queue before sending (an eager send completes in mpii_send_post),
+         * and kept alive until this walk is done with it, even if the user freed it. */
         mpii_defer_remove(r);
+        uint8_t user_freed = r->user_freed;
+        r->user_freed = 0;
         int rc = mpii_send_post(r, 1);
         if (rc == MPII_AGAIN) {
+            r->user_freed = user_freed;
             defer_insert(r, prev->next); /* back in its place */
             defer.peers[world].walk = walk;
             full++;
             continue;
         }
         sent++;
-        if (rc != MPI_SUCCESS) {
+        if (rc != MPI_SUCCESS) { /* the error is the request's (a rendezvous one is done) */
             r->err = rc;
             if (!r->done)
                 mpii_req_done(r);
+        }
+        if (user_freed) {
+            r->user_freed = 1;
+            if (r->done)
+                mpii_req_free(r);
         }
     }
     return sent;
