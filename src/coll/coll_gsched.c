@@ -180,7 +180,7 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
 }
 
 /* Every how many empty tests a channel receive looks at the sender's other channels. */
-#define GX_ELSEWHERE_EVERY 64
+#define GX_ELSEWHERE_EVERY 1024
 
 /* Whether receive x waits in vain: its sender put a message this rank has not reserved
  * on another channel to this rank (tiny, small or big, as gx_chan routes other lengths),
