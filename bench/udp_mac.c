@@ -9,7 +9,9 @@
  * Poly1305 with per-packet keys), HMAC-SHA-256, BLAKE2b-MAC. libsodium when built with it
  * (HAVE_SODIUM: bench/CMakeLists.txt adds it when pkg-config finds libsodium): the
  * ChaCha20-Poly1305 and AES-256-GCM AEADs the same way, crypto_auth (HMAC-SHA-512-256),
- * keyed crypto_generichash (BLAKE2b). Usage: udp_mac [--rounds=N]. */
+ * keyed crypto_generichash (BLAKE2b). Last, the transport's own udp_auth_seal (src/vnic/
+ * udp_auth.c: AES-256-GMAC, 12-byte nonce, libsodium below UDP_AUTH_SMALL_MAX bytes and
+ * OpenSSL above), on packets with a valid header. Usage: udp_mac [--rounds=N]. */
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
@@ -20,6 +22,8 @@
 #ifdef HAVE_SODIUM
 #include <sodium.h>
 #endif
+
+#include "vnic/udp_auth.h"
 
 static unsigned char buf[65536], key[32], tag[64], none[16]; /* none: an empty ciphertext */
 static unsigned char nonce[24];
@@ -110,6 +114,17 @@ static void na_blake2(size_t n)
 }
 #endif
 
+static udp_auth_t transport;
+static void transport_seal(size_t n)
+{
+    udp_hdr_t h;
+    memcpy(&h, buf, sizeof h);
+    h.ctr = ++ctr;
+    memcpy(buf, &h, sizeof h);
+    if (udp_auth_seal(&transport, buf, n) != 0)
+        abort();
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -199,6 +214,17 @@ int main(int argc, char **argv)
 #else
     printf("# libsodium: not built in (install libsodium-dev and reconfigure)\n");
 #endif
+    {
+        udp_hdr_t h;
+        memset(&h, 0, sizeof h);
+        h.src = 0;
+        h.dst = 1;
+        memcpy(buf, &h, sizeof h);
+        if (udp_auth_init(&transport, key, 1) != 0)
+            abort();
+        run("transport: udp_auth_seal", transport_seal, rounds);
+        udp_auth_fini(&transport);
+    }
     EVP_CIPHER_CTX_free(gcm128);
     EVP_CIPHER_CTX_free(gcm256);
     EVP_CIPHER_CTX_free(gcm256n12);
