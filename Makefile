@@ -35,17 +35,18 @@ format:
 # Tools a fresh Debian 12 lacks: `make deps` installs them with apt-get; the first
 # configure (and so build, run and test) depends on it only when one is missing.
 DEPS_MISSING := $(strip $(foreach t,cmake gcc g++ clang pkg-config,$(if $(shell command -v $(t) 2>/dev/null),,$(t))))
-# OpenSSL's libcrypto (libssl-dev): the udp transport's packet MAC (src/vnic/udp_auth.c)
+# OpenSSL's libcrypto (libssl-dev), libsodium: the udp transport's packet MAC (src/vnic/udp_auth.c)
 DEPS_MISSING += $(if $(shell pkg-config --exists libcrypto 2>/dev/null && echo y),,libssl-dev)
+DEPS_MISSING += $(if $(shell pkg-config --exists libsodium 2>/dev/null && echo y),,libsodium-dev)
 NEED_DEPS := $(if $(strip $(DEPS_MISSING)),deps)
 $(BUILD)/Makefile: | $(NEED_DEPS)
 
 deps:
-	@echo "installing the build tools: cmake gcc g++ clang make pkg-config libssl-dev (missing: $(or $(strip $(DEPS_MISSING)),none))"
+	@echo "installing the build tools: cmake gcc g++ clang make pkg-config libssl-dev libsodium-dev (missing: $(or $(strip $(DEPS_MISSING)),none))"
 	sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
 	$$sudo apt-get update && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		cmake gcc g++ clang make pkg-config libc6-dev libssl-dev
+		cmake gcc g++ clang make pkg-config libc6-dev libssl-dev libsodium-dev
 
 # FMPL (native API and MPI face) against MPICH and Open MPI in the same run: tables and
 # PNG plots in bench/out/ (installs MPICH, Open MPI and gnuplot when missing).

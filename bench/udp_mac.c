@@ -4,11 +4,14 @@
  * would use them: one keyed context reused, a new nonce per packet where the primitive
  * needs one, the tag over the whole packet. Prints ns per packet and GB/s, the median of
  * UDP_MAC_ROUNDS (default 5) rounds. OpenSSL (libcrypto, the library's dependency):
- * AES-128/256-GCM and ChaCha20-Poly1305 with the packet as additional data only (GMAC,
+ * AES-128/256-GCM (16-byte nonce; AES-256 also with the 12-byte nonce the transport
+ * uses) and ChaCha20-Poly1305 with the packet as additional data only (GMAC,
  * Poly1305 with per-packet keys), HMAC-SHA-256, BLAKE2b-MAC. libsodium when built with it
  * (HAVE_SODIUM: bench/CMakeLists.txt adds it when pkg-config finds libsodium): the
  * ChaCha20-Poly1305 and AES-256-GCM AEADs the same way, crypto_auth (HMAC-SHA-512-256),
- * keyed crypto_generichash (BLAKE2b). Usage: udp_mac [--rounds=N]. */
+ * keyed crypto_generichash (BLAKE2b). Last, the transport's own udp_auth_seal (src/vnic/
+ * udp_auth.c: AES-256-GMAC, 12-byte nonce, libsodium below UDP_AUTH_SMALL_MAX bytes and
+ * OpenSSL above), on packets with a valid header. Usage: udp_mac [--rounds=N]. */
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
@@ -19,6 +22,8 @@
 #ifdef HAVE_SODIUM
 #include <sodium.h>
 #endif
+
+#include "vnic/udp_auth.h"
 
 static unsigned char buf[65536], key[32], tag[64], none[16]; /* none: an empty ciphertext */
 static unsigned char nonce[24];
@@ -33,7 +38,7 @@ static double now(void)
 
 typedef void (*mac_fn)(size_t n);
 
-static EVP_CIPHER_CTX *gcm128, *gcm256, *cp;
+static EVP_CIPHER_CTX *gcm128, *gcm256, *gcm256n12, *cp;
 static EVP_MAC_CTX *hmac, *b2mac;
 
 static void next_nonce(void)
@@ -61,6 +66,10 @@ static void ossl_gmac128(size_t n)
 static void ossl_gmac256(size_t n)
 {
     aead_ossl(gcm256, n);
+}
+static void ossl_gmac256n12(size_t n)
+{
+    aead_ossl(gcm256n12, n);
 }
 static void ossl_chapoly(size_t n)
 {
@@ -104,6 +113,17 @@ static void na_blake2(size_t n)
     crypto_generichash(tag, 16, buf, n, key, 32);
 }
 #endif
+
+static udp_auth_t transport;
+static void transport_seal(size_t n)
+{
+    udp_hdr_t h;
+    memcpy(&h, buf, sizeof h);
+    h.ctr = ++ctr;
+    memcpy(buf, &h, sizeof h);
+    if (udp_auth_seal(&transport, buf, n) != 0)
+        abort();
+}
 
 static int cmp(const void *a, const void *b)
 {
@@ -151,6 +171,11 @@ int main(int argc, char **argv)
     gcm128 = EVP_CIPHER_CTX_new();
     gcm256 = EVP_CIPHER_CTX_new();
     cp = EVP_CIPHER_CTX_new();
+    gcm256n12 = EVP_CIPHER_CTX_new();
+    if (EVP_EncryptInit_ex(gcm256n12, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
+        EVP_CIPHER_CTX_ctrl(gcm256n12, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) != 1 ||
+        EVP_EncryptInit_ex(gcm256n12, NULL, NULL, key, NULL) != 1)
+        abort();
     if (EVP_EncryptInit_ex(gcm128, EVP_aes_128_gcm(), NULL, NULL, NULL) != 1 ||
         EVP_CIPHER_CTX_ctrl(gcm128, EVP_CTRL_GCM_SET_IVLEN, 16, NULL) != 1 ||
         EVP_EncryptInit_ex(gcm128, NULL, NULL, key, NULL) != 1 ||
@@ -172,6 +197,7 @@ int main(int argc, char **argv)
     printf("%-44s %25s %25s\n", "MAC", "64 B", "65000 B");
     run("openssl AES-128-GCM, packet as AAD (GMAC)", ossl_gmac128, rounds);
     run("openssl AES-256-GCM, packet as AAD (GMAC)", ossl_gmac256, rounds);
+    run("openssl AES-256-GMAC, 12-byte nonce", ossl_gmac256n12, rounds);
     run("openssl ChaCha20-Poly1305, packet as AAD", ossl_chapoly, rounds);
     run("openssl HMAC-SHA-256", ossl_hmac, rounds);
     run("openssl BLAKE2b-MAC", ossl_blake2, rounds);
@@ -188,8 +214,20 @@ int main(int argc, char **argv)
 #else
     printf("# libsodium: not built in (install libsodium-dev and reconfigure)\n");
 #endif
+    {
+        udp_hdr_t h;
+        memset(&h, 0, sizeof h);
+        h.src = 0;
+        h.dst = 1;
+        memcpy(buf, &h, sizeof h);
+        if (udp_auth_init(&transport, key, 1) != 0)
+            abort();
+        run("transport: udp_auth_seal", transport_seal, rounds);
+        udp_auth_fini(&transport);
+    }
     EVP_CIPHER_CTX_free(gcm128);
     EVP_CIPHER_CTX_free(gcm256);
+    EVP_CIPHER_CTX_free(gcm256n12);
     EVP_CIPHER_CTX_free(cp);
     EVP_MAC_CTX_free(hmac);
     EVP_MAC_CTX_free(b2mac);

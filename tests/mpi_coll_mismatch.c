@@ -99,6 +99,39 @@ static void bcast_length(void)
     }
 }
 
+/* The same across the boundary of the tiny and the small channels (248 B): the root sends
+ * 40 B where the others expect 4000 B, or the reverse. The sender's message is on another
+ * channel than the one its receiver waits on; the receiver finds it there and fails
+ * (MPI_ERR_TRUNCATE when the root's is longer, else MPI_ERR_COUNT; the ranks below it in
+ * the tree fail with MPI_ERR_COUNT), nobody hangs, and both channels stay in step. */
+static void bcast_channels(void)
+{
+    static char buf[4000];
+    char s[MPI_MAX_ERROR_STRING];
+    for (int longer = 0; longer < 2; longer++) {
+        int n = (rank == 0) == longer ? 4000 : 40;
+        int rc = MPI_Bcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (size == 1 || (rank == 0 && !checking))
+            CHECK(rc == MPI_SUCCESS);
+        else
+            CHECK(rc != MPI_SUCCESS);
+        if (rc != MPI_SUCCESS && !checking) {
+            CHECK(class_of(rc) == MPI_ERR_COUNT || (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+            int len;
+            CHECK_RC(MPI_Error_string(rc, s, &len), MPI_SUCCESS);
+            CHECK(strstr(s, "MPI_Bcast") && strstr(s, "disagree on the collective's size"));
+        }
+        still_works("bcast across the tiny/small boundary");
+        /* and a correct bcast of either size still delivers the root's bytes */
+        for (int k = 0; k < 2; k++) {
+            int m = k ? 4000 : 40;
+            memset(buf, rank == 0 ? 0x5a : 0, (size_t)m);
+            CHECK_RC(MPI_Bcast(buf, m, MPI_BYTE, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+            CHECK(buf[0] == 0x5a && buf[m - 1] == 0x5a);
+        }
+    }
+}
+
 /* Rank 0 sends 1 int to every block of 10 (allgather) or 2 x 10 (alltoall): it fails,
  * and nobody hangs. */
 static void block_length(void)
@@ -194,6 +227,7 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN), MPI_SUCCESS);
     aliasing();
     bcast_length();
+    bcast_channels();
     block_length();
     if (checking)
         checked_only();

@@ -7,7 +7,9 @@
  *     checks the verdicts that are known (valid accepted, any flipped bit refused by the
  *     parser or the tag check, with authentication on and off, short refused as
  *     truncated, both packets of a bundle accepted after udp_part splits it), and the
- *     replay window (udp_replay_fresh: each counter once, within the window).
+ *     replay window (udp_replay_fresh: each counter once, within the window), and that
+ *     libsodium and OpenSSL compute the same tag (udp_auth.h) and refuse nonce fields
+ *     beyond their widths.
  * The entry point checks the parser's promises: never reads outside the datagram (the
  * sanitizers see that), accepts only what it can describe consistently. */
 #include <stddef.h>
@@ -110,7 +112,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             h.len = (uint32_t)(size - sizeof h);
         memcpy(q, &h, sizeof h);
         auth_setup();
-        if (udp_auth_seal((data[0] & 2) ? &auth_off : &auth_on, q, size))
+        /* with authentication on, nonce fields beyond their widths are never sealed */
+        int sealable = (data[0] & 2) || (h.src < UDP_NONCE_RANKS && h.dst < UDP_NONCE_RANKS &&
+                                         h.ctr < UDP_NONCE_CTR);
+        if (udp_auth_seal((data[0] & 2) ? &auth_off : &auth_on, q, size) != (sealable ? 0 : -1))
+            abort();
+        if (!sealable && udp_auth_check(&auth_on, q, size))
             abort();
         parse_parts(q, size, &parts);
         free(q);
@@ -250,11 +257,68 @@ int main(void)
     udp_replay_mark(&top, &bits, top + 1000);
     CHECK(!udp_replay_fresh(top, bits, top - 1000));
     CHECK(udp_replay_fresh(top, bits, top - 5)); /* a gap inside the window: still fresh */
+    /* the two libraries compute one function: the same tag at every size, on either side
+     * of UDP_AUTH_SMALL_MAX (a packet sealed by one is accepted by the other's check) */
+    static uint8_t big[65000];
+    const size_t sizes[] = {56,
+                            57,
+                            64,
+                            104,
+                            1000,
+                            UDP_AUTH_SMALL_MAX - 1,
+                            UDP_AUTH_SMALL_MAX,
+                            UDP_AUTH_SMALL_MAX + 1,
+                            4096,
+                            65000};
+    int compared = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        udp_hdr_t h;
+        memset(&h, 0, sizeof h);
+        h.src = (uint32_t)(next() % UDP_NONCE_RANKS);
+        h.dst = (uint32_t)(next() % UDP_NONCE_RANKS);
+        h.ctr = 1 + next() % (UDP_NONCE_CTR - 1);
+        for (size_t i = 0; i < sizes[k]; i++)
+            big[i] = (uint8_t)next();
+        memcpy(big, &h, sizeof h);
+        unsigned char t1[UDP_TAG_BYTES], t2[UDP_TAG_BYTES];
+        CHECK(udp_auth_tag(&auth_on, big, sizes[k], UDP_AUTH_OPENSSL, t1) == 0);
+        if (auth_on.small) {
+            CHECK(udp_auth_tag(&auth_on, big, sizes[k], UDP_AUTH_SODIUM, t2) == 0);
+            CHECK(memcmp(t1, t2, sizeof t1) == 0);
+            compared++;
+        }
+        CHECK(udp_auth_seal(&auth_on, big, sizes[k]) == 0 && !memcmp(big, t1, sizeof t1));
+        CHECK(udp_auth_check(&auth_on, big, sizes[k]));
+        /* a different nonce (ctr + 1, or dst swapped) gives a different tag */
+        h.ctr++;
+        memcpy(big + UDP_TAG_BYTES, (uint8_t *)&h + UDP_TAG_BYTES, sizeof h - UDP_TAG_BYTES);
+        CHECK(!udp_auth_check(&auth_on, big, sizes[k]));
+    }
+    /* fields beyond the nonce's widths: neither sealed nor accepted */
+    {
+        udp_hdr_t h;
+        memset(&h, 0, sizeof h);
+        h.ctr = 1;
+        h.src = UDP_NONCE_RANKS;
+        memcpy(big, &h, sizeof h);
+        CHECK(udp_auth_seal(&auth_on, big, 64) == -1 && !udp_auth_check(&auth_on, big, 64));
+        h.src = 0;
+        h.dst = UDP_NONCE_RANKS;
+        memcpy(big, &h, sizeof h);
+        CHECK(udp_auth_seal(&auth_on, big, 64) == -1 && !udp_auth_check(&auth_on, big, 64));
+        h.dst = 1;
+        h.ctr = UDP_NONCE_CTR;
+        memcpy(big, &h, sizeof h);
+        CHECK(udp_auth_seal(&auth_on, big, 64) == -1 && !udp_auth_check(&auth_on, big, 64));
+        h.ctr = UDP_NONCE_CTR - 1;
+        memcpy(big, &h, sizeof h);
+        CHECK(udp_auth_seal(&auth_on, big, 64) == 0 && udp_auth_check(&auth_on, big, 64));
+    }
     udp_auth_fini(&auth_on);
     udp_auth_fini(&auth_off);
     printf("udp_wire: ok (%ld valid packets, their truncations, bit flips, random bytes; "
-           "replay window)\n",
-           accepted);
+           "replay window; libsodium and OpenSSL tags equal at %d sizes%s)\n",
+           accepted, compared, compared ? "" : ": libsodium's AES-GCM not available here");
     return 0;
 }
 #endif

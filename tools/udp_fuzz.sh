@@ -14,8 +14,8 @@ out=${TMPDIR:-/tmp}/fmpl-udp-fuzz
 mkdir -p "$out/artifacts"
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -Isrc -Iinclude $(pkg-config --cflags libcrypto) tests/udp_fuzz.c src/vnic/udp_auth.c \
-    $(pkg-config --libs libcrypto) -o "$out/udp_fuzz"
+    -Isrc -Iinclude $(pkg-config --cflags libcrypto libsodium) tests/udp_fuzz.c src/vnic/udp_auth.c \
+    $(pkg-config --libs libcrypto libsodium) -o "$out/udp_fuzz"
 corpus=${corpus:-$out/corpus}
 mkdir -p "$corpus"
 echo "udp_fuzz: crash artifacts (if any) in $out/artifacts/"

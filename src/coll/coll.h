@@ -159,6 +159,8 @@ typedef struct coll_sched coll_sched_t;
 /* The transport of a schedule's transfers (the owning layer's point-to-point, or the
  * group mailboxes of coll_group_sched).
  *   begin: (may be NULL) called once by coll_sched_start, before the reserves.
+ *   end: (may be NULL) called once when a started run completes (not for a run that is
+ *       never completed: a transport must take a missing call as "still under way").
  *   reserve: (may be NULL) called by coll_sched_start for every transfer of the run (its
  *       direction, peer, count, type word and request state), in the order they were added, before
  *       any is posted; its value is handed to that transfer's isend / irecv as `seq` (a
@@ -187,6 +189,7 @@ typedef struct coll_sched coll_sched_t;
 typedef struct coll_sched_ops {
     size_t req_size;
     void (*begin)(void *ctx);
+    void (*end)(void *ctx);
     uint64_t (*reserve)(void *ctx, int send, int peer, int64_t count, uintptr_t type, void *req);
     int (*isend)(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                  uint64_t seq, void *req);

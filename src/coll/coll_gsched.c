@@ -74,6 +74,7 @@ typedef struct gx_req {
     uint64_t seq;
     uint64_t poison; /* sends: COLL_SEQ_POISON when the run had failed before (coll_flag) */
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
+    unsigned idle;                    /* channel receives: tests that found nothing */
     int routed;                       /* channel transfers: dir and ch are worked out */
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
 } gx_req_t;
@@ -138,6 +139,7 @@ static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int 
     x->peer = peer;
     x->send = send;
     x->pending = 0;
+    x->idle = 0;
 }
 
 /* The verdict on a received flag f (coll_flag_check), and what the engine is told: 1, or
@@ -177,6 +179,71 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
     return FMPL_SUCCESS;
 }
 
+/* Every how many empty tests a channel receive looks at the sender's other channels. */
+#define GX_ELSEWHERE_EVERY 1024
+
+/* Whether receive x waits in vain: its sender put a message this rank has not reserved
+ * on another channel to this rank (tiny, small or big, as gx_chan routes other lengths),
+ * settled (coll_impl.h: everything it sent before is visible), and x's own message is
+ * still not there. Then the sender took the other channel for this collective: the ranks
+ * disagree on its size. Looked at only after GX_ELSEWHERE_EVERY empty tests. 0, or 1 and
+ * the other channel (*odir, *och), the message's number there (*on) and its flag (*of). */
+static int gx_elsewhere(const gx_req_t *x, const uint64_t *own, int *odir, int *och, uint64_t *on,
+                        uint64_t *of)
+{
+    const coll_group_t *g = x->g;
+    const coll_state_t *st = g->st;
+    const size_t lens[3] = {1, COLL_TINY_ROOM + 1, 1};
+    for (int k = 0; k < 3; k++) {
+        int dir, ch;
+        if ((k == 1 && lens[k] > st->small) ||
+            gx_chan(g, x->peer, g->rank, lens[k], k == 2, &dir, &ch) ||
+            (dir == x->dir && ch == x->ch))
+            continue;
+        uint64_t n = g->rcvd[dir][ch] + 1;
+        const uint64_t *flag = (const uint64_t *)(g->area + coll_chan_flag_off(st, dir, ch, n));
+        uint64_t f = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+        if ((f & COLL_FLAG_SEQ) >= n && (f & COLL_FLAG_SETTLED) &&
+            (__atomic_load_n(own, __ATOMIC_ACQUIRE) & COLL_FLAG_SEQ) < x->seq) {
+            *odir = dir;
+            *och = ch;
+            *on = n;
+            *of = f;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Receive x's sender took channel (dir, ch) (message n there, flag f) for this
+ * collective (gx_elsewhere): the verdict, *err from the length marks (FMPL_ERR_TRUNCATE
+ * when the sender's is longer). A single message on a tiny or small channel, where x is
+ * not a stream's segment, is taken off that channel (freed, acknowledged when due, and
+ * counted as received there) and x's number is given back to its own channel, which the
+ * sender never used for it: both channels are in step again for the next collective,
+ * and the run goes on with the error (its later sends carry the poison to the ranks
+ * below: 1). A stream on either side (a chain's segments) cannot be put back in step:
+ * the run stops there (COLL_TEST_STOP; under MPI_ERRORS_RETURN the communicator's
+ * collectives are not usable after it). */
+static int gx_mismatch(gx_req_t *x, int dir, int ch, uint64_t n, uint64_t f, int *err)
+{
+    coll_group_t *g = x->g;
+    const coll_state_t *st = g->st;
+    *err = coll_flag_check(f, x->mark_len);
+    if (!*err)
+        *err = FMPL_ERR_MISMATCH;
+    x->pending = 0;
+    if (x->stream || ch == coll_big(st))
+        return COLL_TEST_STOP;
+    coll_cell_clear((uint64_t *)(g->area + coll_chan_flag_off(st, dir, ch, n)));
+    g->rcvd[dir][ch] = n;
+    if (n % (uint64_t)coll_chan_ack_every(st, ch) == 0)
+        coll_put_word(g, x->peer, coll_ack_off(st, dir, ch), n);
+    if (g->rcvd[x->dir][x->ch] == x->seq)
+        g->rcvd[x->dir][x->ch]--;
+    return 1;
+}
+
 /* Moves x on; 1 when complete (*err set), 0 when still waiting. */
 static int gx_test(void *req, int *err)
 {
@@ -191,12 +258,20 @@ static int gx_test(void *req, int *err)
             if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - x->depth)
                 return 0;
         }
+        uint64_t settled = g->chan_runs == 1 ? COLL_FLAG_SETTLED : 0;
         *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len,
-                             coll_flag(x->seq | x->poison, x->mark_len));
+                             coll_flag(x->seq | x->poison | settled, x->mark_len));
     } else {
-        done = gx_take(x, (uint64_t *)(g->area + x->flag_off), err);
-        if (!done)
-            return 0;
+        uint64_t *own = (uint64_t *)(g->area + x->flag_off);
+        done = gx_take(x, own, err);
+        if (!done) {
+            int odir, och;
+            uint64_t on, of;
+            if (BASE_LIKELY(++x->idle % GX_ELSEWHERE_EVERY) ||
+                !gx_elsewhere(x, own, &odir, &och, &on, &of))
+                return 0;
+            return gx_mismatch(x, odir, och, on, of, err);
+        }
         if (x->seq % x->ack_every == 0) {
             int rc = coll_put_word(g, x->peer, x->ack_off, x->seq);
             if (!*err)
@@ -228,6 +303,16 @@ static int gx_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
 }
 
 /* ---- the all-call transport ---- */
+
+static void gx_begin(void *ctx)
+{
+    ((coll_group_t *)ctx)->chan_runs++;
+}
+
+static void gx_end(void *ctx)
+{
+    ((coll_group_t *)ctx)->chan_runs--;
+}
 
 static void gxa_begin(void *ctx)
 {
@@ -600,6 +685,8 @@ static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(gx_req_t),
                                          .test = gxa_test};
 
 static const coll_sched_ops_t gx_ops = {.req_size = sizeof(gx_req_t),
+                                        .begin = gx_begin,
+                                        .end = gx_end,
                                         .reserve = gx_reserve,
                                         .isend = gx_isend,
                                         .irecv = gx_irecv,
@@ -685,6 +772,8 @@ static int gf_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
 }
 
 static const coll_sched_ops_t gf_ops = {.req_size = sizeof(gx_req_t),
+                                        .begin = gx_begin,
+                                        .end = gx_end,
                                         .reserve = gx_reserve,
                                         .isend = gf_isend,
                                         .irecv = gf_irecv,

@@ -122,6 +122,7 @@ struct coll_group {
     uint64_t seq_a;                       /* A-calls made */
     uint64_t sent[COLL_NDIR][COLL_NCHAN]; /* uses of my outgoing channel (dir, ch) */
     uint64_t rcvd[COLL_NDIR][COLL_NCHAN]; /* uses of my incoming channel (dir, ch) */
+    int chan_runs;                        /* runs of channel transfers under way (gx_begin) */
     coll_gkey_t gkey[COLL_GCACHE];        /* the schedule cache (coll.c) */
     coll_sched_t *gsched[COLL_GCACHE];
     int gnext;
@@ -327,18 +328,26 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
 }
 
-/* A cell's flag word: the message's number (bits 0-47, what readers wait for), the
- * sender's length mark (bits 48-62) and the poison bit (63, COLL_SEQ_POISON: the
- * sender's run had failed before this send). The mark is the byte count below 2^14 and
- * 2^14 + a 14-bit fold of it above. A reader compares the mark with the length it
- * expects: ranks that disagree on a collective's size then fail with FMPL_ERR_TRUNCATE
+/* A cell's flag word: the message's number (bits 0-46, what readers wait for), the
+ * settled bit (47, COLL_FLAG_SETTLED: see below), the sender's length mark (bits 48-62) and the
+ * poison bit (63, COLL_SEQ_POISON: the sender's run had failed before this send). The mark is the
+ * byte count below 2^14 and 2^14 + a 14-bit fold of it above. A reader compares the mark with the
+ * length it expects: ranks that disagree on a collective's size then fail with FMPL_ERR_TRUNCATE
  * (the sender's is longer, both exact) or FMPL_ERR_MISMATCH instead of taking the wrong
  * bytes without a word, and poison passes a failure on down a tree. A stream of
  * segments (a pipelined chain) marks its first segment with the stream's total instead
  * (COLL_XFER_STREAM), so a reader that expects another total stops at once rather than
- * waiting for segments that never come. (Sizes that put the two ends on different
- * channels or algorithms cannot be told this way: that is FMPL_MPI_CHECK's business.) */
-#define COLL_FLAG_SEQ ((UINT64_C(1) << 48) - 1)
+ * waiting for segments that never come. Sizes that put the two ends on different
+ * channels (tiny, small, big) or algorithms (binomial tree, chain) are told apart by
+ * the settled bit: a channel message carries it when its sender had no other run of
+ * channel transfers on the group (coll_group_t.chan_runs), so every message the sender
+ * sent before it, on any channel, is visible once it is. A receiver that waits on one
+ * channel and finds on another channel of the same sender a settled message it has not
+ * reserved (the sender took that channel for this very collective) fails with
+ * FMPL_ERR_MISMATCH instead of waiting for ever (coll_gsched.c, gx_elsewhere). What is
+ * left to FMPL_MPI_CHECK: a receiver whose expected sender sends it nothing. */
+#define COLL_FLAG_SEQ ((UINT64_C(1) << 47) - 1)
+#define COLL_FLAG_SETTLED (UINT64_C(1) << 47)
 #define COLL_FLAG_EXACT UINT64_C(0x4000)
 
 static inline uint64_t coll_flag_mark(uint64_t len)
@@ -357,7 +366,7 @@ static inline uint64_t coll_flag(uint64_t seq, uint64_t len)
 /* 0, or the FMPL error of a message whose flag is f taken by a transfer of len bytes. */
 static inline int coll_flag_check(uint64_t f, uint64_t len)
 {
-    uint64_t want = coll_flag(0, len), got = f & ~COLL_FLAG_SEQ;
+    uint64_t want = coll_flag(0, len), got = f & ~(COLL_FLAG_SEQ | COLL_FLAG_SETTLED);
     if (BASE_LIKELY(got == want))
         return FMPL_SUCCESS;
     return got > want && got < COLL_FLAG_EXACT << 48 ? FMPL_ERR_TRUNCATE : FMPL_ERR_MISMATCH;

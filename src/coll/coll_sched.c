@@ -310,6 +310,8 @@ static int sched_advance(coll_sched_t *s, int *err)
         s->posted = 0;
     }
     s->running = 0;
+    if (s->ops->end)
+        s->ops->end(s->ctx);
     *err = s->err;
     return 1;
 }

@@ -548,7 +548,9 @@ static inline void udp_seal(udp_t *s, udp_peer_t *p, udp_hdr_t *h, size_t len)
     h->ctr = ++p->tx_ctr;
     udp_auth_t *a = BASE_LIKELY(!p->link) ? &s->auth : &s->foreign[p->link - 1].tx;
     if (BASE_UNLIKELY(udp_auth_seal(a, h, len) != 0))
-        base_fatal("vnic/udp: OpenSSL failed to compute a packet's tag");
+        base_fatal("vnic/udp: could not compute a packet's tag (src %u, dst %u, counter %llu: "
+                   "the nonce takes ranks below 2^24 and counters below 2^48)",
+                   (unsigned)h->src, (unsigned)h->dst, (unsigned long long)h->ctr);
 }
 
 /* Whether the datagrams to `rank` go through the twin socket, connect()ed to it (a
@@ -3097,10 +3099,17 @@ static int udp_key_read(udp_t *s)
                  s->auth.on ? "on" : "off", s->rank, on ? "on" : "off");
         return FMPL_ERR_INIT;
     }
+    if (on && (uint64_t)s->size > UDP_NONCE_RANKS) {
+        base_log("vnic/udp: FMPL_UDP_AUTH=on supports jobs of at most %u ranks over udp (the "
+                 "packet nonce holds 24-bit ranks), this one has %d",
+                 UDP_NONCE_RANKS, s->size);
+        return FMPL_ERR_INIT;
+    }
     rc = udp_auth_init(&s->auth, key, on);
     memset(key, 0, sizeof key);
     if (rc) {
-        base_log("vnic/udp: OpenSSL could not set up AES-256-GCM for the packets' tags");
+        base_log("vnic/udp: could not set up AES-256-GCM for the packets' tags (OpenSSL, "
+                 "libsodium)");
         return FMPL_ERR_INIT;
     }
     return FMPL_SUCCESS;

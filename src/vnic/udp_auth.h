@@ -1,15 +1,17 @@
 /* udp_auth.h — private to src/vnic (and to the tests and the fuzzer): the authentication
  * of udp packets (udp_wire.h) with the job key.
  *
- * FMPL_UDP_AUTH=on (the default): the tag is AES-256-GMAC (OpenSSL's AES-256-GCM with the
- * whole packet after the tag as additional data and nothing encrypted), keyed with the
- * 32-byte job key, with the header's (src, dst, ctr) as its 16-byte nonce. The sender
- * gives every transmission a new ctr, so a nonce never repeats under a key (GMAC's one
- * requirement); the key is rank 0's random bytes, new at every start (udp.c). Chosen by
- * cost on this machine (bench/udp_mac.c; figures in docs/performance.md): the fastest
- * well-kept MAC of OpenSSL and libsodium for 64 KiB datagrams by a factor of two or
- * more, and among the fastest for 8-byte messages. Packets are authenticated, not
- * encrypted: payloads travel in clear.
+ * FMPL_UDP_AUTH=on (the default): the tag is AES-256-GMAC (AES-256-GCM with the whole
+ * packet after the tag as additional data and nothing encrypted), keyed with the 32-byte
+ * job key, with a 12-byte nonce packed from the header's src (24 bits), dst (24 bits) and
+ * ctr (48 bits): a packet whose fields exceed these widths is neither sealed nor accepted
+ * (jobs of up to 2^24 ranks; 2^48 - 1 transmissions to one peer). The sender gives every
+ * transmission a new ctr, so a nonce never repeats under a key (GMAC's one requirement);
+ * the key is rank 0's random bytes, new at every start (udp.c). Packets under
+ * UDP_AUTH_SMALL_MAX bytes go through libsodium, larger ones through OpenSSL: the same
+ * function, chosen per size by cost on this machine (bench/udp_mac.c; udp_auth.c says
+ * why; figures in docs/performance.md). Packets are authenticated, not encrypted:
+ * payloads travel in clear.
  * FMPL_UDP_AUTH=off (trusted fabrics, benchmarks): the tag holds udp_csum() of the packet
  * seeded with the key, which catches corruption and other jobs' datagrams but is no MAC. */
 #ifndef FMPL_VNIC_UDP_AUTH_H
@@ -18,13 +20,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vnic/udp_wire.h"
+
 #define UDP_KEY_BYTES 32
+
+#define UDP_NONCE_RANKS (1u << 24) /* src and dst below this */
+#define UDP_NONCE_CTR (1ull << 48) /* ctr below this */
+#define UDP_AUTH_SMALL_MAX 2048    /* packets below this many bytes: libsodium */
 
 typedef struct udp_auth {
     int on;        /* 1: GMAC tags; 0: keyed checksums */
     uint64_t seed; /* off: the checksum's seed (from the key) */
-    void *ctx;     /* on: the cipher context (EVP_CIPHER_CTX), keyed once */
+    void *ctx;     /* on: OpenSSL's cipher context (EVP_CIPHER_CTX), keyed once */
+    void *small;   /* on: libsodium's keyed AES-256-GCM state, or NULL where the CPU
+                    * lacks what libsodium's AES-GCM needs (OpenSSL then tags all) */
 } udp_auth_t;
+
+/* Which library computes a tag (udp_auth_tag): by size, or one of them (the tests). */
+enum { UDP_AUTH_ANY, UDP_AUTH_SODIUM, UDP_AUTH_OPENSSL };
 
 /* Fills key with UDP_KEY_BYTES random bytes (the system's generator). 0 on success. */
 int udp_auth_keygen(unsigned char key[UDP_KEY_BYTES]);
@@ -34,8 +47,18 @@ int udp_auth_init(udp_auth_t *a, const unsigned char key[UDP_KEY_BYTES], int on)
 void udp_auth_fini(udp_auth_t *a);
 
 /* Writes the tag of the packet of n bytes at pkt (header with src, dst and ctr set,
- * then the body). 0 on success, -1 when the library fails. */
+ * then the body). 0 on success, -1 as udp_auth_tag. */
 int udp_auth_seal(udp_auth_t *a, void *pkt, size_t n);
+
+/* The 12-byte nonce of the packet at pkt (header with src, dst and ctr set). 0 on
+ * success, -1 when a field exceeds its width (UDP_NONCE_RANKS, UDP_NONCE_CTR). */
+int udp_auth_nonce(const void *pkt, unsigned char nonce[12]);
+
+/* The tag of the packet of n >= 56 bytes at pkt into tag, computed by `how`. 0 on
+ * success, -1 when the nonce's fields are out of range or the library fails (or is not
+ * available, for UDP_AUTH_SODIUM). */
+int udp_auth_tag(udp_auth_t *a, const void *pkt, size_t n, int how,
+                 unsigned char tag[UDP_TAG_BYTES]);
 
 /* 1 when the tag of the packet of n >= 56 bytes at pkt (any alignment) is right. */
 int udp_auth_check(udp_auth_t *a, const void *pkt, size_t n);

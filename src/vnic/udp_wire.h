@@ -16,9 +16,9 @@
  * tag: the packet's authentication tag (udp_auth.h: a MAC keyed with the job key, over
  * every byte after the tag; with FMPL_UDP_AUTH=off a keyed checksum in its first 4
  * bytes). The job key itself never travels in a packet. (src, dst, ctr) is the MAC's
- * nonce: ctr counts the sender's transmissions to dst from 1 (every transmission,
- * retransmissions and control packets included, gets a new one), so no nonce repeats
- * under one key; the receiver keeps a window of the counters it accepted per peer and
+ * nonce (packed into 12 bytes, udp_auth.h): ctr counts the sender's transmissions to dst from 1
+ * (every transmission, retransmissions and control packets included, gets a new one), so no nonce
+ * repeats under one key; the receiver keeps a window of the counters it accepted per peer and
  * refuses any counter seen before (replays, of control packets too). len: bytes after
  * the header (the datagram must be exactly 56 + len bytes). seq: DATA: the message's
  * sequence number on the (src, dst) stream, from 1; ack: cumulative acknowledgement of
@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define UDP_WIRE_VERSION 2
+#define UDP_WIRE_VERSION 3
 #define UDP_TAG_BYTES 16
 
 enum {
@@ -68,7 +68,7 @@ enum {
 
 typedef struct udp_hdr {
     uint8_t tag[UDP_TAG_BYTES];
-    uint32_t src, dst; /* src, dst, ctr: the MAC's nonce (16 bytes in a row) */
+    uint32_t src, dst; /* src, dst, ctr: the MAC's nonce (udp_auth_nonce) */
     uint64_t ctr;
     uint8_t type, version;
     uint16_t pad0;
