@@ -5,6 +5,8 @@
  *     increments on elements inside those blocks; the final values must be exact (no
  *     update lost between the block kernel and the element atomics); and all ranks at
  *     once on one window, half with blocks, half with MPI_Fetch_and_op in a tight loop;
+ *   - stripe overlaps: blocks of doubles taking overlapping and wrapping sets of stripe
+ *     locks from every rank at once, on allocated and created windows, sums exact;
  *   - every predefined op on every predefined type it is defined for (and the pairs for
  *     MAXLOC / MINLOC), contiguous and through a derived (vector) target type, with
  *     MPI_Accumulate, MPI_Get_accumulate and MPI_Raccumulate / MPI_Rget_accumulate: the
@@ -156,6 +158,80 @@ static void hammer(void)
     }
     free(ones);
     CHECK_RC(MPI_Win_free(&win), MPI_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- stripe overlaps */
+
+/* Blocks of doubles that take different sets of stripes (a 256-byte granule each, 64
+ * stripes per window, bits of one lock word): inside one granule, across two, most of
+ * the stripes, every stripe, and runs that wrap from stripe 63 to stripe 0, so that
+ * ranks hold overlapping prefixes of each other's masks at once. Every rank adds ones
+ * with patterns shifted by its rank into every rank's window, on an MPI_Win_allocate and
+ * an MPI_Win_create window, each double-checked against a replay of all the patterns. */
+#define OVL_N 5000 /* doubles per window (40000 bytes: the granules wrap the stripes) */
+#define OVL_ROUNDS 6
+static const int ovl_pat[][2] = {
+    /* {first element, elements}: 32 doubles per granule */
+    {0, 8},          {40, 3},    {31, 2},      {63, 33},  {96, 31 * 32 + 5},
+    {1920, 10 * 32}, {0, OVL_N}, {2048, 2100}, {1000, 7}, {4990, 10},
+};
+#define OVL_NPAT ((int)(sizeof ovl_pat / sizeof ovl_pat[0]))
+
+static int ovl_pattern(int origin, int round, int k)
+{
+    return (origin * 3 + round * 7 + k) % OVL_NPAT;
+}
+
+static void stripe_overlaps(int create)
+{
+    MPI_Win win;
+    double *base, *mem = NULL;
+    MPI_Aint bytes = OVL_N * 8;
+    if (create) {
+        mem = malloc((size_t)bytes);
+        base = mem;
+        CHECK_RC(MPI_Win_create(base, bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
+    } else {
+        CHECK_RC(MPI_Win_allocate(bytes, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
+                 MPI_SUCCESS);
+    }
+    for (int i = 0; i < OVL_N; i++)
+        base[i] = 0.0;
+    double *ones = malloc(sizeof *ones * OVL_N);
+    for (int i = 0; i < OVL_N; i++)
+        ones[i] = 1.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(MPI_Win_lock_all(0, win), MPI_SUCCESS);
+    for (int r = 0; r < OVL_ROUNDS; r++)
+        for (int k = 0; k < size; k++) {
+            int t = (rank + k) % size;
+            const int *p = ovl_pat[ovl_pattern(rank, r, k)];
+            CHECK_RC(
+                MPI_Accumulate(ones, p[1], MPI_DOUBLE, t, p[0], p[1], MPI_DOUBLE, MPI_SUM, win),
+                MPI_SUCCESS);
+        }
+    CHECK_RC(MPI_Win_unlock_all(win), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double *expect = calloc(OVL_N, sizeof *expect);
+    for (int o = 0; o < size; o++)
+        for (int r = 0; r < OVL_ROUNDS; r++)
+            for (int k = 0; k < size; k++) {
+                if ((o + k) % size != rank)
+                    continue;
+                const int *p = ovl_pat[ovl_pattern(o, r, k)];
+                for (int i = 0; i < p[1]; i++)
+                    expect[p[0] + i] += 1.0;
+            }
+    int bad = 0;
+    for (int i = 0; i < OVL_N; i++)
+        if (base[i] != expect[i] && bad++ < 5)
+            fprintf(stderr, "stripe overlaps (%s): rank %d element %d is %g, expected %g\n",
+                    create ? "create" : "allocate", rank, i, base[i], expect[i]);
+    CHECK(bad == 0);
+    free(expect);
+    free(ones);
+    CHECK_RC(MPI_Win_free(&win), MPI_SUCCESS);
+    free(mem);
 }
 
 /* ---------------------------------------------------------------- every op x type */
@@ -396,6 +472,8 @@ int main(int argc, char **argv)
     int quick = argc > 1 && !strcmp(argv[1], "quick");
     blocks_vs_atomics();
     hammer();
+    stripe_overlaps(0);
+    stripe_overlaps(1);
     every_op_type(quick ? 2 : 3);
     MPI_Finalize();
     if (rank == 0)

@@ -16,8 +16,8 @@
  *     CSWAP loop for other ops) from origins that map its control block only, and
  *     element atomics run by the target itself for active messages (below);
  *   - everything else (floating types off direct windows, pairs, long double, complex
- *     double, other sizes, misaligned elements) takes the target's stripe locks: words
- *     in its control block, one per 256-byte granule modulo WIN_STRIPES, taken in
+ *     double, other sizes, misaligned elements) takes the target's stripe locks: bits
+ *     of one word in its control block, one per 256-byte granule modulo WIN_STRIPES, taken in
  *     increasing order (no deadlock), then read, apply the op's kernel, write back, make
  *     the write complete at the target, and release. Never one lock per window:
  *     accumulates on different granules proceed in parallel.
@@ -260,31 +260,53 @@ static uint64_t stripe_mask(uint64_t lo, uint64_t hi)
     return m;
 }
 
+/* The stripe locks are the bits of one word of the target's control block, so that a
+ * block accumulate covering every stripe takes them with one compare-and-swap and drops
+ * them with one fetch-and-add (64 words, one atomic each, cost a 64 KiB accumulate as much
+ * as its arithmetic). Acquisition stays ordered as with one lock per stripe: the free bits
+ * of the mask below its lowest busy one are taken together, then the rest once that one
+ * is free, so two ranks never wait for each other. */
 static int stripes_take(mpii_win_t *w, int target, uint64_t mask)
 {
+    const uint64_t off = offsetof(win_ctrl_t, stripes);
+    uint64_t held = 0, seen = 0; /* seen: the word as last read (0 is the first guess) */
+    unsigned spins = 0;
     int rc = MPI_SUCCESS;
-    for (int i = 0; i < WIN_STRIPES && rc == MPI_SUCCESS; i++) {
-        if (!(mask >> i & 1))
-            continue;
-        uint64_t off = offsetof(win_ctrl_t, stripe) + 8u * (uint64_t)i;
-        unsigned spins = 0;
-        while (win_ctrl_atomic(w, target, VNIC_OP_CSWAP, off, 1, 0, &rc) != 0 &&
-               rc == MPI_SUCCESS) {
+    while (held != mask) {
+        uint64_t want = mask & ~held, busy = want & seen;
+        uint64_t take = busy ? want & ((busy & (0 - busy)) - 1) : want;
+        if (!take) { /* the next stripe in order is busy: read the word again later */
             mpii_progress();
             if (++spins % 64 == 0)
                 sched_yield();
+            const uint64_t *mapped = w->peer[target].ctrl;
+            seen = mapped ? __atomic_load_n(&((const win_ctrl_t *)(const void *)mapped)->stripes,
+                                            __ATOMIC_ACQUIRE)
+                          : win_ctrl_atomic(w, target, VNIC_OP_FADD, off, 0, 0, &rc);
+            if (rc != MPI_SUCCESS)
+                break;
+            continue;
+        }
+        uint64_t was = win_ctrl_atomic(w, target, VNIC_OP_CSWAP, off, seen | take, seen, &rc);
+        if (rc != MPI_SUCCESS)
+            break;
+        if (was == seen) {
+            held |= take;
+            seen |= take;
+        } else {
+            seen = was;
         }
     }
+    if (rc != MPI_SUCCESS && held)
+        win_ctrl_atomic(w, target, VNIC_OP_FADD, off, 0 - held, 0, &rc);
     return rc;
 }
 
+/* The held bits are set, so subtracting them clears exactly them. */
 static void stripes_drop(mpii_win_t *w, int target, uint64_t mask)
 {
     int rc;
-    for (int i = WIN_STRIPES - 1; i >= 0; i--)
-        if (mask >> i & 1)
-            win_ctrl_atomic(w, target, VNIC_OP_SWAP,
-                            offsetof(win_ctrl_t, stripe) + 8u * (uint64_t)i, 0, 0, &rc);
+    win_ctrl_atomic(w, target, VNIC_OP_FADD, offsetof(win_ctrl_t, stripes), 0 - mask, 0, &rc);
 }
 
 /* ---------------------------------------------------------------- block accumulates */
@@ -301,12 +323,12 @@ static void spin_wait(unsigned *spins)
         sched_yield();
 }
 
-/* Before element atomics on stripe s of a direct window's target (c: its control block):
+/* Before element atomics on stripe `bit` of a direct window's target (c: its control block):
  * announces them (amo_pending), then waits until the stripe has been seen free once, so
  * that a block holder that took it before the announcement (and may run the kernel on
  * plain memory) is gone; later holders see the bit and use atomics. amo_ready says the
  * wait is over (the common case: one load). */
-static void amo_enable_slow(win_ctrl_t *c, uint64_t bit, int s)
+static void amo_enable_slow(win_ctrl_t *c, uint64_t bit)
 {
     uint64_t was = __atomic_fetch_or(&c->amo_pending, bit, __ATOMIC_SEQ_CST);
     unsigned spins = 0;
@@ -315,7 +337,7 @@ static void amo_enable_slow(win_ctrl_t *c, uint64_t bit, int s)
             spin_wait(&spins);
         return;
     }
-    while (__atomic_load_n(&c->stripe[s], __ATOMIC_SEQ_CST) != 0)
+    while (__atomic_load_n(&c->stripes, __ATOMIC_SEQ_CST) & bit)
         spin_wait(&spins);
     __atomic_fetch_or(&c->amo_ready, bit, __ATOMIC_SEQ_CST);
 }
@@ -323,10 +345,9 @@ static void amo_enable_slow(win_ctrl_t *c, uint64_t bit, int s)
 static inline void amo_enable(const win_peer_t *p, uint64_t off)
 {
     win_ctrl_t *c = (win_ctrl_t *)(void *)p->ctrl;
-    int s = stripe_of(off);
-    uint64_t bit = 1ull << s;
+    uint64_t bit = 1ull << stripe_of(off);
     if (BASE_UNLIKELY(!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit)))
-        amo_enable_slow(c, bit, s);
+        amo_enable_slow(c, bit);
 }
 
 /* The region offset of the direct address t in target p's window memory. */
@@ -559,21 +580,16 @@ static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
 /* ---------------------------------------------------------------- at the target */
 
 /* Takes the stripes of mask on this rank's own control block without waiting: 1 when all
- * are taken, 0 (none kept) when one is busy. */
+ * are taken (one compare-and-swap), 0 (none taken) when one is busy. */
 static int stripes_try(uint64_t *ctrl, uint64_t mask)
 {
     win_ctrl_t *c = (win_ctrl_t *)(void *)ctrl;
-    for (int i = 0; i < WIN_STRIPES; i++) {
-        uint64_t zero = 0;
-        if (!(mask >> i & 1) || __atomic_compare_exchange_n(&c->stripe[i], &zero, 1, 0,
-                                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-            continue;
-        for (int j = i - 1; j >= 0; j--)
-            if (mask >> j & 1)
-                __atomic_store_n(&c->stripe[j], 0, __ATOMIC_RELEASE);
-        return 0;
-    }
-    return 1;
+    uint64_t seen = __atomic_load_n(&c->stripes, __ATOMIC_RELAXED);
+    while (!(seen & mask))
+        if (__atomic_compare_exchange_n(&c->stripes, &seen, seen | mask, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    return 0;
 }
 
 int win_acc_run(mpii_win_t *w, MPI_Op op, int cas, MPI_Datatype bh, char *addr, uint64_t roff,
@@ -623,10 +639,7 @@ int win_acc_run(mpii_win_t *w, MPI_Op op, int cas, MPI_Datatype bh, char *addr, 
             memcpy(addr + e * es, tio, (size_t)es);
         }
     }
-    win_ctrl_t *c = (win_ctrl_t *)(void *)w->ctrl;
-    for (int i = WIN_STRIPES - 1; i >= 0; i--)
-        if (mask >> i & 1)
-            __atomic_store_n(&c->stripe[i], 0, __ATOMIC_RELEASE);
+    __atomic_fetch_and(&((win_ctrl_t *)(void *)w->ctrl)->stripes, ~mask, __ATOMIC_SEQ_CST);
     return MPI_SUCCESS;
 }
 

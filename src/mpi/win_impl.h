@@ -8,8 +8,8 @@
  *     user's memory for MPI_Win_create, or per-attachment registrations (dynamic);
  *   - a control block (win_ctrl_t + post counters) in its shared heap, reached as
  *     (rank, VNIC_KEY_HEAP, ctrl_off): the window lock word, the PSCW completion counter,
- *     the accumulate stripe locks, one PSCW post counter per rank, and (dynamic windows)
- *     the table of attached regions;
+ *     the accumulate stripe locks (one word, a bit per stripe), one PSCW post counter per rank, and
+ * (dynamic windows) the table of attached regions;
  *   - a private 8-byte sync word registered with its own key: an atomic on it travels in
  *     the same ordered stream as this origin's earlier puts (shm cells, the udp stream),
  *     so its answer proves those puts complete at the target (win_peer_quiesce).
@@ -36,7 +36,8 @@ typedef struct win_ctrl {
     uint64_t dyn_gen;  /* dynamic: bumped at every attach / detach */
     uint64_t dyn_used; /* dynamic: table entries [0, dyn_used) may be in use */
     uint64_t pad[4];
-    uint64_t stripe[WIN_STRIPES]; /* accumulate stripe locks: 0 free, 1 taken */
+    uint64_t stripes; /* accumulate stripe locks: bit i set while stripe i is taken */
+    uint64_t pad1[7];
     /* direct windows: bit i set when element atomics may run on stripe i (win_atomic.c,
      * "Block accumulates"): amo_pending first, amo_ready once no block holder in plain
      * mode can be left there */

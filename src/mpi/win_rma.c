@@ -240,17 +240,23 @@ int win_request_done(MPI_Request *request)
     return mpii_req_handle(r, request);
 }
 
-/* Put or get of a predefined type to mapped memory inside an epoch: one memcpy. 1 when
- * done, 0 when the full path must run. */
-static inline int rma_fast(int get, void *obuf, MPI_Count ocount, MPI_Datatype otype, int target,
-                           MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win)
+/* Put or get of a predefined type to mapped memory inside an epoch: one copy. 1 when done,
+ * 0 when the full path must run. Inlined into MPI_Put / MPI_Get so that the common case is
+ * one call from the application: the checks are the minimum that keeps every error to the
+ * full path (win_fast_type and win_fast_addr refuse anything they cannot vouch for). */
+static inline __attribute__((always_inline)) int rma_fast(int get, void *obuf, int ocount,
+                                                          MPI_Datatype otype, int target,
+                                                          MPI_Aint disp, int tcount,
+                                                          MPI_Datatype ttype, MPI_Win win)
 {
-    int es = win_fast_type(otype);
-    mpii_win_t *w;
-    if (BASE_UNLIKELY(!es || otype != ttype || ocount != tcount || ocount < 0 ||
+    if (BASE_UNLIKELY(otype != ttype || ocount != tcount || ocount < 0 ||
                       mpii.state != MPII_ACTIVE))
         return 0;
-    int64_t bytes = ocount * es;
+    int es = win_fast_type(otype);
+    if (BASE_UNLIKELY(!es))
+        return 0;
+    int64_t bytes = (int64_t)ocount * es;
+    mpii_win_t *w;
     char *t = win_fast_addr(win, target, disp, bytes, &w);
     if (BASE_UNLIKELY(!t))
         return 0;
@@ -263,14 +269,15 @@ static inline int rma_fast(int get, void *obuf, MPI_Count ocount, MPI_Datatype o
     } else {
         memmove(dst, src, (size_t)bytes);
     }
-    w->stores |= !get;
+    if (!get)
+        w->stores = 1;
     return 1;
 }
 
 /* Put or get: checks, epoch, range, transfer. request non-NULL: the R-form. */
-static int rma(vnic_opcode_t opcode, void *obuf, MPI_Count ocount, MPI_Datatype otype, int target,
-               MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
-               MPI_Request *request, const char *fname)
+static BASE_NOINLINE int rma(vnic_opcode_t opcode, void *obuf, MPI_Count ocount, MPI_Datatype otype,
+                             int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
+                             MPI_Win win, MPI_Request *request, const char *fname)
 {
     MPII_CHECK_INIT(fname);
     mpii_win_t *w = mpii_win_get(win);
@@ -311,8 +318,8 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win)
 {
-    if (rma_fast(0, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, win))
+    if (BASE_LIKELY(rma_fast(0, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype,
+                             target_rank, target_disp, target_count, target_datatype, win)))
         return MPI_SUCCESS;
     return rma(VNIC_OP_PUT, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype,
                target_rank, target_disp, target_count, target_datatype, win, NULL, "MPI_Put");
@@ -331,8 +338,8 @@ MPII_WEAK(MPI_Put_c, PMPI_Put_c)
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (rma_fast(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                 target_count, target_datatype, win))
+    if (BASE_LIKELY(rma_fast(1, origin_addr, origin_count, origin_datatype, target_rank,
+                             target_disp, target_count, target_datatype, win)))
         return MPI_SUCCESS;
     return rma(VNIC_OP_GET, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                target_count, target_datatype, win, NULL, "MPI_Get");
