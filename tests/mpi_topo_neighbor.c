@@ -380,16 +380,19 @@ static void all_forms(MPI_Comm c)
 {
     topo_t t;
     topo_learn(c, &t);
-    /* 2000 ints: the group mailboxes' largest uniform block on Cartesian grids that
-     * have them; 20000: above it, point-to-point rendezvous (a repeated peer's allgather
-     * block moves once and is copied, coll_neighbor.c) */
-    int counts[] = {1, 3, 0, 2000, 20000};
+    /* On Cartesian grids whose edges the group mailboxes carry: 2000 ints, one mailbox
+     * message a block; 2073 (8292 bytes), two pieces, the second on the tiny channel;
+     * 8000, four pieces, the last one shorter; 16384 (64 KiB), the largest block there,
+     * eight pieces. 20000: above it, point-to-point rendezvous. Everywhere a repeated
+     * peer's allgather block moves once and is copied (coll_neighbor.c). */
+    int counts[] = {1, 3, 0, 2000, 2073, 8000, 16384, 20000};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
         uniform(c, &t, counts[k]);
     vforms(c, &t, 2);
     vforms(c, &t, 700);
     noncontig(c, &t);
     strided_allgather(c, &t, 3);
+    strided_allgather(c, &t, 8000);
     strided_allgather(c, &t, 20000);
 }
 

@@ -18,11 +18,16 @@
  *
  * The blocking allgather and alltoall on a Cartesian communicator whose edges the group
  * mailboxes carry (mpii_nbrs_t.mailbox_edges: every neighbour 2^k ranks away modulo the
- * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes
- * run as group schedules instead (nb_group): the same round with each block a mailbox
- * message (a store into the peer's cell, no matching), packed through a temporary
- * when its type is not contiguous. The choice depends on the topology and the block's
- * byte size only, so every member makes the same one.
+ * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes,
+ * or a few times that (nb_group_fits: 64 KiB allgather blocks, 32 KiB alltoall blocks at
+ * the defaults), run as group schedules instead (nb_group): the same
+ * exchange with each block cut into mailbox messages of FMPL_COLL_SMALL bytes (stores
+ * into the peer's cells, no matching), packed through a temporary when its type is not
+ * contiguous. That is two copies instead of the rendezvous's one (CMA), but no
+ * handshake: a process deposits all it sends without waiting for its peers to run and
+ * takes what they sent whenever it runs, which is what counts when ranks outnumber CPUs
+ * (4 ranks on 2 CPUs). Larger blocks take the single-copy rendezvous. The choice depends on the
+ * topology and the block's byte size only, so every member makes the same one.
  *
  * The uniform allgather (MPI_Neighbor_allgather, MPI_Ineighbor_allgather, *_init and
  * _c, both builders) moves each block once per peer, not once per edge: a peer that is
@@ -164,15 +169,35 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
     return mpii_cs_run(c, comm, s, m, k, rc);
 }
 
-/* The one round of a uniform neighbourhood exchange (alltoall: block j of sbuf to
- * out-neighbour j, else sbuf to every one) over the group mailboxes of c, n bytes a
- * block (arguments checked, n > 0). */
+/* Whether blocks of n bytes go through the group mailboxes of c (see the top), in
+ * pieces of FMPL_COLL_SMALL bytes: always up to one piece; more while a call sends each
+ * peer (a neighbour at most twice on a Cartesian grid; an allgather sends it one block)
+ * at most half of FMPL_COLL_DEPTH messages (at the defaults, allgather blocks up to 64
+ * KiB, alltoall blocks up to 32 KiB). Then a writer one call ahead of its reader still
+ * finds free cells: it never waits for acknowledgements, nor for its peers to be
+ * scheduled. The same on every member (settings and sizes are). */
+static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
+{
+    int64_t small = (int64_t)coll_group_small(c->cgroup);
+    int64_t pieces = (n + small - 1) / small;
+    return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 4 : 2));
+}
+
+/* The uniform neighbourhood exchange (alltoall: block j of sbuf to out-neighbour j, else
+ * sbuf to every one) over the group mailboxes of c, n bytes a block (arguments checked,
+ * n > 0), each block in messages of up to FMPL_COLL_SMALL bytes (pieces).
+ * Every send is posted in the first step. The receives go one message per peer a step
+ * (fences between): a peer's messages are the pieces of its blocks in our receive-block
+ * order, and the r-th of them is received in step r. A channel's reader acknowledges a
+ * message as consumed together with those before it, so no step may hold two receives
+ * from one peer, which could complete out of order. */
 static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
                     const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                     int64_t rcount, MPI_Datatype rtype, int64_t n)
 {
     dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
     int sblocks = alltoall ? nb->outdeg : 1, me = c->rank;
+    int64_t piece = (int64_t)coll_group_small(c->cgroup), pieces = (n + piece - 1) / piece;
     const char *in = (const char *)sbuf + dt_true_lb(st);
     if (!dt_is_contig(st, scount * sblocks)) { /* packed first */
         char *tmp = mpii_cs_bytes(s, n * sblocks);
@@ -181,41 +206,55 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
     }
     int direct = dt_is_contig(rt, rcount * nb->indeg);
     char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
-    if (!in || !out)
-        return MPI_ERR_NO_MEM;
     /* src[i]: the block of out that receive block i's data arrives in (allgather: the
-     * first block from the same peer, cb_neighbor's once) */
-    int self_in = 0, first,
-        *src = mpii_cs_bytes(s, (int64_t)(nb->indeg + 1) * (int64_t)sizeof(int));
-    if (!src)
+     * first block from the same peer, cb_neighbor's once); ord[i]: how many blocks
+     * received from the same peer come before it (-1: block i receives no message) */
+    int *src = mpii_cs_bytes(s, 2 * (int64_t)(nb->indeg + 1) * (int64_t)sizeof(int));
+    if (!in || !out || !src)
         return MPI_ERR_NO_MEM;
+    int *ord = src + nb->indeg + 1, self_in = 0, first;
+    int64_t steps = 0;
     for (int i = 0; i < nb->indeg; i++) {
         int peer = nb->in[i];
         src[i] = i;
+        ord[i] = -1;
         if (peer == MPI_PROC_NULL || peer == me)
             continue;
-        if (!alltoall && nb_repeat(nb->in, i, &first))
+        if (!alltoall && nb_repeat(nb->in, i, &first)) {
             src[i] = first;
-        else
-            coll_sched_recv(s, out + i * n, n, 0, peer);
-    }
-    for (int k = 0; k < nb->outdeg; k++) {
-        int j = nb->send_order[k], peer = nb->out[j];
-        const char *blk = in + (alltoall ? j * n : 0);
-        if (peer == MPI_PROC_NULL)
-            continue;
-        if (peer != me) {
-            if (alltoall || !nb_repeat(nb->out, j, &first))
-                coll_sched_send(s, blk, n, 0, peer);
             continue;
         }
-        while (self_in < nb->indeg && nb->in[self_in] != me)
-            self_in++;
-        if (self_in == nb->indeg)
-            return MPI_ERR_TOPOLOGY;
-        mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
+        ord[i] = 0;
+        for (int k = 0; k < i; k++)
+            ord[i] += nb->in[k] == peer && ord[k] >= 0;
+        steps = BASE_MAX(steps, (ord[i] + 1) * pieces);
     }
-    mpii_cs_fence(s);
+    for (int64_t r = 0; r < BASE_MAX(steps, 1); r++) {
+        for (int i = 0; i < nb->indeg; i++) {
+            int64_t q = r - ord[i] * pieces; /* the piece of block i that step r takes */
+            if (ord[i] >= 0 && q >= 0 && q < pieces)
+                coll_sched_recv(s, out + i * n + q * piece, BASE_MIN(piece, n - q * piece), 0,
+                                nb->in[i]);
+        }
+        for (int k = 0; r == 0 && k < nb->outdeg; k++) {
+            int j = nb->send_order[k], peer = nb->out[j];
+            const char *blk = in + (alltoall ? j * n : 0);
+            if (peer == MPI_PROC_NULL)
+                continue;
+            if (peer != me) {
+                if (alltoall || !nb_repeat(nb->out, j, &first))
+                    for (int64_t at = 0; at < n; at += piece)
+                        coll_sched_send(s, blk + at, BASE_MIN(piece, n - at), 0, peer);
+                continue;
+            }
+            while (self_in < nb->indeg && nb->in[self_in] != me)
+                self_in++;
+            if (self_in == nb->indeg)
+                return MPI_ERR_TOPOLOGY;
+            mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
+        }
+        mpii_cs_fence(s);
+    }
     /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
     for (int i = 0; i < nb->indeg; i++) {
         if (nb->in[i] == MPI_PROC_NULL)
@@ -256,7 +295,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         return mpii_coll_fail(comm, MPI_ERR_COUNT, m->fname);
     int64_t n = rcount * dt_size(mpii_type_get(rtype));
     if (m->kind == MPII_CM_BLOCK && nb->mailbox_edges && n > 0 && mpii_comm_cgroup(c) &&
-        (size_t)n <= coll_group_small(c->cgroup)) {
+        nb_group_fits(c, alltoall, n)) {
         if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, m->fname);
         if (scount * dt_size(mpii_type_get(stype)) != n)
