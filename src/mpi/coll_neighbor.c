@@ -183,21 +183,20 @@ static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
     return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 4 : 2));
 }
 
-/* The uniform neighbourhood exchange (alltoall: block j of sbuf to out-neighbour j, else
- * sbuf to every one) over the group mailboxes of c, n bytes a block (arguments checked,
- * n > 0), each block in messages of up to FMPL_COLL_SMALL bytes (pieces).
- * Every send is posted in the first step. The receives go one message per peer a step
- * (fences between): a peer's messages are the pieces of its blocks in our receive-block
- * order, and the r-th of them is received in step r. A channel's reader acknowledges a
- * message as consumed together with those before it, so no step may hold two receives
- * from one peer, which could complete out of order. */
+/* The one round of a uniform neighbourhood exchange (alltoall: block j of sbuf to
+ * out-neighbour j, else sbuf to every one) over the group mailboxes of c, n bytes a
+ * block (arguments checked, n > 0), each block in messages of up to FMPL_COLL_SMALL
+ * bytes (pieces), both ends cutting alike. A peer's messages may be consumed out of
+ * order within the round, and a reader's acknowledgement covers the messages before the
+ * one it names; that is safe because a writer is never a whole FMPL_COLL_DEPTH of
+ * messages ahead of the oldest one its reader has not consumed (nb_group_fits). */
 static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
                     const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                     int64_t rcount, MPI_Datatype rtype, int64_t n)
 {
     dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
     int sblocks = alltoall ? nb->outdeg : 1, me = c->rank;
-    int64_t piece = (int64_t)coll_group_small(c->cgroup), pieces = (n + piece - 1) / piece;
+    int64_t piece = (int64_t)coll_group_small(c->cgroup);
     const char *in = (const char *)sbuf + dt_true_lb(st);
     if (!dt_is_contig(st, scount * sblocks)) { /* packed first */
         char *tmp = mpii_cs_bytes(s, n * sblocks);
@@ -207,54 +206,40 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
     int direct = dt_is_contig(rt, rcount * nb->indeg);
     char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
     /* src[i]: the block of out that receive block i's data arrives in (allgather: the
-     * first block from the same peer, cb_neighbor's once); ord[i]: how many blocks
-     * received from the same peer come before it (-1: block i receives no message) */
-    int *src = mpii_cs_bytes(s, 2 * (int64_t)(nb->indeg + 1) * (int64_t)sizeof(int));
+     * first block from the same peer, cb_neighbor's once) */
+    int *src = mpii_cs_bytes(s, (int64_t)(nb->indeg + 1) * (int64_t)sizeof(int));
     if (!in || !out || !src)
         return MPI_ERR_NO_MEM;
-    int *ord = src + nb->indeg + 1, self_in = 0, first;
-    int64_t steps = 0;
+    int self_in = 0, first;
     for (int i = 0; i < nb->indeg; i++) {
         int peer = nb->in[i];
         src[i] = i;
-        ord[i] = -1;
         if (peer == MPI_PROC_NULL || peer == me)
             continue;
-        if (!alltoall && nb_repeat(nb->in, i, &first)) {
+        if (!alltoall && nb_repeat(nb->in, i, &first))
             src[i] = first;
+        else
+            for (int64_t at = 0; at < n; at += piece)
+                coll_sched_recv(s, out + i * n + at, BASE_MIN(piece, n - at), 0, peer);
+    }
+    for (int k = 0; k < nb->outdeg; k++) {
+        int j = nb->send_order[k], peer = nb->out[j];
+        const char *blk = in + (alltoall ? j * n : 0);
+        if (peer == MPI_PROC_NULL)
+            continue;
+        if (peer != me) {
+            if (alltoall || !nb_repeat(nb->out, j, &first))
+                for (int64_t at = 0; at < n; at += piece)
+                    coll_sched_send(s, blk + at, BASE_MIN(piece, n - at), 0, peer);
             continue;
         }
-        ord[i] = 0;
-        for (int k = 0; k < i; k++)
-            ord[i] += nb->in[k] == peer && ord[k] >= 0;
-        steps = BASE_MAX(steps, (ord[i] + 1) * pieces);
+        while (self_in < nb->indeg && nb->in[self_in] != me)
+            self_in++;
+        if (self_in == nb->indeg)
+            return MPI_ERR_TOPOLOGY;
+        mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
     }
-    for (int64_t r = 0; r < BASE_MAX(steps, 1); r++) {
-        for (int i = 0; i < nb->indeg; i++) {
-            int64_t q = r - ord[i] * pieces; /* the piece of block i that step r takes */
-            if (ord[i] >= 0 && q >= 0 && q < pieces)
-                coll_sched_recv(s, out + i * n + q * piece, BASE_MIN(piece, n - q * piece), 0,
-                                nb->in[i]);
-        }
-        for (int k = 0; r == 0 && k < nb->outdeg; k++) {
-            int j = nb->send_order[k], peer = nb->out[j];
-            const char *blk = in + (alltoall ? j * n : 0);
-            if (peer == MPI_PROC_NULL)
-                continue;
-            if (peer != me) {
-                if (alltoall || !nb_repeat(nb->out, j, &first))
-                    for (int64_t at = 0; at < n; at += piece)
-                        coll_sched_send(s, blk + at, BASE_MIN(piece, n - at), 0, peer);
-                continue;
-            }
-            while (self_in < nb->indeg && nb->in[self_in] != me)
-                self_in++;
-            if (self_in == nb->indeg)
-                return MPI_ERR_TOPOLOGY;
-            mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
-        }
-        mpii_cs_fence(s);
-    }
+    mpii_cs_fence(s);
     /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
     for (int i = 0; i < nb->indeg; i++) {
         if (nb->in[i] == MPI_PROC_NULL)
