@@ -332,16 +332,68 @@ static void noncontig(MPI_Comm c, const topo_t *t)
     MPI_Type_free(&vec);
 }
 
+/* Allgather into a strided receive type (every other int: the mailbox path's unpack and
+ * the point-to-point path's typed receive, each with a repeated peer's block copied into
+ * its other blocks), cnt elements a block; blocking, then persistent; the gaps between
+ * the elements and the blocks from MPI_PROC_NULL stay untouched. */
+static void strided_allgather(MPI_Comm c, const topo_t *t, int cnt)
+{
+    MPI_Datatype vec, every_other;
+    MPI_Type_vector(cnt, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * cnt) * (MPI_Aint)sizeof(int), &every_other);
+    MPI_Type_commit(&every_other);
+    int id = t->indeg[me];
+    size_t rn = ((size_t)id + 1) * 2 * (size_t)cnt;
+    int *sb = malloc((size_t)cnt * sizeof(int)), *rb = malloc(rn * sizeof(int));
+    MPI_Request rq;
+    CHECK_RC(
+        MPI_Neighbor_allgather_init(sb, cnt, MPI_INT, rb, 1, every_other, c, MPI_INFO_NULL, &rq),
+        MPI_SUCCESS);
+    for (int g = 60; g < 63; g++) {
+        for (int e = 0; e < cnt; e++)
+            sb[e] = val(g, me, 0, e);
+        for (size_t x = 0; x < rn; x++)
+            rb[x] = -7;
+        if (g < 62) {
+            CHECK_RC(MPI_Neighbor_allgather(sb, cnt, MPI_INT, rb, 1, every_other, c), MPI_SUCCESS);
+        } else {
+            CHECK_RC(MPI_Start(&rq), MPI_SUCCESS);
+            CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        }
+        for (int i = 0; i < id; i++) {
+            int s = t->in[me][i];
+            for (int e = 0; e < cnt; e++) {
+                size_t at = (size_t)i * 2 * (size_t)cnt + 2 * (size_t)e;
+                CHECK(rb[at] == (s == MPI_PROC_NULL ? -7 : val(g, s, 0, e)));
+                CHECK(rb[at + 1] == -7);
+            }
+        }
+    }
+    MPI_Request_free(&rq);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&every_other);
+    free(sb);
+    free(rb);
+}
+
 static void all_forms(MPI_Comm c)
 {
     topo_t t;
     topo_learn(c, &t);
-    int counts[] = {1, 3, 0, 2000};
+    /* On Cartesian grids whose edges the group mailboxes carry: 2000 ints, one mailbox
+     * message a block; 2073 (8292 bytes), two pieces, the second on the tiny channel;
+     * 8000, four pieces, the last one shorter; 16384 (64 KiB), the largest block there,
+     * eight pieces. 20000: above it, point-to-point rendezvous. Everywhere a repeated
+     * peer's allgather block moves once and is copied (coll_neighbor.c). */
+    int counts[] = {1, 3, 0, 2000, 2073, 8000, 16384, 20000};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
         uniform(c, &t, counts[k]);
     vforms(c, &t, 2);
     vforms(c, &t, 700);
     noncontig(c, &t);
+    strided_allgather(c, &t, 3);
+    strided_allgather(c, &t, 8000);
+    strided_allgather(c, &t, 20000);
 }
 
 int main(int argc, char **argv)

@@ -288,6 +288,9 @@ coll_sched_t *coll_group_sched_a(coll_group_t *g);
 int coll_sched_is_group(const coll_sched_t *s);
 /* FMPL_COLL_SMALL: what every edge carries. */
 size_t coll_group_small(const coll_group_t *g);
+/* FMPL_COLL_DEPTH: messages a writer may have on an edge's small channel ahead of its
+ * reader before it waits for acknowledgements. */
+size_t coll_group_depth(const coll_group_t *g);
 /* Dissemination barrier. */
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g);
 /* size bytes from root's buf to every member's buf: binomial tree up to

@@ -834,6 +834,11 @@ size_t coll_group_small(const coll_group_t *g)
     return g->st->small;
 }
 
+size_t coll_group_depth(const coll_group_t *g)
+{
+    return (size_t)g->st->depth;
+}
+
 /* ------------------------------------------------------------------ local steps */
 
 typedef struct gx_copy_args {

@@ -18,28 +18,60 @@
  *
  * The blocking allgather and alltoall on a Cartesian communicator whose edges the group
  * mailboxes carry (mpii_nbrs_t.mailbox_edges: every neighbour 2^k ranks away modulo the
- * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes
- * run as group schedules instead (nb_group): the same round with each block a mailbox
- * message (a store into the peer's cell, no matching), packed through a temporary
- * when its type is not contiguous. The choice depends on the topology and the block's
- * byte size only, so every member makes the same one. */
+ * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes,
+ * or a few times that (nb_group_fits: 64 KiB allgather blocks, 32 KiB alltoall blocks at
+ * the defaults), run as group schedules instead (nb_group): the same
+ * exchange with each block cut into mailbox messages of FMPL_COLL_SMALL bytes (stores
+ * into the peer's cells, no matching), packed through a temporary when its type is not
+ * contiguous. That is two copies instead of the rendezvous's one (CMA), but no
+ * handshake: a process deposits all it sends without waiting for its peers to run and
+ * takes what they sent whenever it runs, which is what counts when ranks outnumber CPUs
+ * (4 ranks on 2 CPUs). Larger blocks take the single-copy rendezvous. The choice depends on the
+ * topology and the block's byte size only, so every member makes the same one.
+ *
+ * The uniform allgather (MPI_Neighbor_allgather, MPI_Ineighbor_allgather, *_init and
+ * _c, both builders) moves each block once per peer, not once per edge: a peer that is
+ * an in-neighbour several times (a periodic dimension of size 2, as on the 2x2 grid,
+ * or repeated graph edges) sends its block once, received into the first of its receive
+ * blocks and copied into the others after the round. This holds on every process alike
+ * because every block a process sends is the same bytes (its send buffer) and every
+ * receive block has the same shape, and because in a valid program a peer is an
+ * out-neighbour of ours exactly when we are an in-neighbour of its (the edge counts
+ * agree; MPI-4.0 8.6). It saves a transfer (a rendezvous handshake and a copy across
+ * processes, or a mailbox message) per repeated edge for a local copy. The v and w forms
+ * keep one message per edge (their receive blocks may differ in shape). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi/coll_impl.h"
 #include "mpi/topo_impl.h"
 
-/* The one round of a neighbourhood exchange (arguments checked). */
+/* 1 when in[i] (a peer other than this process and MPI_PROC_NULL) is also in[k] for some
+ * k < i: the index of the first such k goes to *first. */
+static int nb_repeat(const int *list, int i, int *first)
+{
+    for (int k = 0; k < i; k++)
+        if (list[k] == list[i]) {
+            *first = k;
+            return 1;
+        }
+    return 0;
+}
+
+/* The one round of a neighbourhood exchange (arguments checked). once (the uniform
+ * allgather: every send block is the same bytes, every receive block the same shape): a
+ * peer that is a neighbour several times gets one message and sends one, received into
+ * its first block and copied into the others after the round (see the top). */
 static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, const void *sbuf,
                        const int64_t *sc, const int64_t *sd, const MPI_Datatype *st, void *rbuf,
-                       const int64_t *rc, const int64_t *rd, const MPI_Datatype *rt)
+                       const int64_t *rc, const int64_t *rd, const MPI_Datatype *rt, int once)
 {
     const char *sb = sbuf;
     char *rb = rbuf;
-    int me = c->rank, self_in = 0;
+    int me = c->rank, self_in = 0, first;
     for (int i = 0; i < nb->indeg; i++) {
         int peer = nb->in[i];
-        if (peer != MPI_PROC_NULL && peer != me)
+        if (peer != MPI_PROC_NULL && peer != me && !(once && nb_repeat(nb->in, i, &first)))
             mpii_cs_recv(s, rb + rd[i], rc[i], rt[i], peer);
     }
     for (int k = 0; k < nb->outdeg; k++) {
@@ -47,7 +79,8 @@ static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, c
         if (peer == MPI_PROC_NULL)
             continue;
         if (peer != me) {
-            mpii_cs_send(s, sb + sd[j], sc[j], st[j], peer);
+            if (!(once && nb_repeat(nb->out, j, &first)))
+                mpii_cs_send(s, sb + sd[j], sc[j], st[j], peer);
             continue;
         }
         /* the next receive block from this process itself */
@@ -59,6 +92,9 @@ static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, c
         mpii_cs_copy(s, sb + sd[j], sc[j], st[j], rb + rd[i], rc[i], rt[i]);
     }
     mpii_cs_fence(s);
+    for (int i = 0; once && i < nb->indeg; i++)
+        if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me && nb_repeat(nb->in, i, &first))
+            mpii_cs_copy(s, rb + rd[first], rc[first], rt[first], rb + rd[i], rc[i], rt[i]);
     return MPI_SUCCESS;
 }
 
@@ -106,9 +142,9 @@ static int nb_args_alloc(nb_args_t *a, const mpii_nbrs_t *nb)
 }
 
 /* Checks the w-form arguments, then builds and runs as m says (kb: the cache key of a
- * blocking call, or NULL). Takes a->sc's allocation over. */
+ * blocking call, or NULL; once: as cb_neighbor). Takes a->sc's allocation over. */
 static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const void *sbuf,
-                  void *rbuf, nb_args_t *a, const mpii_cmode_t *m, const mpii_ckey_t *kb)
+                  void *rbuf, nb_args_t *a, const mpii_cmode_t *m, const mpii_ckey_t *kb, int once)
 {
     int rc = MPI_SUCCESS;
     if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
@@ -128,20 +164,39 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
         return mpii_cs_run_cached(c, comm, s, m->fname);
     }
     s = mpii_cs_new(c);
-    rc = s ? cb_neighbor(s, c, nb, sbuf, a->sc, a->sd, a->st, rbuf, a->rc, a->rd, a->rt) : 0;
+    rc = s ? cb_neighbor(s, c, nb, sbuf, a->sc, a->sd, a->st, rbuf, a->rc, a->rd, a->rt, once) : 0;
     free(a->sc);
     return mpii_cs_run(c, comm, s, m, k, rc);
 }
 
+/* Whether blocks of n bytes go through the group mailboxes of c (see the top), in
+ * pieces of FMPL_COLL_SMALL bytes: always up to one piece; more while a call sends each
+ * peer (a neighbour at most twice on a Cartesian grid; an allgather sends it one block)
+ * at most half of FMPL_COLL_DEPTH messages (at the defaults, allgather blocks up to 64
+ * KiB, alltoall blocks up to 32 KiB). Then a writer one call ahead of its reader still
+ * finds free cells: it never waits for acknowledgements, nor for its peers to be
+ * scheduled. The same on every member (settings and sizes are). */
+static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
+{
+    int64_t small = (int64_t)coll_group_small(c->cgroup);
+    int64_t pieces = (n + small - 1) / small;
+    return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 4 : 2));
+}
+
 /* The one round of a uniform neighbourhood exchange (alltoall: block j of sbuf to
  * out-neighbour j, else sbuf to every one) over the group mailboxes of c, n bytes a
- * block (arguments checked, n > 0). */
+ * block (arguments checked, n > 0), each block in messages of up to FMPL_COLL_SMALL
+ * bytes (pieces), both ends cutting alike. A peer's messages may be consumed out of
+ * order within the round, and a reader's acknowledgement covers the messages before the
+ * one it names; that is safe because a writer is never a whole FMPL_COLL_DEPTH of
+ * messages ahead of the oldest one its reader has not consumed (nb_group_fits). */
 static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
                     const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                     int64_t rcount, MPI_Datatype rtype, int64_t n)
 {
     dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
     int sblocks = alltoall ? nb->outdeg : 1, me = c->rank;
+    int64_t piece = (int64_t)coll_group_small(c->cgroup);
     const char *in = (const char *)sbuf + dt_true_lb(st);
     if (!dt_is_contig(st, scount * sblocks)) { /* packed first */
         char *tmp = mpii_cs_bytes(s, n * sblocks);
@@ -150,19 +205,32 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
     }
     int direct = dt_is_contig(rt, rcount * nb->indeg);
     char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
-    if (!in || !out)
+    /* src[i]: the block of out that receive block i's data arrives in (allgather: the
+     * first block from the same peer, cb_neighbor's once) */
+    int *src = mpii_cs_bytes(s, (int64_t)(nb->indeg + 1) * (int64_t)sizeof(int));
+    if (!in || !out || !src)
         return MPI_ERR_NO_MEM;
-    int self_in = 0;
-    for (int i = 0; i < nb->indeg; i++)
-        if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me)
-            coll_sched_recv(s, out + i * n, n, 0, nb->in[i]);
+    int self_in = 0, first;
+    for (int i = 0; i < nb->indeg; i++) {
+        int peer = nb->in[i];
+        src[i] = i;
+        if (peer == MPI_PROC_NULL || peer == me)
+            continue;
+        if (!alltoall && nb_repeat(nb->in, i, &first))
+            src[i] = first;
+        else
+            for (int64_t at = 0; at < n; at += piece)
+                coll_sched_recv(s, out + i * n + at, BASE_MIN(piece, n - at), 0, peer);
+    }
     for (int k = 0; k < nb->outdeg; k++) {
         int j = nb->send_order[k], peer = nb->out[j];
         const char *blk = in + (alltoall ? j * n : 0);
         if (peer == MPI_PROC_NULL)
             continue;
         if (peer != me) {
-            coll_sched_send(s, blk, n, 0, peer);
+            if (alltoall || !nb_repeat(nb->out, j, &first))
+                for (int64_t at = 0; at < n; at += piece)
+                    coll_sched_send(s, blk + at, BASE_MIN(piece, n - at), 0, peer);
             continue;
         }
         while (self_in < nb->indeg && nb->in[self_in] != me)
@@ -172,12 +240,15 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
         mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
     }
     mpii_cs_fence(s);
-    if (!direct) {
-        /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
-        for (int i = 0; i < nb->indeg; i++)
-            if (nb->in[i] != MPI_PROC_NULL)
-                mpii_cs_copy(s, out + i * n, n, MPI_BYTE,
-                             (char *)rbuf + i * rcount * mpii_coll_ext(rtype), rcount, rtype);
+    /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
+    for (int i = 0; i < nb->indeg; i++) {
+        if (nb->in[i] == MPI_PROC_NULL)
+            continue;
+        if (!direct)
+            mpii_cs_copy(s, out + src[i] * n, n, MPI_BYTE,
+                         (char *)rbuf + i * rcount * mpii_coll_ext(rtype), rcount, rtype);
+        else if (src[i] != i)
+            mpii_cs_copy(s, out + src[i] * n, n, MPI_BYTE, out + i * n, n, MPI_BYTE);
     }
     return MPI_SUCCESS;
 }
@@ -209,7 +280,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         return mpii_coll_fail(comm, MPI_ERR_COUNT, m->fname);
     int64_t n = rcount * dt_size(mpii_type_get(rtype));
     if (m->kind == MPII_CM_BLOCK && nb->mailbox_edges && n > 0 && mpii_comm_cgroup(c) &&
-        (size_t)n <= coll_group_small(c->cgroup)) {
+        nb_group_fits(c, alltoall, n)) {
         if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, m->fname);
         if (scount * dt_size(mpii_type_get(stype)) != n)
@@ -235,7 +306,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         a.rd[i] = i * rcount * re;
         a.rt[i] = rtype;
     }
-    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, &kb);
+    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, &kb, !alltoall);
 }
 
 /* The count and displacement arrays of the v and w forms, as given: int, MPI_Count or
@@ -296,7 +367,7 @@ static int nb_general_entry(const void *sbuf, int64_t scount, nb_array_t scounts
         a.rd[i] = nb_at(rdispls, i) * re;
         a.rt[i] = w ? rtypes[i] : rtype;
     }
-    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, NULL);
+    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ entry points */
