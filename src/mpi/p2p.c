@@ -33,12 +33,7 @@ static struct {
     mpii_link_t umsg_free;
     int hook_id; /* mpii_hook's vnic hook, armed while work is queued */
     int up;
-    /* EAGER TOKENS. MPI_Cancel names an eager message (not synchronous) by its place in
-     * the stream of such messages from its sender to its receiver: both sides count them
-     * (a pair's messages arrive in sending order), so the token (MPII_TOKEN_EAGER | n)
-     * never travels and the message, carrying no immediate, may take the vnic fastbox. */
-    uint64_t *eager_sent, *eager_got; /* by world rank (vnic peer id) */
-    int eager_npeers;
+    uint64_t eager_seq; /* tokens of eager sends (MPII_TOKEN_EAGER | seq) */
 } p2p;
 
 int mpii_sends_pending;
@@ -266,30 +261,6 @@ static void mpii_umsg_put(mpii_umsg_t *u)
 
 /* The MPI hook is armed only while it has work (answers or GETs queued by handlers):
  * an idle poll does not call it. */
-/* Grows the eager-token counters to cover world rank w. */
-static BASE_NOINLINE void mpii_eager_grow(int w)
-{
-    int n = BASE_MAX(w + 1, 2 * p2p.eager_npeers);
-    uint64_t *sent = realloc(p2p.eager_sent, (size_t)n * sizeof *sent);
-    if (sent)
-        p2p.eager_sent = sent;
-    uint64_t *got = sent ? realloc(p2p.eager_got, (size_t)n * sizeof *got) : NULL;
-    if (!got)
-        base_fatal("mpi: out of memory for the eager-token counters (%d peers)", n);
-    p2p.eager_got = got;
-    for (int i = p2p.eager_npeers; i < n; i++)
-        p2p.eager_sent[i] = p2p.eager_got[i] = 0;
-    p2p.eager_npeers = n;
-}
-
-/* The counter of eager messages sent to (got from) world rank w (EAGER TOKENS). */
-static inline uint64_t *mpii_eager_count(uint64_t **arr, int w)
-{
-    if (BASE_UNLIKELY(w >= p2p.eager_npeers))
-        mpii_eager_grow(w);
-    return &(*arr)[w];
-}
-
 static inline void mpii_hook_arm(void)
 {
     vnic_hook_arm(mpii.vnic, p2p.hook_id, 1);
@@ -621,12 +592,9 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
         memcpy(&rts, n->data, sizeof rts);
         size = rts.size;
     }
-    uint64_t token = n->imm;
-    if (h.kind == MPII_AM_EAGER && !(h.flags & MPII_AMF_SYNC))
-        token = MPII_TOKEN_EAGER | ++*mpii_eager_count(&p2p.eager_got, n->src);
     mpii_req_t *r = mpii_posted_take(m, h.src, h.tag);
     if (r) {
-        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, size, n->src, token, payload, 1);
+        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, size, n->src, n->imm, payload, 1);
         return;
     }
     mpii_umsg_t *u = mpii_umsg_get();
@@ -637,7 +605,7 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     u->flags = h.flags;
     u->src_world = n->src;
     u->size = size;
-    u->token = token;
+    u->token = n->imm;
     if (h.kind == MPII_AM_RTS) {
         u->key = rts.key;
         u->off = rts.off;
@@ -810,11 +778,13 @@ int mpii_send_post(mpii_req_t *r, int try)
                 mpii_stats_eager(bytes);
             return rc;
         }
-        /* No immediate (EAGER TOKENS): a small one may take the vnic fastbox. */
-        int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, 0, try);
+        /* A send MPI_Cancel may name (a user's request, a user Bsend's internal send, a
+         * part of MPI_Isendrecv) carries a token; the library's own sends carry 0, so
+         * the small ones may take the vnic fastbox (it carries no immediate). */
+        r->s_token = !r->internal || r->named || r->parent ? MPII_TOKEN_EAGER | ++p2p.eager_seq : 0;
+        int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, r->s_token, try);
         mpii_pack_done(pack);
         if (rc == MPI_SUCCESS) {
-            r->s_token = MPII_TOKEN_EAGER | ++*mpii_eager_count(&p2p.eager_sent, r->peer_world);
             mpii_stats_eager(bytes);
             mpii_req_done(r);
         }
@@ -1395,9 +1365,6 @@ void mpii_p2p_finalize(void)
             free(b);
         }
     free(p2p.packbuf);
-    free(p2p.eager_sent);
-    free(p2p.eager_got);
-    mpii_defer_finalize();
     mpii_tmp_finalize();
     mpii_req_finalize();
     memset(&p2p, 0, sizeof p2p);
@@ -1431,7 +1398,6 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
             int rc = mpii_am(world, &h, sizeof h, buf, bytes, 0);
             if (BASE_UNLIKELY(rc))
                 return MPII_ERR_COMM(comm, rc, fname);
-            ++*mpii_eager_count(&p2p.eager_sent, world); /* EAGER TOKENS */
             mpii_stats_eager(bytes);
             return MPI_SUCCESS;
         }
