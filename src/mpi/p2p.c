@@ -1365,6 +1365,7 @@ void mpii_p2p_finalize(void)
             free(b);
         }
     free(p2p.packbuf);
+    mpii_defer_finalize();
     mpii_tmp_finalize();
     mpii_req_finalize();
     memset(&p2p, 0, sizeof p2p);

@@ -140,3 +140,11 @@ int mpii_defer_work(void)
     }
     return sent;
 }
+
+void mpii_defer_finalize(void)
+{
+    free(defer.peers);
+    defer.peers = NULL;
+    defer.npeers = 0;
+    defer.up = 0;
+}

@@ -277,6 +277,8 @@ static inline uint32_t mpii_defer_count(int world)
 {
     return BASE_UNLIKELY(mpii_defer_total) ? mpii_defer_count_of(world) : 0;
 }
+/* Frees the queue's table (at MPI_Finalize, once no send is pending). */
+void mpii_defer_finalize(void);
 /* Arms the progress hook of p2p.c (which calls mpii_defer_work). */
 void mpii_p2p_hook_arm(void);
 /* Checks the arguments of a send (recv 0) or receive (recv 1) and fills r's (kind, buffer,
