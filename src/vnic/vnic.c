@@ -554,7 +554,7 @@ int vnic_send_am(vnic_t *v, int peer, unsigned chan, uint64_t imm, const void *a
         return rc;
     vnic_transport_t *t = vnic_transport_of(v, peer);
     if (BASE_LIKELY(t && t->ops->send_am)) {
-        int rc = t->ops->send_am(t, peer, chan, imm, a, alen, b, blen);
+        rc = t->ops->send_am(t, peer, chan, imm, a, alen, b, blen);
         if (BASE_LIKELY(rc == FMPL_SUCCESS))
             vnic_traffic_count(v, t, alen + blen);
         return rc;
