@@ -289,9 +289,9 @@ static int dpm_join(mpii_comm_t *l, int root, int sock, int rc, const vnic_link_
     return lrc != MPI_SUCCESS ? lrc : hdr.rc;
 }
 
-/* Argument checks of accept and connect, MPI_SUCCESS or the class. */
-static int dpm_args(mpii_comm_t *l, const char *port_name, MPI_Info info, int root,
-                    MPI_Comm *newcomm, const char *fn, MPI_Comm comm)
+/* Contract: mpi_impl.h. */
+int mpii_dpm_root_args(mpii_comm_t *l, int root, const MPI_Comm *newcomm, const char *fn,
+                       MPI_Comm comm)
 {
     if (!l)
         return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn);
@@ -302,6 +302,16 @@ static int dpm_args(mpii_comm_t *l, const char *port_name, MPI_Info info, int ro
         return MPII_ERR_COMM(comm, MPI_ERR_RANK, fn);
     if (!newcomm)
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    return MPI_SUCCESS;
+}
+
+/* Argument checks of accept and connect, MPI_SUCCESS or the class. */
+static int dpm_args(mpii_comm_t *l, const char *port_name, MPI_Info info, int root,
+                    MPI_Comm *newcomm, const char *fn, MPI_Comm comm)
+{
+    int rc = mpii_dpm_root_args(l, root, newcomm, fn, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (l->rank == root && !port_name)
         return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn, "port_name is NULL");
     if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))

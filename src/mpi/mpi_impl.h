@@ -348,6 +348,11 @@ int mpii_progress(void);
  * l with the remote processes rpeer[rsize] (registered peer ids), its context pair agreed
  * over l and, by root, through sock with the other side's root. Collective over l. */
 int mpii_peer_bound(void);
+/* The checks that accept, connect and spawn share: l (the handle comm's) is an
+ * intracommunicator, root a rank of it, the output handle not NULL. MPI_SUCCESS or the
+ * class, raised on comm. */
+int mpii_dpm_root_args(mpii_comm_t *l, int root, const MPI_Comm *newcomm, const char *fn,
+                       MPI_Comm comm);
 /* (spawn.c) At the end of MPI_Init: a spawned job's MPI_COMM_WORLD connects to its
  * parents (MPI_Comm_get_parent); nothing for other jobs. Collective over the job. */
 int mpii_spawn_parent_connect(void);

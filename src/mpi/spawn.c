@@ -144,15 +144,9 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char ***array
     static const char fn[] = "MPI_Comm_spawn_multiple";
     MPII_CHECK_INIT(fn);
     mpii_comm_t *l = mpii_comm_get(comm);
-    if (!l)
-        return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn);
-    if (l->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn,
-                         "comm is an intercommunicator");
-    if (root < 0 || root >= l->size)
-        return MPII_ERR_COMM(comm, MPI_ERR_RANK, fn);
-    if (!intercomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    int rc = mpii_dpm_root_args(l, root, intercomm, fn, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     *intercomm = MPI_COMM_NULL;
     /* the root's arguments count; it tells the others the total and the outcome */
     struct {
@@ -180,8 +174,7 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char ***array
             res.rc = spawn_root(count, array_of_commands, array_of_argv, array_of_maxprocs,
                                 array_of_info, port, codes, res.total, res.why);
     }
-    int rc =
-        mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &res, sizeof res, root, MPII_TAG_LIBCOLL);
+    rc = mpii_lib_bcast_tag(l, NULL, l->size, l->rank, &res, sizeof res, root, MPII_TAG_LIBCOLL);
     if (rc == MPI_SUCCESS && l->rank != root && res.total > 0 &&
         !(codes = calloc((size_t)res.total, sizeof *codes)))
         rc = MPI_ERR_NO_MEM;
