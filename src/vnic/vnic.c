@@ -679,6 +679,11 @@ int vnic_cpu_needed(vnic_t *v)
     return v->local->ops->cpu_needed(v->local);
 }
 
+int vnic_cpu_contended(vnic_t *v)
+{
+    return v && v->local->ops->cpu_contended && v->local->ops->cpu_contended(v->local);
+}
+
 void vnic_cpu_release(vnic_t *v)
 {
     if (v && v->cpu_published) {
@@ -786,7 +791,7 @@ static int vnic_wait_impl(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t tim
         uint64_t now = base_time_ns();
         if (now >= deadline)
             return FMPL_ERR_TIMEOUT;
-        if (a == BASE_BACKOFF_YIELD) {
+        if (a == BASE_BACKOFF_YIELD && !vnic_cpu_contended(v)) {
             sched_yield();
             continue;
         }

@@ -374,6 +374,11 @@ void vnic_hook_remove(vnic_t *v, int id);
  * on it calls vnic_cpu_release when its wait ends (vnic_wait does). Never blocks;
  * cheap enough for every 64th poll. */
 int vnic_cpu_needed(vnic_t *v);
+/* 1 when the host runs more tasks than this job's awake local ranks (see shm.c, "is the
+ * host contended"): a wait that would yield to the job's other ranks sleeps instead,
+ * since yielding beside a busy process hands it the CPU for whole slices. Never blocks;
+ * cheap at every poll (it looks at most once a millisecond). */
+int vnic_cpu_contended(vnic_t *v);
 /* Withdraws the "waiting" vnic_cpu_needed published. Never blocks. */
 void vnic_cpu_release(vnic_t *v);
 

@@ -130,6 +130,8 @@ typedef struct vnic_transport_ops {
      * Optional (both or neither); cpu_needed is cheap enough for every 64th poll. */
     int (*cpu_needed)(vnic_transport_t *t);
     void (*cpu_release)(vnic_transport_t *t);
+    /* vnic_cpu_contended. Optional (NULL: never contended). */
+    int (*cpu_contended)(vnic_transport_t *t);
     /* Collective over the ranks this transport serves (may be NULL when delivery is
      * complete at post, as with shm): returns once every such rank has called it and
      * everything each posted to this process before its call has been delivered here,
