@@ -27,7 +27,8 @@
 # the ratios ours/MPICH, ours/Open MPI and ours / the better peer of the slowest-job and
 # the median-job figures; the jobs' medians in job order follow.
 #
-# Variables: ROBUST_JOBS (8), ROBUST_REPS (10), ROBUST_ITERS (20000), ROBUST_CONDITIONS
+# Variables: ROBUST_JOBS (8), ROBUST_NP (2: the ranks per job; more than the CPUs
+# oversubscribes the host, as CI's test runs do), ROBUST_REPS (10), ROBUST_ITERS (20000), ROBUST_CONDITIONS
 # ("idle busy1 bursty2"), ROBUST_BURST (5,5), ROBUST_TIMEOUT (120 s), ROBUST_OUT (output
 # path without extension; default bench/out/robust-<time>). The default run (72 jobs)
 # should take 1.5-2 minutes on the quiet 2-CPU development VM (one job per library and
@@ -45,6 +46,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 bin=$build/bin
 jobs=${ROBUST_JOBS:-8}
+np=${ROBUST_NP:-2}
 reps=${ROBUST_REPS:-10}
 iters=${ROBUST_ITERS:-20000}
 conditions=${ROBUST_CONDITIONS:-idle busy1 bursty2}
@@ -55,10 +57,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-cma}
 start=$SECONDS
 
-for v in ROBUST_JOBS="$jobs" ROBUST_REPS="$reps" ROBUST_ITERS="$iters" ROBUST_TIMEOUT="$job_timeout"; do
+for v in ROBUST_JOBS="$jobs" ROBUST_NP="$np" ROBUST_REPS="$reps" ROBUST_ITERS="$iters" ROBUST_TIMEOUT="$job_timeout"; do
     [[ ${v#*=} =~ ^[1-9][0-9]*$ ]] ||
         { echo "robust: ${v%%=*} must be a positive integer, not '${v#*=}'" >&2; exit 2; }
 done
+[ "$np" -ge 2 ] || { echo "robust: ROBUST_NP must be at least 2, not $np" >&2; exit 2; }
 [[ $burst =~ ^[0-9]+(\.[0-9]+)?,[0-9]+(\.[0-9]+)?$ ]] ||
     { echo "robust: ROBUST_BURST must be BUSY_MS,SLEEP_MS, not '$burst'" >&2; exit 2; }
 for c in $conditions; do
@@ -139,7 +142,7 @@ header=$tmp/header
     echo "# $("$bin/fmpl-info" | head -n 1); MPICH" \
         "$(mpiexec.mpich --version 2>/dev/null | sed -n 's/^ *Version: *//p' | head -n 1);" \
         "$(mpirun.openmpi --version 2>/dev/null | head -n 1)"
-    echo "# $jobs jobs per library and condition, 2 ranks, $reps repetitions of $iters iterations" \
+    echo "# $jobs jobs per library and condition, $np ranks, $reps repetitions of $iters iterations" \
         "per job; job timeout $job_timeout s; libraries: ${impls[*]}"
     echo "# load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
 } >"$header"
@@ -153,9 +156,9 @@ run_job() {
     local args=(--csv "--reps=$reps" "--iters=$iters" "--impl=$who")
     local cmd
     case $who in
-    fmpl-mpi) cmd=("$bin/fmplrun" -n 2 "$bin/mpi_robust.fmpl") ;;
-    mpich) cmd=(mpiexec.mpich -n 2 "$bin/mpi_robust.mpich") ;;
-    openmpi) cmd=(mpirun.openmpi -n 2 "$bin/mpi_robust.openmpi") ;;
+    fmpl-mpi) cmd=("$bin/fmplrun" -n "$np" "$bin/mpi_robust.fmpl") ;;
+    mpich) cmd=(mpiexec.mpich -n "$np" "$bin/mpi_robust.mpich") ;;
+    openmpi) cmd=(mpirun.openmpi --oversubscribe -n "$np" "$bin/mpi_robust.openmpi") ;;
     esac
     t0=$(date +%s%N)
     # In the background, so that a signal to this script is handled while the job runs.
