@@ -56,7 +56,6 @@
  * stores. The bits stay set for the window's life: a stripe that has seen atomics keeps
  * element atomics for blocks (the other 63 keep the kernel). Other windows (udp peers)
  * never run the kernel on 8-byte integers (remote atomics there bypass the stripes). */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,8 +276,7 @@ static int stripes_take(mpii_win_t *w, int target, uint64_t mask)
         uint64_t take = busy ? want & ((busy & (0 - busy)) - 1) : want;
         if (!take) { /* the next stripe in order is busy: read the word again later */
             mpii_progress();
-            if (++spins % 64 == 0)
-                sched_yield();
+            vnic_poll_pause(mpii.vnic, &spins);
             const uint64_t *mapped = w->peer[target].ctrl;
             seen = mapped ? __atomic_load_n(&((const win_ctrl_t *)(const void *)mapped)->stripes,
                                             __ATOMIC_ACQUIRE)
@@ -317,12 +315,6 @@ static inline int stripe_of(uint64_t off)
     return (int)((off >> WIN_STRIPE_SHIFT) % WIN_STRIPES);
 }
 
-static void spin_wait(unsigned *spins)
-{
-    if (++*spins % 64 == 0)
-        sched_yield();
-}
-
 /* Before element atomics on stripe `bit` of a direct window's target (c: its control block):
  * announces them (amo_pending), then waits until the stripe has been seen free once, so
  * that a block holder that took it before the announcement (and may run the kernel on
@@ -334,11 +326,11 @@ static void amo_enable_slow(win_ctrl_t *c, uint64_t bit)
     unsigned spins = 0;
     if (was & bit) { /* another rank announced it: wait for its drain */
         while (!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit))
-            spin_wait(&spins);
+            vnic_poll_pause(mpii.vnic, &spins);
         return;
     }
     while (__atomic_load_n(&c->stripes, __ATOMIC_SEQ_CST) & bit)
-        spin_wait(&spins);
+        vnic_poll_pause(mpii.vnic, &spins);
     __atomic_fetch_or(&c->amo_ready, bit, __ATOMIC_SEQ_CST);
 }
 

@@ -25,7 +25,6 @@
  *
  * Fence: remote completion of this rank's operations, then a barrier on the window's
  * communicator, between two full memory fences. */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,8 +79,7 @@ static int win_ctrl_signal(mpii_win_t *w, int target, uint64_t off, uint64_t del
 static void win_backoff(unsigned *spins)
 {
     mpii_progress();
-    if (++*spins % 64 == 0)
-        sched_yield();
+    vnic_poll_pause(mpii.vnic, spins);
 }
 
 static void touch(mpii_win_t *w, int target)

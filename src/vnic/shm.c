@@ -264,7 +264,7 @@ typedef struct shm {
     vnic_transport_t base;
     vnic_t *v;
     int rank, me, nlocal;
-    uint64_t kernel_asked_ns; /* shm_cpu_needed's last look at /proc */
+    uint64_t kernel_asked_ns;    /* shm_cpu_needed's last look at /proc */
     uint64_t contended_asked_ns; /* shm_cpu_contended's last look, and its answer */
     int contended;
     int loadavg_fd; /* /proc/loadavg, open for shm_cpu_contended (-1: not readable) */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vnic/shm_tune.h"
 #include "vnic/udp_wire.h"
@@ -682,6 +683,22 @@ int vnic_cpu_needed(vnic_t *v)
 int vnic_cpu_contended(vnic_t *v)
 {
     return v && v->local->ops->cpu_contended && v->local->ops->cpu_contended(v->local);
+}
+
+/* The nap of vnic_poll_pause while the host is contended: long enough for the ranks
+ * queued here to run, short beside a time slice. */
+#define VNIC_CONTENDED_NAP_NS 50000
+
+void vnic_poll_pause(vnic_t *v, unsigned *polls)
+{
+    if (++*polls % 64)
+        return;
+    if (vnic_cpu_contended(v)) {
+        struct timespec ts = {0, VNIC_CONTENDED_NAP_NS};
+        nanosleep(&ts, NULL);
+    } else {
+        sched_yield();
+    }
 }
 
 void vnic_cpu_release(vnic_t *v)

@@ -379,6 +379,12 @@ int vnic_cpu_needed(vnic_t *v);
  * since yielding beside a busy process hands it the CPU for whole slices. Never blocks;
  * cheap at every poll (it looks at most once a millisecond). */
 int vnic_cpu_contended(vnic_t *v);
+/* For a polling loop that has no condition to hand to vnic_wait (it must re-issue an
+ * operation to look): call once per poll, with *polls zero at the loop's start. Every
+ * 64th call gives the CPU away: sched_yield, or while vnic_cpu_contended a nap of
+ * 50 us (a yield would hand the CPU to the busy process for a whole slice). Blocks for
+ * at most that nap. */
+void vnic_poll_pause(vnic_t *v, unsigned *polls);
 /* Withdraws the "waiting" vnic_cpu_needed published. Never blocks. */
 void vnic_cpu_release(vnic_t *v);
 
