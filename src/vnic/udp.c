@@ -94,17 +94,17 @@
  * a sleeping process costs tens of microseconds on a VM, hence the spin first.
  *
  * PROGRESS THREAD (FMPL_UDP_THREAD, on by default; the paper's NIC firmware): a target
- * serves its peers while its application computes. The application takes a mutex in every
+ * serves its peers while its application computes. The application takes a lock in every
  * entry point of the ops table (udp_enter; entries nested in a handler only count) and
  * counts its entries. The thread sleeps FMPL_UDP_THREAD_US at a time; once a whole period
- * passed without an entry it takes the mutex (trylock only) and runs progress calls in
+ * passed without an entry it takes the lock (trylock only) and runs progress calls in
  * which requests needing a handler (NOTIFY, AM) are not executed: they, and everything
  * behind them in the receive buffer (one FIFO for all peers), wait for the application's
  * next call, so stream order and "handlers on the application's thread" hold. Between
  * calls it sends the acknowledgements it holds and sleeps in ppoll on the socket (or
  * until a retransmission deadline), until the application enters again. While the
  * application is inside, the thread only wakes once per period (it never competes for
- * the socket then); the cost is that mutex (~20 ns per entry).
+ * the socket then); the cost is that lock (one atomic exchange per entry: udp_lock_take).
  *
  * AUTHENTICATION (threat model: docs/ARCHITECTURE.md). Rank 0 draws a 32-byte job key
  * (udp_auth_keygen) at every start and publishes it through boot (the PMI key-value space
@@ -383,7 +383,7 @@ typedef struct udp {
     int thr_stop;         /* udp_close asks the thread to end */
     uint64_t thr_idle_ns; /* FMPL_UDP_THREAD_US: absence before the thread serves */
     pthread_t thr;
-    pthread_mutex_t lock;
+    int lock; /* 1 while held (udp_lock_take): by the application or the thread */
 } udp_t;
 
 /* ------------------------------------------------------------ helpers */
@@ -2395,19 +2395,47 @@ static void udp_sleep(vnic_transport_t *tr, int64_t ns)
 /* Entry and exit of every operation the generic layer calls (the ops table): with the
  * thread on, the application holds the lock while inside the transport (nested entries,
  * from a handler that posts, only count) and marks each entry for the thread. */
+/* The lock between the application and the thread: an exchange to take it, a plain
+ * release store to give it back. A pthread mutex costs two atomic operations per entry
+ * (its unlock alone was ~4% of an 8-byte ping-pong's samples, the application polling
+ * through udp_op_progress); the thread holds the lock only for one progress call, so
+ * the application spins (yielding after a while) rather than sleeping on it. */
+static inline int udp_lock_try(udp_t *s)
+{
+    return !__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void udp_lock_take(udp_t *s)
+{
+    for (unsigned spins = 0; !udp_lock_try(s);)
+        while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED)) {
+            if (++spins < 256)
+                base_cpu_relax();
+            else
+                sched_yield(); /* the holder may have lost its CPU */
+        }
+}
+
+static inline void udp_lock_give(udp_t *s)
+{
+    __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
 static inline void udp_enter(udp_t *s)
 {
     if (!s->thr_on)
         return;
-    if (s->app_depth++ == 0)
-        pthread_mutex_lock(&s->lock);
+    /* counted before the lock is taken: the thread, which serves while the count stays
+     * the same, then stops taking the lock back after each of its progress calls */
     __atomic_store_n(&s->app_entries, s->app_entries + 1, __ATOMIC_RELAXED);
+    if (s->app_depth++ == 0)
+        udp_lock_take(s);
 }
 
 static inline void udp_leave(udp_t *s)
 {
     if (s->thr_on && --s->app_depth == 0)
-        pthread_mutex_unlock(&s->lock);
+        udp_lock_give(s);
 }
 
 /* The thread: sleeps FMPL_UDP_THREAD_US at a time and, when the application has not
@@ -2429,8 +2457,7 @@ static void *udp_thread_main(void *arg)
             continue;
         }
         while (!__atomic_load_n(&s->thr_stop, __ATOMIC_ACQUIRE) &&
-               __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED) == seen &&
-               pthread_mutex_trylock(&s->lock) == 0) {
+               __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED) == seen && udp_lock_try(s)) {
             s->thr_serving = 1;
             int n = udp_progress(&s->base);
             s->st.thread_calls++;
@@ -2441,7 +2468,7 @@ static void *udp_thread_main(void *arg)
                 ns = udp_sleep_ns(s, (int64_t)s->thr_idle_ns);
             }
             s->thr_serving = 0;
-            pthread_mutex_unlock(&s->lock);
+            udp_lock_give(s);
             if (ns > 0)
                 udp_poll_socket(s, ns);
         }
@@ -2452,15 +2479,13 @@ static void *udp_thread_main(void *arg)
 /* Starts the thread with every signal blocked (they stay the application's). */
 static int udp_thread_start(udp_t *s)
 {
-    if (pthread_mutex_init(&s->lock, NULL))
-        return FMPL_ERR_NOMEM;
+    s->lock = 0;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&s->thr, NULL, udp_thread_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
-        pthread_mutex_destroy(&s->lock);
         base_log("vnic/udp: cannot start the progress thread (%s); set FMPL_UDP_THREAD=0 to "
                  "run without it",
                  strerror(rc));
@@ -2476,7 +2501,6 @@ static void udp_thread_stop(udp_t *s)
         return;
     __atomic_store_n(&s->thr_stop, 1, __ATOMIC_RELEASE);
     pthread_join(s->thr, NULL);
-    pthread_mutex_destroy(&s->lock);
     s->thr_on = 0;
 }
 
