@@ -9,9 +9,10 @@
  * Poly1305 with per-packet keys), HMAC-SHA-256, BLAKE2b-MAC. libsodium when built with it
  * (HAVE_SODIUM: bench/CMakeLists.txt adds it when pkg-config finds libsodium): the
  * ChaCha20-Poly1305 and AES-256-GCM AEADs the same way, crypto_auth (HMAC-SHA-512-256),
- * keyed crypto_generichash (BLAKE2b). Last, the transport's own udp_auth_seal (src/vnic/
- * udp_auth.c: AES-256-GMAC, 12-byte nonce, libsodium below UDP_AUTH_SMALL_MAX bytes and
- * OpenSSL above), on packets with a valid header. Usage: udp_mac [--rounds=N]. */
+ * keyed crypto_generichash (BLAKE2b). Last, the transport's own udp_auth_tag (src/vnic/
+ * udp_auth.c: AES-256-GMAC, 12-byte nonce) through each library it can use (OpenSSL,
+ * libsodium, Intel's ipsec-mb when built with it) and udp_auth_seal (the one it picks),
+ * on packets with a valid header. Usage: udp_mac [--rounds=N]. */
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
@@ -125,6 +126,17 @@ static void transport_seal(size_t n)
         abort();
 }
 
+static int transport_how;
+static void transport_tag(size_t n)
+{
+    udp_hdr_t h;
+    memcpy(&h, buf, sizeof h);
+    h.ctr = ++ctr;
+    memcpy(buf, &h, sizeof h);
+    if (udp_auth_tag(&transport, buf, n, transport_how, tag) != 0)
+        abort();
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -222,6 +234,18 @@ int main(int argc, char **argv)
         memcpy(buf, &h, sizeof h);
         if (udp_auth_init(&transport, key, 1) != 0)
             abort();
+        transport_how = UDP_AUTH_OPENSSL;
+        run("transport: udp_auth_tag, OpenSSL", transport_tag, rounds);
+        if (transport.small) {
+            transport_how = UDP_AUTH_SODIUM;
+            run("transport: udp_auth_tag, libsodium", transport_tag, rounds);
+        }
+        if (transport.fast) {
+            transport_how = UDP_AUTH_IPSEC_MB;
+            run("transport: udp_auth_tag, ipsec-mb", transport_tag, rounds);
+        } else {
+            printf("# ipsec-mb: not built in (install libipsec-mb-dev and reconfigure)\n");
+        }
         run("transport: udp_auth_seal", transport_seal, rounds);
         udp_auth_fini(&transport);
     }

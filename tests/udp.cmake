@@ -110,7 +110,7 @@ udp_variant(udp_mpi_comm_mailbox mpi_comm_mailbox RANKS 3 ENV ${UDP_ENV} FMPL_CO
 add_executable(udp_wire udp_fuzz.c ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.c)
 target_compile_definitions(udp_wire PRIVATE UDP_FUZZ_MAIN)
 target_include_directories(udp_wire PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
-target_link_libraries(udp_wire PRIVATE PkgConfig::FMPL_CRYPTO PkgConfig::FMPL_SODIUM)
+target_link_libraries(udp_wire PRIVATE fmpl_mac)
 add_test(NAME udp_wire COMMAND $<TARGET_FILE:udp_wire>)
 set_tests_properties(udp_wire PROPERTIES TIMEOUT 60)
 find_program(FMPL_CLANG NAMES clang)
@@ -126,7 +126,7 @@ if(FMPL_CLANG)
               -fno-sanitize-recover=undefined -I${CMAKE_SOURCE_DIR}/src
               -I${CMAKE_SOURCE_DIR}/include ${FMPL_CRYPTO_CFLAGS} ${FMPL_SODIUM_CFLAGS}
               ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.c
-              ${FMPL_CRYPTO_LDFLAGS} ${FMPL_SODIUM_LDFLAGS}
+              ${FMPL_CRYPTO_LDFLAGS} ${FMPL_SODIUM_LDFLAGS} ${FMPL_IPSEC_MB_FLAGS}
               -o ${CMAKE_BINARY_DIR}/bin/udp_fuzz
       DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/udp_fuzz.c ${CMAKE_SOURCE_DIR}/src/vnic/udp_wire.h
               ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.h ${CMAKE_SOURCE_DIR}/src/vnic/udp_auth.c

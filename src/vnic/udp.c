@@ -94,17 +94,17 @@
  * a sleeping process costs tens of microseconds on a VM, hence the spin first.
  *
  * PROGRESS THREAD (FMPL_UDP_THREAD, on by default; the paper's NIC firmware): a target
- * serves its peers while its application computes. The application takes a mutex in every
+ * serves its peers while its application computes. The application takes a lock in every
  * entry point of the ops table (udp_enter; entries nested in a handler only count) and
  * counts its entries. The thread sleeps FMPL_UDP_THREAD_US at a time; once a whole period
- * passed without an entry it takes the mutex (trylock only) and runs progress calls in
+ * passed without an entry it takes the lock (trylock only) and runs progress calls in
  * which requests needing a handler (NOTIFY, AM) are not executed: they, and everything
  * behind them in the receive buffer (one FIFO for all peers), wait for the application's
  * next call, so stream order and "handlers on the application's thread" hold. Between
  * calls it sends the acknowledgements it holds and sleeps in ppoll on the socket (or
  * until a retransmission deadline), until the application enters again. While the
  * application is inside, the thread only wakes once per period (it never competes for
- * the socket then); the cost is that mutex (~20 ns per entry).
+ * the socket then); the cost is that lock (one atomic exchange per entry: udp_lock_take).
  *
  * AUTHENTICATION (threat model: docs/ARCHITECTURE.md). Rank 0 draws a 32-byte job key
  * (udp_auth_keygen) at every start and publishes it through boot (the PMI key-value space
@@ -152,6 +152,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "vnic/udp_auth.h"
@@ -382,7 +383,7 @@ typedef struct udp {
     int thr_stop;         /* udp_close asks the thread to end */
     uint64_t thr_idle_ns; /* FMPL_UDP_THREAD_US: absence before the thread serves */
     pthread_t thr;
-    pthread_mutex_t lock;
+    int lock; /* 1 while held (udp_lock_take): by the application or the thread */
 } udp_t;
 
 /* ------------------------------------------------------------ helpers */
@@ -499,13 +500,46 @@ static int udp_peer_addr(udp_t *s, int rank, udp_peer_t *p)
     return FMPL_SUCCESS;
 }
 
+/* ------------------------------------------------------------ system calls */
+
+/* The socket calls of the data path, without glibc's cancellation wrappers: with the
+ * progress thread the process is multithreaded, and glibc then brackets every
+ * cancellation point (recvmsg, sendto...) with two atomic updates of the thread's
+ * cancellation state (~5% of an 8-byte ping-pong's samples; a non-blocking recvmsg
+ * costs ~40-70 ns less through syscall() here). The library never cancels threads. */
+static inline ssize_t udp_sys_sendto(int fd, const void *buf, size_t len,
+                                     const struct sockaddr_in *sa)
+{
+    return syscall(SYS_sendto, fd, buf, len, 0, sa, sa ? sizeof *sa : 0);
+}
+
+static inline ssize_t udp_sys_sendmsg(int fd, const struct msghdr *mh)
+{
+    return syscall(SYS_sendmsg, fd, mh, 0);
+}
+
+static inline int udp_sys_sendmmsg(int fd, struct mmsghdr *mm, unsigned n)
+{
+    return (int)syscall(SYS_sendmmsg, fd, mm, n, 0);
+}
+
+static inline ssize_t udp_sys_recvmsg(int fd, struct msghdr *mh, int flags)
+{
+    return syscall(SYS_recvmsg, fd, mh, flags);
+}
+
+static inline int udp_sys_recvmmsg(int fd, struct mmsghdr *mm, unsigned n, int flags)
+{
+    return (int)syscall(SYS_recvmmsg, fd, mm, n, flags, NULL);
+}
+
 /* ------------------------------------------------------------ transmission */
 
 /* Sends one datagram on fd, to sa (NULL: fd is connected). */
 static void udp_send1(udp_t *s, int fd, const struct sockaddr_in *sa, const void *pkt, size_t len)
 {
     for (;;) {
-        ssize_t r = sendto(fd, pkt, len, 0, (const struct sockaddr *)sa, sa ? sizeof *sa : 0);
+        ssize_t r = udp_sys_sendto(fd, pkt, len, sa);
         if (r >= 0 || errno != EINTR)
             break;
     }
@@ -695,7 +729,7 @@ static void udp_send_mmsg(udp_t *s, int fd, const struct sockaddr_in *sa, const 
         }
         int k = 0;
         while (k < m) {
-            int r = sendmmsg(fd, mm + k, (unsigned)(m - k), 0);
+            int r = udp_sys_sendmmsg(fd, mm + k, (unsigned)(m - k));
             if (r <= 0) {
                 if (r < 0 && errno == EINTR)
                     continue;
@@ -732,7 +766,7 @@ static int udp_send_gso(udp_t *s, int fd, const struct sockaddr_in *sa, const st
     uint16_t seg = (uint16_t)iov[0].iov_len;
     memcpy(CMSG_DATA(c), &seg, sizeof seg);
     for (;;) {
-        if (sendmsg(fd, &mh, 0) >= 0)
+        if (udp_sys_sendmsg(fd, &mh) >= 0)
             break;
         if (errno == EINTR)
             continue;
@@ -1860,7 +1894,7 @@ static int udp_rx(udp_t *s, int max_batches)
         return n; /* deeper nesting than batches: leave the socket for later */
     if (!s->rx_burst) {
         udp_rx_arm(s, lvl, 0);
-        ssize_t r = recvmsg(s->fd, &s->rxmsg[lvl][0].msg_hdr, MSG_DONTWAIT);
+        ssize_t r = udp_sys_recvmsg(s->fd, &s->rxmsg[lvl][0].msg_hdr, MSG_DONTWAIT);
         if (r < 0) {
             s->rx_streak = 0;
             return n;
@@ -1876,7 +1910,7 @@ static int udp_rx(udp_t *s, int max_batches)
     for (int b = 0; b < max_batches; b++) {
         for (int i = 0; i < UDP_BATCH; i++)
             udp_rx_arm(s, lvl, i);
-        int r = recvmmsg(s->fd, s->rxmsg[lvl], UDP_BATCH, MSG_DONTWAIT, NULL);
+        int r = udp_sys_recvmmsg(s->fd, s->rxmsg[lvl], UDP_BATCH, MSG_DONTWAIT);
         if (b == 0 && r <= 1)
             s->rx_burst = s->rx_streak = 0;
         if (r <= 0)
@@ -2361,19 +2395,47 @@ static void udp_sleep(vnic_transport_t *tr, int64_t ns)
 /* Entry and exit of every operation the generic layer calls (the ops table): with the
  * thread on, the application holds the lock while inside the transport (nested entries,
  * from a handler that posts, only count) and marks each entry for the thread. */
+/* The lock between the application and the thread: an exchange to take it, a plain
+ * release store to give it back. A pthread mutex costs two atomic operations per entry
+ * (its unlock alone was ~4% of an 8-byte ping-pong's samples, the application polling
+ * through udp_op_progress); the thread holds the lock only for one progress call, so
+ * the application spins (yielding after a while) rather than sleeping on it. */
+static inline int udp_lock_try(udp_t *s)
+{
+    return !__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void udp_lock_take(udp_t *s)
+{
+    for (unsigned spins = 0; !udp_lock_try(s);)
+        while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED)) {
+            if (++spins < 256)
+                base_cpu_relax();
+            else
+                sched_yield(); /* the holder may have lost its CPU */
+        }
+}
+
+static inline void udp_lock_give(udp_t *s)
+{
+    __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
 static inline void udp_enter(udp_t *s)
 {
     if (!s->thr_on)
         return;
-    if (s->app_depth++ == 0)
-        pthread_mutex_lock(&s->lock);
+    /* counted before the lock is taken: the thread, which serves while the count stays
+     * the same, then stops taking the lock back after each of its progress calls */
     __atomic_store_n(&s->app_entries, s->app_entries + 1, __ATOMIC_RELAXED);
+    if (s->app_depth++ == 0)
+        udp_lock_take(s);
 }
 
 static inline void udp_leave(udp_t *s)
 {
     if (s->thr_on && --s->app_depth == 0)
-        pthread_mutex_unlock(&s->lock);
+        udp_lock_give(s);
 }
 
 /* The thread: sleeps FMPL_UDP_THREAD_US at a time and, when the application has not
@@ -2395,8 +2457,7 @@ static void *udp_thread_main(void *arg)
             continue;
         }
         while (!__atomic_load_n(&s->thr_stop, __ATOMIC_ACQUIRE) &&
-               __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED) == seen &&
-               pthread_mutex_trylock(&s->lock) == 0) {
+               __atomic_load_n(&s->app_entries, __ATOMIC_RELAXED) == seen && udp_lock_try(s)) {
             s->thr_serving = 1;
             int n = udp_progress(&s->base);
             s->st.thread_calls++;
@@ -2407,7 +2468,7 @@ static void *udp_thread_main(void *arg)
                 ns = udp_sleep_ns(s, (int64_t)s->thr_idle_ns);
             }
             s->thr_serving = 0;
-            pthread_mutex_unlock(&s->lock);
+            udp_lock_give(s);
             if (ns > 0)
                 udp_poll_socket(s, ns);
         }
@@ -2418,15 +2479,13 @@ static void *udp_thread_main(void *arg)
 /* Starts the thread with every signal blocked (they stay the application's). */
 static int udp_thread_start(udp_t *s)
 {
-    if (pthread_mutex_init(&s->lock, NULL))
-        return FMPL_ERR_NOMEM;
+    s->lock = 0;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&s->thr, NULL, udp_thread_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
-        pthread_mutex_destroy(&s->lock);
         base_log("vnic/udp: cannot start the progress thread (%s); set FMPL_UDP_THREAD=0 to "
                  "run without it",
                  strerror(rc));
@@ -2442,7 +2501,6 @@ static void udp_thread_stop(udp_t *s)
         return;
     __atomic_store_n(&s->thr_stop, 1, __ATOMIC_RELEASE);
     pthread_join(s->thr, NULL);
-    pthread_mutex_destroy(&s->lock);
     s->thr_on = 0;
 }
 

@@ -7,11 +7,12 @@
  * ctr (48 bits): a packet whose fields exceed these widths is neither sealed nor accepted
  * (jobs of up to 2^24 ranks; 2^48 - 1 transmissions to one peer). The sender gives every
  * transmission a new ctr, so a nonce never repeats under a key (GMAC's one requirement);
- * the key is rank 0's random bytes, new at every start (udp.c). Packets under
- * UDP_AUTH_SMALL_MAX bytes go through libsodium, larger ones through OpenSSL: the same
- * function, chosen per size by cost on this machine (bench/udp_mac.c; udp_auth.c says
- * why; figures in docs/performance.md). Packets are authenticated, not encrypted:
- * payloads travel in clear.
+ * the key is rank 0's random bytes, new at every start (udp.c). Intel's ipsec-mb
+ * library (libipsec-mb, x86-64; FMPL_HAVE_IPSEC_MB) computes every tag where it was
+ * found at build time; else packets under UDP_AUTH_SMALL_MAX bytes go through libsodium,
+ * larger ones through OpenSSL: the same function, chosen by cost on this machine
+ * (bench/udp_mac.c; udp_auth.c says why; figures in docs/performance.md). Packets are
+ * authenticated, not encrypted: payloads travel in clear.
  * FMPL_UDP_AUTH=off (trusted fabrics, benchmarks): the tag holds udp_csum() of the packet
  * seeded with the key, which catches corruption and other jobs' datagrams but is no MAC. */
 #ifndef FMPL_VNIC_UDP_AUTH_H
@@ -34,10 +35,13 @@ typedef struct udp_auth {
     void *ctx;     /* on: OpenSSL's cipher context (EVP_CIPHER_CTX), keyed once */
     void *small;   /* on: libsodium's keyed AES-256-GCM state, or NULL where the CPU
                     * lacks what libsodium's AES-GCM needs (OpenSSL then tags all) */
+    void *fast;    /* on: ipsec-mb's expanded key (struct gcm_key_data), or NULL without
+                    * the library: it then tags all */
 } udp_auth_t;
 
-/* Which library computes a tag (udp_auth_tag): by size, or one of them (the tests). */
-enum { UDP_AUTH_ANY, UDP_AUTH_SODIUM, UDP_AUTH_OPENSSL };
+/* Which library computes a tag (udp_auth_tag): the fastest available, or one of them
+ * (the tests, which check that they agree). */
+enum { UDP_AUTH_ANY, UDP_AUTH_SODIUM, UDP_AUTH_OPENSSL, UDP_AUTH_IPSEC_MB };
 
 /* Fills key with UDP_KEY_BYTES random bytes (the system's generator). 0 on success. */
 int udp_auth_keygen(unsigned char key[UDP_KEY_BYTES]);
@@ -56,7 +60,7 @@ int udp_auth_nonce(const void *pkt, unsigned char nonce[12]);
 
 /* The tag of the packet of n >= 56 bytes at pkt into tag, computed by `how`. 0 on
  * success, -1 when the nonce's fields are out of range or the library fails (or is not
- * available, for UDP_AUTH_SODIUM). */
+ * available, for UDP_AUTH_SODIUM and UDP_AUTH_IPSEC_MB). */
 int udp_auth_tag(udp_auth_t *a, const void *pkt, size_t n, int how,
                  unsigned char tag[UDP_TAG_BYTES]);
 
