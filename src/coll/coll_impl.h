@@ -23,7 +23,8 @@
  *        bytes for pipeline segments; channel K+1+k ("tiny", distance 2^k) has
  *        COLL_TINY_DEPTH (64) cells of COLL_TINY_ROOM (248) bytes. Uses of a channel
  *        are numbered; the reader acknowledges every depth/4-th (every one on the big
- *        channel) in the writer's ack line (dir, channel), and the writer waits for use
+ *        channel) in the writer's ack line (dir, channel), once it has freed every use up
+ *        to it (coll_freed: it may free them out of order), and the writer waits for use
  *        n - depth to be acknowledged before use n, so a writer runs up to `depth`
  *        messages ahead of its reader (what lets a broadcast root go on while its
  *        children wait for a core).
