@@ -23,3 +23,8 @@ foreach(t bcast reduce allgather repeat large)
             ENV FMPL_COLL_SMALL=64 FMPL_COLL_SEG=4096 TIMEOUT 120)
 endforeach()
 
+# Runs that send each peer several times as many messages as an edge has cells (the
+# acknowledgement window: a reader frees messages out of order, acknowledges in order).
+fmpl_test(coll_test_window coll_test_window.c RANKS 2 3 4 5 7 TIMEOUT 120)
+fmpl_test(coll_test_window_shallow coll_test_window.c RANKS 3 4
+          ENV FMPL_COLL_DEPTH=4 FMPL_COLL_SMALL=256 TIMEOUT 120)

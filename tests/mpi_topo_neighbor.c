@@ -184,6 +184,34 @@ static void uniform(MPI_Comm c, const topo_t *t, int cnt)
     free(rb);
 }
 
+/* calls blocking calls back to back, each with new data and checked, no synchronisation
+ * in between: with 64 KiB blocks on the group mailboxes a call sends a peer as many
+ * messages as its edge has cells, so writers run ahead into their readers'
+ * acknowledgements (readers take a peer's messages out of order; coll_impl.h,
+ * coll_freed). */
+static void burst(MPI_Comm c, const topo_t *t, int cnt, int calls)
+{
+    int od = t->outdeg[me], id = t->indeg[me];
+    int *sb = malloc(((size_t)od + 1) * (size_t)cnt * sizeof(int));
+    int *rb = malloc(((size_t)id + 1) * (size_t)cnt * sizeof(int));
+    CHECK(sb && rb);
+    for (int alltoall = 0; alltoall < 2; alltoall++)
+        for (int g = 0; g < calls; g++) {
+            fill(sb, g, od, cnt, alltoall);
+            for (size_t x = 0; x < (size_t)id * (size_t)cnt; x++)
+                rb[x] = -7;
+            if (alltoall)
+                CHECK_RC(MPI_Neighbor_alltoall(sb, cnt, MPI_INT, rb, cnt, MPI_INT, c), MPI_SUCCESS);
+            else
+                CHECK_RC(MPI_Neighbor_allgather(sb, cnt, MPI_INT, rb, cnt, MPI_INT, c),
+                         MPI_SUCCESS);
+            for (int i = 0; i < id; i++)
+                check_block(t, rb + i * cnt, i, cnt, g, alltoall);
+        }
+    free(sb);
+    free(rb);
+}
+
 /* The v and w forms: block sizes per edge (vcount), receive blocks laid out backwards
  * with a gap of 2 elements. */
 static void vforms(MPI_Comm c, const topo_t *t, int base)
@@ -388,6 +416,8 @@ static void all_forms(MPI_Comm c)
     int counts[] = {1, 3, 0, 2000, 2073, 8000, 16384, 20000};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
         uniform(c, &t, counts[k]);
+    burst(c, &t, 16384, 300);
+    burst(c, &t, 2073, 60);
     vforms(c, &t, 2);
     vforms(c, &t, 700);
     noncontig(c, &t);

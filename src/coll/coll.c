@@ -206,12 +206,17 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
     coll_group_t *g = calloc(1, sizeof *g);
     int *mem = malloc((size_t)size * sizeof *mem);
     char **peer_slot = malloc((size_t)size * sizeof *peer_slot);
-    if (!g || !mem || !peer_slot) {
+    size_t freed_words = COLL_FREED_WORDS(BASE_MAX(st->depth, COLL_TINY_DEPTH));
+    uint64_t *freed = calloc(COLL_NDIR * (size_t)coll_nchan(st) * freed_words, sizeof *freed);
+    if (!g || !mem || !peer_slot || !freed) {
         free(g);
         free(mem);
         free(peer_slot);
+        free(freed);
         return FMPL_ERR_NOMEM;
     }
+    g->freed = freed;
+    g->freed_words = freed_words;
     for (int i = 0; i < size; i++)
         peer_slot[i] = COLL_PEER_UNKNOWN;
     g->peer_slot = peer_slot;
@@ -315,6 +320,7 @@ static int retire_poll(coll_retire_t *r)
     g->magic = 0;
     free(g->peer_slot);
     free(g->members);
+    free(g->freed);
     free(g);
     r->g = NULL;
     return 1;

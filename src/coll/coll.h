@@ -352,7 +352,8 @@ int coll_allgather_lane_fits(const coll_group_t *g, size_t size);
  * messages of each (tier, cell index) since binding in the order the transfers were added
  * (one writer per cell index and reader; a run may send several through one, as a
  * bcast chain's segments), message n in its cell n % depth (64 or 16), the reader acknowledges
- * every depth/4-th message and a writer waits until message n - depth is acknowledged
+ * every depth/4-th message once it has freed every one up to it (coll_impl.h, coll_freed)
+ * and a writer waits until message n - depth is acknowledged
  * before it writes message n. The lane is
  * released when the schedule is freed, and offered again once every acknowledgement
  * of its last use is in. None of these block. */

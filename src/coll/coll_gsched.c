@@ -48,6 +48,9 @@ typedef struct coll_lane {
     /* acknowledged: a run's messages per (tier, cell index), sent [tier * cells + idx] and
      * received [2 * cells + tier * cells + idx] (counted at the first run: gl_start) */
     uint64_t *nums;
+    /* acknowledged: what is freed of my incoming (tier, cell index), COLL_LANE_FREED words
+     * at (tier * cells + idx) * COLL_LANE_FREED (coll_freed; cleared when bound) */
+    uint64_t *freed;
     uint64_t *sent; /* bound: this lane's row of st->lane_sent ([tier * cells + idx]) */
     /* bound: [tier * cells + idx] slot-relative offset of the flag of cell 0 of (tier,
      * idx), then [2 * cells + tier * cells + idx] that of its ack line */
@@ -67,6 +70,7 @@ typedef struct gx_req {
     size_t stride;   /* channels: bytes from one cell to the next */
     uint64_t depth;  /* channels: cells, and the acknowledgement interval */
     uint64_t ack_every;
+    uint64_t *freed; /* receives: the record of the edge's freed messages (coll_freed) */
     char *buf;
     size_t len;
     uint64_t mark_len; /* the length its flag's mark gives (coll_flag): len, or a stream's */
@@ -122,6 +126,7 @@ static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count, uintptr
         x->depth = (uint64_t)coll_chan_depth(st, x->ch);
         x->ack_every = (uint64_t)coll_chan_ack_every(st, x->ch);
         x->ack_off = coll_ack_off(st, x->dir, x->ch);
+        x->freed = send ? NULL : coll_chan_freed(g, x->dir, x->ch);
         x->routed = 1;
     }
     return send ? ++g->sent[x->dir][x->ch] : ++g->rcvd[x->dir][x->ch];
@@ -162,6 +167,16 @@ static int gx_take(gx_req_t *x, uint64_t *flag, int *err)
         coll_copy(x->buf, coll_cell_data(flag, x->len), x->len);
     coll_cell_clear(flag);
     return done;
+}
+
+/* Message n of my incoming channel (dir, ch), written by group rank writer, is consumed
+ * and its cell cleared: records it, and acknowledges what is then due (coll_freed). */
+static int gx_freed(coll_group_t *g, int dir, int ch, int writer, uint64_t n)
+{
+    const coll_state_t *st = g->st;
+    uint64_t ack = coll_freed(coll_chan_freed(g, dir, ch), (uint64_t)coll_chan_depth(st, ch),
+                              (uint64_t)coll_chan_ack_every(st, ch), n);
+    return ack ? coll_put_word(g, writer, coll_ack_off(st, dir, ch), ack) : FMPL_SUCCESS;
 }
 
 static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
@@ -237,8 +252,7 @@ static int gx_mismatch(gx_req_t *x, int dir, int ch, uint64_t n, uint64_t f, int
         return COLL_TEST_STOP;
     coll_cell_clear((uint64_t *)(g->area + coll_chan_flag_off(st, dir, ch, n)));
     g->rcvd[dir][ch] = n;
-    if (n % (uint64_t)coll_chan_ack_every(st, ch) == 0)
-        coll_put_word(g, x->peer, coll_ack_off(st, dir, ch), n);
+    gx_freed(g, dir, ch, x->peer, n);
     if (g->rcvd[x->dir][x->ch] == x->seq)
         g->rcvd[x->dir][x->ch]--;
     return 1;
@@ -272,8 +286,9 @@ static int gx_test(void *req, int *err)
                 return 0;
             return gx_mismatch(x, odir, och, on, of, err);
         }
-        if (x->seq % x->ack_every == 0) {
-            int rc = coll_put_word(g, x->peer, x->ack_off, x->seq);
+        uint64_t ack = coll_freed(x->freed, x->depth, x->ack_every, x->seq);
+        if (ack) {
+            int rc = coll_put_word(g, x->peer, x->ack_off, ack);
             if (!*err)
                 *err = rc;
         }
@@ -394,6 +409,10 @@ _Static_assert((COLL_LANE_DEPTH & (COLL_LANE_DEPTH - 1)) == 0 && COLL_LANE_DEPTH
                    COLL_LANE_BIG_DEPTH_MIN >= 4 && COLL_LANE_BIG_DEPTH >= COLL_LANE_BIG_DEPTH_MIN,
                "lane depths must be powers of two, at least 4");
 
+/* The words of a lane edge's record of freed messages (coll_freed): both tiers alike. */
+#define COLL_LANE_FREED COLL_FREED_WORDS(COLL_LANE_DEPTH)
+_Static_assert(COLL_LANE_BIG_DEPTH <= COLL_LANE_DEPTH, "a lane record holds either tier's depth");
+
 /* Everything a transfer of ln needs that depends on its lane only (ln->lane bound, ln->g
  * live). */
 static void gl_bind(coll_lane_t *ln)
@@ -418,6 +437,7 @@ static void gl_bind(coll_lane_t *ln)
     }
     ln->sent = coll_lane_sent(st, lane, 0, 0);
     memset(ln->nums, 0, 4 * (size_t)cells * sizeof *ln->nums);
+    memset(ln->freed, 0, 2 * (size_t)cells * COLL_LANE_FREED * sizeof *ln->freed);
     static unsigned gens;
     ln->gen = ++gens ? gens : ++gens;
 }
@@ -472,17 +492,17 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
 }
 
 /* Acknowledged mode (not all-call): the reader acknowledges every depth/4-th message of a
- * (tier, cell index); a writer writes message n once message n - depth of those cells is
- * acknowledged (covered: if it waits, the reader consumes all it wrote, up to n - 1, and
- * has acknowledged at least n - depth/4 >= n - depth). All-call: only the two cells of
- * the run's parity are used, free by the parity argument (as the A cells). */
+ * (tier, cell index) once it and all before it are freed (coll_freed); a writer writes message n
+ * once message n - depth of those cells is acknowledged (covered: if it waits, the reader consumes
+ * all it wrote, up to n - 1, and has acknowledged at least n - depth/4 >= n - depth). All-call:
+ * only the two cells of the run's parity are used, free by the parity argument (as the A cells). */
 static int gl_test(void *req, int *err)
 {
     gx_req_t *x = req;
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
-    const coll_lane_t *ln = x->ln;
+    coll_lane_t *ln = x->ln;
     int tier = x->dir;
     uint64_t n = x->seq;
     if (x->send) {
@@ -501,10 +521,16 @@ static int gl_test(void *req, int *err)
     } else {
         if (!gx_take(x, (uint64_t *)(g->area + x->flag_off), err))
             return 0;
-        if (!ln->all_call && (n & (ln->mask[tier] >> 2)) == 0) { /* every depth/4-th */
-            int rc = coll_put_word(g, x->peer, x->ack_off, n);
-            if (!*err)
-                *err = rc;
+        if (!ln->all_call) { /* every depth/4-th, of the freed prefix */
+            uint64_t depth = ln->mask[tier] + 1,
+                     ack =
+                         coll_freed(ln->freed + (x->numi - 2 * (size_t)ln->cells) * COLL_LANE_FREED,
+                                    depth, depth / 4, n);
+            if (ack) {
+                int rc = coll_put_word(g, x->peer, x->ack_off, ack);
+                if (!*err)
+                    *err = rc;
+            }
         }
     }
     x->pending = 0;
@@ -560,10 +586,12 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
         return NULL;
     int cells = g->st->rounds + 2;
     coll_lane_t *ln =
-        calloc(1, sizeof *ln + 4 * (size_t)cells * (sizeof ln->off[0] + sizeof ln->nums[0]));
+        calloc(1, sizeof *ln + 4 * (size_t)cells * (sizeof ln->off[0] + sizeof ln->nums[0]) +
+                      2 * (size_t)cells * COLL_LANE_FREED * sizeof ln->freed[0]);
     if (!ln)
         return NULL;
     ln->nums = (uint64_t *)(ln->off + 4 * (size_t)cells);
+    ln->freed = ln->nums + 4 * (size_t)cells;
     ln->cells = cells;
     ln->g = g;
     ln->st = g->st;
@@ -695,13 +723,11 @@ static const coll_sched_ops_t gx_ops = {.req_size = sizeof(gx_req_t),
 /* ---- the fold transport (coll_impl.h "fold schedules"): gx plus folds ---- */
 
 /* Frees my cell (flag) of message seq of channel (dir, ch), written by group rank writer,
- * and acknowledges it when due (as gx_test's receive). */
+ * and acknowledges what is due (as gx_test's receive). */
 static int gf_release(coll_group_t *g, uint64_t *flag, uint64_t seq, int dir, int ch, int writer)
 {
     coll_cell_clear(flag);
-    if (seq % (uint64_t)coll_chan_ack_every(g->st, ch))
-        return FMPL_SUCCESS;
-    return coll_put_word(g, writer, coll_ack_off(g->st, dir, ch), seq);
+    return gx_freed(g, dir, ch, writer, seq);
 }
 
 static int gf_test(void *req, int *err)

@@ -23,7 +23,8 @@
  *        bytes for pipeline segments; channel K+1+k ("tiny", distance 2^k) has
  *        COLL_TINY_DEPTH (64) cells of COLL_TINY_ROOM (248) bytes. Uses of a channel
  *        are numbered; the reader acknowledges every depth/4-th (every one on the big
- *        channel) in the writer's ack line (dir, channel), and the writer waits for use
+ *        channel) in the writer's ack line (dir, channel), once it has freed every use up
+ *        to it (coll_freed: it may free them out of order), and the writer waits for use
  *        n - depth to be acknowledged before use n, so a writer runs up to `depth`
  *        messages ahead of its reader (what lets a broadcast root go on while its
  *        children wait for a core).
@@ -122,8 +123,12 @@ struct coll_group {
     uint64_t seq_a;                       /* A-calls made */
     uint64_t sent[COLL_NDIR][COLL_NCHAN]; /* uses of my outgoing channel (dir, ch) */
     uint64_t rcvd[COLL_NDIR][COLL_NCHAN]; /* uses of my incoming channel (dir, ch) */
-    int chan_runs;                        /* runs of channel transfers under way (gx_begin) */
-    coll_gkey_t gkey[COLL_GCACHE];        /* the schedule cache (coll.c) */
+    /* what of my incoming channels is freed (coll_freed): COLL_FREED_WORDS(depth) words
+     * per channel (dir, ch), at (dir * coll_nchan + ch) * g->freed_words */
+    uint64_t *freed;
+    size_t freed_words;
+    int chan_runs;                 /* runs of channel transfers under way (gx_begin) */
+    coll_gkey_t gkey[COLL_GCACHE]; /* the schedule cache (coll.c) */
     coll_sched_t *gsched[COLL_GCACHE];
     int gnext;
     /* Each member's slot as mapped here (vnic_peer_ptr), for direct stores; NULL: through
@@ -424,6 +429,51 @@ static inline void coll_cell_clear(uint64_t *flag)
 {
     __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
 }
+/* The reader's side of an acknowledged edge (a channel; a lane's tier and cell index).
+ * An acknowledgement of n tells the writer that every message up to n is consumed and its
+ * cell free: the writer then puts message n + depth into n's cell. But a reader frees its
+ * messages out of order at times: a schedule tests every receive of a round in turn, so
+ * it takes message n + 1 in the sweep that found n not there yet, and a fold keeps its
+ * cell until it forwards it. So a reader acknowledges only the longest prefix freed. Its
+ * record w: w[0] is the message up to which every one is freed, and bit n % depth of
+ * w[1..] marks message n freed beyond that (at most depth - 1 of them: the writer writes
+ * n only once n - depth is acknowledged, so every message written lies within depth of
+ * w[0], on distinct bits). Acknowledging the message freed, as readers did before, let a
+ * writer that sends a peer more than depth/2 messages per call overwrite a cell still
+ * unread: the reader then took message n + depth for n, and waited for ever for
+ * n + depth (a 4-rank neighbour alltoall of 64 KiB blocks hung). */
+#define COLL_FREED_WORDS(depth) (1 + ((size_t)(depth) + 63) / 64)
+
+/* Message n of an edge of `depth` cells, acknowledged every `every`, is freed (w: the
+ * edge's record, COLL_FREED_WORDS(depth) words). The acknowledgement now due, or 0: the
+ * last multiple of `every` that the freed prefix reached, when it passed one. */
+static inline uint64_t coll_freed(uint64_t *w, uint64_t depth, uint64_t every, uint64_t n)
+{
+    uint64_t upto = w[0];
+    if (BASE_UNLIKELY(n != upto + 1)) {
+        if (n > upto) { /* (n <= upto: freed twice, after a mismatch; nothing new) */
+            uint64_t i = n % depth;
+            w[1 + i / 64] |= UINT64_C(1) << (i % 64);
+        }
+        return 0;
+    }
+    for (;;) { /* n is freed: absorb the messages after it freed before it */
+        uint64_t i = (n + 1) % depth, bit = UINT64_C(1) << (i % 64);
+        if (BASE_LIKELY(!(w[1 + i / 64] & bit)))
+            break;
+        w[1 + i / 64] &= ~bit;
+        n++;
+    }
+    w[0] = n;
+    return n / every > upto / every ? n - n % every : 0;
+}
+
+/* The record of my incoming channel (dir, ch) (coll_freed). */
+static inline uint64_t *coll_chan_freed(coll_group_t *g, int dir, int ch)
+{
+    return g->freed + ((size_t)dir * (size_t)coll_nchan(g->st) + (size_t)ch) * g->freed_words;
+}
+
 /* Waits for A cell (idx, parity of seq) to carry seq; returns its flag. */
 int coll_a_recv(coll_group_t *g, int idx, uint64_t seq, uint64_t **flag);
 
