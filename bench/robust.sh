@@ -4,9 +4,10 @@
 #
 # Best-of-N figures hide what users see: latency that collapses under other tenants' work,
 # and whole jobs that run many times slower than others because of where the scheduler
-# put their ranks. So this runs many separate jobs of bench/mpi_robust.c (2 ranks; each
-# job: ROBUST_REPS repetitions of ROBUST_ITERS iterations of an 8-byte ping-pong, a
-# barrier and an 8-byte allreduce; the job's figure is the median of its repetitions) and
+# put their ranks. So this runs many separate jobs of bench/mpi_robust.c (ROBUST_NP ranks,
+# default 2; each job: ROBUST_REPS repetitions of ROBUST_ITERS iterations of an 8-byte
+# ping-pong, a barrier and an 8-byte allreduce; the job's figure is the median of its
+# repetitions) and
 # reports the slowest job and the median job, never the best.
 #
 # For each condition of ROBUST_CONDITIONS (default "idle busy1 bursty2"):
@@ -182,7 +183,7 @@ run_job() {
     if [ $status = ok ]; then word=$(printf '%s %.2fs' "$who" "$wall"); else word="$who $status"; fi
 }
 
-echo "robust: conditions $conditions; $jobs jobs each of ${impls[*]} (2 ranks, $reps x $iters iterations)"
+echo "robust: conditions $conditions; $jobs jobs each of ${impls[*]} ($np ranks, $reps x $iters iterations)"
 for c in $conditions; do
     c_start=$SECONDS
     c_load=$(cut -d ' ' -f 1-3 /proc/loadavg)
