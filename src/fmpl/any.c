@@ -127,10 +127,8 @@ static void fmpli_any_backoff(base_backoff_t *b)
             sched_yield();
         break;
     case BASE_BACKOFF_YIELD:
-        if (!vnic_cpu_contended(fmpli.vnic)) {
-            sched_yield();
+        if (vnic_yield(fmpli.vnic))
             break;
-        }
         /* yielding beside a busy process loses the CPU for a slice: sleep */
         __attribute__((fallthrough));
     case BASE_BACKOFF_SLEEP: {

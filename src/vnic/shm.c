@@ -264,10 +264,7 @@ typedef struct shm {
     vnic_transport_t base;
     vnic_t *v;
     int rank, me, nlocal;
-    uint64_t kernel_asked_ns;    /* shm_cpu_needed's last look at /proc */
-    uint64_t contended_asked_ns; /* shm_cpu_contended's last look, and its answer */
-    int contended;
-    int loadavg_fd; /* /proc/loadavg, open for shm_cpu_contended (-1: not readable) */
+    uint64_t kernel_asked_ns; /* shm_cpu_needed's last look at /proc */
     int fd;
     char *seg;
     size_t seg_size;
@@ -1752,8 +1749,6 @@ static void shm_unmap(shm_t *s)
         munmap(s->seg, s->seg_size);
     if (s->fd >= 0)
         close(s->fd);
-    if (s->loadavg_fd >= 0)
-        close(s->loadavg_fd);
     free(s->local_of);
     free(s->peers);
     free(s->bounce);
@@ -1844,54 +1839,6 @@ static int shm_cpu_needed(vnic_transport_t *tr)
     return 0;
 }
 
-/* ------------------------------------------------------------ is the host contended
- *
- * When the host's ranks outnumber its CPUs, a waiting rank yields at every poll, so that
- * the rank it waits for runs. That is right while the ranks have their CPUs to
- * themselves. Beside a busy process of equal weight it is not: every sched_yield moves
- * the yielder's virtual deadline a slice on (EEVDF), so the busy process keeps the CPU
- * for whole slices while the ranks queue behind it, and a job of many short messages
- * runs 100x slower (MPICH's sendflood, 8 ranks, 2 CPUs, 2 busy loops: 1 s or > 150 s).
- * A sleeping rank does not lose its place: woken, it preempts the busy process. So a
- * wait sleeps instead of yielding while the host runs more tasks than this job's awake
- * ranks: /proc/loadavg's count of runnable tasks against the local ranks whose wake word
- * does not say "asleep". Looked up at most every SHM_CONTENDED_NS (a pread of a few us). */
-#define SHM_CONTENDED_NS 1000000
-
-/* The number of runnable tasks on the host (/proc/loadavg's "running/total"), or -1. */
-static int shm_host_runnable(shm_t *s)
-{
-    if (s->loadavg_fd < 0)
-        return -1;
-    char buf[128];
-    ssize_t n = pread(s->loadavg_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    const char *p = buf;
-    for (int field = 0; field < 3 && p; field++) {
-        p = strchr(p, ' ');
-        if (p)
-            p++;
-    }
-    return p ? atoi(p) : -1;
-}
-
-static int shm_cpu_contended(vnic_transport_t *tr)
-{
-    shm_t *s = (shm_t *)tr;
-    uint64_t now = base_time_ns();
-    if (now - s->contended_asked_ns < SHM_CONTENDED_NS)
-        return s->contended;
-    s->contended_asked_ns = now;
-    int awake = 0;
-    for (int i = 0; i < s->nlocal; i++)
-        awake += !__atomic_load_n(shm_wake_of(s, s->peers[i].area), __ATOMIC_RELAXED);
-    int runnable = shm_host_runnable(s);
-    s->contended = runnable > awake;
-    return s->contended;
-}
-
 static void shm_cpu_release(vnic_transport_t *tr)
 {
     shm_t *s = (shm_t *)tr;
@@ -1955,7 +1902,6 @@ static const vnic_transport_ops_t shm_ops = {
     .sleep = shm_sleep,
     .cpu_needed = shm_cpu_needed,
     .cpu_release = shm_cpu_release,
-    .cpu_contended = shm_cpu_contended,
     .quiesce = shm_quiesce,
     .peer_ptr = shm_peer_ptr,
     .peer_wake = shm_peer_wake,
@@ -2233,7 +2179,6 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     s->base.v = v;
     s->v = v;
     s->fd = -1;
-    s->loadavg_fd = -1;
     s->rank = v->rank;
     s->nlocal = v->nodes->nlocal;
     s->me = v->nodes->local_rank;
@@ -2323,7 +2268,6 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     v->info.inline_max = s->inline_max;
     v->info.am_max = s->am_max;
     v->info.heap_size = s->lay.heap_size;
-    s->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     *out = &s->base;
     return FMPL_SUCCESS;
 }

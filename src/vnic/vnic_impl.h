@@ -130,8 +130,6 @@ typedef struct vnic_transport_ops {
      * Optional (both or neither); cpu_needed is cheap enough for every 64th poll. */
     int (*cpu_needed)(vnic_transport_t *t);
     void (*cpu_release)(vnic_transport_t *t);
-    /* vnic_cpu_contended. Optional (NULL: never contended). */
-    int (*cpu_contended)(vnic_transport_t *t);
     /* Collective over the ranks this transport serves (may be NULL when delivery is
      * complete at post, as with shm): returns once every such rank has called it and
      * everything each posted to this process before its call has been delivered here,
@@ -228,9 +226,10 @@ struct vnic {
     uint32_t defer_held;
     int defer_keep;
     uint64_t defer_epoch;
-    uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
-    int cpu_published;      /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
-    char placement[160];    /* info.placement */
+    uint64_t peer_failures;   /* peers a transport declared dead (vnic_wait fails then) */
+    int cpu_published;        /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
+    uint64_t contended_until; /* vnic_yield: no yielding before this time (base_time_ns) */
+    char placement[160];      /* info.placement */
     /* cold, last: vnic_info()->shm_paths (SHM_TUNE_WHY and the paths) */
     char shm_paths[1088];
 };
