@@ -126,11 +126,7 @@ static void fmpli_any_backoff(base_backoff_t *b)
         if (vnic_cpu_needed(fmpli.vnic))
             sched_yield();
         break;
-    case BASE_BACKOFF_YIELD:
-        if (vnic_yield(fmpli.vnic))
-            break;
-        /* yielding beside a busy process loses the CPU for a slice: sleep */
-        __attribute__((fallthrough));
+    case BASE_BACKOFF_YIELD: sched_yield(); break;
     case BASE_BACKOFF_SLEEP: {
         int64_t ns = base_backoff_sleep_ns();
         struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};

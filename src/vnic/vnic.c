@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "vnic/shm_tune.h"
 #include "vnic/udp_wire.h"
@@ -680,48 +679,11 @@ int vnic_cpu_needed(vnic_t *v)
     return v->local->ops->cpu_needed(v->local);
 }
 
-/* ---------------------------------------------------------------- contended host
- *
- * When the host's ranks outnumber its CPUs, a waiting rank yields at every poll, so that
- * the rank it waits for runs. That is right while the ranks share their CPUs with each
- * other only. Beside a busy process of equal weight it is not: every sched_yield moves
- * the yielder's virtual deadline a slice on (EEVDF), so the busy process keeps the CPU
- * for whole slices while the ranks queue behind it, and a job of many short messages
- * runs 100x slower (MPICH's sendflood, 8 ranks on 2 CPUs beside 2 busy loops: > 60 s
- * against 1.5 s idle). A sleeping rank does not lose its place: woken, it preempts the
- * busy process. The sign is cheap to see: among yielding ranks a yield returns within
- * microseconds, while one that let a busy task run took that task's slice. So a yield
- * that took longer than VNIC_YIELD_SLOW_NS marks the host contended for
- * VNIC_CONTENDED_NS: waits sleep at once instead of yielding (vnic_wait, the native
- * any-source wait) and polling loops nap (vnic_poll_pause); then a yield looks again.
- * (Counting the host's runnable tasks instead, /proc/loadavg, also counts other jobs'
- * yielding ranks, which are harmless, and slowed CI's parallel test runs 2-7x.) */
-#define VNIC_YIELD_SLOW_NS 500000
-#define VNIC_CONTENDED_NS 100000000
-/* The nap of vnic_poll_pause on a contended host: long enough for the ranks queued
- * here to run, short beside a time slice. */
-#define VNIC_CONTENDED_NAP_NS 50000
-
-int vnic_yield(vnic_t *v)
-{
-    uint64_t before = base_time_ns();
-    if (BASE_UNLIKELY(!v) || before < v->contended_until)
-        return 0;
-    sched_yield();
-    uint64_t after = base_time_ns();
-    if (after - before > VNIC_YIELD_SLOW_NS)
-        v->contended_until = after + VNIC_CONTENDED_NS;
-    return 1;
-}
-
 void vnic_poll_pause(vnic_t *v, unsigned *polls)
 {
-    if (++*polls % 64)
-        return;
-    if (!vnic_yield(v)) {
-        struct timespec ts = {0, VNIC_CONTENDED_NAP_NS};
-        nanosleep(&ts, NULL);
-    }
+    (void)v;
+    if (++*polls % 64 == 0)
+        sched_yield();
 }
 
 void vnic_cpu_release(vnic_t *v)
@@ -831,8 +793,10 @@ static int vnic_wait_impl(vnic_t *v, vnic_ready_fn ready, void *arg, int64_t tim
         uint64_t now = base_time_ns();
         if (now >= deadline)
             return FMPL_ERR_TIMEOUT;
-        if (a == BASE_BACKOFF_YIELD && vnic_yield(v))
+        if (a == BASE_BACKOFF_YIELD) {
+            sched_yield();
             continue;
+        }
         /* Sleep: announce, re-check (a delivery after the announcement wakes us),
          * then block until woken or the safety period ends. */
         t->ops->sleep_prepare(t);

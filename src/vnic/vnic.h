@@ -374,15 +374,9 @@ void vnic_hook_remove(vnic_t *v, int id);
  * on it calls vnic_cpu_release when its wait ends (vnic_wait does). Never blocks;
  * cheap enough for every 64th poll. */
 int vnic_cpu_needed(vnic_t *v);
-/* The oversubscribed wait's yield: sched_yield and 1, or 0 without yielding while the
- * host is contended (a recent yield let a busy task run for a slice; see vnic.c,
- * "contended host"): the caller should then sleep, since yielding beside a busy process
- * hands it the CPU for whole slices. Blocks only as sched_yield does. */
-int vnic_yield(vnic_t *v);
 /* For a polling loop that has no condition to hand to vnic_wait (it must re-issue an
  * operation to look): call once per poll, with *polls zero at the loop's start. Every
- * 64th call gives the CPU away: vnic_yield, or on a contended host a nap of 50 us.
- * Blocks for at most that nap. */
+ * 64th call gives the CPU away (sched_yield). Blocks only as sched_yield does. */
 void vnic_poll_pause(vnic_t *v, unsigned *polls);
 /* Withdraws the "waiting" vnic_cpu_needed published. Never blocks. */
 void vnic_cpu_release(vnic_t *v);

@@ -226,10 +226,9 @@ struct vnic {
     uint32_t defer_held;
     int defer_keep;
     uint64_t defer_epoch;
-    uint64_t peer_failures;   /* peers a transport declared dead (vnic_wait fails then) */
-    int cpu_published;        /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
-    uint64_t contended_until; /* vnic_yield: no yielding before this time (base_time_ns) */
-    char placement[160];      /* info.placement */
+    uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
+    int cpu_published;      /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
+    char placement[160];    /* info.placement */
     /* cold, last: vnic_info()->shm_paths (SHM_TUNE_WHY and the paths) */
     char shm_paths[1088];
 };
