@@ -175,10 +175,8 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
  * Cartesian grid; an allgather sends it one block, so allgather blocks up to 64 KiB and
  * alltoall blocks up to 32 KiB at the defaults). A writer one call ahead of its reader
  * then still finds free cells. Larger blocks would make calls wait on their readers'
- * acknowledgements, which costs more than the single-copy rendezvous: 64 KiB alltoall
- * blocks at 4 ranks took 84 us on the mailboxes against Open MPI's 59 (compare of
- * 2026-11-27 02:03; the rendezvous path was 1.08x Open MPI the evening before). The
- * same on every member (settings and sizes are). */
+ * acknowledgements, which costs more than the single-copy rendezvous (docs/performance.md,
+ * "Waiting beside busy processes"). The same on every member (settings and sizes are). */
 static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
 {
     int64_t small = (int64_t)coll_group_small(c->cgroup);
