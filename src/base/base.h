@@ -192,5 +192,14 @@ static inline base_backoff_action_t base_backoff_next(base_backoff_t *b)
 }
 /* Sleep period once sleeping (ns): short so a missed wake-up costs little. */
 int64_t base_backoff_sleep_ns(void);
+/* For a polling loop that has no condition to hand to a wait (it must re-issue an
+ * operation to look, as RMA lock retries do): call once per poll, with *polls zero at
+ * the loop's start. Every 64th call gives the CPU away (sched_yield). Blocks only as
+ * sched_yield does. */
+static inline void base_poll_pause(unsigned *polls)
+{
+    if (++*polls % 64 == 0)
+        sched_yield();
+}
 
 #endif

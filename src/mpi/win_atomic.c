@@ -276,7 +276,7 @@ static int stripes_take(mpii_win_t *w, int target, uint64_t mask)
         uint64_t take = busy ? want & ((busy & (0 - busy)) - 1) : want;
         if (!take) { /* the next stripe in order is busy: read the word again later */
             mpii_progress();
-            vnic_poll_pause(mpii.vnic, &spins);
+            base_poll_pause(&spins);
             const uint64_t *mapped = w->peer[target].ctrl;
             seen = mapped ? __atomic_load_n(&((const win_ctrl_t *)(const void *)mapped)->stripes,
                                             __ATOMIC_ACQUIRE)
@@ -326,11 +326,11 @@ static void amo_enable_slow(win_ctrl_t *c, uint64_t bit)
     unsigned spins = 0;
     if (was & bit) { /* another rank announced it: wait for its drain */
         while (!(__atomic_load_n(&c->amo_ready, __ATOMIC_ACQUIRE) & bit))
-            vnic_poll_pause(mpii.vnic, &spins);
+            base_poll_pause(&spins);
         return;
     }
     while (__atomic_load_n(&c->stripes, __ATOMIC_SEQ_CST) & bit)
-        vnic_poll_pause(mpii.vnic, &spins);
+        base_poll_pause(&spins);
     __atomic_fetch_or(&c->amo_ready, bit, __ATOMIC_SEQ_CST);
 }
 

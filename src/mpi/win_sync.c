@@ -79,7 +79,7 @@ static int win_ctrl_signal(mpii_win_t *w, int target, uint64_t off, uint64_t del
 static void win_backoff(unsigned *spins)
 {
     mpii_progress();
-    vnic_poll_pause(mpii.vnic, spins);
+    base_poll_pause(spins);
 }
 
 static void touch(mpii_win_t *w, int target)

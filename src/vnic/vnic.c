@@ -679,13 +679,6 @@ int vnic_cpu_needed(vnic_t *v)
     return v->local->ops->cpu_needed(v->local);
 }
 
-void vnic_poll_pause(vnic_t *v, unsigned *polls)
-{
-    (void)v;
-    if (++*polls % 64 == 0)
-        sched_yield();
-}
-
 void vnic_cpu_release(vnic_t *v)
 {
     if (v && v->cpu_published) {

@@ -374,10 +374,6 @@ void vnic_hook_remove(vnic_t *v, int id);
  * on it calls vnic_cpu_release when its wait ends (vnic_wait does). Never blocks;
  * cheap enough for every 64th poll. */
 int vnic_cpu_needed(vnic_t *v);
-/* For a polling loop that has no condition to hand to vnic_wait (it must re-issue an
- * operation to look): call once per poll, with *polls zero at the loop's start. Every
- * 64th call gives the CPU away (sched_yield). Blocks only as sched_yield does. */
-void vnic_poll_pause(vnic_t *v, unsigned *polls);
 /* Withdraws the "waiting" vnic_cpu_needed published. Never blocks. */
 void vnic_cpu_release(vnic_t *v);
 
