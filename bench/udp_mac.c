@@ -116,12 +116,18 @@ static void na_blake2(size_t n)
 #endif
 
 static udp_auth_t transport;
-static void transport_seal(size_t n)
+/* A new transmission counter in buf's header, as the transport gives every packet. */
+static void next_ctr(void)
 {
     udp_hdr_t h;
     memcpy(&h, buf, sizeof h);
     h.ctr = ++ctr;
     memcpy(buf, &h, sizeof h);
+}
+
+static void transport_seal(size_t n)
+{
+    next_ctr();
     if (udp_auth_seal(&transport, buf, n) != 0)
         abort();
 }
@@ -129,10 +135,7 @@ static void transport_seal(size_t n)
 static int transport_how;
 static void transport_tag(size_t n)
 {
-    udp_hdr_t h;
-    memcpy(&h, buf, sizeof h);
-    h.ctr = ++ctr;
-    memcpy(buf, &h, sizeof h);
+    next_ctr();
     if (udp_auth_tag(&transport, buf, n, transport_how, tag) != 0)
         abort();
 }
