@@ -2,8 +2,9 @@
  * bytes: a send buffer inside the receive buffer (every rank sees its own), ranks that
  * disagree on a collective's size (the ranks that can see it fail: mailbox length marks
  * passed down trees, point-to-point sizes), and with FMPL_MPI_CHECK=1 (argument "check")
- * every rank fails alike on sizes, roots, ops and type signatures. After each erroneous
- * call a correct collective still gives the right answer.
+ * every rank fails alike on sizes, roots, ops and type signatures (blocking calls; in
+ * nonblocking and persistent ones the mailbox and message sizes only). After each
+ * erroneous call a correct collective still gives the right answer.
  *
  * `mpi_coll_mismatch fatal ROOT OTHER`: a bcast of ROOT bytes at the root and OTHER at the
  * others, under MPI_ERRORS_ARE_FATAL: the rank that sees the difference ends the job
@@ -132,6 +133,53 @@ static void bcast_channels(void)
     }
 }
 
+/* The same mismatch (40 B at the root, 4000 B elsewhere, and the reverse) in a nonblocking
+ * bcast and in a persistent one started three times: every rank below the root fails at
+ * every start, the ranks below a failed one too (its sends carry no data), and no start
+ * hangs. A persistent collective's later starts may take a lane, whose transfers are
+ * chosen by each rank's own sizes: the members must not agree on one after a start that
+ * failed anywhere. */
+static void bcast_nonblocking(void)
+{
+    static char buf[4000];
+    for (int longer = 0; longer < 2; longer++) {
+        int n = (rank == 0) == longer ? 4000 : 40;
+        MPI_Request r;
+        int rc = MPI_Ibcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &r);
+        CHECK_RC(rc, MPI_SUCCESS);
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (size == 1 || (rank == 0 && !checking))
+            CHECK(rc == MPI_SUCCESS);
+        else if (!checking)
+            CHECK(class_of(rc) == MPI_ERR_COUNT || (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+        still_works("ibcast of mismatched length");
+        CHECK_RC(MPI_Bcast_init(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r),
+                 MPI_SUCCESS);
+        for (int start = 0; start < 3; start++) {
+            memset(buf, rank == 0 ? 0x33 + start : 0, sizeof buf);
+            CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+            if (size == 1 || rank == 0)
+                CHECK(rc == MPI_SUCCESS);
+            else
+                CHECK(class_of(rc) == MPI_ERR_COUNT ||
+                      (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+            still_works("persistent bcast of mismatched length");
+        }
+        CHECK_RC(MPI_Request_free(&r), MPI_SUCCESS);
+        /* a correct persistent bcast afterwards takes its lane and delivers */
+        CHECK_RC(MPI_Bcast_init(buf, 4000, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r),
+                 MPI_SUCCESS);
+        for (int start = 0; start < 5; start++) {
+            memset(buf, rank == 0 ? 0x40 + start : 0, sizeof buf);
+            CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
+            CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK(buf[0] == 0x40 + start && buf[3999] == 0x40 + start);
+        }
+        CHECK_RC(MPI_Request_free(&r), MPI_SUCCESS);
+    }
+}
+
 /* Rank 0 sends 1 int to every block of 10 (allgather) or 2 x 10 (alltoall): it fails,
  * and nobody hangs. */
 static void block_length(void)
@@ -229,6 +277,7 @@ int main(int argc, char **argv)
     bcast_length();
     bcast_channels();
     block_length();
+    bcast_nonblocking();
     if (checking)
         checked_only();
     CHECK_RC(MPI_Finalize(), MPI_SUCCESS);

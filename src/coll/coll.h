@@ -182,7 +182,8 @@ typedef struct coll_sched coll_sched_t;
 /* Set in the `seq` a send's isend gets when an earlier step of the same run failed: a
  * transport that can tell the receiver so (the group mailboxes) makes that receive fail
  * too (FMPL_ERR_MISMATCH), so that a failure seen by one rank of a tree reaches the ranks
- * below it instead of leaving them with wrong data. Other transports ignore it. */
+ * below it instead of leaving them with wrong data (the point-to-point transport of the
+ * MPI face sends such a message empty). Other transports ignore it. */
 #define COLL_SEQ_POISON (UINT64_C(1) << 63)
 #define COLL_TEST_STOP 2
 

@@ -44,10 +44,14 @@ static inline dt_t *cs_dt(uintptr_t w)
 
 /* ------------------------------------------------------------------ transport */
 
+/* A send of a run that had failed before (COLL_SEQ_POISON) carries no data: its receiver,
+ * which expects the exact size (cs_test), fails too, instead of taking this rank's
+ * unfilled buffer for the result; so a failure passes on down a tree. */
 static int cs_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
                     uint64_t seq, void *req)
 {
-    (void)seq;
+    if (BASE_UNLIKELY(seq & COLL_SEQ_POISON))
+        count = 0;
     return mpii_lib_isend_dt(ctx, buf, count, cs_handle(type), cs_dt(type), peer, tag, req);
 }
 
@@ -446,9 +450,9 @@ static void cs_group_done(void *arg, int err)
 /* ------------------------------------------------------------------ lanes
  * (coll_impl.h "Lanes"). A request's plane: the lane schedule, and while no lane is
  * settled the agreement, a point-to-point schedule on tag atag: offer (local step), AND
- * of the offers (reduce to 0 + binomial bcast), settle (local step). It runs beside the
- * first starts' point-to-point runs; the request completes when both have, so at the
- * next start every member knows the same outcome. */
+ * of the offers (reduce to 0 + binomial bcast), settle (local step). It runs after each
+ * of the first starts' own runs (pl_run_done); the request completes when both have, so
+ * at the next start every member knows the same outcome. */
 
 enum { PL_TRY = 0, PL_ON, PL_OFF };
 #define PL_TRIES 3 /* starts that try to agree on a lane */
@@ -469,7 +473,7 @@ static int pl_offer_step(const void *a)
      * k + 14 (modulo the lanes), so that up to FMPL_COLL_LANES requests agreeing at once
      * (started in any order) never compete for a lane */
     unsigned first = pl->seq + (unsigned)pl->tries * 7;
-    pl->offer = pl->lane ? coll_lanes_offer(pl->g, first, 1) : 0;
+    pl->offer = pl->lane && !pl->err ? coll_lanes_offer(pl->g, first, 1) : 0;
     return MPI_SUCCESS;
 }
 
@@ -492,10 +496,23 @@ static void pl_part_done(void *arg, int err)
     if (--pl->pending == 0)
         cs_done(r, pl->err);
 }
-/* The same for a group schedule's run (err: an FMPL code). */
-static void pl_group_part_done(void *arg, int err)
+/* The start's own run finished (err: an MPI class): the agreement begins, so that a
+ * member whose run failed offers no lane (pl_offer_step). A lane's transfers are chosen
+ * by this member's sizes alone; members that disagree on the collective's size must stay
+ * on the schedules whose transports see it, or the next start would wait for ever. */
+static void pl_run_done(void *arg, int err)
 {
-    pl_part_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
+    mpii_req_t *r = arg;
+    mpii_plane_t *pl = r->plane;
+    if (err && !pl->err)
+        pl->err = err;
+    if (coll_sched_start(pl->agree, pl->atag, 1, pl_part_done, r))
+        pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
+    pl_part_done(r, err);
+}
+static void pl_group_run_done(void *arg, int err)
+{
+    pl_run_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
 }
 
 /* Starts a run of r's own schedule in the background: a group schedule queued on the
@@ -572,9 +589,7 @@ int mpii_cs_start(mpii_req_t *r)
     } else if (pl && pl->state == PL_TRY) {
         pl->pending = 2;
         pl->err = MPI_SUCCESS;
-        rc = cs_launch(r, pl_part_done, pl_group_part_done);
-        if (!rc && coll_sched_start(pl->agree, pl->atag, 1, pl_part_done, r))
-            pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
+        rc = cs_launch(r, pl_run_done, pl_group_run_done);
     } else {
         r->run = r->sched;
         rc = cs_launch(r, cs_done, cs_group_done);
