@@ -2,9 +2,9 @@
  * bytes: a send buffer inside the receive buffer (every rank sees its own), ranks that
  * disagree on a collective's size (the ranks that can see it fail: mailbox length marks
  * passed down trees, point-to-point sizes), and with FMPL_MPI_CHECK=1 (argument "check")
- * every rank fails alike on sizes, roots, ops and type signatures (blocking calls; in
- * nonblocking and persistent ones the mailbox and message sizes only). After each
- * erroneous call a correct collective still gives the right answer.
+ * every rank fails alike on sizes, roots, ops and type signatures (blocking, nonblocking
+ * and persistent calls, the latter at every start). After each erroneous call a correct
+ * collective still gives the right answer.
  *
  * `mpi_coll_mismatch fatal ROOT OTHER`: a bcast of ROOT bytes at the root and OTHER at the
  * others, under MPI_ERRORS_ARE_FATAL: the rank that sees the difference ends the job
@@ -139,31 +139,32 @@ static void bcast_channels(void)
  * hangs. A persistent collective's later starts may take a lane, whose transfers are
  * chosen by each rank's own sizes: the members must not agree on one after a start that
  * failed anywhere. */
+static void mismatch_verdict(int rc, int longer)
+{
+    if (size == 1 || (rank == 0 && !checking))
+        CHECK(rc == MPI_SUCCESS);
+    else if (checking) /* every rank: the one that saw it its class, the others NOT_SAME */
+        CHECK(class_of(rc) == MPI_ERR_TRUNCATE || class_of(rc) == MPI_ERR_COUNT ||
+              class_of(rc) == MPI_ERR_NOT_SAME);
+    else
+        CHECK(class_of(rc) == MPI_ERR_COUNT || (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+}
+
 static void bcast_nonblocking(void)
 {
     static char buf[4000];
     for (int longer = 0; longer < 2; longer++) {
         int n = (rank == 0) == longer ? 4000 : 40;
         MPI_Request r;
-        int rc = MPI_Ibcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &r);
-        CHECK_RC(rc, MPI_SUCCESS);
-        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
-        if (size == 1 || (rank == 0 && !checking))
-            CHECK(rc == MPI_SUCCESS);
-        else if (!checking)
-            CHECK(class_of(rc) == MPI_ERR_COUNT || (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+        CHECK_RC(MPI_Ibcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        mismatch_verdict(MPI_Wait(&r, MPI_STATUS_IGNORE), longer);
         still_works("ibcast of mismatched length");
         CHECK_RC(MPI_Bcast_init(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r),
                  MPI_SUCCESS);
         for (int start = 0; start < 3; start++) {
             memset(buf, rank == 0 ? 0x33 + start : 0, sizeof buf);
             CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
-            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
-            if (size == 1 || rank == 0)
-                CHECK(rc == MPI_SUCCESS);
-            else
-                CHECK(class_of(rc) == MPI_ERR_COUNT ||
-                      (longer && class_of(rc) == MPI_ERR_TRUNCATE));
+            mismatch_verdict(MPI_Wait(&r, MPI_STATUS_IGNORE), longer);
             still_works("persistent bcast of mismatched length");
         }
         CHECK_RC(MPI_Request_free(&r), MPI_SUCCESS);
@@ -243,6 +244,41 @@ static void checked_only(void)
                    : MPI_Allreduce(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(class_of(rc) == MPI_ERR_NOT_SAME);
     still_works("different collectives");
+    /* nonblocking and persistent calls: their check runs before them, at every start */
+    MPI_Request r;
+    CHECK_RC(MPI_Ibcast(a, 4, MPI_INT, rank == 1 ? 1 : 0, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(class_of(rc) == MPI_ERR_ROOT || class_of(rc) == MPI_ERR_NOT_SAME);
+    CHECK(r == MPI_REQUEST_NULL);
+    still_works("ibcast with another root");
+    CHECK_RC(MPI_Igatherv(a, 4, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE || class_of(rc) == MPI_ERR_NOT_SAME);
+    still_works("igatherv with another count");
+    CHECK_RC(MPI_Allreduce_init(a, b, 4, MPI_INT, rank == size - 1 ? MPI_MAX : MPI_SUM,
+                                MPI_COMM_WORLD, MPI_INFO_NULL, &r),
+             MPI_SUCCESS);
+    for (int start = 0; start < 3; start++) {
+        CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(class_of(rc) == MPI_ERR_OP || class_of(rc) == MPI_ERR_NOT_SAME);
+        still_works("persistent allreduce with another op");
+    }
+    CHECK_RC(MPI_Request_free(&r), MPI_SUCCESS);
+    /* and correct ones pass their checks and deliver */
+    CHECK_RC(MPI_Allreduce_init(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r),
+             MPI_SUCCESS);
+    for (int start = 0; start < 3; start++) {
+        a[0] = rank + start;
+        CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
+        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK(b[0] == size * (size - 1) / 2 + size * start && b[3] == 4 * size);
+    }
+    CHECK_RC(MPI_Request_free(&r), MPI_SUCCESS);
+    CHECK_RC(MPI_Ibcast(a, 4, MPI_INT, size - 1, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK(a[0] == size - 1 + 2 && a[3] == 4);
     free(counts);
     free(displs);
     free(all);

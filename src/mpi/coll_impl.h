@@ -93,13 +93,19 @@ typedef struct mpii_cmode {
 } mpii_cmode_t;
 
 /* ---- checking mode (coll_verify.c, FMPL_MPI_CHECK=1) ----
- * 1 when the call in mode m on c is to be checked (the setting is on, the call blocks, c
- * is an intracommunicator of 2 or more). The mpii_verify_* then compare this call's
- * arguments with the other members' (blocking, collective) and raise on every member
- * alike when they disagree: the root, the predefined op, and the type signature of the
- * data each pair exchanges. 0, or the code the handler left. Counts arrays may be NULL
- * (then the single count holds for every member); types arrays likewise. */
+ * 1 when the call in mode m on c is to be checked (the setting is on, c is an
+ * intracommunicator of 2 or more). The mpii_verify_* then compare this call's arguments
+ * with the other members' and raise on every member alike when they disagree: the root,
+ * the predefined op, and the type signature of the data each pair exchanges. A blocking
+ * call is checked at once (blocking, collective); for a nonblocking or persistent one
+ * they build the check schedule, which mpii_cs_run takes (mpii_verify_take) and the
+ * request runs before its own at every start. 0, or the code the handler left. Counts
+ * arrays may be NULL (then the single count holds for every member); types arrays
+ * likewise. */
 int mpii_verify_on(const mpii_comm_t *c, const mpii_cmode_t *m);
+/* The check schedule built for the call on c being entered (NULL: none), with its tag;
+ * the caller owns it. */
+coll_sched_t *mpii_verify_take(const mpii_comm_t *c, int *tag);
 /* FMPL_MPI_CHECK itself (then no schedule is cached: every call is built, so checked). */
 int mpii_verify_setting(void);
 int mpii_verify_barrier(mpii_comm_t *c, const char *fname);

@@ -249,6 +249,8 @@ int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64
 {
     if (!mpii_comm_cgroup(c) || !FMPL_MPI_DT_IS_PREDEF(type) || FMPL_MPI_DT_PAD(type) != 0)
         return 0;
+    if (m->kind != MPII_CM_BLOCK && mpii_verify_setting())
+        return 0; /* a checked call starts when its check ends (coll_verify.c) */
     uint64_t n = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
     if (n > max)
         return 0;
@@ -575,13 +577,10 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
     ml->lane_ok = 1;
 }
 
-int mpii_cs_start(mpii_req_t *r)
+/* Starts r's own run (and the lane agreement while one is tried). */
+static int cs_start_own(mpii_req_t *r)
 {
     mpii_plane_t *pl = r->plane;
-    if (coll_sched_is_group(r->sched) && !r->cref->cgroup)
-        return MPI_ERR_COMM; /* MPI_Comm_free retired the group its runs queue on */
-    r->done = 0;
-    r->err = MPI_SUCCESS;
     int rc;
     if (pl && pl->state == PL_ON) {
         r->run = pl->lane;
@@ -602,8 +601,36 @@ int mpii_cs_start(mpii_req_t *r)
     return MPI_SUCCESS;
 }
 
+/* The check schedule of r finished (err: an MPI class): the members disagree (the
+ * request completes with the error on every member), or r's own run starts. */
+static void cs_check_done(void *arg, int err)
+{
+    mpii_req_t *r = arg;
+    if (err || cs_start_own(r))
+        cs_done(r, err ? err : MPI_ERR_NO_MEM);
+}
+
+int mpii_cs_start(mpii_req_t *r)
+{
+    if (coll_sched_is_group(r->sched) && !r->cref->cgroup)
+        return MPI_ERR_COMM; /* MPI_Comm_free retired the group its runs queue on */
+    r->done = 0;
+    r->err = MPI_SUCCESS;
+    if (!r->check)
+        return cs_start_own(r);
+    r->run = r->check;
+    if (coll_sched_start(r->check, r->check_tag, 1, cs_check_done, r)) {
+        r->run = NULL;
+        r->done = 1;
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
+}
+
 void mpii_cs_req_free(mpii_req_t *r)
 {
+    coll_sched_free(r->check);
+    r->check = NULL;
     coll_sched_free(r->sched);
     r->sched = NULL;
     pl_free(r->plane);
@@ -729,7 +756,12 @@ int mpii_cs_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cm
 int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                 const mpii_ckey_t *k, int build_err)
 {
-    int note = mpii_coll_take_note();
+    int note = mpii_coll_take_note(), check_tag;
+    coll_sched_t *check = mpii_verify_take(c, &check_tag);
+    if (!s || build_err || m->kind == MPII_CM_BLOCK || !m->req) {
+        coll_sched_free(check); /* (blocking calls are checked at once) */
+        check = NULL;
+    }
     if (!s || build_err) {
         coll_sched_free(s);
         coll_sched_free(m->lane);
@@ -747,17 +779,21 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, m->fname);
     }
     if (m->kind == MPII_CM_NB && coll_sched_is_group(s)) { /* after the ones queued before */
+        coll_sched_free(check); /* (checked calls take no group schedule: mpii_cg_fits) */
         int rc = cs_queue(c, s, m, 0);
         return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
     }
     mpii_req_t *r = mpii_req_alloc();
     if (!r) {
+        coll_sched_free(check);
         coll_sched_free(s);
         coll_sched_free(m->lane);
         return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, m->fname);
     }
     r->kind = MPII_REQ_COLL;
     r->sched = s;
+    r->check = check;
+    r->check_tag = check_tag;
     r->comm = c->handle;
     c->refs++;
     r->cref = c;

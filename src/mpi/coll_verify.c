@@ -14,8 +14,13 @@
  * AND over the members tells everyone whether anyone objected.
  *
  * Cost: p messages per rank and a reduction, per call: a debugging mode, like the
- * checking builds of MPICH and Open MPI. Nonblocking and persistent collectives are not
- * checked: their start must not wait for the other members. */
+ * checking builds of MPICH and Open MPI. A nonblocking or persistent collective must not
+ * wait for the other members when it starts: its check is the same exchange built as a
+ * point-to-point schedule (the check schedule), which the request runs before its own
+ * schedule, at every start, and which completes the request with the error instead when
+ * the members disagree (coll_sched.c, mpii_cs_start). Such calls then take
+ * point-to-point schedules only (mpii_cg_fits), which start whenever their check ends,
+ * whatever the other calls in flight. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +70,14 @@ typedef struct verify {
     dt_sig_t *send, *recv; /* [c->size]; zero: nothing */
 } verify_t;
 
+/* The mode of the call mpii_verify_on last agreed to check, and the check schedule built
+ * for it when it does not block (taken by mpii_verify_take). */
+static int verify_mode;
+static coll_sched_t *verify_check;
+static int verify_check_tag;
+static const mpii_comm_t *verify_check_comm; /* and its collective count then: the check */
+static uint32_t verify_check_seq;            /* is for the call that follows at once */
+
 /* The checking setting, read once. */
 static int verify_setting = -1;
 
@@ -74,16 +87,32 @@ int mpii_verify_setting(void)
     if (BASE_UNLIKELY(verify_setting < 0))
         verify_setting = base_env_bool(
             "FMPL_MPI_CHECK", 0,
-            "check before every blocking collective that its members agree on it (the "
-            "collective, root, op, and the type signature of every pair's data): slow; for "
-            "debugging");
+            "check before every collective (blocking, nonblocking, each start of a persistent "
+            "one) that its members agree on it (the collective, root, op, and the type "
+            "signature of every pair's data): slow; for debugging");
     return verify_setting;
 }
 
 /* Contract: coll_impl.h. */
 int mpii_verify_on(const mpii_comm_t *c, const mpii_cmode_t *m)
 {
-    return mpii_verify_setting() && m->kind == MPII_CM_BLOCK && !c->rgroup && c->size > 1;
+    if (!mpii_verify_setting() || c->rgroup || c->size < 2)
+        return 0;
+    verify_mode = m->kind;
+    return 1;
+}
+
+/* Contract: coll_impl.h. */
+coll_sched_t *mpii_verify_take(const mpii_comm_t *c, int *tag)
+{
+    coll_sched_t *s = verify_check;
+    verify_check = NULL;
+    *tag = verify_check_tag;
+    if (s && (c != verify_check_comm || c->coll_seq != verify_check_seq)) {
+        coll_sched_free(s); /* left by an entry that failed after its check was built */
+        s = NULL;
+    }
+    return s;
 }
 
 static int verify_begin(verify_t *v, mpii_comm_t *c, int kind, int root, MPI_Op op)
@@ -107,9 +136,85 @@ static void sig_of(dt_sig_t *sig, int64_t count, MPI_Datatype type)
         *sig = (dt_sig_t){0, 0, 0};
 }
 
-/* Exchanges, judges, agrees; frees v. */
+/* A check schedule's state, in the schedule's memory: the records each way, this rank's
+ * own view of what it receives, and the verdicts. */
+typedef struct verify_run {
+    int p, me;
+    verify_rec_t *out, *in, *mine; /* [p] each */
+    uint64_t ok, all_ok;
+    int verdict;
+} verify_run_t;
+
+static int verify_judge_step(const void *a)
+{
+    verify_run_t *vr = *(verify_run_t *const *)a;
+    char why[200];
+    vr->verdict = MPI_SUCCESS;
+    for (int j = 0; j < vr->p && vr->verdict == MPI_SUCCESS; j++)
+        vr->verdict = verify_pair(&vr->in[j], &vr->mine[j], j, why, sizeof why);
+    vr->ok = vr->verdict == MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+
+static int verify_final_step(const void *a)
+{
+    const verify_run_t *vr = *(verify_run_t *const *)a;
+    if (vr->verdict != MPI_SUCCESS)
+        return vr->verdict;
+    return vr->all_ok ? MPI_SUCCESS : MPI_ERR_NOT_SAME;
+}
+
+/* The check of a call that does not block: the exchange and the agreement of verify_end
+ * as a point-to-point schedule on a tag of its own (left in verify_check); frees v. */
+static int verify_build(verify_t *v, const char *fname)
+{
+    mpii_comm_t *c = v->c;
+    int p = c->size, me = c->rank;
+    coll_sched_t *s = mpii_cs_new(c);
+    verify_run_t *vr = s ? coll_sched_mem(s, sizeof *vr) : NULL;
+    verify_rec_t *recs = vr ? coll_sched_mem(s, 3 * (size_t)p * sizeof *recs) : NULL;
+    if (!recs) {
+        coll_sched_free(s);
+        free(v->send);
+        return MPII_ERR_COMM(c->handle, MPI_ERR_NO_MEM, fname);
+    }
+    *vr = (verify_run_t){.p = p, .me = me, .out = recs, .in = recs + p, .mine = recs + 2 * p};
+    for (int j = 0; j < p; j++) {
+        vr->out[j] = (verify_rec_t){v->kind, v->root, v->op, v->send[j]};
+        vr->mine[j] = (verify_rec_t){v->kind, v->root, v->op, v->recv[j]};
+        if (j == me) {
+            vr->in[j] = vr->mine[j];
+            continue;
+        }
+        mpii_cs_recv(s, &vr->in[j], sizeof vr->in[j], MPI_BYTE, j);
+        mpii_cs_send(s, &vr->out[j], sizeof vr->out[j], MPI_BYTE, j);
+    }
+    free(v->send);
+    mpii_cs_fence(s);
+    coll_sched_call(s, verify_judge_step, &vr, sizeof vr);
+    int rc = mpii_cb_reduce(s, c, &vr->ok, &vr->all_ok, 1, MPI_UINT64_T, MPI_BAND, 0);
+    mpii_cs_fence(s);
+    mpii_cb_bcast_tree(s, c, &vr->all_ok, 1, MPI_UINT64_T, 0);
+    mpii_cs_fence(s);
+    coll_sched_call(s, verify_final_step, &vr, sizeof vr);
+    if (rc) {
+        coll_sched_free(s);
+        return MPII_ERR_COMM(c->handle, rc, fname);
+    }
+    coll_sched_free(verify_check); /* (an entry that failed after its check was built) */
+    verify_check = s;
+    verify_check_tag = mpii_coll_tag(c);
+    verify_check_comm = c;
+    verify_check_seq = c->coll_seq;
+    return MPI_SUCCESS;
+}
+
+/* Exchanges, judges, agrees; frees v. A call that does not block gets its check
+ * schedule instead (verify_build). */
 static int verify_end(verify_t *v, const char *fname)
 {
+    if (verify_mode != MPII_CM_BLOCK)
+        return verify_build(v, fname);
     mpii_comm_t *c = v->c;
     int p = c->size, me = c->rank, tag = mpii_coll_tag(c);
     verify_rec_t *out = malloc(2 * (size_t)p * sizeof *out);

@@ -193,6 +193,8 @@ typedef struct mpii_req {
     coll_sched_t *sched;
     struct mpii_plane *plane; /* a persistent one that may run on a lane (coll_sched.c) */
     coll_sched_t *run;        /* the one background run whose end completes it, or NULL */
+    coll_sched_t *check;      /* FMPL_MPI_CHECK: run first at every start (coll_verify.c) */
+    int check_tag;
     int cslot; /* a nonblocking one running a schedule of the communicator's cache (sched
                 * NULL): its slot + 1, marked busy until the run ends; else 0 */
     /* generalized */
