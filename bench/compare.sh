@@ -488,6 +488,19 @@ END {
     if (na == 0) print "(no application proxy rows)"
     else if (cklist == "") print "checksums: the same with the three libraries at each rank count"
     else print "CHECKSUMS DIFFER between the libraries (the proxies compute the same thing with any MPI):" cklist
+    # Where the proxies time goes: the share of their timed runs inside MPI calls (the rest
+    # is their own computation, the same code for the three libraries), which bounds what
+    # any library can gain there.
+    if (na > 0) {
+        print ""
+        print "== Time in MPI calls on the proxies (% of the timed runs, mean over the ranks)"
+        printf "%-42s %10s %10s %10s\n", "proxy", "FMPL-MPI", "MPICH", "Open MPI"
+        for (i = 1; i <= na; i++) {
+            k = ak[i]
+            sub(/\|rate$/, "|mpi_pct", k)
+            printf "%-42s %10s %10s %10s\n", al[i], fmt(get("fmpl-mpi", k)), fmt(get("mpich", k)), fmt(get("openmpi", k))
+        }
+    }
 
     # The whole MPI sweep: the plot data, and where ours is behind the faster peer.
     n = 0
