@@ -181,6 +181,42 @@ static void bcast_nonblocking(void)
     }
 }
 
+/* A bcast large enough to go in segments (a chain at 2 ranks, scatter and ring above):
+ * 1 MiB at the root and 512 KiB elsewhere, and the reverse, on a duplicate of
+ * MPI_COMM_WORLD. The counts of segments differ, so where a rank sees it the edge cannot
+ * be put back in step, and its reader gives it up. Nobody hangs, and (without checking)
+ * the rank below the root fails; small collectives on the communicator still work; a
+ * later large bcast on it fails on the given-up edges at once instead of waiting or
+ * taking stale segments; MPI_COMM_WORLD is untouched. */
+static void bcast_segments(void)
+{
+    const int big = 1 << 20, small = 1 << 19;
+    char *buf = malloc((size_t)big);
+    CHECK(buf != NULL);
+    for (int longer = 0; longer < 2 && size > 1; longer++) {
+        MPI_Comm comm;
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+        int rc = MPI_Bcast(buf, (rank == 0) == longer ? big : small, MPI_BYTE, 0, comm);
+        if (rank == 1 || checking)
+            CHECK(rc != MPI_SUCCESS);
+        int64_t one = 1, sum = 0;
+        CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT64_T, MPI_SUM, comm), MPI_SUCCESS);
+        CHECK(sum == size);
+        memset(buf, rank == 0 ? 0x77 : 0, (size_t)big);
+        rc = MPI_Bcast(buf, big, MPI_BYTE, 0, comm);
+        if (rank == 1 && !checking)
+            CHECK(rc != MPI_SUCCESS);
+        if (rc == MPI_SUCCESS)
+            CHECK(buf[0] == 0x77 && buf[big - 1] == 0x77);
+        CHECK_RC(MPI_Comm_free(&comm), MPI_SUCCESS);
+        still_works("bcast of mismatched segments");
+        memset(buf, rank == 0 ? 0x78 : 0, (size_t)big);
+        CHECK_RC(MPI_Bcast(buf, big, MPI_BYTE, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK(buf[0] == 0x78 && buf[big / 2] == 0x78 && buf[big - 1] == 0x78);
+    }
+    free(buf);
+}
+
 /* Rank 0 sends 1 int to every block of 10 (allgather) or 2 x 10 (alltoall): it fails,
  * and nobody hangs. */
 static void block_length(void)
@@ -314,6 +350,7 @@ int main(int argc, char **argv)
     bcast_channels();
     block_length();
     bcast_nonblocking();
+    bcast_segments();
     if (checking)
         checked_only();
     CHECK_RC(MPI_Finalize(), MPI_SUCCESS);

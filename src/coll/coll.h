@@ -174,18 +174,13 @@ typedef struct coll_sched coll_sched_t;
  *       transfer's arguments never change). Must not block for the peer; return 0 or the
  *       owner's error code (the transfer then counts as complete with that error).
  *   test: nonzero once the transfer in req is complete; then *err is 0 or the owner's
- *       error code. Must not block; may move the transfer on (post what it deferred).
- *       COLL_TEST_STOP (with *err set): complete, and the run cannot go on (the peer's
- *       side of the collective is another size, so waiting for its further messages could
- *       wait for ever): the engine ends the run there with that error, leaving its other
- *       transfers (a broken run: the owner's error handling takes over). */
+ *       error code. Must not block; may move the transfer on (post what it deferred). */
 /* Set in the `seq` a send's isend gets when an earlier step of the same run failed: a
  * transport that can tell the receiver so (the group mailboxes) makes that receive fail
  * too (FMPL_ERR_MISMATCH), so that a failure seen by one rank of a tree reaches the ranks
  * below it instead of leaving them with wrong data (the point-to-point transport of the
  * MPI face sends such a message empty). Other transports ignore it. */
 #define COLL_SEQ_POISON (UINT64_C(1) << 63)
-#define COLL_TEST_STOP 2
 
 typedef struct coll_sched_ops {
     size_t req_size;

@@ -147,26 +147,41 @@ static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int 
     x->idle = 0;
 }
 
-/* The verdict on a received flag f (coll_flag_check), and what the engine is told: 1, or
- * COLL_TEST_STOP when the first segment of a stream says the sender's total differs. */
-static int gx_verdict(const gx_req_t *x, uint64_t f, int *err)
+/* Gives up my incoming channel (dir, ch) from group rank writer: its uses are out of step
+ * (the two ends reserved different counts of messages on it) and cannot be put back. Its
+ * receives fail at once from now on (gx_test), and the writer's sends too, once they read
+ * COLL_ACK_BROKEN in its acknowledgement word; so no later collective waits on it or takes
+ * a stale message from it, and poison carries the failure on to the ranks below. */
+static void gx_break(coll_group_t *g, int dir, int ch, int writer)
+{
+    if (g->broken[dir][ch])
+        return;
+    g->broken[dir][ch] = 1;
+    coll_put_word(g, writer, coll_ack_off(g->st, dir, ch), COLL_ACK_BROKEN);
+}
+
+/* The verdict on a received flag f (coll_flag_check): *err. A stream's first segment that
+ * says the sender's total differs (not merely poison from a failure above) gives the
+ * channel up: the counts of segments may differ. */
+static void gx_verdict(gx_req_t *x, uint64_t f, int *err)
 {
     *err = coll_flag_check(f, x->mark_len);
-    return BASE_UNLIKELY(*err && x->stream) ? COLL_TEST_STOP : 1;
+    if (BASE_UNLIKELY(*err) && x->stream && coll_flag_check(f & ~COLL_SEQ_POISON, x->mark_len))
+        gx_break(x->g, x->dir, x->ch, x->peer);
 }
 
 /* Receives x from the cell whose flag is `flag` when it carries x's number: copies the
- * payload out and frees the cell. gx_verdict's value when done, 0 when not there yet. */
+ * payload out and frees the cell. 1 when done (*err: the verdict), 0 when not there yet. */
 static int gx_take(gx_req_t *x, uint64_t *flag, int *err)
 {
     uint64_t f = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
     if ((f & COLL_FLAG_SEQ) < x->seq)
         return 0;
-    int done = gx_verdict(x, f, err);
+    gx_verdict(x, f, err);
     if (x->len)
         coll_copy(x->buf, coll_cell_data(flag, x->len), x->len);
     coll_cell_clear(flag);
-    return done;
+    return 1;
 }
 
 /* Message n of my incoming channel (dir, ch), written by group rank writer, is consumed
@@ -232,14 +247,13 @@ static int gx_elsewhere(const gx_req_t *x, const uint64_t *own, int *odir, int *
 
 /* Receive x's sender took channel (dir, ch) (message n there, flag f) for this
  * collective (gx_elsewhere): the verdict, *err from the length marks (FMPL_ERR_TRUNCATE
- * when the sender's is longer). A single message on a tiny or small channel, where x is
- * not a stream's segment, is taken off that channel (freed, acknowledged when due, and
- * counted as received there) and x's number is given back to its own channel, which the
- * sender never used for it: both channels are in step again for the next collective,
- * and the run goes on with the error (its later sends carry the poison to the ranks
- * below: 1). A stream on either side (a chain's segments) cannot be put back in step:
- * the run stops there (COLL_TEST_STOP; under MPI_ERRORS_RETURN the communicator's
- * collectives are not usable after it). */
+ * when the sender's is longer); x is complete, and the run goes on with the error (its
+ * later sends carry the poison to the ranks below). A single message on a tiny or small
+ * channel, where x is not a stream's segment, is taken off that channel (freed,
+ * acknowledged when due, and counted as received there) and x's number is given back to
+ * its own channel, which the sender never used for it: both channels are in step again
+ * for the next collective. A stream on either side (a chain's segments) cannot be put
+ * back in step: both channels are given up (gx_break). */
 static int gx_mismatch(gx_req_t *x, int dir, int ch, uint64_t n, uint64_t f, int *err)
 {
     coll_group_t *g = x->g;
@@ -248,8 +262,11 @@ static int gx_mismatch(gx_req_t *x, int dir, int ch, uint64_t n, uint64_t f, int
     if (!*err)
         *err = FMPL_ERR_MISMATCH;
     x->pending = 0;
-    if (x->stream || ch == coll_big(st))
-        return COLL_TEST_STOP;
+    if (x->stream || ch == coll_big(st)) {
+        gx_break(g, dir, ch, x->peer);
+        gx_break(g, x->dir, x->ch, x->peer);
+        return 1;
+    }
     coll_cell_clear((uint64_t *)(g->area + coll_chan_flag_off(st, dir, ch, n)));
     g->rcvd[dir][ch] = n;
     gx_freed(g, dir, ch, x->peer, n);
@@ -267,15 +284,24 @@ static int gx_test(void *req, int *err)
     coll_group_t *g = x->g;
     int done = 1;
     if (x->send) {
-        if (x->seq > x->depth) {
-            const uint64_t *ack = (const uint64_t *)(g->area + x->ack_off);
-            if (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < x->seq - x->depth)
-                return 0;
+        const uint64_t *ackp = (const uint64_t *)(g->area + x->ack_off);
+        uint64_t ack = __atomic_load_n(ackp, __ATOMIC_ACQUIRE);
+        if (BASE_UNLIKELY(ack == COLL_ACK_BROKEN)) { /* its reader gave it up (gx_break) */
+            *err = FMPL_ERR_MISMATCH;
+            x->pending = 0;
+            return 1;
         }
+        if (x->seq > x->depth && ack < x->seq - x->depth)
+            return 0;
         uint64_t settled = g->chan_runs == 1 ? COLL_FLAG_SETTLED : 0;
         *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len,
                              coll_flag(x->seq | x->poison | settled, x->mark_len));
     } else {
+        if (BASE_UNLIKELY(g->broken[x->dir][x->ch])) {
+            *err = FMPL_ERR_MISMATCH;
+            x->pending = 0;
+            return 1;
+        }
         uint64_t *own = (uint64_t *)(g->area + x->flag_off);
         done = gx_take(x, own, err);
         if (!done) {
@@ -287,7 +313,7 @@ static int gx_test(void *req, int *err)
             return gx_mismatch(x, odir, och, on, of, err);
         }
         uint64_t ack = coll_freed(x->freed, x->depth, x->ack_every, x->seq);
-        if (ack) {
+        if (ack && !g->broken[x->dir][x->ch]) { /* (a given-up channel keeps its mark) */
             int rc = coll_put_word(g, x->peer, x->ack_off, ack);
             if (!*err)
                 *err = rc;

@@ -123,6 +123,9 @@ struct coll_group {
     uint64_t seq_a;                       /* A-calls made */
     uint64_t sent[COLL_NDIR][COLL_NCHAN]; /* uses of my outgoing channel (dir, ch) */
     uint64_t rcvd[COLL_NDIR][COLL_NCHAN]; /* uses of my incoming channel (dir, ch) */
+    /* my incoming channels given up after a mismatch put them out of step (gx_break):
+     * their receives fail at once, their writer's sends too (COLL_ACK_BROKEN) */
+    uint8_t broken[COLL_NDIR][COLL_NCHAN];
     /* what of my incoming channels is freed (coll_freed): COLL_FREED_WORDS(depth) words
      * per channel (dir, ch), at (dir * coll_nchan + ch) * g->freed_words */
     uint64_t *freed;
@@ -349,8 +352,13 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
  * sent before it, on any channel, is visible once it is. A receiver that waits on one
  * channel and finds on another channel of the same sender a settled message it has not
  * reserved (the sender took that channel for this very collective) fails with
- * FMPL_ERR_MISMATCH instead of waiting for ever (coll_gsched.c, gx_elsewhere). What is
- * left to FMPL_MPI_CHECK: a receiver whose expected sender sends it nothing. */
+ * FMPL_ERR_MISMATCH instead of waiting for ever (coll_gsched.c, gx_elsewhere). Where the
+ * two ends cannot be put back in step (a stream on either side: the counts of messages
+ * differ), the reader gives the channel up (gx_break): from then on both ends fail every
+ * transfer on it at once, and poison carries that on. What is left to FMPL_MPI_CHECK: a
+ * receiver whose expected sender sends it nothing. */
+/* The acknowledgement word of a channel its reader gave up (gx_break): never a count. */
+#define COLL_ACK_BROKEN UINT64_MAX
 #define COLL_FLAG_SEQ ((UINT64_C(1) << 47) - 1)
 #define COLL_FLAG_SETTLED (UINT64_C(1) << 47)
 #define COLL_FLAG_EXACT UINT64_C(0x4000)

@@ -288,20 +288,13 @@ static int sched_advance(coll_sched_t *s, int *err)
             while (!s->busy[s->scan]) /* (one is: pending) */
                 s->scan++;
             for (int k = s->scan; k < hi; k++) {
-                int e = 0,
-                    t = s->busy[k] ? s->ops->test(s->reqs + (size_t)k * s->req_stride, &e) : 0;
-                if (!t)
+                int e = 0;
+                if (!s->busy[k] || !s->ops->test(s->reqs + (size_t)k * s->req_stride, &e))
                     continue;
                 s->busy[k] = 0;
                 s->pending--;
                 s->progress++;
                 note_err(s, e);
-                if (BASE_UNLIKELY(t == COLL_TEST_STOP)) { /* (coll.h, test) */
-                    memset(s->busy + k, 0, (size_t)(hi - k) * sizeof *s->busy);
-                    s->pending = 0;
-                    s->round = s->nrounds - 1;
-                    break;
-                }
             }
             if (s->pending)
                 return 0;
