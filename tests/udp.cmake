@@ -100,7 +100,14 @@ foreach(t fmpl_p2p fmpl_any fmpl_comm fmpl_collectives fmpl_spool fmpl_preposted
   udp_variant(udp_${t} ${t} RANKS 2 3 4 ENV ${UDP_ENV})
 endforeach()
 udp_variant(udp_fmpl_p2p_faults fmpl_p2p RANKS 3 ENV ${UDP_FAULTS})
-udp_variant(udp_fmpl_p2p_zcopy_faults fmpl_p2p RANKS 2 3 ENV ${UDP_FAULTS} FMPL_UDP_ZCOPY_MIN=4096)
+# Zero-copy puts and get answers (from 1 KiB on) with faults: the native API, the vnic's
+# puts and gets (contents checked), the MPI face's rendezvous (its gets), at 1% and 10% loss.
+udp_variant(udp_fmpl_p2p_zcopy_faults fmpl_p2p RANKS 2 3 ENV ${UDP_FAULTS} FMPL_UDP_ZCOPY_MIN=1024)
+udp_variant(udp_vnic_rma_zcopy_faults vnic_rma RANKS 2 3 ENV ${UDP_FAULTS} FMPL_UDP_ZCOPY_MIN=1024)
+udp_variant(udp_vnic_rma_zcopy_loss1 vnic_rma RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_LOSS=0.01
+            FMPL_UDP_SEED=5 FMPL_UDP_ZCOPY_MIN=1024)
+udp_variant(udp_mpi_p2p_rndv_zcopy_faults mpi_p2p RANKS 2 3 ENV ${UDP_FAULTS} FMPL_MPI_EAGER_MAX=0
+            FMPL_UDP_ZCOPY_MIN=1024 TIMEOUT 300)
 # The large-message collective schedules over udp (fewer sizes).
 udp_variant(udp_coll_test_large coll_test_large RANKS 2 3 4 ENV ${UDP_ENV} ARGS quick TIMEOUT 300)
 # Receive headers held for the next payload (VNIC_F_DEFER): at 2 ranks (one per core, holds

@@ -49,7 +49,7 @@
  *        initiator also checks the key in the peer's region table (host segment), so
  *        refused puts return FMPL_ERR_KEY as with shm; for other hosts see vnic.h.
  *   GET: GETREQ messages carry the remote segments; the target streams GETRESP
- *        messages (data read at streaming time) through its own stream back; the
+ *        messages (data read at transmission time: ZERO-COPY) through its own stream back; the
  *        initiator scatters them and completes lcntr when all bytes are in.
  *   FADD/CSWAP/SWAP: AMO executed with __atomic at the target, AMORESP returns the old
  *        value. SEND: one AM message (am_max = MTU - 104, at most shm's).
@@ -116,6 +116,14 @@
  * waits for it for at most two retransmission timeouts; what is still unacknowledged
  * then (a loss being repaired, a failed wait) is copied into its slot (an MTU-sized one:
  * udp_zcopy_detach) before the post returns. Locally complete at return, as any put.
+ * A GET's answer (GETRESP) whose fragment one segment of the region fills, at least
+ * min(FMPL_UDP_ZCOPY_MIN, payload per datagram) bytes, is sent the same way from the
+ * region (nobody waits: the slot is freed when acknowledged). Each transmission reads
+ * the region again, after checking that its key still holds the bytes (slot_zkey,
+ * udp_zcopy_recheck): a region deregistered meanwhile turns the message into the error
+ * answer FMPL_ERR_KEY instead of a read of freed memory (in the MPI rendezvous the
+ * initiator's FIN carries the acknowledgement of every answer, so it never happens
+ * there). A get racing with writes to its source may see bytes of either (as over shm).
  * Measured on the 2-core guest: the sender's copy was ~40% of its time in a 1 MiB stream
  * (docs/performance.md). Zero-copy messages never join a bundle.
  *
@@ -322,6 +330,8 @@ typedef struct udp {
                             * slot holds the headers only until udp_zcopy_detach); NULL:
                             * the payload follows the headers in the slot */
     uint8_t *slot_ackreq;  /* 1: the last datagram of a zero-copy put (UDP_HF_ACK) */
+    vnic_key_t *slot_zkey; /* a zero-copy GETRESP: the region slot_ext points into (checked
+                            * again at every transmission), VNIC_KEY_INVALID: a put's */
     size_t zcopy_min;      /* FMPL_UDP_ZCOPY_MIN: zero-copy puts from this many bytes (0: none) */
     uint64_t srtt_ns;      /* smoothed round trip (first transmissions only, Karn) */
     uint64_t rto_cur;      /* retransmission timeout in force: max(T, 2 srtt), <= 4 T */
@@ -610,10 +620,33 @@ static inline void udp_seal(udp_t *s, udp_peer_t *p, udp_hdr_t *h, size_t len)
                    (unsigned)h->src, (unsigned)h->dst, (unsigned long long)h->ctr);
 }
 
+/* A zero-copy GETRESP whose region was deregistered (or shrunk) since it was first sent
+ * becomes the error answer FMPL_ERR_KEY for the bytes it covered: never read memory the
+ * application may have freed. (The initiator, which normally acknowledged everything
+ * before the target could learn the get was done, drops it as a duplicate.) */
+static void udp_zcopy_recheck(udp_t *s, uint32_t i)
+{
+    udp_op_t *o = udp_slot_op(s, i);
+    size_t len = s->slot_len[i] - UDP_HDRS;
+    vnic_region_t r;
+    if (vnic_region_read(s->v->regions, s->v->nregions, s->slot_zkey[i], &r) &&
+        (r.access & VNIC_ACC_REMOTE_READ) && (const char *)(uintptr_t)r.base <= s->slot_ext[i] &&
+        (size_t)(s->slot_ext[i] - (const char *)(uintptr_t)r.base) + len <= r.len)
+        return;
+    o->a = (uint64_t)(int64_t)FMPL_ERR_KEY;
+    o->len = 0;
+    udp_slot_hdr(s, i)->len = sizeof *o;
+    s->slot_len[i] = UDP_HDRS;
+    s->slot_ext[i] = NULL;
+    s->slot_zkey[i] = VNIC_KEY_INVALID;
+}
+
 /* udp_seal for the message in slot i, whose payload may be outside it (ZERO-COPY). */
 static inline void udp_seal_slot(udp_t *s, udp_peer_t *p, uint32_t i)
 {
     udp_hdr_t *h = udp_slot_hdr(s, i);
+    if (BASE_UNLIKELY(s->slot_zkey[i] != VNIC_KEY_INVALID))
+        udp_zcopy_recheck(s, i);
     if (BASE_LIKELY(!s->slot_ext[i])) {
         udp_seal(s, p, h, s->slot_len[i]);
         return;
@@ -1178,6 +1211,7 @@ static void udp_slot_put_back(udp_t *s, uint32_t i)
 {
     s->slot_ext[i] = NULL;
     s->slot_ackreq[i] = 0;
+    s->slot_zkey[i] = VNIC_KEY_INVALID;
     int c = i >= s->nsmall;
     s->slot_next[i] = s->free_head[c];
     s->free_head[c] = i;
@@ -1480,6 +1514,9 @@ static int udp_jobs_run(udp_t *s)
         char *dst = (char *)(ro + 1);
         size_t room = need - UDP_HDRS, len = 0;
         int st = FMPL_SUCCESS;
+        /* ZERO-COPY: a fragment that one segment fills, from the region itself */
+        int zc = s->zcopy_min && room >= BASE_MIN(s->zcopy_min, s->data_max) && !s->gso &&
+                 udp_tx_auth(s, p)->on;
         while (room && j->seg_i < j->nseg) {
             vnic_rseg_t *g = &j->seg[j->seg_i];
             if (j->seg_pos == g->len) {
@@ -1495,7 +1532,13 @@ static int udp_jobs_run(udp_t *s)
                 st = FMPL_ERR_KEY;
                 break;
             }
-            memcpy(dst + len, (char *)(uintptr_t)r.base + g->off + j->seg_pos, k);
+            const char *from = (const char *)(uintptr_t)r.base + g->off + j->seg_pos;
+            if (zc && !len && k == room) { /* the whole fragment from one segment */
+                s->slot_ext[i] = from;
+                s->slot_zkey[i] = j->key;
+            } else {
+                memcpy(dst + len, from, k);
+            }
             len += k;
             room -= k;
             j->seg_pos += k;
@@ -2160,7 +2203,7 @@ static void udp_kick_or_hold(udp_t *s, int rank, udp_peer_t *p)
 static void udp_zcopy_detach(udp_t *s, udp_peer_t *p)
 {
     for (uint32_t i = p->head; i != UDP_NIL; i = s->slot_next[i])
-        if (BASE_UNLIKELY(s->slot_ext[i] != NULL)) {
+        if (BASE_UNLIKELY(s->slot_ext[i] != NULL) && s->slot_zkey[i] == VNIC_KEY_INVALID) {
             memcpy(udp_slot(s, i) + UDP_HDRS, s->slot_ext[i], s->slot_len[i] - UDP_HDRS);
             s->slot_ext[i] = NULL;
             s->st.zcopy_detached++;
@@ -2863,6 +2906,7 @@ static void udp_free(udp_t *s)
     free(s->slot_sent);
     free(s->slot_ext);
     free(s->slot_ackreq);
+    free(s->slot_zkey);
     free(s->rq);
     for (int l = 0; l < UDP_LEVELS; l++)
         free(s->rxbuf[l]);
@@ -3189,6 +3233,7 @@ static int udp_setup(udp_t *s)
     s->slot_sent = calloc(s->nslots, sizeof *s->slot_sent);
     s->slot_ext = calloc(s->nslots, sizeof *s->slot_ext);
     s->slot_ackreq = calloc(s->nslots, sizeof *s->slot_ackreq);
+    s->slot_zkey = calloc(s->nslots, sizeof *s->slot_zkey); /* VNIC_KEY_INVALID is 0 */
     s->rto_cur = s->rto_ns;
     s->rq_cap = BASE_ALIGN_UP((size_t)rcvbuf, 8);
     s->rq = s->rq_cap ? malloc(s->rq_cap) : NULL;
@@ -3197,7 +3242,8 @@ static int udp_setup(udp_t *s)
     s->active = malloc((size_t)s->size * sizeof *s->active);
     s->req = calloc(s->nreq, sizeof *s->req);
     if (!s->pool || !s->slot_next || !s->slot_len || !s->slot_sent || !s->slot_ext ||
-        !s->slot_ackreq || (s->rq_cap && !s->rq) || !s->peer || !s->active || !s->req)
+        !s->slot_ackreq || !s->slot_zkey || (s->rq_cap && !s->rq) || !s->peer || !s->active ||
+        !s->req)
         return FMPL_ERR_NOMEM;
     s->free_head[0] = s->free_head[1] = UDP_NIL;
     for (uint32_t i = s->nslots; i-- > 0;)
