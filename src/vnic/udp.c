@@ -556,6 +556,17 @@ static inline ssize_t udp_sys_recvmsg(int fd, struct msghdr *mh, int flags)
     return syscall(SYS_recvmsg, fd, mh, flags);
 }
 
+/* recvfrom rather than recvmsg where no control message is wanted: the kernel then
+ * copies no msghdr and imports no iovec from user space (~11% of an 8-byte ping-pong's
+ * samples went to copy_msghdr_from_user, most of them in polls that find nothing). With
+ * MSG_TRUNC the result is the datagram's length even when larger than len. */
+static inline ssize_t udp_sys_recvfrom(int fd, void *buf, size_t len, int flags,
+                                       struct sockaddr_in *from)
+{
+    socklen_t alen = sizeof *from;
+    return syscall(SYS_recvfrom, fd, buf, len, flags | MSG_TRUNC, from, &alen);
+}
+
 static inline int udp_sys_recvmmsg(int fd, struct mmsghdr *mm, unsigned n, int flags)
 {
     return (int)syscall(SYS_recvmmsg, fd, mm, n, flags, NULL);
@@ -2019,8 +2030,17 @@ static int udp_rx(udp_t *s, int max_batches)
     if (s->rx_i[lvl] < s->rx_n[lvl])
         return n; /* deeper nesting than batches: leave the socket for later */
     if (!s->rx_burst) {
-        udp_rx_arm(s, lvl, 0);
-        ssize_t r = udp_sys_recvmsg(s->fd, &s->rxmsg[lvl][0].msg_hdr, MSG_DONTWAIT);
+        ssize_t r;
+        if (BASE_LIKELY(!s->gro)) { /* no segment size to read: recvfrom */
+            r = udp_sys_recvfrom(s->fd, s->rxiov[lvl][0].iov_base, s->rx_slot, MSG_DONTWAIT,
+                                 &s->rxaddr[lvl][0]);
+            s->rxmsg[lvl][0].msg_hdr.msg_flags = r > (ssize_t)s->rx_slot ? MSG_TRUNC : 0;
+            if (r > (ssize_t)s->rx_slot)
+                r = (ssize_t)s->rx_slot;
+        } else {
+            udp_rx_arm(s, lvl, 0);
+            r = udp_sys_recvmsg(s->fd, &s->rxmsg[lvl][0].msg_hdr, MSG_DONTWAIT);
+        }
         if (r < 0) {
             s->rx_streak = 0;
             return n;
