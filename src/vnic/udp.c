@@ -113,9 +113,10 @@
  * of two pieces and its tag is computed over both (udp_auth_seal2). Retransmissions read
  * the buffer again, so the post does not return while a datagram of it is
  * unacknowledged: the last one asks for an immediate ACK (UDP_HF_ACK), and the post
- * waits for it for at most two retransmission timeouts; what is still unacknowledged
- * then (a loss being repaired, a failed wait) is copied into its slot (an MTU-sized one:
- * udp_zcopy_detach) before the post returns. Locally complete at return, as any put.
+ * waits for it while acknowledgements keep coming (UDP_ZCOPY_IDLE_NS), two
+ * retransmission timeouts at most; what is still unacknowledged then (a receiver that
+ * computes, a loss being repaired, a failed wait) is copied into its slot (an MTU-sized
+ * one: udp_zcopy_detach) before the post returns. Locally complete at return, as any put.
  * A GET's answer (GETRESP) whose fragment one segment of the region fills, at least
  * min(FMPL_UDP_ZCOPY_MIN, payload per datagram) bytes, is sent the same way from the
  * region (nobody waits: the slot is freed when acknowledged). Each transmission reads
@@ -205,6 +206,10 @@
  * each: 16 per call 4.83-4.96 GB/s, 2 per call 4.85-5.10 (the native API); the MPI
  * face's 4.32-4.60 and 4.57-4.89. */
 #define UDP_RX_BURST_BYTES (128u << 10)
+/* A zero-copy put's wait for its acknowledgement (udp_zcopy_finish) gives up when none
+ * came for this long: a receiver that checks and copies ~12 us per 64 KiB datagram lags
+ * a 1 MiB burst by up to ~100 us, and acknowledges every 256 KiB (UDP_ACK_BYTES). */
+#define UDP_ZCOPY_IDLE_NS 100000
 #define UDP_ADDR_PREFETCH 256 /* jobs up to this size read every address at start-up */
 /* An ACK once this many bytes are unacknowledged (or N/4 messages): at the loopback MTU,
  * every 4 datagrams of 64 KiB rather than every 16, so that the time a receiver spends
@@ -2247,15 +2252,21 @@ static int udp_ackwait_ready(void *arg)
     return seq_le(w->seq, w->p->acked) || (w->p->flags & (PF_DEAD | PF_GONE));
 }
 
-/* The end of a zero-copy put whose last message has sequence number seq: waits (for at
- * most two retransmission timeouts) until p acknowledged it, then detaches what is
- * still unacknowledged (a loss being repaired, an error of the wait), so that nothing
- * refers to the caller's buffer once the put returns. */
+/* The end of a zero-copy put whose last message has sequence number seq: waits until p
+ * acknowledged it, as long as its acknowledgements advance (each step within
+ * UDP_ZCOPY_IDLE_NS, all within two retransmission timeouts), then detaches what is still
+ * unacknowledged (a receiver that computes, a loss being repaired, an error of the
+ * wait), so that nothing refers to the caller's buffer once the put returns. */
 static void udp_zcopy_finish(udp_t *s, udp_peer_t *p, uint32_t seq)
 {
     udp_ackwait_t w = {p, seq};
-    if (!udp_ackwait_ready(&w))
-        (void)vnic_wait(s->v, udp_ackwait_ready, &w, (int64_t)(2 * s->rto_cur));
+    uint64_t end = base_time_ns() + 2 * s->rto_cur;
+    while (!udp_ackwait_ready(&w)) {
+        uint32_t seen = p->acked;
+        int rc = vnic_wait(s->v, udp_ackwait_ready, &w, UDP_ZCOPY_IDLE_NS);
+        if (rc != FMPL_ERR_TIMEOUT || p->acked == seen || base_time_ns() >= end)
+            break;
+    }
     udp_zcopy_detach(s, p);
 }
 
