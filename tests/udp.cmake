@@ -56,6 +56,14 @@ udp_variant(udp_stream_zcopy_loss1 udp_stream RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_
             FMPL_UDP_SEED=11 FMPL_UDP_ZCOPY_MIN=1024 UDP_STREAM_EXPECT_ZCOPY=1)
 udp_variant(udp_stream_zcopy_faults udp_stream RANKS 2 3 ENV ${UDP_FAULTS} FMPL_UDP_ZCOPY_MIN=1024
             UDP_STREAM_EXPECT_ZCOPY=1)
+# Zero-copy puts at the default threshold: a ring of 1 MiB puts, then one to a rank that
+# sleeps outside the library (the put returns after copying what is unacknowledged), with
+# and without the progress thread, at 1% and at 10% loss (with duplication and reordering).
+fmpl_test(udp_zcopy udp_zcopy.c RANKS 1 2 3 ENV ${UDP_ENV} TIMEOUT 60)
+udp_variant(udp_zcopy_nothread udp_zcopy RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_THREAD=0 TIMEOUT 60)
+udp_variant(udp_zcopy_loss1 udp_zcopy RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_LOSS=0.01 FMPL_UDP_SEED=3
+            TIMEOUT 60)
+udp_variant(udp_zcopy_faults udp_zcopy RANKS 2 3 ENV ${UDP_FAULTS} TIMEOUT 60)
 # VNIC_F_DEFER: held operations leave with the next post to their peer (one datagram, a
 # bundle) or at the next entry into the library (progress, flush, a post to another peer,
 # wait, wait_keep, fence, close); order and delivery at the target checked in each case,
