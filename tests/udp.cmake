@@ -62,8 +62,9 @@ udp_variant(udp_stream_zcopy_faults udp_stream RANKS 2 3 ENV ${UDP_FAULTS} FMPL_
 fmpl_test(udp_zcopy udp_zcopy.c RANKS 1 2 3 ENV ${UDP_ENV} TIMEOUT 60)
 udp_variant(udp_zcopy_nothread udp_zcopy RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_THREAD=0 TIMEOUT 60)
 udp_variant(udp_zcopy_loss1 udp_zcopy RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_LOSS=0.01 FMPL_UDP_SEED=3
-            TIMEOUT 60)
-udp_variant(udp_zcopy_faults udp_zcopy RANKS 2 3 ENV ${UDP_FAULTS} TIMEOUT 60)
+            FMPL_UDP_THREAD=0 TIMEOUT 60)
+udp_variant(udp_zcopy_faults udp_zcopy RANKS 2 3 ENV ${UDP_FAULTS} FMPL_UDP_THREAD=0 TIMEOUT 60)
+udp_variant(udp_zcopy_faults_thread udp_zcopy RANKS 3 ENV ${UDP_FAULTS} TIMEOUT 60)
 # VNIC_F_DEFER: held operations leave with the next post to their peer (one datagram, a
 # bundle) or at the next entry into the library (progress, flush, a post to another peer,
 # wait, wait_keep, fence, close); order and delivery at the target checked in each case,
