@@ -965,7 +965,6 @@ static inline void udp_tx_prep(udp_t *s, udp_peer_t *p, uint32_t i, uint16_t hf,
         h->pad1 = 2; /* retransmitted: no round-trip sample (the receiver ignores it) */
     } else {
         s->st.data_sent++;
-        s->st.zcopy_sent += s->slot_ext[i] != NULL;
         h->pad1 = 1;
     }
     s->slot_sent[i] = now;
@@ -1558,6 +1557,7 @@ static int udp_jobs_run(udp_t *s)
             if (zc && !len && k == room) { /* the whole fragment from one segment */
                 s->slot_ext[i] = from;
                 s->slot_zkey[i] = j->key;
+                s->st.zcopy_sent++;
             } else {
                 memcpy(dst + len, from, k);
             }
@@ -2338,6 +2338,7 @@ static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
             if (zsrc && k) {
                 s->slot_ext[i] = zsrc + zpos;
                 zpos += k;
+                s->st.zcopy_sent++;
             } else {
                 vnic_lcur_gather(&lc, o + 1, k);
             }
