@@ -7,7 +7,10 @@
  * the sender with a tail-flag put of the bytes consumed (credit). Prints the udp
  * counters; with injected loss the retransmission counters must have moved (and with
  * UDP_STREAM_EXPECT_GSO set, some datagrams must have left in UDP GSO sends; with
- * UDP_STREAM_EXPECT_TWIN and 2 ranks, through the twin socket connected to the other).
+ * UDP_STREAM_EXPECT_TWIN and 2 ranks, through the twin socket connected to the other;
+ * with UDP_STREAM_EXPECT_ZCOPY, some must have left straight from the sender's buffer,
+ * udp.c's ZERO-COPY). The sender scribbles over its buffer as soon as a post returns, so
+ * a datagram (re)transmitted from it afterwards would arrive with the wrong bytes.
  * Usage: udp_stream [messages per sender] (default 2000). */
 #include "vnic_common.h"
 
@@ -165,6 +168,7 @@ int main(int argc, char **argv)
         op.remote.kind = VNIC_DESC_CONTIG;
         op.remote.u.off = off;
         CHECK_RC(vnic_post(v, &op), FMPL_SUCCESS);
+        memset(msg, 0xa5, size); /* the put is locally complete: the buffer is ours again */
         bytes += size;
         vnic_progress(v);
         give_credit(&s, 0);
@@ -179,14 +183,16 @@ int main(int argc, char **argv)
     if (rc == FMPL_SUCCESS) {
         printf("rank %d: %ld messages, %.1f MB in %.2f s (%.0f MB/s); packets %llu sent, %llu "
                "retransmitted, %llu timeouts, LOSE %llu/%llu, STOP %llu, dup dropped %llu, "
-               "out-of-order dropped %llu, injected loss %llu dup %llu reorder %llu\n",
+               "out-of-order dropped %llu, injected loss %llu dup %llu reorder %llu, zero-copy "
+               "%llu (detached %llu)\n",
                me, s.count, (double)bytes / 1e6, secs, (double)bytes / 1e6 / secs,
                (unsigned long long)us.tx_packets, (unsigned long long)us.retransmits,
                (unsigned long long)us.timeouts, (unsigned long long)us.lose_sent,
                (unsigned long long)us.lose_recv, (unsigned long long)us.stop_sent,
                (unsigned long long)us.dup_dropped, (unsigned long long)us.ooo_dropped,
                (unsigned long long)us.inj_loss, (unsigned long long)us.inj_dup,
-               (unsigned long long)us.inj_reorder);
+               (unsigned long long)us.inj_reorder, (unsigned long long)us.zcopy_sent,
+               (unsigned long long)us.zcopy_detached);
         const char *loss = getenv("FMPL_UDP_LOSS");
         if (n > 1 && loss && atof(loss) > 0) {
             CHECK(us.inj_loss > 0);
@@ -199,6 +205,8 @@ int main(int argc, char **argv)
          * more ranks, acknowledgements to the previous one may keep breaking the runs) */
         if (n == 2 && getenv("UDP_STREAM_EXPECT_TWIN"))
             CHECK(us.twin_connects > 0);
+        if (n > 1 && getenv("UDP_STREAM_EXPECT_ZCOPY"))
+            CHECK(us.zcopy_sent > 0);
         CHECK(us.bad_secret == 0 && us.bad_csum == 0 && us.malformed == 0 && us.truncated == 0);
         CHECK(us.refused == 0);
     } else {

@@ -49,7 +49,7 @@
  *        initiator also checks the key in the peer's region table (host segment), so
  *        refused puts return FMPL_ERR_KEY as with shm; for other hosts see vnic.h.
  *   GET: GETREQ messages carry the remote segments; the target streams GETRESP
- *        messages (data read at streaming time) through its own stream back; the
+ *        messages (data read at transmission time: ZERO-COPY) through its own stream back; the
  *        initiator scatters them and completes lcntr when all bytes are in.
  *   FADD/CSWAP/SWAP: AMO executed with __atomic at the target, AMORESP returns the old
  *        value. SEND: one AM message (am_max = MTU - 104, at most shm's).
@@ -105,6 +105,28 @@
  * until a retransmission deadline), until the application enters again. While the
  * application is inside, the thread only wakes once per period (it never competes for
  * the socket then); the cost is that lock (one atomic exchange per entry: udp_lock_take).
+ *
+ * ZERO-COPY (FMPL_UDP_ZCOPY_MIN, 512 KiB by default). A contiguous put of at least that
+ * many bytes, posted outside a handler, with GMAC tags and datagrams too large for GSO (the
+ * loopback MTU), does not copy its payload into the send pool: each slot holds the two
+ * headers and points into the caller's buffer (slot_ext); the datagram leaves as sendmsg
+ * of two pieces and its tag is computed over both (udp_auth_seal2). Retransmissions read
+ * the buffer again, so the post does not return while a datagram of it is
+ * unacknowledged: the last one asks for an immediate ACK (UDP_HF_ACK), and the post
+ * waits for it while acknowledgements keep coming (UDP_ZCOPY_IDLE_NS), two
+ * retransmission timeouts at most; what is still unacknowledged then (a receiver that
+ * computes, a loss being repaired, a failed wait) is copied into its slot (an MTU-sized
+ * one: udp_zcopy_detach) before the post returns. Locally complete at return, as any put.
+ * A GET's answer (GETRESP) whose fragment one segment of the region fills, at least
+ * min(FMPL_UDP_ZCOPY_MIN, payload per datagram) bytes, is sent the same way from the
+ * region (nobody waits: the slot is freed when acknowledged). Each transmission reads
+ * the region again, after checking that its key still holds the bytes (slot_zkey,
+ * udp_zcopy_recheck): a region deregistered meanwhile turns the message into the error
+ * answer FMPL_ERR_KEY instead of a read of freed memory (in the MPI rendezvous the
+ * initiator's FIN carries the acknowledgement of every answer, so it never happens
+ * there). A get racing with writes to its source may see bytes of either (as over shm).
+ * Measured on the 2-core guest: the sender's copy was ~40% of its time in a 1 MiB stream
+ * (docs/performance.md). Zero-copy messages never join a bundle.
  *
  * AUTHENTICATION (threat model: docs/ARCHITECTURE.md). Rank 0 draws a 32-byte job key
  * (udp_auth_keygen) at every start and publishes it through boot (the PMI key-value space
@@ -173,12 +195,21 @@
 #define UDP_RESERVE 4 /* send slots kept for responses (AMORESP, DONE) */
 #define UDP_HOLD 32   /* datagrams held back by reorder/delay injection */
 #define UDP_BYE_COPIES 3
-#define UDP_SMALL 2048        /* bytes of a small send slot (headers + up to 1960 bytes) */
-#define UDP_GSO_MAX 65536     /* bytes of one GSO send or GRO entry (IPv4: 65507 of payload) */
-#define UDP_GSO_SEGS 64       /* datagrams per GSO send at most (the kernel's limit) */
-#define UDP_TWIN_RUN 16       /* transmissions in a row to one peer that earn it the twin */
-#define UDP_BURST_STREAK 8    /* progress calls in a row that received: recvmmsg from then on */
-#define UDP_BUNDLE_MAX 2048   /* bytes of a datagram that bundles several small messages */
+#define UDP_SMALL 2048      /* bytes of a small send slot (headers + up to 1960 bytes) */
+#define UDP_GSO_MAX 65536   /* bytes of one GSO send or GRO entry (IPv4: 65507 of payload) */
+#define UDP_GSO_SEGS 64     /* datagrams per GSO send at most (the kernel's limit) */
+#define UDP_TWIN_RUN 16     /* transmissions in a row to one peer that earn it the twin */
+#define UDP_BURST_STREAK 8  /* progress calls in a row that received: recvmmsg from then on */
+#define UDP_BUNDLE_MAX 2048 /* bytes of a datagram that bundles several small messages */
+/* Bytes of datagrams one recvmmsg takes at most in a burst: 2 at the loopback MTU, 16 at
+ * 1572 bytes. A 1 MiB stream of 65000-byte datagrams, under load ~10, 4 alternating runs
+ * each: 16 per call 4.83-4.96 GB/s, 2 per call 4.85-5.10 (the native API); the MPI
+ * face's 4.32-4.60 and 4.57-4.89. */
+#define UDP_RX_BURST_BYTES (128u << 10)
+/* A zero-copy put's wait for its acknowledgement (udp_zcopy_finish) gives up when none
+ * came for this long: a receiver that checks and copies ~12 us per 64 KiB datagram lags
+ * a 1 MiB burst by up to ~100 us, and acknowledges every 256 KiB (UDP_ACK_BYTES). */
+#define UDP_ZCOPY_IDLE_NS 100000
 #define UDP_ADDR_PREFETCH 256 /* jobs up to this size read every address at start-up */
 /* An ACK once this many bytes are unacknowledged (or N/4 messages): at the loopback MTU,
  * every 4 datagrams of 64 KiB rather than every 16, so that the time a receiver spends
@@ -304,9 +335,16 @@ typedef struct udp {
     uint32_t nfree[2], free_head[2]; /* per class: 0 small, 1 MTU-sized */
     uint32_t *slot_next;
     uint32_t *slot_len;
-    uint64_t *slot_sent; /* time of the last transmission */
-    uint64_t srtt_ns;    /* smoothed round trip (first transmissions only, Karn) */
-    uint64_t rto_cur;    /* retransmission timeout in force: max(T, 2 srtt), <= 4 T */
+    uint64_t *slot_sent;   /* time of the last transmission */
+    const char **slot_ext; /* ZERO-COPY: the payload's address in the caller's buffer (the
+                            * slot holds the headers only until udp_zcopy_detach); NULL:
+                            * the payload follows the headers in the slot */
+    uint8_t *slot_ackreq;  /* 1: the last datagram of a zero-copy put (UDP_HF_ACK) */
+    vnic_key_t *slot_zkey; /* a zero-copy GETRESP: the region slot_ext points into (checked
+                            * again at every transmission), VNIC_KEY_INVALID: a put's */
+    size_t zcopy_min;      /* FMPL_UDP_ZCOPY_MIN: zero-copy puts from this many bytes (0: none) */
+    uint64_t srtt_ns;      /* smoothed round trip (first transmissions only, Karn) */
+    uint64_t rto_cur;      /* retransmission timeout in force: max(T, 2 srtt), <= 4 T */
 
     /* receive buffer: ring of {u32 len, u32 src, data[len]} 8-aligned */
     char *rq;
@@ -335,6 +373,7 @@ typedef struct udp {
     int twin_peer, run_peer, run_len;
     int gro;       /* UDP_GRO is on: entries may hold several */
     int rx_burst;  /* receiving with recvmmsg (see udp_rx) */
+    int rx_batch;  /* entries per recvmmsg (UDP_RX_BURST_BYTES) */
     int rx_streak; /* progress calls in a row that received a datagram */
     int depth;     /* handlers running */
     int executed;  /* requests executed in this progress call */
@@ -528,6 +567,17 @@ static inline ssize_t udp_sys_recvmsg(int fd, struct msghdr *mh, int flags)
     return syscall(SYS_recvmsg, fd, mh, flags);
 }
 
+/* recvfrom rather than recvmsg where no control message is wanted: the kernel then
+ * copies no msghdr and imports no iovec from user space (~11% of an 8-byte ping-pong's
+ * samples went to copy_msghdr_from_user, most of them in polls that find nothing). With
+ * MSG_TRUNC the result is the datagram's length even when larger than len. */
+static inline ssize_t udp_sys_recvfrom(int fd, void *buf, size_t len, int flags,
+                                       struct sockaddr_in *from)
+{
+    socklen_t alen = sizeof *from;
+    return syscall(SYS_recvfrom, fd, buf, len, flags | MSG_TRUNC, from, &alen);
+}
+
 static inline int udp_sys_recvmmsg(int fd, struct mmsghdr *mm, unsigned n, int flags)
 {
     return (int)syscall(SYS_recvmmsg, fd, mm, n, flags, NULL);
@@ -575,15 +625,59 @@ static void udp_twin_open(udp_t *s)
     s->my_twin_port = me.sin_port;
 }
 
+/* The keys that seal what we send to p. */
+static inline udp_auth_t *udp_tx_auth(udp_t *s, const udp_peer_t *p)
+{
+    return BASE_LIKELY(!p->link) ? &s->auth : &s->foreign[p->link - 1].tx;
+}
+
 /* Writes the tag of the packet of len bytes at h, to peer p, with the next transmission
  * counter (every transmission gets its own: see udp_wire.h). */
 static inline void udp_seal(udp_t *s, udp_peer_t *p, udp_hdr_t *h, size_t len)
 {
     h->ctr = ++p->tx_ctr;
-    udp_auth_t *a = BASE_LIKELY(!p->link) ? &s->auth : &s->foreign[p->link - 1].tx;
-    if (BASE_UNLIKELY(udp_auth_seal(a, h, len) != 0))
+    if (BASE_UNLIKELY(udp_auth_seal(udp_tx_auth(s, p), h, len) != 0))
         base_fatal("vnic/udp: could not compute a packet's tag (src %u, dst %u, counter %llu: "
                    "the nonce takes ranks below 2^24 and counters below 2^48)",
+                   (unsigned)h->src, (unsigned)h->dst, (unsigned long long)h->ctr);
+}
+
+/* A zero-copy GETRESP whose region was deregistered (or shrunk) since it was first sent
+ * becomes the error answer FMPL_ERR_KEY for the bytes it covered: never read memory the
+ * application may have freed. (The initiator, which normally acknowledged everything
+ * before the target could learn the get was done, drops it as a duplicate.) */
+static void udp_zcopy_recheck(udp_t *s, uint32_t i)
+{
+    udp_op_t *o = udp_slot_op(s, i);
+    size_t len = s->slot_len[i] - UDP_HDRS;
+    vnic_region_t r;
+    if (vnic_region_read(s->v->regions, s->v->nregions, s->slot_zkey[i], &r) &&
+        (r.access & VNIC_ACC_REMOTE_READ) && (const char *)(uintptr_t)r.base <= s->slot_ext[i] &&
+        (size_t)(s->slot_ext[i] - (const char *)(uintptr_t)r.base) + len <= r.len)
+        return;
+    o->a = (uint64_t)(int64_t)FMPL_ERR_KEY;
+    o->len = 0;
+    udp_slot_hdr(s, i)->len = sizeof *o;
+    s->slot_len[i] = UDP_HDRS;
+    s->slot_ext[i] = NULL;
+    s->slot_zkey[i] = VNIC_KEY_INVALID;
+}
+
+/* udp_seal for the message in slot i, whose payload may be outside it (ZERO-COPY). */
+static inline void udp_seal_slot(udp_t *s, udp_peer_t *p, uint32_t i)
+{
+    udp_hdr_t *h = udp_slot_hdr(s, i);
+    if (BASE_UNLIKELY(s->slot_zkey[i] != VNIC_KEY_INVALID))
+        udp_zcopy_recheck(s, i);
+    if (BASE_LIKELY(!s->slot_ext[i])) {
+        udp_seal(s, p, h, s->slot_len[i]);
+        return;
+    }
+    h->ctr = ++p->tx_ctr;
+    if (BASE_UNLIKELY(udp_auth_seal2(udp_tx_auth(s, p), h, UDP_HDRS, s->slot_ext[i],
+                                     s->slot_len[i] - UDP_HDRS) != 0))
+        base_fatal("vnic/udp: could not compute a zero-copy packet's tag (src %u, dst %u, "
+                   "counter %llu)",
                    (unsigned)h->src, (unsigned)h->dst, (unsigned long long)h->ctr);
 }
 
@@ -677,6 +771,39 @@ static void udp_tx(udp_t *s, udp_peer_t *p, const void *pkt, size_t len)
         udp_sendto(s, p->ip, p->port, pkt, len);
     if (!held)
         udp_hold_flush(s, now, 0);
+}
+
+/* Sends the message in slot i alone through udp_tx (the fault injector): a zero-copy
+ * one gathered into a datagram first (injection and probes only). */
+static void udp_tx_slot(udp_t *s, udp_peer_t *p, uint32_t i)
+{
+    udp_hdr_t *h = udp_slot_hdr(s, i);
+    if (BASE_LIKELY(!s->slot_ext[i])) {
+        udp_tx(s, p, h, s->slot_len[i]);
+        return;
+    }
+    char *d = udp_slot(s, i); /* an MTU-sized slot (udp_put takes one): room for it all */
+    memcpy(d + UDP_HDRS, s->slot_ext[i], s->slot_len[i] - UDP_HDRS);
+    udp_tx(s, p, d, s->slot_len[i]);
+}
+
+/* Sends a zero-copy message (headers in the slot, payload in the caller's buffer) as
+ * one datagram of two pieces. */
+static void udp_send_zcopy(udp_t *s, int fd, const struct sockaddr_in *sa, const void *hdrs,
+                           const void *payload, size_t len)
+{
+    struct iovec iov[2] = {{(void *)(uintptr_t)hdrs, UDP_HDRS}, {(void *)(uintptr_t)payload, len}};
+    struct msghdr mh = {.msg_name = (void *)(uintptr_t)sa,
+                        .msg_namelen = sa ? sizeof *sa : 0,
+                        .msg_iov = iov,
+                        .msg_iovlen = 2};
+    for (;;) {
+        ssize_t r = udp_sys_sendmsg(fd, &mh);
+        if (r >= 0 || errno != EINTR)
+            break; /* refused: a loss like any other */
+    }
+    s->st.tx_packets++;
+    s->st.tx_bytes += UDP_HDRS + len;
 }
 
 /* Sends a control packet (ACK, LOSE, STOP, GO, BYE) with argument k. */
@@ -842,20 +969,21 @@ static inline void udp_tx_prep(udp_t *s, udp_peer_t *p, uint32_t i, uint16_t hf,
     }
     s->slot_sent[i] = now;
     h->ack = p->recv;
-    h->pad0 = hf;
-    udp_seal(s, p, h, s->slot_len[i]);
+    h->pad0 = (uint16_t)(hf | (BASE_UNLIKELY(s->slot_ackreq[i]) ? UDP_HF_ACK : 0));
+    udp_seal_slot(s, p, i);
     p->txnext = s->slot_next[i];
     if (!p->timer_ns)
         p->timer_ns = now + (s->rto_cur << p->backoff);
 }
 
-/* 1 when message j may join a bundle of `used` bytes (the next part starts at the next
+/* 1 when message j may join a bundle of `used` bytes (never a zero-copy one: its payload
+ * is not in its slot; the next part starts at the next
  * multiple of 8). */
 static inline int udp_bundle_fits(const udp_t *s, int rank, const udp_peer_t *p, size_t used,
                                   uint32_t j)
 {
     return j != UDP_NIL && BASE_ALIGN_UP(used, 8) + s->slot_len[j] <= s->bundle_cap &&
-           udp_sendable(s, rank, p, j);
+           !s->slot_ext[j] && udp_sendable(s, rank, p, j);
 }
 
 /* Sends p->txnext and the messages after it that fit (at least two: the caller checked)
@@ -911,7 +1039,7 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
         if (twin < 0)
             twin = udp_twin(s, rank, p);
         uint16_t hf = twin ? UDP_HF_TWIN : 0;
-        if (s->slot_len[i] < s->bundle_cap &&
+        if (s->slot_len[i] < s->bundle_cap && !s->slot_ext[i] &&
             udp_bundle_fits(s, rank, p, s->slot_len[i], s->slot_next[i])) {
             if (n) /* what was batched before leaves first (stream order) */
                 udp_send_many(s, twin ? s->twin_fd : s->fd, twin ? NULL : &sa, iov, n);
@@ -922,7 +1050,13 @@ static void udp_kick(udp_t *s, int rank, udp_peer_t *p)
         udp_tx_prep(s, p, i, hf, now);
         udp_hdr_t *h = udp_slot_hdr(s, i);
         if (s->inject) {
-            udp_tx(s, p, h, s->slot_len[i]);
+            udp_tx_slot(s, p, i);
+        } else if (BASE_UNLIKELY(s->slot_ext[i] != NULL)) {
+            if (n) /* what was batched before leaves first (stream order) */
+                udp_send_many(s, twin ? s->twin_fd : s->fd, twin ? NULL : &sa, iov, n);
+            n = 0;
+            udp_send_zcopy(s, twin ? s->twin_fd : s->fd, twin ? NULL : &sa, h, s->slot_ext[i],
+                           s->slot_len[i] - UDP_HDRS);
         } else {
             iov[n].iov_base = h;
             iov[n].iov_len = s->slot_len[i];
@@ -1096,6 +1230,9 @@ static int udp_slot_take(udp_t *s, udp_peer_t *p, uint32_t keep, size_t need, ui
 
 static void udp_slot_put_back(udp_t *s, uint32_t i)
 {
+    s->slot_ext[i] = NULL;
+    s->slot_ackreq[i] = 0;
+    s->slot_zkey[i] = VNIC_KEY_INVALID;
     int c = i >= s->nsmall;
     s->slot_next[i] = s->free_head[c];
     s->free_head[c] = i;
@@ -1398,6 +1535,9 @@ static int udp_jobs_run(udp_t *s)
         char *dst = (char *)(ro + 1);
         size_t room = need - UDP_HDRS, len = 0;
         int st = FMPL_SUCCESS;
+        /* ZERO-COPY: a fragment that one segment fills, from the region itself */
+        int zc = s->zcopy_min && room >= BASE_MIN(s->zcopy_min, s->data_max) && !s->gso &&
+                 udp_tx_auth(s, p)->on;
         while (room && j->seg_i < j->nseg) {
             vnic_rseg_t *g = &j->seg[j->seg_i];
             if (j->seg_pos == g->len) {
@@ -1413,7 +1553,14 @@ static int udp_jobs_run(udp_t *s)
                 st = FMPL_ERR_KEY;
                 break;
             }
-            memcpy(dst + len, (char *)(uintptr_t)r.base + g->off + j->seg_pos, k);
+            const char *from = (const char *)(uintptr_t)r.base + g->off + j->seg_pos;
+            if (zc && !len && k == room) { /* the whole fragment from one segment */
+                s->slot_ext[i] = from;
+                s->slot_zkey[i] = j->key;
+                s->st.zcopy_sent++;
+            } else {
+                memcpy(dst + len, from, k);
+            }
             len += k;
             room -= k;
             j->seg_pos += k;
@@ -1623,7 +1770,8 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
     p->flags &= (uint16_t)~PF_LOSE_SENT;
     p->flags |= PF_ACK_DUE;
     p->rx_unacked_bytes += m->h.len;
-    if (++p->rx_unacked >= s->ack_every || p->rx_unacked_bytes >= UDP_ACK_BYTES)
+    if (++p->rx_unacked >= s->ack_every || p->rx_unacked_bytes >= UDP_ACK_BYTES ||
+        (m->h.pad0 & UDP_HF_ACK))
         p->flags |= PF_ACK_NOW;
     else if (!p->ack_ns)
         p->ack_ns = udp_now(s) + s->ack_delay_ns;
@@ -1880,7 +2028,7 @@ static void udp_rx_took(udp_t *s, int lvl, int i)
  * datagrams (level = handler depth). Outside a burst, one entry with recvmsg (a
  * recvmmsg that finds one datagram costs ~0.35 us more on this class of machine, and a
  * poll that finds none ~0.08 us more): the waiting caller sees its message sooner. Eight
- * progress calls in a row that found a datagram start a burst: batches of UDP_BATCH with
+ * progress calls in a row that found a datagram start a burst: batches of rx_batch with
  * recvmmsg until the socket is empty or max batches were read; a batch of at most one
  * ends it. With UDP_GRO an entry may hold several datagrams of one sender (up to 64 KiB). */
 static int udp_rx(udp_t *s, int max_batches)
@@ -1893,8 +2041,17 @@ static int udp_rx(udp_t *s, int max_batches)
     if (s->rx_i[lvl] < s->rx_n[lvl])
         return n; /* deeper nesting than batches: leave the socket for later */
     if (!s->rx_burst) {
-        udp_rx_arm(s, lvl, 0);
-        ssize_t r = udp_sys_recvmsg(s->fd, &s->rxmsg[lvl][0].msg_hdr, MSG_DONTWAIT);
+        ssize_t r;
+        if (BASE_LIKELY(!s->gro)) { /* no segment size to read: recvfrom */
+            r = udp_sys_recvfrom(s->fd, s->rxiov[lvl][0].iov_base, s->rx_slot, MSG_DONTWAIT,
+                                 &s->rxaddr[lvl][0]);
+            s->rxmsg[lvl][0].msg_hdr.msg_flags = r > (ssize_t)s->rx_slot ? MSG_TRUNC : 0;
+            if (r > (ssize_t)s->rx_slot)
+                r = (ssize_t)s->rx_slot;
+        } else {
+            udp_rx_arm(s, lvl, 0);
+            r = udp_sys_recvmsg(s->fd, &s->rxmsg[lvl][0].msg_hdr, MSG_DONTWAIT);
+        }
         if (r < 0) {
             s->rx_streak = 0;
             return n;
@@ -1908,9 +2065,9 @@ static int udp_rx(udp_t *s, int max_batches)
         return n + udp_rx_drain(s, lvl);
     }
     for (int b = 0; b < max_batches; b++) {
-        for (int i = 0; i < UDP_BATCH; i++)
+        for (int i = 0; i < s->rx_batch; i++)
             udp_rx_arm(s, lvl, i);
-        int r = udp_sys_recvmmsg(s->fd, s->rxmsg[lvl], UDP_BATCH, MSG_DONTWAIT);
+        int r = udp_sys_recvmmsg(s->fd, s->rxmsg[lvl], (unsigned)s->rx_batch, MSG_DONTWAIT);
         if (b == 0 && r <= 1)
             s->rx_burst = s->rx_streak = 0;
         if (r <= 0)
@@ -1920,7 +2077,7 @@ static int udp_rx(udp_t *s, int max_batches)
         s->rx_n[lvl] = r;
         s->rx_i[lvl] = 0;
         n += udp_rx_drain(s, lvl);
-        if (r < UDP_BATCH)
+        if (r < s->rx_batch)
             break;
     }
     return n;
@@ -1951,8 +2108,8 @@ static int udp_timers(udp_t *s, uint64_t now)
                     udp_hdr_t *h = udp_slot_hdr(s, i);
                     h->ack = p->recv;
                     h->pad0 = 0;
-                    udp_seal(s, p, h, s->slot_len[i]);
-                    udp_tx(s, p, h, s->slot_len[i]);
+                    udp_seal_slot(s, p, i);
+                    udp_tx_slot(s, p, i);
                     s->st.retransmits++;
                 } else {
                     p->cwnd = (uint16_t)BASE_MAX(p->cwnd / 2, s->cwnd_min);
@@ -2071,8 +2228,59 @@ static void udp_kick_or_hold(udp_t *s, int rank, udp_peer_t *p)
     udp_kick(s, rank, p); /* what precedes the held messages, if the window allows */
 }
 
+/* ZERO-COPY: p's messages whose payload is still in the caller's buffer get a copy of
+ * it in their slot (an MTU-sized one, or a small one that holds it), so the caller may
+ * reuse the buffer while they wait for their acknowledgement. */
+static void udp_zcopy_detach(udp_t *s, udp_peer_t *p)
+{
+    for (uint32_t i = p->head; i != UDP_NIL; i = s->slot_next[i])
+        if (BASE_UNLIKELY(s->slot_ext[i] != NULL) && s->slot_zkey[i] == VNIC_KEY_INVALID) {
+            memcpy(udp_slot(s, i) + UDP_HDRS, s->slot_ext[i], s->slot_len[i] - UDP_HDRS);
+            s->slot_ext[i] = NULL;
+            s->st.zcopy_detached++;
+        }
+}
+
+typedef struct udp_ackwait {
+    udp_peer_t *p;
+    uint32_t seq;
+} udp_ackwait_t;
+
+static int udp_ackwait_ready(void *arg)
+{
+    const udp_ackwait_t *w = arg;
+    return seq_le(w->seq, w->p->acked) || (w->p->flags & (PF_DEAD | PF_GONE));
+}
+
+/* The end of a zero-copy put whose last message has sequence number seq: waits until p
+ * acknowledged it, as long as its acknowledgements advance (each step within
+ * UDP_ZCOPY_IDLE_NS, all within two retransmission timeouts), then detaches what is still
+ * unacknowledged (a receiver that computes, a loss being repaired, an error of the
+ * wait), so that nothing refers to the caller's buffer once the put returns. */
+static void udp_zcopy_finish(udp_t *s, udp_peer_t *p, uint32_t seq)
+{
+    udp_ackwait_t w = {p, seq};
+    uint64_t end = base_time_ns() + 2 * s->rto_cur;
+    while (!udp_ackwait_ready(&w)) {
+        uint32_t seen = p->acked;
+        int rc = vnic_wait(s->v, udp_ackwait_ready, &w, UDP_ZCOPY_IDLE_NS);
+        if (rc != FMPL_ERR_TIMEOUT || p->acked == seen || base_time_ns() >= end)
+            break;
+    }
+    udp_zcopy_detach(s, p);
+}
+
 static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
 {
+    /* ZERO-COPY (see the top of this file): a large contiguous put at depth 0, sealed with
+     * GMAC (which takes the packet in two pieces), datagrams of the loopback MTU (no GSO) */
+    const char *zsrc = NULL;
+    uint32_t zlast = 0;
+    if (BASE_UNLIKELY(s->zcopy_min && total >= s->zcopy_min) &&
+        op->local.kind == VNIC_DESC_CONTIG && !s->defer_post && !s->depth && !s->gso &&
+        udp_tx_auth(s, p)->on)
+        zsrc = op->local.u.contig.addr;
+    size_t zpos = 0;
     vnic_lcur_t lc;
     vnic_lcur_init(&lc, &op->local);
     vnic_rseg_t one;
@@ -2116,6 +2324,8 @@ static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
             if (rc) {
                 if (pending)
                     udp_kick(s, op->peer, p); /* what is in the stream leaves as before */
+                if (zsrc)
+                    udp_zcopy_detach(s, p);
                 vnic_cntr_complete(op->lcntr, rc);
                 return rc;
             }
@@ -2125,9 +2335,16 @@ static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
             o->key = op->remote.key;
             o->off = (nseg ? seg[g].off : off0) + pos;
             o->len = (uint32_t)k;
-            vnic_lcur_gather(&lc, o + 1, k);
+            if (zsrc && k) {
+                s->slot_ext[i] = zsrc + zpos;
+                zpos += k;
+                s->st.zcopy_sent++;
+            } else {
+                vnic_lcur_gather(&lc, o + 1, k);
+            }
             pos += k;
             if (g == last_seg && pos == glen) {
+                s->slot_ackreq[i] = zsrc != NULL; /* the receiver acknowledges it at once */
                 o->flags = (uint8_t)eff;
                 o->chan = op->chan;
                 o->aux = op->rcntr;
@@ -2136,6 +2353,7 @@ static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
                 o->b = total;
             }
             udp_append(s, p, i, op->peer, UDP_HDRS + k);
+            zlast = udp_slot_hdr(s, i)->seq;
             if (++pending >= s->tx_batch && !s->defer_post) {
                 udp_kick(s, op->peer, p);
                 pending = 0;
@@ -2144,6 +2362,8 @@ static int udp_put(udp_t *s, udp_peer_t *p, const vnic_op_t *op, size_t total)
     }
     if (pending)
         udp_kick_or_hold(s, op->peer, p);
+    if (zsrc)
+        udp_zcopy_finish(s, p, zlast);
     vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
     return FMPL_SUCCESS;
 }
@@ -2722,6 +2942,9 @@ static void udp_free(udp_t *s)
     free(s->slot_next);
     free(s->slot_len);
     free(s->slot_sent);
+    free(s->slot_ext);
+    free(s->slot_ackreq);
+    free(s->slot_zkey);
     free(s->rq);
     for (int l = 0; l < UDP_LEVELS; l++)
         free(s->rxbuf[l]);
@@ -2756,7 +2979,8 @@ static void udp_close(vnic_transport_t *tr)
             "%llu) received %llu; timeouts %llu; LOSE %llu/%llu (ignored %llu); STOP %llu/%llu; "
             "dropped: dup %llu, out-of-order %llu, buffer full %llu; queued %llu; refused "
             "%llu; injected loss %llu dup %llu reorder %llu; mtu %u; gso sends %llu; twin connects "
-            "%llu; bundles %llu (+%llu messages, %llu received); deferred %llu (joined %llu); "
+            "%llu; zero-copy %llu (detached %llu); bundles %llu (+%llu messages, %llu received); "
+            "deferred %llu (joined %llu); "
             "progress thread calls %llu events %llu; refused: foreign %llu, corrupt or forged "
             "%llu, replayed %llu, stale %llu, truncated %llu, malformed %llu, unverified %llu; "
             "auth %s\n",
@@ -2770,7 +2994,8 @@ static void udp_close(vnic_transport_t *tr)
             (unsigned long long)t->queued, (unsigned long long)t->refused,
             (unsigned long long)t->inj_loss, (unsigned long long)t->inj_dup,
             (unsigned long long)t->inj_reorder, t->mtu, (unsigned long long)t->gso_sends,
-            (unsigned long long)t->twin_connects, (unsigned long long)t->bundles_sent,
+            (unsigned long long)t->twin_connects, (unsigned long long)t->zcopy_sent,
+            (unsigned long long)t->zcopy_detached, (unsigned long long)t->bundles_sent,
             (unsigned long long)t->bundled_sent, (unsigned long long)t->bundled_recv,
             (unsigned long long)t->deferred, (unsigned long long)t->deferred_joined,
             (unsigned long long)t->thread_calls, (unsigned long long)t->thread_events,
@@ -2970,6 +3195,9 @@ static int udp_setup(udp_t *s)
                                                 "milliseconds a peer may stay silent while "
                                                 "messages to it are unacknowledged") *
                          1000000;
+    s->zcopy_min = (size_t)base_env_int("FMPL_UDP_ZCOPY_MIN", 512 << 10, 0, 1ll << 40,
+                                        "bytes from which a contiguous put leaves straight "
+                                        "from the caller's buffer (0: never; see ZERO-COPY)");
     s->exec_budget = (int)base_env_int("FMPL_UDP_EXEC_BUDGET", 0, 0, 1 << 30,
                                        "requests a vnic_progress call executes at most "
                                        "(0: no limit); the rest wait in the receive buffer");
@@ -3041,6 +3269,9 @@ static int udp_setup(udp_t *s)
     s->slot_next = malloc(s->nslots * sizeof *s->slot_next);
     s->slot_len = calloc(s->nslots, sizeof *s->slot_len);
     s->slot_sent = calloc(s->nslots, sizeof *s->slot_sent);
+    s->slot_ext = calloc(s->nslots, sizeof *s->slot_ext);
+    s->slot_ackreq = calloc(s->nslots, sizeof *s->slot_ackreq);
+    s->slot_zkey = calloc(s->nslots, sizeof *s->slot_zkey); /* VNIC_KEY_INVALID is 0 */
     s->rto_cur = s->rto_ns;
     s->rq_cap = BASE_ALIGN_UP((size_t)rcvbuf, 8);
     s->rq = s->rq_cap ? malloc(s->rq_cap) : NULL;
@@ -3048,8 +3279,9 @@ static int udp_setup(udp_t *s)
     s->peer = calloc((size_t)s->size, sizeof *s->peer);
     s->active = malloc((size_t)s->size * sizeof *s->active);
     s->req = calloc(s->nreq, sizeof *s->req);
-    if (!s->pool || !s->slot_next || !s->slot_len || !s->slot_sent || (s->rq_cap && !s->rq) ||
-        !s->peer || !s->active || !s->req)
+    if (!s->pool || !s->slot_next || !s->slot_len || !s->slot_sent || !s->slot_ext ||
+        !s->slot_ackreq || !s->slot_zkey || (s->rq_cap && !s->rq) || !s->peer || !s->active ||
+        !s->req)
         return FMPL_ERR_NOMEM;
     s->free_head[0] = s->free_head[1] = UDP_NIL;
     for (uint32_t i = s->nslots; i-- > 0;)
@@ -3058,6 +3290,12 @@ static int udp_setup(udp_t *s)
         s->req[i].next_free = i + 1 < s->nreq ? i + 1 : UDP_NIL;
     s->req_free = 0;
     s->rx_slot = s->gro ? BASE_MAX(s->mtu, (size_t)UDP_GSO_MAX) : s->mtu;
+    /* a burst's batch holds at most UDP_RX_BURST_BYTES of datagrams (GRO entries aside),
+     * so that what the kernel copied is still in this core's cache when its tag is
+     * checked and its payload copied out */
+    s->rx_batch = s->gro ? UDP_BATCH
+                         : (int)BASE_MIN((size_t)UDP_BATCH,
+                                         BASE_MAX((size_t)2, UDP_RX_BURST_BYTES / s->rx_slot));
     for (int l = 0; l < UDP_LEVELS; l++) {
         s->rxbuf[l] = malloc((size_t)UDP_BATCH * s->rx_slot);
         if (!s->rxbuf[l])

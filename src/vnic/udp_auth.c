@@ -221,6 +221,40 @@ int udp_auth_seal(udp_auth_t *a, void *pkt, size_t n)
     return 0;
 }
 
+int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t n2)
+{
+    unsigned char nonce[UDP_NONCE_BYTES], *p = pkt;
+    if (!a->on || n1 < sizeof(udp_hdr_t) || udp_auth_nonce(p, nonce) != 0)
+        return -1;
+#ifdef FMPL_HAVE_IPSEC_MB
+    if (a->fast) {
+        /* GMAC's update interface: the same tag as the whole packet given as GCM's
+         * additional data (udp_auth_tag; udp_auth_init checks the two agree) */
+        const struct gcm_key_data *k = a->fast;
+        struct gcm_context_data ctx;
+        IMB_AES256_GMAC_INIT(udp_imb, k, &ctx, nonce, sizeof nonce);
+        IMB_AES256_GMAC_UPDATE(udp_imb, k, &ctx, p + UDP_TAG_BYTES, n1 - UDP_TAG_BYTES);
+        if (n2)
+            IMB_AES256_GMAC_UPDATE(udp_imb, k, &ctx, ext, n2);
+        IMB_AES256_GMAC_FINALIZE(udp_imb, k, &ctx, p, UDP_TAG_BYTES);
+        return 0;
+    }
+#endif
+    EVP_CIPHER_CTX *c = a->ctx;
+    unsigned char none[16], tag[UDP_TAG_BYTES];
+    int out = 0;
+    OSSL_PARAM get[] = {
+        OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, UDP_TAG_BYTES),
+        OSSL_PARAM_construct_end()};
+    if (EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce) != 1 ||
+        EVP_EncryptUpdate(c, NULL, &out, p + UDP_TAG_BYTES, (int)(n1 - UDP_TAG_BYTES)) != 1 ||
+        (n2 && EVP_EncryptUpdate(c, NULL, &out, ext, (int)n2) != 1) ||
+        EVP_EncryptFinal_ex(c, none, &out) != 1 || EVP_CIPHER_CTX_get_params(c, get) != 1)
+        return -1;
+    memcpy(p, tag, sizeof tag);
+    return 0;
+}
+
 int udp_auth_check(udp_auth_t *a, const void *pkt, size_t n)
 {
     unsigned char tag[UDP_TAG_BYTES];

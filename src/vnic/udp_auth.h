@@ -54,6 +54,13 @@ void udp_auth_fini(udp_auth_t *a);
  * then the body). 0 on success, -1 as udp_auth_tag. */
 int udp_auth_seal(udp_auth_t *a, void *pkt, size_t n);
 
+/* udp_auth_seal for a packet in two pieces (UDP ZERO-COPY in udp.c): the first n1 >= 56
+ * bytes at pkt (header with src, dst and ctr set, then the start of the body), then n2
+ * bytes at ext; the tag, written into pkt, is that of the n1 + n2 contiguous bytes. Only
+ * with authentication on (GMAC takes its data in pieces; the keyed checksum of
+ * FMPL_UDP_AUTH=off does not): -1 when off, and as udp_auth_tag. */
+int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t n2);
+
 /* The 12-byte nonce of the packet at pkt (header with src, dst and ctr set). 0 on
  * success, -1 when a field exceeds its width (UDP_NONCE_RANKS, UDP_NONCE_CTR). */
 int udp_auth_nonce(const void *pkt, unsigned char nonce[12]);

@@ -51,7 +51,9 @@ enum {
 enum {
     UDP_HF_TWIN = 1, /* sent from the sender's twin socket: its source port is not the one
                       * the sender receives on (never learn the address from it) */
-    UDP_HF_MORE = 2  /* another packet follows this one in the datagram (a bundle) */
+    UDP_HF_MORE = 2, /* another packet follows this one in the datagram (a bundle) */
+    UDP_HF_ACK = 4   /* DATA: acknowledge at once (the sender waits for it: the last
+                      * datagram of a zero-copy put, see udp.c) */
 };
 
 /* Operation kinds inside DATA packets. */

@@ -446,6 +446,9 @@ typedef struct vnic_udp_stats {
     uint64_t deferred;             /* posts held by VNIC_F_DEFER */
     uint64_t deferred_joined;      /* of those, left with a later post to the same peer */
     uint64_t twin_connects;        /* connect()s of the twin socket to a new peer */
+    uint64_t zcopy_sent;           /* DATA packets whose payload stayed in the caller's buffer
+                                    * (or the region) at posting: zero-copy */
+    uint64_t zcopy_detached;       /* of those, copied into the send pool before acknowledged */
     uint64_t inj_loss, inj_dup, inj_reorder, inj_delay; /* faults injected (FMPL_UDP_*) */
     uint64_t peer_deaths;      /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */
     uint64_t thread_calls;     /* progress calls of the progress thread (FMPL_UDP_THREAD) */
