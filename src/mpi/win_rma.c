@@ -260,6 +260,8 @@ static inline __attribute__((always_inline)) int rma_fast(int get, void *obuf, i
     char *t = win_fast_addr(win, target, disp, bytes, &w);
     if (BASE_UNLIKELY(!t))
         return 0;
+    if (get)
+        win_store_fence(w);
     char *dst = get ? obuf : t;
     const char *src = get ? t : obuf;
     if (bytes == 8) { /* one word: no library call */
@@ -302,6 +304,8 @@ static BASE_NOINLINE int rma(vnic_opcode_t opcode, void *obuf, MPI_Count ocount,
     if (BASE_UNLIKELY(rc != MPI_SUCCESS))
         return WIN_ERRF(win, rc, fname, "%s",
                         rc == MPI_ERR_RMA_SYNC ? "no epoch gives access to the target" : "");
+    if (opcode == VNIC_OP_GET)
+        win_store_fence(w);
     win_target_t tg;
     rc = win_target_resolve(w, target, disp, tt, tcount, &tg);
     if (BASE_UNLIKELY(rc != MPI_SUCCESS))
