@@ -13,7 +13,10 @@
  * segment iterator in chunks of up to WIN_IOV_MAX pieces, so strided and indexed layouts
  * go without a pack. Puts are locally complete at return and mark the target dirty
  * (win_sync.c completes them remotely); gets count on the window's counter unless the
- * caller needs the data at once.
+ * caller needs the data at once. Puts are posted with VNIC_F_DEFER: over udp a small one
+ * may wait in the open datagram to its target for the next operation there, so that a
+ * burst of small puts, or a put and the flush's atomic after it, leave in one datagram
+ * (the transport sends it at the latest at this rank's next call into the library).
  *
  * The request-based forms on a mapped target complete at issue (one memcpy); on other
  * targets the transfer is posted in steps and completed by progress (win_req.c). */
@@ -143,6 +146,8 @@ int win_xfer_step(mpii_win_t *w, win_xfer_t *x, int64_t budget)
 {
     vnic_t *v = mpii.vnic;
     vnic_op_t op = {.opcode = x->opcode, .peer = x->tg.world, .lcntr = x->lcntr};
+    if (x->opcode == VNIC_OP_PUT)
+        op.flags = VNIC_F_DEFER; /* small ones leave with the next operation to the target */
     op.remote.key = x->tg.key;
     int64_t moved = 0;
     while (x->pos < x->bytes && moved < budget) {
