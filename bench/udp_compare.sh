@@ -3,7 +3,7 @@
 # Open MPI's TCP path on loopback (--mca btl tcp,self --mca btl_tcp_if_include lo), in the
 # same run (issue 5, item 7). Needs mpirun.openmpi (apt-get install openmpi-bin
 # libopenmpi-dev) and a build with bench/ (make). Parts (UDP_COMPARE_PARTS, default
-# "lat loss mem"):
+# "lat rma loss mem"):
 #   lat:  UDP_COMPARE_REPS rounds (default 3), alternating: 8-byte one-way latency, 1 MiB
 #         ping-pong and streaming bandwidth of fmpl_pingpong (native API) and of
 #         mpi_pingpong.fmpl (our MPI face) over udp, of mpi_pingpong.openmpi over TCP (same
@@ -11,6 +11,15 @@
 #         Prints the medians and the ratios the udp transport aims at: latency <= 0.6x
 #         Open MPI TCP, 1 MiB bandwidth >= 0.8x, and at 1% loss >= 50% of the loss-free
 #         bandwidth; and fmpl_pingpong with FMPL_UDP_AUTH=off (the cost of authentication).
+#   rma:  UDP_COMPARE_REPS rounds, alternating: the passive-target 8-byte figures of
+#         mpi_rma (op + MPI_Win_flush; put, get, fetch_and_op, compare_and_swap,
+#         accumulate) of ours over udp and of Open MPI over TCP in the two settings of
+#         Open MPI 4.1.4 that run one-sided communication over TCP at all: osc/pt2pt over
+#         pml ob1 + btl tcp (--mca pml ob1 --mca btl tcp,self --mca osc pt2pt) and osc/ucx
+#         with UCX on its tcp transport (--mca osc ucx -x UCX_TLS=tcp,self); osc/rdma over
+#         btl tcp fails in MPI_Win_allocate (MPI_ERR_WIN), and osc/sm would use shared
+#         memory. Medians, and ours / the better of the two (target <= 0.6 for put, get,
+#         fetch_and_op).
 #   loss: 1 MiB streaming bandwidth of fmpl_pingpong at 0, 0.1%, 1% and 5% injected loss
 #         (median of UDP_COMPARE_REPS runs each), and the fraction of the loss-free figure.
 #   mem:  peak resident set (VmHWM) per process of mpi_allpeers (init, 8-byte messages to
@@ -21,13 +30,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 reps=${UDP_COMPARE_REPS:-3}
-parts=${UDP_COMPARE_PARTS:-lat loss mem}
+parts=${UDP_COMPARE_PARTS:-lat rma loss mem}
 nps=${UDP_COMPARE_NPS:-2 8 16 32}
 bin=$build/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ompi_tcp=(mpirun.openmpi --mca btl "tcp,self" --mca btl_tcp_if_include lo)
 for p in fmpl_pingpong fmplrun mpi_pingpong.fmpl mpi_pingpong.openmpi mpi_allpeers.fmpl \
-    mpi_allpeers.openmpi; do
+    mpi_allpeers.openmpi mpi_rma.fmpl mpi_rma.openmpi; do
     [ -x "$bin/$p" ] || { echo "udp_compare: $bin/$p missing (build first; Open MPI: mpicc.openmpi)" >&2; exit 1; }
 done
 command -v mpirun.openmpi >/dev/null || { echo "udp_compare: mpirun.openmpi missing" >&2; exit 1; }
@@ -81,6 +90,42 @@ if [[ " $parts " == *" lat "* ]]; then
         printf "authentication (FMPL_UDP_AUTH on / off, native): latency %.2f, ping-pong %.2f, stream %.2f\n",
             lat["fmpl_udp"] / lat["fmpl_udp_noauth"], pp["fmpl_udp"] / pp["fmpl_udp_noauth"],
             st["fmpl_udp"] / st["fmpl_udp_noauth"]
+    }' "$tmp"
+fi
+
+if [[ " $parts " == *" rma "* ]]; then
+    # 8-byte rows of mpi_rma --csv (impl,bench,mem,np,size,metric,value) -> "impl bench value"
+    rma_rows() { awk -F, '$5 == 8 && $6 == "latency_us" { print $1, $2, $7 }'; }
+    args=(--csv --mode=passive --sizes=8 --reps=5)
+    : > "$tmp"
+    for _ in $(seq "$reps"); do
+        {
+            FMPL_TRANSPORT=udp timeout 300 "$bin/fmplrun" -n 2 "$bin/mpi_rma.fmpl" "${args[@]}" \
+                --impl=fmpl_udp | rma_rows
+            timeout 300 "${ompi_tcp[@]}" --mca pml ob1 --mca osc pt2pt -n 2 \
+                "$bin/mpi_rma.openmpi" "${args[@]}" --impl=ompi_tcp_pt2pt | rma_rows
+            timeout 300 "${ompi_tcp[@]}" --mca osc ucx -x UCX_TLS=tcp,self -n 2 \
+                "$bin/mpi_rma.openmpi" "${args[@]}" --impl=ompi_tcp_ucx | rma_rows
+        } >> "$tmp"
+    done
+    echo "# one-sided, 8 B op + MPI_Win_flush, passive target, latency in us: medians of $reps rounds"
+    echo "# (Open MPI over TCP: osc pt2pt over ob1/tcp, and osc ucx with UCX_TLS=tcp,self)"
+    awk '
+    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }
+    { k = $1 SUBSEP $2; n[k]++; V[k, n[k]] = $3 }
+    END {
+        split("put_lat get_lat fetch_and_op compare_and_swap accumulate", bs, " ")
+        split("fmpl_udp ompi_tcp_pt2pt ompi_tcp_ucx", im, " ")
+        printf "%-18s %10s %16s %13s %8s\n", "", "fmpl_udp", "ompi_tcp_pt2pt", "ompi_tcp_ucx", "ratio"
+        for (b = 1; b <= 5; b++) {
+            for (i = 1; i <= 3; i++) { k = im[i] SUBSEP bs[b]; c = n[k]
+                for (j = 1; j <= c; j++) v[j] = V[k, j]
+                m[i] = c ? med(v, c) : "nan" }
+            best = m[2] + 0 < m[3] + 0 ? m[2] : m[3]
+            printf "%-18s %10.2f %16.2f %13.2f %8.2f%s\n", bs[b], m[1], m[2], m[3], m[1] / best,
+                b <= 3 ? "  (target <= 0.6)" : ""
+        }
     }' "$tmp"
 fi
 

@@ -21,3 +21,8 @@ fmpl_test(mpi_win_acc_udp mpi_win_acc.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp
 fmpl_test(mpi_win_acc_udp_faults mpi_win_acc.c RANKS 2 3 ENV FMPL_TRANSPORT=udp
           FMPL_UDP_PEER_TIMEOUT_MS=120000 FMPL_UDP_LOSS=0.1 FMPL_UDP_DUP=0.05
           FMPL_UDP_REORDER=0.05 FMPL_UDP_SEED=7 ARGS quick TIMEOUT 300)
+# Store -> load order after MPI_Win_flush (the Dekker pattern between pairs of ranks): a
+# flush after direct puts owes the full fence to the rank's next get or atomic.
+fmpl_test(mpi_win_order mpi_win_order.c RANKS 2 3 4 TIMEOUT 300)
+fmpl_test(mpi_win_order_udp mpi_win_order.c RANKS 2 3 ENV FMPL_TRANSPORT=udp
+          FMPL_UDP_PEER_TIMEOUT_MS=120000 TIMEOUT 300)

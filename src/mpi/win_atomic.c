@@ -654,6 +654,7 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
     char *t = win_fast_addr(win, target, disp, es, &w);
     if (BASE_UNLIKELY(!t || !w->direct || (uintptr_t)t % (uintptr_t)es))
         return 0;
+    win_store_fence(w);
     const win_peer_t *p = &w->peer[target];
     amo_enable(p, direct_off(w, p, t));
     if (fsum) { /* float / double sum: the compare-exchange loop elem_cpu runs, inline */
@@ -801,6 +802,7 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     if (rc != MPI_SUCCESS)
         return WIN_ERRF(win, rc, fname, "%s",
                         rc == MPI_ERR_RMA_SYNC ? "no epoch gives access to the target" : "");
+    win_store_fence(w);
     rc = win_target_resolve(w, target, disp, tt, tcount, &a.tg);
     if (rc != MPI_SUCCESS)
         return WIN_ERRF(win, rc, fname, "displacement %ld, %lld elements: outside rank %d's window",

@@ -112,7 +112,7 @@ typedef struct mpii_win {
     vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
     uint64_t inflight;                  /* operations posted on cntr */
     int accumulate_ordering_none;
-    int stores;      /* plain stores into mapped window memory since the last full fence */
+    int stores;      /* plain stores into mapped window memory whose full fence is owed */
     int nreqs;       /* win_req.c: requests issued on it and not yet complete */
     int am_id;       /* win_am.c: its id in this rank's registry (-1: none) */
     uint64_t am_out; /* win_am.c: chunks sent, answers not yet in (every target) */
@@ -152,6 +152,17 @@ static inline char *win_fast_addr(MPI_Win win, int target, MPI_Aint disp, int64_
         return NULL;
     *wout = w;
     return p->data + at;
+}
+
+/* The full fence that orders this rank's plain stores into mapped window memory before
+ * its later loads, when some are owed (win_sync.c, "Completion"): at the end of an epoch
+ * and before every get, accumulate or atomic. */
+static inline void win_store_fence(mpii_win_t *w)
+{
+    if (BASE_UNLIKELY(w->stores)) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        w->stores = 0;
+    }
 }
 
 /* A predefined type whose elements are packed (size == extent) and valid: its size, else 0. */

@@ -13,7 +13,10 @@
  * segment iterator in chunks of up to WIN_IOV_MAX pieces, so strided and indexed layouts
  * go without a pack. Puts are locally complete at return and mark the target dirty
  * (win_sync.c completes them remotely); gets count on the window's counter unless the
- * caller needs the data at once.
+ * caller needs the data at once. Puts are posted with VNIC_F_DEFER: over udp a small one
+ * may wait in the open datagram to its target for the next operation there, so that a
+ * burst of small puts, or a put and the flush's atomic after it, leave in one datagram
+ * (the transport sends it at the latest at this rank's next call into the library).
  *
  * The request-based forms on a mapped target complete at issue (one memcpy); on other
  * targets the transfer is posted in steps and completed by progress (win_req.c). */
@@ -143,6 +146,8 @@ int win_xfer_step(mpii_win_t *w, win_xfer_t *x, int64_t budget)
 {
     vnic_t *v = mpii.vnic;
     vnic_op_t op = {.opcode = x->opcode, .peer = x->tg.world, .lcntr = x->lcntr};
+    if (x->opcode == VNIC_OP_PUT)
+        op.flags = VNIC_F_DEFER; /* small ones leave with the next operation to the target */
     op.remote.key = x->tg.key;
     int64_t moved = 0;
     while (x->pos < x->bytes && moved < budget) {
@@ -260,6 +265,8 @@ static inline __attribute__((always_inline)) int rma_fast(int get, void *obuf, i
     char *t = win_fast_addr(win, target, disp, bytes, &w);
     if (BASE_UNLIKELY(!t))
         return 0;
+    if (get)
+        win_store_fence(w);
     char *dst = get ? obuf : t;
     const char *src = get ? t : obuf;
     if (bytes == 8) { /* one word: no library call */
@@ -302,6 +309,8 @@ static BASE_NOINLINE int rma(vnic_opcode_t opcode, void *obuf, MPI_Count ocount,
     if (BASE_UNLIKELY(rc != MPI_SUCCESS))
         return WIN_ERRF(win, rc, fname, "%s",
                         rc == MPI_ERR_RMA_SYNC ? "no epoch gives access to the target" : "");
+    if (opcode == VNIC_OP_GET)
+        win_store_fence(w);
     win_target_t tg;
     rc = win_target_resolve(w, target, disp, tt, tcount, &tg);
     if (BASE_UNLIKELY(rc != MPI_SUCCESS))

@@ -2,11 +2,22 @@
  * lock/unlock (shared and exclusive), lock_all/unlock_all, the flushes and MPI_Win_sync.
  *
  * Completion. A direct access (load, store, CPU atomic on mapped memory) is complete when
- * it returns; a full fence orders it. A vnic put is locally complete at return; this rank
- * marks its target dirty, and remote completion (flush, unlock, complete, fence) is one
- * blocking atomic on the target's sync word (win_peer_quiesce), which the target serves
- * after every earlier operation of this origin (shm cells and the udp stream are in order).
- * Gets and atomics posted without waiting count on the window's counter (win_wait_local).
+ * it returns: a store is in this CPU's store buffer, which drains to memory in order and
+ * without help, so every later store (a message, a lock word, a flag) and every atomic of
+ * this rank reaches the target after it. What is left is store -> load order: a later
+ * load of this rank may still pass the store (the Dekker pattern: put X, flush, get Y on
+ * one rank; put Y, flush, get X on the other; both must not read the old values). So a
+ * put on mapped memory sets w->stores, and the full fence it owes (win_store_fence) runs
+ * before this rank's next get, accumulate or atomic on the window, at the end of the
+ * epoch (unlock, unlock_all, fence, complete) and in MPI_Win_sync, the call the unified
+ * model asks of a rank before its plain loads of window memory; MPI_Win_flush and
+ * MPI_Win_flush_all only order the stores before later stores (a release fence: nothing
+ * on x86-64). A flush after direct puts is therefore free, and put + flush is a store. A vnic put
+ * is locally complete at return; this rank marks its target dirty, and remote completion (flush,
+ * unlock, complete, fence) is one blocking atomic on the target's sync word (win_peer_quiesce),
+ * which the target serves after every earlier operation of this origin (shm cells and the udp
+ * stream are in order). Gets and atomics posted without waiting count on the window's counter
+ * (win_wait_local).
  *
  * Locks. A window lock is a word in the target's control block: WIN_LOCK_EXCL for an
  * exclusive holder, +1 per shared holder. Exclusive: compare-and-swap 0 -> EXCL; shared:
@@ -137,31 +148,35 @@ static int win_peer_quiesce(mpii_win_t *w, int target)
     return rc == FMPL_SUCCESS ? MPI_SUCCESS : mpii_err_from_fmpl(rc);
 }
 
-/* The full fence that makes this rank's plain stores into mapped window memory complete;
- * skipped when there were none since the last one (a flush after MPI_Fetch_and_op or
- * MPI_Compare_and_swap, whose seq_cst atomics need none). */
-static inline void win_store_fence(mpii_win_t *w)
-{
-    if (w->stores) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        w->stores = 0;
-    }
-}
-
-int win_flush_target(mpii_win_t *w, int target)
+/* Remote completion of everything this rank issued to target, but for the full fence
+ * after its plain stores (MPI_Win_flush leaves that owed; see "Completion"). */
+static int win_complete_target(mpii_win_t *w, int target)
 {
     int rc = win_wait_local(w);
     if (rc == MPI_SUCCESS)
         rc = win_peer_quiesce(w, target);
+    return rc;
+}
+
+/* The same for every touched rank. */
+static int win_complete_touched(mpii_win_t *w)
+{
+    int rc = win_wait_local(w);
+    for (int i = 0; i < w->ntouched && rc == MPI_SUCCESS; i++)
+        rc = win_peer_quiesce(w, w->touched[i]);
+    return rc;
+}
+
+int win_flush_target(mpii_win_t *w, int target)
+{
+    int rc = win_complete_target(w, target);
     win_store_fence(w);
     return rc;
 }
 
 static int win_flush_touched(mpii_win_t *w)
 {
-    int rc = win_wait_local(w);
-    for (int i = 0; i < w->ntouched && rc == MPI_SUCCESS; i++)
-        rc = win_peer_quiesce(w, w->touched[i]);
+    int rc = win_complete_touched(w);
     win_store_fence(w);
     return rc;
 }
@@ -539,7 +554,7 @@ int PMPI_Win_flush(int rank, MPI_Win win)
         unsigned f = w->peer[rank].flags;
         if (BASE_LIKELY(!(f & WIN_PF_DIRTY) && (w->lock_all || (f & WIN_PF_LOCKED)) &&
                         !(w->am_out | w->inflight) && !w->nreqs)) {
-            win_store_fence(w);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
             return MPI_SUCCESS;
         }
     }
@@ -549,7 +564,8 @@ int PMPI_Win_flush(int rank, MPI_Win win)
         return WIN_ERR(win, MPI_ERR_RANK, fname);
     if (!passive_on(w, rank))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch on rank %d", rank);
-    int rc = win_flush_target(w, rank);
+    int rc = win_complete_target(w, rank);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
 }
 MPII_WEAK(MPI_Win_flush, PMPI_Win_flush)
@@ -575,7 +591,8 @@ int PMPI_Win_flush_all(MPI_Win win)
     GET_WIN(w, win, fname);
     if (!w->lock_all && !w->nlocked)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch is open");
-    int rc = win_flush_touched(w);
+    int rc = win_complete_touched(w);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     touched_compact(w);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
 }
