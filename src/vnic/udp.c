@@ -2029,11 +2029,14 @@ static void udp_rx_took(udp_t *s, int lvl, int i)
  * recvmmsg that finds one datagram costs ~0.35 us more on this class of machine, and a
  * poll that finds none ~0.08 us more): the waiting caller sees its message sooner. Eight
  * progress calls in a row that found a datagram start a burst: batches of rx_batch with
- * recvmmsg until the socket is empty or max batches were read; a batch of at most one
- * ends it. With UDP_GRO an entry may hold several datagrams of one sender (up to 64 KiB). */
+ * recvmmsg until the socket is empty or max_batches * UDP_BATCH entries were read (the
+ * same count whatever rx_batch: a slow receiver's queue must still fill up to its STOP,
+ * not leave the datagrams to the kernel's drops); a batch of at most one ends it. With
+ * UDP_GRO an entry may hold several datagrams of one sender (up to 64 KiB). */
 static int udp_rx(udp_t *s, int max_batches)
 {
     int n = 0;
+    max_batches = max_batches * UDP_BATCH / s->rx_batch;
     for (int lvl = 0; lvl < UDP_LEVELS; lvl++)
         if (s->rx_i[lvl] < s->rx_n[lvl])
             n += udp_rx_drain(s, lvl);
