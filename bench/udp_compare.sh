@@ -35,6 +35,9 @@ nps=${UDP_COMPARE_NPS:-2 8 16 32}
 bin=$build/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ompi_tcp=(mpirun.openmpi --mca btl "tcp,self" --mca btl_tcp_if_include lo)
+# The median of a[1..n] in awk, for the parts' tables.
+awk_median='function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+    if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }'
 for p in fmpl_pingpong fmplrun mpi_pingpong.fmpl mpi_pingpong.openmpi mpi_allpeers.fmpl \
     mpi_allpeers.openmpi mpi_rma.fmpl mpi_rma.openmpi; do
     [ -x "$bin/$p" ] || { echo "udp_compare: $bin/$p missing (build first; Open MPI: mpicc.openmpi)" >&2; exit 1; }
@@ -73,9 +76,7 @@ if [[ " $parts " == *" lat "* ]]; then
     done
     echo "# rounds (name, 8 B one-way latency us, 1 MiB ping-pong GB/s, 1 MiB stream GB/s):"
     cat "$tmp"
-    awk '
-    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }
+    awk "$awk_median"'
     { n[$1]++; L[$1, n[$1]] = $2; P[$1, n[$1]] = $3; S[$1, n[$1]] = $4 }
     END {
         split("ompi_tcp fmpl_udp mpi_udp fmpl_udp_loss1 fmpl_udp_noauth", names, " ")
@@ -110,9 +111,7 @@ if [[ " $parts " == *" rma "* ]]; then
     done
     echo "# one-sided, 8 B op + MPI_Win_flush, passive target, latency in us: medians of $reps rounds"
     echo "# (Open MPI over TCP: osc pt2pt over ob1/tcp, and osc ucx with UCX_TLS=tcp,self)"
-    awk '
-    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }
+    awk "$awk_median"'
     { k = $1 SUBSEP $2; n[k]++; V[k, n[k]] = $3 }
     END {
         split("put_lat get_lat fetch_and_op compare_and_swap accumulate", bs, " ")

@@ -31,14 +31,7 @@ static void touch(const char *path)
 
 static void put(vt_t *t, int peer, unsigned char *buf)
 {
-    vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = peer};
-    op.local.kind = VNIC_DESC_CONTIG;
-    op.local.u.contig.addr = buf;
-    op.local.u.contig.len = SIZE;
-    op.remote.key = KEY_IN;
-    op.remote.kind = VNIC_DESC_CONTIG;
-    op.remote.u.off = 0;
-    CHECK_RC(vnic_post(t->v, &op), FMPL_SUCCESS);
+    CHECK_RC(vnic_put(t->v, peer, buf, SIZE, KEY_IN, 0), FMPL_SUCCESS);
     memset(buf, 0xa5, SIZE); /* locally complete: ours again */
 }
 

@@ -145,6 +145,15 @@ void mpii_cs_fence(coll_sched_t *s)
     coll_sched_fence(s);
 }
 
+int mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
+{
+    int rc = mpii_cb_reduce(s, c, in, out, 1, MPI_UINT64_T, MPI_BAND, 0);
+    mpii_cs_fence(s);
+    mpii_cb_bcast_tree(s, c, out, 1, MPI_UINT64_T, 0);
+    mpii_cs_fence(s);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ local steps */
 
 typedef struct cs_copy_args {
@@ -553,10 +562,7 @@ static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
     pl->atag = mpii_coll_tag(c);
     pl->seq = c->lane_seq++;
     coll_sched_call(a, pl_offer_step, &pl, sizeof pl);
-    int rc = mpii_cb_reduce(a, c, &pl->offer, &pl->agreed, 1, MPI_UINT64_T, MPI_BAND, 0);
-    mpii_cs_fence(a);
-    mpii_cb_bcast_tree(a, c, &pl->agreed, 1, MPI_UINT64_T, 0);
-    mpii_cs_fence(a);
+    int rc = mpii_cs_and(a, c, &pl->offer, &pl->agreed);
     coll_sched_call(a, pl_settle_step, &pl, sizeof pl);
     if (rc) {
         pl_free(pl);

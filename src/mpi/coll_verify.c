@@ -192,10 +192,7 @@ static int verify_build(verify_t *v, const char *fname)
     free(v->send);
     mpii_cs_fence(s);
     coll_sched_call(s, verify_judge_step, &vr, sizeof vr);
-    int rc = mpii_cb_reduce(s, c, &vr->ok, &vr->all_ok, 1, MPI_UINT64_T, MPI_BAND, 0);
-    mpii_cs_fence(s);
-    mpii_cb_bcast_tree(s, c, &vr->all_ok, 1, MPI_UINT64_T, 0);
-    mpii_cs_fence(s);
+    int rc = mpii_cs_and(s, c, &vr->ok, &vr->all_ok);
     coll_sched_call(s, verify_final_step, &vr, sizeof vr);
     if (rc) {
         coll_sched_free(s);
