@@ -612,6 +612,7 @@ static int cs_start_own(mpii_req_t *r)
 static void cs_check_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
+    r->run = NULL; /* (cs_start_own names the run that follows, where it has one) */
     if (err || cs_start_own(r))
         cs_done(r, err ? err : MPI_ERR_NO_MEM);
 }
