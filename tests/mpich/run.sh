@@ -13,6 +13,8 @@
 #                   wins); the launcher gets it as MPIEXEC_TIMEOUT, and the job is
 #                   killed (process group, SIGTERM then SIGKILL) 15 s after it
 #   MPICH_PARALLEL  tests at a time (default 2)
+#   MPICH_ALONE_NP  a test of this many ranks or more runs with no other test beside it
+#                   (default: 4 per CPU)
 #   MPICH_ONLY      a file of "folder/KEY NP" lines (e.g. the pass lists): run only those
 #   MPICH_MEM_GB    skip tests whose mem= needs more GB (default 4)
 #   MPICH_NP_MAX    run tests that ask for more ranks with this many (default: no cap)
@@ -38,6 +40,7 @@ export FMPL_MPICH_MPIEXEC=$mpiexec FMPL_MPICH_OUTDIR=$outdir
 export MPICH_TIMEOUT=${MPICH_TIMEOUT:-60} MPICH_MEM_GB=${MPICH_MEM_GB:-4}
 export MPICH_NP_MAX=${MPICH_NP_MAX:-0} MPICH_NONSTRICT=${MPICH_NONSTRICT-coll/p_*}
 par=${MPICH_PARALLEL:-2}
+export MPICH_ALONE_NP=${MPICH_ALONE_NP:-$((4 * $(nproc)))}
 results=$outdir/results.txt
 : >"$results.tmp"
 
@@ -88,6 +91,12 @@ run1() {
     if [ -n "$tlimit" ] && [ "$tlimit" -gt "$t" ] 2>/dev/null; then t=$tlimit; fi
     if [ -n "$tlimit" ] && [ -n "$rtest" ]; then t=$tlimit; fi
     if [ "$MPICH_NP_MAX" -gt 0 ] && [ "$np" -gt "$MPICH_NP_MAX" ]; then run_np=$MPICH_NP_MAX; fi
+    # A test of MPICH_ALONE_NP ranks or more runs alone: two such jobs at once on a small
+    # host oversubscribe it many times over, and their time limits assume they do not.
+    local lockfd lockmode=-s
+    [ "$run_np" -ge "$MPICH_ALONE_NP" ] && lockmode=-x
+    exec {lockfd}>>"$FMPL_MPICH_OUTDIR/run.lock"
+    flock "$lockmode" "$lockfd"
     local t0 t1 rc
     t0=$(date +%s.%N)
     set +e
@@ -106,6 +115,7 @@ run1() {
     rc=$?
     set -e
     t1=$(date +%s.%N)
+    exec {lockfd}>&-
     local secs status
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     echo "exit status $rc after $secs s: $FMPL_MPICH_MPIEXEC -n $run_np ${margs[*]} ./$prog ${args[*]} (env: ${envs[*]})" >>"$log"
