@@ -363,8 +363,8 @@ static inline int mpii_cg_err(int fmpl_rc)
 /* The coll form of a predefined op on a predefined type, its state kept in s. */
 coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 
-/* Algorithm thresholds (environment, read at the first collective; see
- * docs/ARCHITECTURE.md): FMPL_MPI_BCAST_LARGE bytes from which Bcast on 3+ ranks is
+/* Algorithm thresholds (environment, read at the first collective; the algorithms:
+ * coll_basic.c, coll_reduce.c): FMPL_MPI_BCAST_LARGE bytes from which Bcast on 3+ ranks is
  * scatter + ring allgather; FMPL_MPI_ALLREDUCE_LARGE bytes from which a commutative
  * Allreduce is reduce-scatter + allgather (Rabenseifner); FMPL_MPI_A2A_WINDOW exchanges
  * in flight per round of the pairwise Alltoall. */

@@ -35,7 +35,16 @@
  *
  * The node map of a communicator (which member is on which node) comes from the vnic
  * (vnic_nodes: boot's map of the job's ranks) through the group's world ranks; it is
- * computed at the first collective and kept in c->cnode. */
+ * computed at the first collective and kept in c->cnode.
+ *
+ * Why here and not in src/coll: these schedules address any peer over point-to-point,
+ * while a coll group's mailboxes join members 2^k apart only (the leaders are arbitrary
+ * ranks). Not node-aware (flat on every layout): gather, scatter, alltoall, the scans,
+ * reduce_scatter, the native API's collectives (coll_gsched.c) and the local phases of
+ * intercommunicators. Waiting: a member that waits for its leader's intra-node message
+ * while the leaders talk udp sleeps, after FMPL_SPIN_US, in ppoll on its socket, which a
+ * shm delivery does not interrupt (vnic.c); so a leaders' step longer than FMPL_SPIN_US
+ * costs the members up to FMPL_SLEEP_US more. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,14 @@
 /* request.c — MPI requests: a pool of request objects behind FMPL_MPI_KIND_REQUEST
  * handles; completion (Wait/Test and their any/all/some forms), Request_free,
- * Request_get_status, Cancel, persistent Start/Startall and generalized requests. */
+ * Request_get_status, Cancel, persistent Start/Startall and generalized requests.
+ *
+ * A collective's request is completed by its schedule's run. MPI_Wait on it takes the run
+ * off the schedule engine's progress hook and advances it alone (coll_sched_wait: one
+ * advance per poll, as a blocking call's); MPI_Waitall / Waitany / Waitsome / Testall
+ * leave the runs to the hook and only read the requests' done flags: the hook walks just
+ * the running runs, and advancing them from the wait's check instead cost more
+ * instructions per poll for no gain (docs/performance.md, "MPI_Comm_idup with
+ * mailboxes"). */
 #include <stdlib.h>
 #include <string.h>
 

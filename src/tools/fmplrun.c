@@ -35,7 +35,8 @@
  * prog args`, those words shell-quoted when the launcher is ssh or rsh. The process
  * we fork and wait for is then the launcher; its exit stands for the rank's. Since it
  * may outlive the rank (ssh), a TCP channel that closes before cmd=finalize ends the
- * job after LOST_GRACE_NS unless an exit status explained it first. --pmi-addr alone
+ * job after LOST_GRACE_NS unless an exit status explained it first; a launcher that
+ * fails before its rank connected ends the job, naming rank and host. --pmi-addr alone
  * runs the TCP path with every rank on this host.
  *
  * One thread, one poll() loop, no busy waiting. The loop watches the PMI sockets,

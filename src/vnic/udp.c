@@ -128,7 +128,7 @@
  * Measured on the 2-core guest: the sender's copy was ~40% of its time in a 1 MiB stream
  * (docs/performance.md). Zero-copy messages never join a bundle.
  *
- * AUTHENTICATION (threat model: docs/ARCHITECTURE.md). Rank 0 draws a 32-byte job key
+ * AUTHENTICATION (threat model: udp_auth.h). Rank 0 draws a 32-byte job key
  * (udp_auth_keygen) at every start and publishes it through boot (the PMI key-value space
  * of whichever launcher started the job: fmplrun, Hydra, Slurm), with its FMPL_UDP_AUTH
  * setting; every rank reads both after the fence and refuses to start when its own
@@ -155,11 +155,23 @@
  * (FMPL_UDP_LOSS, _DUP, _REORDER, _DELAY_US, _SEED); they disable batching (one sendto
  * per datagram). FMPL_UDP_STATS=1 prints the counters at close.
  *
- * CLOSE. quiesce: wait for this rank's gets and atomics; send DONE to every peer of the
- * transport; serve until every peer's DONE arrived and everything sent is
- * acknowledged; then BYE (three copies: it carries the last acknowledgement, in case
- * the ACK of a peer's DONE was lost). A peer whose DONE arrived and which stays silent
- * for 50 T while messages to it are unacknowledged is taken as gone. */
+ * FENCE AND CLOSE. A rank blocked in a boot fence neither retransmits nor acknowledges,
+ * so vnic_fence first runs udp_fence: DONE(epoch) to every peer, serve until every
+ * peer's DONE(epoch) arrived and everything sent is acknowledged, then final ACKs.
+ * Close: quiesce (wait for this rank's gets and atomics), the same with DONE(close), then
+ * BYE (three copies: it carries the last acknowledgement, in case the ACK of a peer's
+ * DONE was lost). A peer whose DONE arrived and which stays silent for
+ * FMPL_UDP_LINGER_MS while messages to it are unacknowledged has left (it had everything
+ * of ours before its DONE): we stop waiting for its acknowledgement.
+ *
+ * KNOWN LIMITS. A put that a target on another host refuses is only logged and counted
+ * there (vnic.h). A send slot holds one message, so the slot count bounds the messages
+ * in flight. A blocking fmpl_recv costs two datagrams per message (its header leaves at
+ * once, the payload follows); only receives posted ahead with fmpl_irecv share the
+ * payload's datagram (BUNDLES AND HELD POSTS). The twin socket is a second descriptor
+ * per process. A process sleeping on its socket does not wake for a shm delivery from a
+ * rank of its host: it sees it when the poll times out (FMPL_SLEEP_US; vnic.c). IPv4
+ * only. */
 
 #include <arpa/inet.h>
 #include <errno.h>

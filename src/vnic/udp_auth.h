@@ -14,7 +14,23 @@
  * (bench/udp_mac.c; udp_auth.c says why; figures in docs/performance.md). Packets are
  * authenticated, not encrypted: payloads travel in clear.
  * FMPL_UDP_AUTH=off (trusted fabrics, benchmarks): the tag holds udp_csum() of the packet
- * seeded with the key, which catches corruption and other jobs' datagrams but is no MAC. */
+ * seeded with the key, which catches corruption and other jobs' datagrams but is no MAC.
+ *
+ * THREAT MODEL (issue 14). The job key reaches the ranks through the launcher's PMI
+ * key-value space (fmplrun's token-protected server, Hydra's or Slurm's), never in a
+ * packet: a process that can read that space holds the key. A packet changes state (data,
+ * ACK, LOSE, STOP, GO, BYE alike) only after udp.c's checks (AUTHENTICATION there: its
+ * structure, the address the claimed sender registered, this tag, the replay window). So
+ * an on-path attacker, or anyone who sees datagrams, cannot forge a packet of any type,
+ * alter one, replay an old one (a BYE, STOP, GO or ACK included), or make a rank act on a
+ * datagram from another address. They can: read every payload (use an encrypted fabric
+ * or tunnel for secret data); drop, delay or flood datagrams (the job slows, and a peer
+ * silent for FMPL_UDP_PEER_TIMEOUT_MS ends it with an error, as any loss would); spend
+ * receivers' CPU on datagrams that fail the checks (the cheap checks come first, the MAC
+ * last). Between jobs (dynamic processes) every ordered pair of processes seals with its
+ * own key, derived from the link the two jobs agreed (link.c), so the same holds there.
+ * With FMPL_UDP_AUTH=off (every rank must agree) the address and replay checks stay, but
+ * anyone can forge the checksum. */
 #ifndef FMPL_VNIC_UDP_AUTH_H
 #define FMPL_VNIC_UDP_AUTH_H
 
