@@ -40,7 +40,7 @@ int mpii_handle_new(int kind, void *obj)
     int i = BASE_MAX(t->next_free, FMPL_MPI_PREDEF_MAX);
     while (i < t->cap && t->obj[i])
         i++;
-    if (!mpii_table_grow(t, i))
+    if (BASE_UNLIKELY(i >= t->cap) && !mpii_table_grow(t, i))
         return FMPL_MPI_HANDLE(kind, 0);
     t->obj[i] = obj;
     t->live++;
