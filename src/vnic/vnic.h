@@ -3,9 +3,9 @@
  * A vnic gives each process registered memory regions that peers reach by
  * (peer, key, offset); one-sided put/get with contiguous or iovec descriptors on
  * both sides; 64-bit remote atomics; local completion counters; target-side
- * counters and notifications; and progress. Transports (shm now, udp later)
- * implement it behind one ops table (vnic_impl.h); callers never see which one
- * serves a peer.
+ * counters and notifications; and progress. Transports (shm between the ranks of a
+ * host, udp between hosts) implement it behind one ops table (vnic_impl.h); callers
+ * never see which one serves a peer.
  *
  * Threading: one thread at a time per vnic (the caller serialises). Handlers run
  * inside vnic_progress() on the calling thread; they must not block or post
