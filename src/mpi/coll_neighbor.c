@@ -39,7 +39,9 @@
  * out-neighbour of ours exactly when we are an in-neighbour of its (the edge counts
  * agree; MPI-4.0 8.6). It saves a transfer (a rendezvous handshake and a copy across
  * processes, or a mailbox message) per repeated edge for a local copy. The v and w forms
- * keep one message per edge (their receive blocks may differ in shape). */
+ * keep one message per edge (their receive blocks may differ in shape). The uniform
+ * alltoall on the group mailboxes sends a repeated peer its blocks as one message when
+ * they fit one mailbox (nb_group). */
 #include <stdlib.h>
 #include <string.h>
 
