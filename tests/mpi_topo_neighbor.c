@@ -412,12 +412,15 @@ static void all_forms(MPI_Comm c)
      * message a block; 2073 (8292 bytes), two pieces, the second on the tiny channel;
      * 8000, four pieces, the last one shorter; 16384 (64 KiB), the largest block there,
      * eight pieces. 20000: above it, point-to-point rendezvous. Everywhere a repeated
-     * peer's allgather block moves once and is copied (coll_neighbor.c). */
-    int counts[] = {1, 3, 0, 2000, 2073, 8000, 16384, 20000};
+     * peer's allgather block moves once and is copied (coll_neighbor.c); a repeated
+     * peer's alltoall blocks travel as one message up to one piece: 1 and 3 ints, and
+     * 1024 (4 KiB: two blocks fill the piece exactly). */
+    int counts[] = {1, 3, 0, 1024, 2000, 2073, 8000, 16384, 20000};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
         uniform(c, &t, counts[k]);
     burst(c, &t, 16384, 300);
     burst(c, &t, 2073, 60);
+    burst(c, &t, 16, 300); /* merged alltoall messages back to back */
     vforms(c, &t, 2);
     vforms(c, &t, 700);
     noncontig(c, &t);

@@ -39,7 +39,9 @@
  * out-neighbour of ours exactly when we are an in-neighbour of its (the edge counts
  * agree; MPI-4.0 8.6). It saves a transfer (a rendezvous handshake and a copy across
  * processes, or a mailbox message) per repeated edge for a local copy. The v and w forms
- * keep one message per edge (their receive blocks may differ in shape). */
+ * keep one message per edge (their receive blocks may differ in shape). The uniform
+ * alltoall on the group mailboxes sends a repeated peer its blocks as one message when
+ * they fit one mailbox (nb_group). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,12 +186,49 @@ static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
     return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 4 : 2));
 }
 
+/* A plain copy of len bytes as a schedule step (mpii_cs_copy's typed copy costs ten
+ * times as much for the few bytes of a small block). */
+typedef struct nb_bytes_args {
+    const void *from;
+    void *to;
+    size_t len;
+} nb_bytes_args_t;
+
+static int nb_bytes_step(const void *a)
+{
+    const nb_bytes_args_t *x = a;
+    memcpy(x->to, x->from, x->len);
+    return MPI_SUCCESS;
+}
+
+static void nb_bytes(coll_sched_t *s, const void *from, void *to, int64_t len)
+{
+    nb_bytes_args_t a = {from, to, (size_t)len};
+    coll_sched_call(s, nb_bytes_step, &a, sizeof a);
+}
+
+/* How many entries of list (deg of them) are peer. */
+static int nb_edges(const int *list, int deg, int peer)
+{
+    int m = 0;
+    for (int k = 0; k < deg; k++)
+        m += list[k] == peer;
+    return m;
+}
+
 /* The one round of a uniform neighbourhood exchange (alltoall: block j of sbuf to
  * out-neighbour j, else sbuf to every one) over the group mailboxes of c, n bytes a
  * block (arguments checked, n > 0), each block in messages of up to FMPL_COLL_SMALL
  * bytes (pieces), both ends cutting alike. A peer's messages may be consumed out of
  * order within the round: a reader acknowledges only what it has freed in order
- * (coll_impl.h, coll_freed), so its writer may run any number of messages ahead. */
+ * (coll_impl.h, coll_freed), so its writer may run any number of messages ahead.
+ * An alltoall to a peer that is an out-neighbour m > 1 times (a periodic dimension of
+ * size 2) sends it one message of its m blocks, in send order, when they fit one piece
+ * (m x n <= FMPL_COLL_SMALL): the peer receives it as its m blocks from this process in
+ * neighbour order (the k-th send to a peer is its k-th receive from us: topo_impl.h),
+ * straight into its receive buffer when those blocks are adjacent there. Both ends
+ * decide alike (a pair's edge counts agree). It halves the messages, wake-ups and
+ * acknowledgements of a 2x2 grid's alltoall for a copy of the small blocks into one. */
 static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
                     const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
                     int64_t rcount, MPI_Datatype rtype, int64_t n)
@@ -205,22 +244,44 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
     }
     int direct = dt_is_contig(rt, rcount * nb->indeg);
     char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
-    /* src[i]: the block of out that receive block i's data arrives in (allgather: the
-     * first block from the same peer, cb_neighbor's once) */
-    int *src = mpii_cs_bytes(s, (int64_t)(nb->indeg + 1) * (int64_t)sizeof(int));
-    if (!in || !out || !src)
+    /* land[i]: where receive block i's data arrives (allgather: the first block from the
+     * same peer, cb_neighbor's once; a merged alltoall message: its part of it) */
+    char **land = calloc((size_t)nb->indeg + 1, sizeof *land);
+    if (!in || !out || !land) {
+        free(land);
         return MPI_ERR_NO_MEM;
+    }
     int self_in = 0, first;
+    for (int i = 0; i < nb->indeg; i++)
+        land[i] = out + i * n;
     for (int i = 0; i < nb->indeg; i++) {
         int peer = nb->in[i];
-        src[i] = i;
         if (peer == MPI_PROC_NULL || peer == me)
             continue;
-        if (!alltoall && nb_repeat(nb->in, i, &first))
-            src[i] = first;
-        else
-            for (int64_t at = 0; at < n; at += piece)
-                coll_sched_recv(s, out + i * n + at, BASE_MIN(piece, n - at), 0, peer);
+        int m = nb_edges(nb->in, nb->indeg, peer), merged = alltoall && m > 1 && m * n <= piece;
+        if (nb_repeat(nb->in, i, &first) && (!alltoall || merged)) {
+            if (!alltoall)
+                land[i] = land[first];
+            continue; /* (merged: it lands with the first block's message) */
+        }
+        if (merged) { /* one message of the m blocks */
+            int adjacent = direct;
+            for (int k = i, q = 0; k < nb->indeg && q < m; k++)
+                if (nb->in[k] == peer)
+                    adjacent &= k == i + q++;
+            char *at = adjacent ? out + i * n : mpii_cs_bytes(s, m * n);
+            if (!at) {
+                free(land);
+                return MPI_ERR_NO_MEM;
+            }
+            for (int k = i, q = 0; k < nb->indeg; k++)
+                if (nb->in[k] == peer)
+                    land[k] = at + q++ * n;
+            coll_sched_recv(s, at, m * n, 0, peer);
+            continue;
+        }
+        for (int64_t at = 0; at < n; at += piece)
+            coll_sched_recv(s, out + i * n + at, BASE_MIN(piece, n - at), 0, peer);
     }
     for (int k = 0; k < nb->outdeg; k++) {
         int j = nb->send_order[k], peer = nb->out[j];
@@ -228,16 +289,34 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
         if (peer == MPI_PROC_NULL)
             continue;
         if (peer != me) {
-            if (alltoall || !nb_repeat(nb->out, j, &first))
+            int m = nb_edges(nb->out, nb->outdeg, peer), seen = 0;
+            for (int q = 0; q < k; q++)
+                seen |= nb->out[nb->send_order[q]] == peer;
+            if (alltoall && m > 1 && m * n <= piece) { /* the merged message (above) */
+                if (seen)
+                    continue;
+                char *tmp = mpii_cs_bytes(s, m * n);
+                if (!tmp) {
+                    free(land);
+                    return MPI_ERR_NO_MEM;
+                }
+                for (int q = k, at = 0; q < nb->outdeg; q++)
+                    if (nb->out[nb->send_order[q]] == peer)
+                        nb_bytes(s, in + nb->send_order[q] * n, tmp + at++ * n, n);
+                coll_sched_send(s, tmp, m * n, 0, peer);
+            } else if (alltoall || !seen) {
                 for (int64_t at = 0; at < n; at += piece)
                     coll_sched_send(s, blk + at, BASE_MIN(piece, n - at), 0, peer);
+            }
             continue;
         }
         while (self_in < nb->indeg && nb->in[self_in] != me)
             self_in++;
-        if (self_in == nb->indeg)
+        if (self_in == nb->indeg) {
+            free(land);
             return MPI_ERR_TOPOLOGY;
-        mpii_cs_copy(s, blk, n, MPI_BYTE, out + self_in++ * n, n, MPI_BYTE);
+        }
+        nb_bytes(s, blk, out + self_in++ * n, n);
     }
     mpii_cs_fence(s);
     /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
@@ -245,11 +324,12 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
         if (nb->in[i] == MPI_PROC_NULL)
             continue;
         if (!direct)
-            mpii_cs_copy(s, out + src[i] * n, n, MPI_BYTE,
-                         (char *)rbuf + i * rcount * mpii_coll_ext(rtype), rcount, rtype);
-        else if (src[i] != i)
-            mpii_cs_copy(s, out + src[i] * n, n, MPI_BYTE, out + i * n, n, MPI_BYTE);
+            mpii_cs_copy(s, land[i], n, MPI_BYTE, (char *)rbuf + i * rcount * mpii_coll_ext(rtype),
+                         rcount, rtype);
+        else if (land[i] != out + i * n)
+            nb_bytes(s, land[i], out + i * n, n);
     }
+    free(land);
     return MPI_SUCCESS;
 }
 
