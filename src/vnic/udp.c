@@ -147,16 +147,17 @@
  * headers and handled as usual: the bytes it left in the destination lie in the range
  * that the same put or get writes later with authenticated data, before it completes
  * (go-back-N delivers every later fragment in order), and never cover a tail flag or a
- * byte outside that operation. So what a forged datagram can do is what a lost one does:
- * delay. The expectation is re-checked at each reception (region still registered, request
- * still open, nothing queued in the receive buffer, no handler running, the peer's next
- * sequence number) and dropped when anything else is accepted from that peer. After a
- * miss the next UDP_PLACE_COOL expectations are not taken (interleaved streams of several
- * peers would otherwise miss at every datagram and pay a copy each). Ranks of this job
- * only (a process of another job is parsed differently), not with GRO (entries of
- * several datagrams). A get whose target fails it (FMPL_ERR_KEY) leaves its buffer
- * undefined, as on every error. Measured (A/B of FMPL_UDP_PLACE, load ~13, 4 alternating
- * rounds, medians): 1 MiB stream native 4.53 -> 4.83 GB/s, MPI face 4.40 -> 4.76.
+ * byte outside that operation. So a forged datagram can delay an operation, as a lost one
+ * does, and leave bytes for a while where the operation has yet to write. The expectation is
+ * re-checked at each reception (region still registered, request still open, nothing queued in the
+ * receive buffer, no handler running, the peer's next sequence number) and dropped when anything
+ * else is accepted from that peer. After a miss the next UDP_PLACE_COOL expectations are not taken
+ * (interleaved streams of several peers would otherwise miss at every datagram and pay a copy
+ * each). Ranks of this job only (a process of another job is parsed differently), not with GRO
+ * (entries of several datagrams), not with datagrams under UDP_PLACE_MIN (the MTU between hosts). A
+ * get whose target fails it (FMPL_ERR_KEY) leaves its buffer undefined, as on every error. Measured
+ * (A/B of FMPL_UDP_PLACE, load ~13, 4 alternating rounds, medians): 1 MiB stream native 4.53
+ * -> 4.83 GB/s, MPI face 4.40 -> 4.76.
  *
  * AUTHENTICATION (threat model: docs/ARCHITECTURE.md). Rank 0 draws a 32-byte job key
  * (udp_auth_keygen) at every start and publishes it through boot (the PMI key-value space
@@ -240,7 +241,11 @@
  * came for this long: a receiver that checks and copies ~12 us per 64 KiB datagram lags
  * a 1 MiB burst by up to ~100 us, and acknowledges every 256 KiB (UDP_ACK_BYTES). */
 #define UDP_ZCOPY_IDLE_NS 100000
-#define UDP_PLACE_COOL 8      /* RECEIVE IN PLACE: expectations skipped after a miss */
+#define UDP_PLACE_COOL 8 /* RECEIVE IN PLACE: expectations skipped after a miss */
+/* RECEIVE IN PLACE only with datagrams of at least this much payload: one recvmsg per
+ * datagram costs ~0.4 us more than its share of a recvmmsg batch, which a copy of 1.4 KiB
+ * (the MTU between hosts) does not save, a copy of 16 KiB or more does. */
+#define UDP_PLACE_MIN 16384
 #define UDP_ADDR_PREFETCH 256 /* jobs up to this size read every address at start-up */
 /* An ACK once this many bytes are unacknowledged (or N/4 messages): at the loopback MTU,
  * every 4 datagrams of 64 KiB rather than every 16, so that the time a receiver spends
@@ -3411,6 +3416,8 @@ static int udp_setup(udp_t *s)
                                     "1: the payload of the next fragment of a large put or "
                                     "get answer is received straight into its destination "
                                     "(see RECEIVE IN PLACE); 0: through the receive batch");
+    if (s->data_max < UDP_PLACE_MIN)
+        s->place_on = 0; /* small datagrams: a recvmmsg batch costs less than the copies */
     s->place_peer = -1;
     s->exec_budget = (int)base_env_int("FMPL_UDP_EXEC_BUDGET", 0, 0, 1 << 30,
                                        "requests a vnic_progress call executes at most "
