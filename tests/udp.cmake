@@ -117,6 +117,23 @@ udp_variant(udp_vnic_rma_zcopy_loss1 vnic_rma RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_
             FMPL_UDP_SEED=5 FMPL_UDP_ZCOPY_MIN=1024)
 udp_variant(udp_mpi_p2p_rndv_zcopy_faults mpi_p2p RANKS 2 3 ENV ${UDP_FAULTS} FMPL_MPI_EAGER_MAX=0
             FMPL_UDP_ZCOPY_MIN=1024 TIMEOUT 300)
+# RECEIVE IN PLACE (udp.c): fragments of large contiguous puts and get answers received
+# straight into their destination (counted: some must be), contents and the bytes around
+# each destination checked; under faults (misses: duplicates, reordering, losses land in
+# the destination first and are copied back); with authentication off (the checksum over
+# two pieces, on receipt and for zero-copy sends); and with it switched off.
+udp_variant(udp_stream_place udp_stream RANKS 2 3 ENV ${UDP_ENV} UDP_STREAM_EXPECT_PLACE=1)
+udp_variant(udp_stream_place_faults udp_stream RANKS 2 3 ENV ${UDP_FAULTS}
+            UDP_STREAM_EXPECT_PLACE=1)
+udp_variant(udp_stream_place_authoff udp_stream RANKS 2 3 ENV ${UDP_ENV} FMPL_UDP_AUTH=off
+            FMPL_UDP_ZCOPY_MIN=1024 UDP_STREAM_EXPECT_ZCOPY=1 UDP_STREAM_EXPECT_PLACE=1)
+udp_variant(udp_stream_place_authoff_faults udp_stream RANKS 3 ENV ${UDP_FAULTS}
+            FMPL_UDP_AUTH=off FMPL_UDP_ZCOPY_MIN=1024 UDP_STREAM_EXPECT_PLACE=1)
+udp_variant(udp_stream_noplace udp_stream RANKS 2 ENV ${UDP_ENV} FMPL_UDP_PLACE=0)
+udp_variant(udp_vnic_rma_place vnic_rma RANKS 2 3 ENV ${UDP_ENV} VNIC_RMA_EXPECT_PLACE=1)
+udp_variant(udp_vnic_rma_place_faults vnic_rma RANKS 2 ENV ${UDP_FAULTS} VNIC_RMA_EXPECT_PLACE=1)
+udp_variant(udp_mpi_p2p_rndv_place_faults mpi_p2p RANKS 2 ENV ${UDP_FAULTS} FMPL_MPI_EAGER_MAX=0
+            TIMEOUT 300)
 # The large-message collective schedules over udp (fewer sizes).
 udp_variant(udp_coll_test_large coll_test_large RANKS 2 3 4 ENV ${UDP_ENV} ARGS quick TIMEOUT 300)
 # Receive headers held for the next payload (VNIC_F_DEFER): at 2 ranks (one per core, holds

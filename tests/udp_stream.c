@@ -207,6 +207,12 @@ int main(int argc, char **argv)
             CHECK(us.twin_connects > 0);
         if (n > 1 && getenv("UDP_STREAM_EXPECT_ZCOPY"))
             CHECK(us.zcopy_sent > 0);
+        /* ... and where fragments of large puts must have been received in place */
+        if (n > 1 && getenv("UDP_STREAM_EXPECT_PLACE")) {
+            printf("rank %d: %llu datagrams received in place, %llu missed\n", me,
+                   (unsigned long long)us.placed, (unsigned long long)us.place_missed);
+            CHECK(us.placed > 0);
+        }
         CHECK(us.bad_secret == 0 && us.bad_csum == 0 && us.malformed == 0 && us.truncated == 0);
         CHECK(us.refused == 0);
     } else {

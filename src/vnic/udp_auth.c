@@ -221,10 +221,24 @@ int udp_auth_seal(udp_auth_t *a, void *pkt, size_t n)
     return 0;
 }
 
-int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t n2)
+/* The tag of a packet in two pieces (udp_auth_seal2, udp_auth_check2) into tag. */
+static int udp_auth_tag2(udp_auth_t *a, const void *pkt, size_t n1, const void *ext, size_t n2,
+                         unsigned char tag[UDP_TAG_BYTES])
 {
-    unsigned char nonce[UDP_NONCE_BYTES], *p = pkt;
-    if (!a->on || n1 < sizeof(udp_hdr_t) || udp_auth_nonce(p, nonce) != 0)
+    unsigned char nonce[UDP_NONCE_BYTES];
+    const unsigned char *p = pkt;
+    if (n1 < sizeof(udp_hdr_t))
+        return -1;
+    if (!a->on) { /* the keyed checksum, computed across the pieces (udp_csum2) */
+        udp_hdr_t z;
+        memcpy(&z, p, sizeof z);
+        memset(z.tag, 0, sizeof z.tag);
+        uint32_t c = udp_csum2(&z, p + sizeof z, n1 - sizeof z, ext, n2, a->seed);
+        memset(tag, 0, UDP_TAG_BYTES);
+        memcpy(tag, &c, sizeof c);
+        return 0;
+    }
+    if (udp_auth_nonce(p, nonce) != 0)
         return -1;
 #ifdef FMPL_HAVE_IPSEC_MB
     if (a->fast) {
@@ -236,12 +250,12 @@ int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t 
         IMB_AES256_GMAC_UPDATE(udp_imb, k, &ctx, p + UDP_TAG_BYTES, n1 - UDP_TAG_BYTES);
         if (n2)
             IMB_AES256_GMAC_UPDATE(udp_imb, k, &ctx, ext, n2);
-        IMB_AES256_GMAC_FINALIZE(udp_imb, k, &ctx, p, UDP_TAG_BYTES);
+        IMB_AES256_GMAC_FINALIZE(udp_imb, k, &ctx, tag, UDP_TAG_BYTES);
         return 0;
     }
 #endif
     EVP_CIPHER_CTX *c = a->ctx;
-    unsigned char none[16], tag[UDP_TAG_BYTES];
+    unsigned char none[16];
     int out = 0;
     OSSL_PARAM get[] = {
         OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, UDP_TAG_BYTES),
@@ -251,8 +265,24 @@ int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t 
         (n2 && EVP_EncryptUpdate(c, NULL, &out, ext, (int)n2) != 1) ||
         EVP_EncryptFinal_ex(c, none, &out) != 1 || EVP_CIPHER_CTX_get_params(c, get) != 1)
         return -1;
-    memcpy(p, tag, sizeof tag);
     return 0;
+}
+
+int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t n2)
+{
+    unsigned char tag[UDP_TAG_BYTES];
+    if (udp_auth_tag2(a, pkt, n1, ext, n2, tag) != 0)
+        return -1;
+    memcpy(pkt, tag, sizeof tag);
+    return 0;
+}
+
+int udp_auth_check2(udp_auth_t *a, const void *pkt, size_t n1, const void *ext, size_t n2)
+{
+    unsigned char tag[UDP_TAG_BYTES];
+    if (udp_auth_tag2(a, pkt, n1, ext, n2, tag) != 0)
+        return 0;
+    return CRYPTO_memcmp(tag, pkt, sizeof tag) == 0;
 }
 
 int udp_auth_check(udp_auth_t *a, const void *pkt, size_t n)

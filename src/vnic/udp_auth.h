@@ -27,7 +27,10 @@
  * or tunnel for secret data); drop, delay or flood datagrams (the job slows, and a peer
  * silent for FMPL_UDP_PEER_TIMEOUT_MS ends it with an error, as any loss would); spend
  * receivers' CPU on datagrams that fail the checks (the cheap checks come first, the MAC
- * last). Between jobs (dynamic processes) every ordered pair of processes seals with its
+ * last); and, while a large put or get answer is being received in place
+ * (FMPL_UDP_PLACE), leave bytes in the part of its destination that the operation has yet
+ * to write, which its own authenticated fragments overwrite before it completes. Between
+ * jobs (dynamic processes) every ordered pair of processes seals with its
  * own key, derived from the link the two jobs agreed (link.c), so the same holds there.
  * With FMPL_UDP_AUTH=off (every rank must agree) the address and replay checks stay, but
  * anyone can forge the checksum. */
@@ -72,9 +75,8 @@ int udp_auth_seal(udp_auth_t *a, void *pkt, size_t n);
 
 /* udp_auth_seal for a packet in two pieces (UDP ZERO-COPY in udp.c): the first n1 >= 56
  * bytes at pkt (header with src, dst and ctr set, then the start of the body), then n2
- * bytes at ext; the tag, written into pkt, is that of the n1 + n2 contiguous bytes. Only
- * with authentication on (GMAC takes its data in pieces; the keyed checksum of
- * FMPL_UDP_AUTH=off does not): -1 when off, and as udp_auth_tag. */
+ * bytes at ext; the tag, written into pkt, is that of the n1 + n2 contiguous bytes (with
+ * FMPL_UDP_AUTH=off too: udp_csum2). -1 as udp_auth_tag. */
 int udp_auth_seal2(udp_auth_t *a, void *pkt, size_t n1, const void *ext, size_t n2);
 
 /* The 12-byte nonce of the packet at pkt (header with src, dst and ctr set). 0 on
@@ -89,5 +91,9 @@ int udp_auth_tag(udp_auth_t *a, const void *pkt, size_t n, int how,
 
 /* 1 when the tag of the packet of n >= 56 bytes at pkt (any alignment) is right. */
 int udp_auth_check(udp_auth_t *a, const void *pkt, size_t n);
+
+/* udp_auth_check for a packet in two pieces (RECEIVE IN PLACE in udp.c): the first
+ * n1 >= 56 bytes at pkt, then n2 bytes at ext. */
+int udp_auth_check2(udp_auth_t *a, const void *pkt, size_t n1, const void *ext, size_t n2);
 
 #endif

@@ -56,6 +56,12 @@ enum {
                       * datagram of a zero-copy put, see udp.c) */
 };
 
+/* A PUT's `amo` byte: UDP_PUT_RUN when the put writes one contiguous remote range, whose
+ * first offset and length every fragment then carries in a and b (the receiver knows
+ * that the bytes after a fragment up to a + b are still to come: RECEIVE IN PLACE in
+ * udp.c); 0 otherwise (a and b are then set on the last fragment only). */
+#define UDP_PUT_RUN 1
+
 /* Operation kinds inside DATA packets. */
 enum {
     UDP_OP_PUT = 1, /* write len bytes at (key, off); effects on the op's last packet */
@@ -110,6 +116,25 @@ static inline uint64_t udp_mix2(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The 8 bytes at position i (i + 8 <= n1 + n2) of a body made of n1 bytes at b1, then
+ * the bytes at b2 (udp_csum2). */
+static inline uint64_t udp_csum_word(const unsigned char *b1, size_t n1, const unsigned char *b2,
+                                     size_t i)
+{
+    uint64_t w;
+    if (i + 8 <= n1) {
+        memcpy(&w, b1 + i, 8);
+    } else if (i >= n1) {
+        memcpy(&w, b2 + (i - n1), 8);
+    } else { /* across the two pieces */
+        unsigned char t[8];
+        memcpy(t, b1 + i, n1 - i);
+        memcpy(t + (n1 - i), b2, 8 - (n1 - i));
+        memcpy(&w, t, 8);
+    }
+    return w;
+}
+
 /* Keyed Fletcher-style checksum over 64-bit words (two running sums, so swapped or
  * shifted words change it), then the tail bytes; folded to 32 bits. Computed over the
  * header (40 bytes, csum field zero) followed by the body. A body of 64 bytes or more
@@ -117,10 +142,15 @@ static inline uint64_t udp_mix2(uint64_t x)
  * of each block; lane 0 continues the header's sums), mixed into one pair at the end:
  * the four dependency chains run in parallel, about twice the speed of one (faster than
  * memcpy), which a byte-wise hash of 64 KiB datagrams would not come near. Detects
- * corruption only (FMPL_UDP_AUTH=off): it is not a MAC, anyone can forge it. */
-static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, size_t nbody,
-                                uint64_t key)
+ * corruption only (FMPL_UDP_AUTH=off): it is not a MAC, anyone can forge it.
+ *
+ * udp_csum2 takes a body in two pieces, n1 bytes at b1 then n2 bytes at b2 (zero-copy sends
+ * and RECEIVE IN PLACE, udp.c): the same value as udp_csum of the n1 + n2 bytes
+ * contiguous. Word k of a block is word k wherever the pieces split it. */
+static inline uint32_t udp_csum2(const udp_hdr_t *hdr_zeroed, const void *body1, size_t n1,
+                                 const void *body2, size_t n2, uint64_t key)
 {
+    size_t nbody = n1 + n2;
     uint64_t s1 = key ^ 0x9e3779b97f4a7c15ull, s2 = (uint64_t)nbody;
     const unsigned char *c = (const unsigned char *)hdr_zeroed;
     for (size_t i = 0; i < sizeof(udp_hdr_t); i += 8) {
@@ -129,40 +159,56 @@ static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, s
         s1 += w;
         s2 += s1;
     }
-    c = (const unsigned char *)body;
+    const unsigned char *b1 = (const unsigned char *)body1, *b2 = (const unsigned char *)body2;
     size_t i = 0;
     if (nbody >= 64) {
         uint64_t a0 = s1, a1 = key, a2 = ~key, a3 = key ^ 0x5851f42d4c957f2dull;
-        uint64_t b0 = s2, b1 = 1, b2 = 2, b3 = 3;
-        for (; i + 32 <= nbody; i += 32) {
-            uint64_t w0, w1, w2, w3; /* four loads (one 32-byte copy would go via the stack) */
-            memcpy(&w0, c + i, 8);
-            memcpy(&w1, c + i + 8, 8);
-            memcpy(&w2, c + i + 16, 8);
-            memcpy(&w3, c + i + 24, 8);
-            a0 += w0;
-            b0 += a0;
-            a1 += w1;
-            b1 += a1;
-            a2 += w2;
-            b2 += a2;
-            a3 += w3;
-            b3 += a3;
+        uint64_t b0 = s2, bb1 = 1, bb2 = 2, bb3 = 3;
+#define UDP_CSUM_BLOCK(w0, w1, w2, w3)                                                             \
+    do {                                                                                           \
+        a0 += (w0);                                                                                \
+        b0 += a0;                                                                                  \
+        a1 += (w1);                                                                                \
+        bb1 += a1;                                                                                 \
+        a2 += (w2);                                                                                \
+        bb2 += a2;                                                                                 \
+        a3 += (w3);                                                                                \
+        bb3 += a3;                                                                                 \
+    } while (0)
+        /* four loads per block (one 32-byte copy would go via the stack) */
+        for (; i + 32 <= nbody && i + 32 <= n1; i += 32) {
+            uint64_t w0, w1, w2, w3;
+            memcpy(&w0, b1 + i, 8);
+            memcpy(&w1, b1 + i + 8, 8);
+            memcpy(&w2, b1 + i + 16, 8);
+            memcpy(&w3, b1 + i + 24, 8);
+            UDP_CSUM_BLOCK(w0, w1, w2, w3);
         }
+        for (; i + 32 <= nbody && i < n1; i += 32) /* the block across the pieces */
+            UDP_CSUM_BLOCK(udp_csum_word(b1, n1, b2, i), udp_csum_word(b1, n1, b2, i + 8),
+                           udp_csum_word(b1, n1, b2, i + 16), udp_csum_word(b1, n1, b2, i + 24));
+        for (; i + 32 <= nbody; i += 32) {
+            const unsigned char *q = b2 + (i - n1);
+            uint64_t w0, w1, w2, w3;
+            memcpy(&w0, q, 8);
+            memcpy(&w1, q + 8, 8);
+            memcpy(&w2, q + 16, 8);
+            memcpy(&w3, q + 24, 8);
+            UDP_CSUM_BLOCK(w0, w1, w2, w3);
+        }
+#undef UDP_CSUM_BLOCK
         /* each lane's sums enter through a bijective mix: a change in any of them
          * changes the folded pair */
         s1 = a0 + udp_mix1(a1) + udp_mix2(a2) + udp_mix1(a3 ^ 0x2545f4914f6cdd1dull);
-        s2 = b0 ^ udp_mix2(b1) ^ udp_mix1(b2) ^ udp_mix2(b3 ^ 0x2545f4914f6cdd1dull);
+        s2 = b0 ^ udp_mix2(bb1) ^ udp_mix1(bb2) ^ udp_mix2(bb3 ^ 0x2545f4914f6cdd1dull);
     }
     for (; i + 8 <= nbody; i += 8) {
-        uint64_t w;
-        memcpy(&w, c + i, 8);
-        s1 += w;
+        s1 += udp_csum_word(b1, n1, b2, i);
         s2 += s1;
     }
     uint64_t t = 0;
     for (size_t k = 0; i < nbody; i++, k++)
-        t |= (uint64_t)c[i] << (8 * k);
+        t |= (uint64_t)(i < n1 ? b1[i] : b2[i - n1]) << (8 * k);
     s1 += t;
     s2 += s1;
     /* finalise each sum on its own (bijective mixes), then combine: a change in either
@@ -171,6 +217,12 @@ static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, s
     s2 = udp_mix2(s2);
     uint64_t x = s1 ^ (s2 << 1 | s2 >> 63);
     return (uint32_t)(x ^ (x >> 32));
+}
+
+static inline uint32_t udp_csum(const udp_hdr_t *hdr_zeroed, const void *body, size_t nbody,
+                                uint64_t key)
+{
+    return udp_csum2(hdr_zeroed, body, nbody, NULL, 0, key);
 }
 
 /* Anti-replay window per peer (RFC 4303's sliding window, 64 counters): top, the

@@ -449,6 +449,10 @@ typedef struct vnic_udp_stats {
     uint64_t zcopy_sent;           /* DATA packets whose payload stayed in the caller's buffer
                                     * (or the region) at posting: zero-copy */
     uint64_t zcopy_detached;       /* of those, copied into the send pool before acknowledged */
+    uint64_t placed;               /* DATA packets received straight into their destination
+                                    * (udp.c's RECEIVE IN PLACE) */
+    uint64_t place_missed;         /* datagrams received into an expected destination that
+                                    * were not the expected message (copied back) */
     uint64_t inj_loss, inj_dup, inj_reorder, inj_delay; /* faults injected (FMPL_UDP_*) */
     uint64_t peer_deaths;      /* peers declared dead (FMPL_UDP_PEER_TIMEOUT_MS) */
     uint64_t thread_calls;     /* progress calls of the progress thread (FMPL_UDP_THREAD) */
