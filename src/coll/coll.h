@@ -213,6 +213,10 @@ void coll_sched_free(coll_sched_t *s);
 int coll_sched_send(coll_sched_t *s, const void *buf, int64_t count, uintptr_t type, int peer);
 int coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, uintptr_t type, int peer);
 int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len);
+/* Adds a local step "copy n bytes from src to dst" to s (nothing when dst == src or n is
+ * 0); the regions may overlap. A plain byte copy: far cheaper than a typed one for the
+ * few bytes of a small block. */
+void coll_sched_copy(coll_sched_t *s, void *dst, const void *src, size_t n);
 /* The transfers added from now on use context ctx (kept by pointer like coll_sched_new's,
  * which the transfers added before the first switch use): one schedule may address the
  * ranks of several of the owner's contexts (the MPI layer: an intercommunicator and the

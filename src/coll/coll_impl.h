@@ -532,9 +532,6 @@ typedef struct coll_fold {
 coll_sched_t *coll_group_sched_fold(coll_group_t *g);
 /* 1 when s was made by coll_group_sched_fold. */
 int coll_sched_is_fold(const coll_sched_t *s);
-/* Adds a local step "copy n bytes from src to dst" to s (nothing when dst == src or n is
- * 0); the regions may overlap. */
-void coll_sched_copy(coll_sched_t *s, void *dst, const void *src, size_t n);
 
 /* ---- the large-message builders (coll_reduce.c, coll_allgather.c) ----
  * Same contracts as coll_build_reduce / coll_build_allreduce / coll_build_allgather

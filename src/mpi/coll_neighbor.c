@@ -186,27 +186,6 @@ static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
     return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 4 : 2));
 }
 
-/* A plain copy of len bytes as a schedule step (mpii_cs_copy's typed copy costs ten
- * times as much for the few bytes of a small block). */
-typedef struct nb_bytes_args {
-    const void *from;
-    void *to;
-    size_t len;
-} nb_bytes_args_t;
-
-static int nb_bytes_step(const void *a)
-{
-    const nb_bytes_args_t *x = a;
-    memcpy(x->to, x->from, x->len);
-    return MPI_SUCCESS;
-}
-
-static void nb_bytes(coll_sched_t *s, const void *from, void *to, int64_t len)
-{
-    nb_bytes_args_t a = {from, to, (size_t)len};
-    coll_sched_call(s, nb_bytes_step, &a, sizeof a);
-}
-
 /* How many entries of list (deg of them) are peer. */
 static int nb_edges(const int *list, int deg, int peer)
 {
@@ -302,7 +281,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
                 }
                 for (int q = k, at = 0; q < nb->outdeg; q++)
                     if (nb->out[nb->send_order[q]] == peer)
-                        nb_bytes(s, in + nb->send_order[q] * n, tmp + at++ * n, n);
+                        coll_sched_copy(s, tmp + at++ * n, in + nb->send_order[q] * n, (size_t)n);
                 coll_sched_send(s, tmp, m * n, 0, peer);
             } else if (alltoall || !seen) {
                 for (int64_t at = 0; at < n; at += piece)
@@ -316,7 +295,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
             free(land);
             return MPI_ERR_TOPOLOGY;
         }
-        nb_bytes(s, blk, out + self_in++ * n, n);
+        coll_sched_copy(s, out + self_in++ * n, blk, (size_t)n);
     }
     mpii_cs_fence(s);
     /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
@@ -327,7 +306,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
             mpii_cs_copy(s, land[i], n, MPI_BYTE, (char *)rbuf + i * rcount * mpii_coll_ext(rtype),
                          rcount, rtype);
         else if (land[i] != out + i * n)
-            nb_bytes(s, land[i], out + i * n, n);
+            coll_sched_copy(s, out + i * n, land[i], (size_t)n);
     }
     free(land);
     return MPI_SUCCESS;
