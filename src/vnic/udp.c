@@ -1654,17 +1654,24 @@ static int udp_jobs_run(udp_t *s)
 }
 
 /* Responses: completions at the initiator, executed on arrival at any depth. */
-/* RECEIVE IN PLACE: 1 when an expectation of peer src may be taken now: a rank of this
- * job (whose datagrams udp_rx_packet parses from their headers alone), not while cooling
- * after a miss. */
-static inline int udp_place_take(udp_t *s, int src)
+/* RECEIVE IN PLACE: expects the next message of peer src (sequence number seq) to be a
+ * fragment of kind writing from off on (key: the region of a PUT, the request id of a
+ * GETRESP), when that is on and may be taken now: a rank of this job (whose datagrams
+ * udp_rx_packet parses from their headers alone), not while cooling after a miss. */
+static void udp_place_expect(udp_t *s, int src, uint32_t seq, uint8_t kind, uint32_t key,
+                             uint64_t off)
 {
-    if (src >= s->size)
-        return 0;
-    if (BASE_LIKELY(!s->place_cool))
-        return 1;
-    s->place_cool--;
-    return 0;
+    if (!s->place_on || s->gro || src >= s->size)
+        return;
+    if (BASE_UNLIKELY(s->place_cool)) {
+        s->place_cool--;
+        return;
+    }
+    s->place_peer = src;
+    s->place_seq = seq;
+    s->place_kind = kind;
+    s->place_key = key;
+    s->place_off = off;
 }
 
 static void udp_response(udp_t *s, int src, const udp_op_t *o, const char *data)
@@ -1702,14 +1709,8 @@ static void udp_response(udp_t *s, int src, const udp_op_t *o, const char *data)
         udp_req_finish(s, idx, FMPL_SUCCESS);
         return;
     }
-    if (!st && o->len && s->place_on && !s->gro && o->off + o->b + s->data_max <= r->total &&
-        udp_place_take(s, src)) {
-        s->place_peer = src; /* RECEIVE IN PLACE: the next answer, checked at reception */
-        s->place_seq = s->peer[src]->recv + 1;
-        s->place_kind = UDP_OP_GETRESP;
-        s->place_key = o->aux;
-        s->place_off = o->off + o->b;
-    }
+    if (!st && o->len && o->off + o->b + s->data_max <= r->total) /* the next answer */
+        udp_place_expect(s, src, s->peer[src]->recv + 1, UDP_OP_GETRESP, o->aux, o->off + o->b);
 }
 
 /* RECEIVE IN PLACE: after PUT fragment o of peer src was accepted and executed, expect
@@ -1719,14 +1720,9 @@ static void udp_response(udp_t *s, int src, const udp_op_t *o, const char *data)
 static void udp_place_expect_put(udp_t *s, int src, const udp_peer_t *p, const udp_op_t *o)
 {
     uint64_t next = o->off + o->len, end = o->a + o->b;
-    if (o->amo != UDP_PUT_RUN || !s->place_on || s->gro || end < o->a || next < o->off ||
-        next < o->a || end - next < s->data_max + 8 || !udp_place_take(s, src))
-        return;
-    s->place_peer = src;
-    s->place_seq = p->recv + 1;
-    s->place_kind = UDP_OP_PUT;
-    s->place_key = o->key;
-    s->place_off = next;
+    if (o->amo == UDP_PUT_RUN && end >= o->a && next >= o->off && next >= o->a &&
+        end - next >= s->data_max + 8)
+        udp_place_expect(s, src, p->recv + 1, UDP_OP_PUT, o->key, next);
 }
 
 /* RECEIVE IN PLACE: where the expected message would write its payload (data_max bytes
