@@ -80,6 +80,7 @@ static struct {
     vnic_t *vnic; /* the hook's vnic (registered at first use) */
     int hook_id;
     uint32_t next_id;
+    int stepping; /* inside mpii_part_step: posting may progress, which must not step again */
 } part;
 
 static int mpii_part_hook(void *arg);
@@ -231,8 +232,7 @@ static void mpii_part_complete(mpii_part_t *p)
     mpii_req_done(r); /* may free r (and p) when the user freed it */
 }
 
-/* Advances p; returns how many things happened. */
-static int mpii_part_step(mpii_part_t *p)
+static int mpii_part_step_once(mpii_part_t *p)
 {
     int n = 0;
     if (!p->owner) { /* freed, its HELLO was in flight */
@@ -273,6 +273,18 @@ static int mpii_part_step(mpii_part_t *p)
         mpii_part_complete(p);
         n++;
     }
+    return n;
+}
+
+/* Advances p; returns how many things happened. Not re-entered: a receive or send it posts
+ * may drive progress (a rendezvous GET waits), whose hook run would post p's receives twice. */
+static int mpii_part_step(mpii_part_t *p)
+{
+    if (part.stepping)
+        return 0;
+    part.stepping = 1;
+    int n = mpii_part_step_once(p); /* may free p */
+    part.stepping = 0;
     return n;
 }
 
