@@ -57,6 +57,112 @@ static void gather_back(unsigned char *logical, const unsigned char *buf, const 
         memcpy(logical + s->start[k], buf + s->start[k] + GAP * k, s->len[k]);
 }
 
+/* Many small remote pieces (a strided layout of uneven pieces, some empty, some large),
+ * spanning several bounce chunks: the gathered put and the span-read get of shm.c, and
+ * the per-piece fragments of udp. Pieces of the target's private region at ascending
+ * offsets with gaps; gets read them back in that order and in reverse. */
+#define NPIECE 20000
+static size_t pieces_make(vnic_rseg_t *seg)
+{
+    uint64_t off = OFF;
+    size_t total = 0;
+    for (int k = 0; k < NPIECE; k++) {
+        size_t len = k % 7 == 3 ? 0 : k % 997 == 5 ? 5000 : 1 + (size_t)k % 13;
+        seg[k].off = off;
+        seg[k].len = len;
+        off += len + 3 + (uint64_t)k % 5;
+        total += len;
+    }
+    return total;
+}
+
+static void test_pieces(vt_t *t, unsigned char *priv, unsigned char *lbuf, unsigned char *back)
+{
+    vnic_rseg_t *seg = malloc(NPIECE * sizeof *seg), *rev = malloc(NPIECE * sizeof *rev);
+    CHECK(seg && rev);
+    size_t total = pieces_make(seg);
+    uint64_t end = seg[NPIECE - 1].off + seg[NPIECE - 1].len;
+    CHECK(end + 1 < RSZ);
+    size_t *pre = malloc(NPIECE * sizeof *pre);
+    CHECK(pre);
+    for (int k = 0; k < NPIECE; k++) {
+        rev[k] = seg[NPIECE - 1 - k];
+        pre[k] = k ? pre[k - 1] + seg[k - 1].len : 0;
+    }
+    for (int d = 0; d < t->size; d++) {
+        int target = (t->rank + d) % t->size, source = (t->rank - d + t->size) % t->size;
+        uint64_t salt = 1000 + (uint64_t)d;
+        memset(priv, 0xEE, end + 1);
+        vt_barrier(t);
+        vt_fill(lbuf, total, t->rank, target, salt);
+        vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = target};
+        op.local.kind = VNIC_DESC_CONTIG;
+        op.local.u.contig.addr = lbuf;
+        op.local.u.contig.len = total;
+        op.remote.key = KEY_PRIV;
+        op.remote.kind = VNIC_DESC_IOV;
+        op.remote.u.iov.seg = seg;
+        op.remote.u.iov.cnt = NPIECE;
+        CHECK_RC(vnic_post(t->v, &op), FMPL_SUCCESS);
+        vt_barrier(t);
+        /* my region: each piece its bytes of the source's stream, the gaps untouched */
+        size_t at = 0;
+        uint64_t prev = 0;
+        for (int k = 0; k < NPIECE; k++) {
+            for (uint64_t g = prev; g < seg[k].off; g++)
+                CHECK(priv[g] == 0xEE);
+            for (size_t i = 0; i < seg[k].len; i++, at++)
+                if (priv[seg[k].off + i] != vt_byte(source, t->rank, salt, at)) {
+                    fprintf(stderr, "rank %d: pieces from %d: piece %d byte %zu wrong\n", t->rank,
+                            source, k, i);
+                    CHECK(0);
+                }
+            prev = seg[k].off + seg[k].len;
+        }
+        CHECK(priv[end] == 0xEE);
+        /* read back what I wrote, in order and in reverse order of the pieces */
+        for (int reverse = 0; reverse < 2; reverse++) {
+            memset(back, 0x5A, total + 1);
+            op.opcode = VNIC_OP_GET;
+            op.local.u.contig.addr = back;
+            op.remote.u.iov.seg = reverse ? rev : seg;
+            CHECK_RC(vnic_post(t->v, &op), FMPL_SUCCESS);
+            size_t pos = 0; /* piece k's place in the put's stream: pre[k] */
+            for (int k = 0; k < NPIECE; k++) {
+                int j = reverse ? NPIECE - 1 - k : k;
+                if (memcmp(back + pos, lbuf + pre[j], seg[j].len) != 0) {
+                    fprintf(stderr, "rank %d: get of pieces (reverse %d) from %d: piece %d wrong\n",
+                            t->rank, reverse, target, j);
+                    CHECK(0);
+                }
+                pos += seg[j].len;
+            }
+            CHECK(back[total] == 0x5A);
+        }
+        vt_barrier_round(t);
+    }
+    /* a piece past the region's end: refused, nothing written */
+    memset(priv, 0xEE, end + 1);
+    vt_barrier(t);
+    vnic_rseg_t bad[3] = {{OFF, 4}, {OFF + 8, 4}, {RSZ - 2, 4}};
+    vnic_op_t op = {.opcode = VNIC_OP_PUT, .peer = (t->rank + 1) % t->size};
+    op.local.kind = VNIC_DESC_CONTIG;
+    op.local.u.contig.addr = lbuf;
+    op.local.u.contig.len = 12;
+    op.remote.key = KEY_PRIV;
+    op.remote.kind = VNIC_DESC_IOV;
+    op.remote.u.iov.seg = bad;
+    op.remote.u.iov.cnt = 3;
+    CHECK_RC(vnic_post(t->v, &op), FMPL_ERR_KEY);
+    vt_barrier(t);
+    for (uint64_t g = 0; g <= end; g++)
+        CHECK(priv[g] == 0xEE);
+    vt_barrier_round(t);
+    free(seg);
+    free(rev);
+    free(pre);
+}
+
 int main(void)
 {
     vt_t t;
@@ -161,6 +267,7 @@ int main(void)
             }
         }
     }
+    test_pieces(&t, priv, lbuf, back);
     /* Asynchronous completion through lcntr: many gets in flight, then one wait. */
     vnic_cntr_t *lc;
     CHECK_RC(vnic_cntr_open(t.v, VNIC_CNTR_ANY, &lc), FMPL_SUCCESS);

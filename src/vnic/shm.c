@@ -46,6 +46,10 @@
  *     by the initiator's progress (lcntr); a blocking GET may also be SHARED: initiator
  *     and target copy pieces with CMA at once (shm_get_shared). Which of these large
  *     transfers take is the host's choice, measured or cached (shm_tune.h, shm_tune.c);
+ *   - many small remote pieces (strided or indexed layouts) to private memory: a PUT
+ *     packs them with their offsets into bounce chunks (SHM_BPUTV, the target scatters
+ *     them), a GET reads the span around a dense group of them with one CMA and
+ *     scatters it locally (CMA pins the target's pages once per remote iovec);
  *   - atomics on private memory: a cell executed by the target, the old value returned
  *     into one of the initiator's reply lines (completion through lcntr);
  *   - SEND (active message, <= am_max = the inline limit): an AM message whose payload
@@ -114,7 +118,7 @@
 #define SHM_HEADER_SIZE 4096
 #define SHM_PAGE 4096
 
-enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET, SHM_AM, SHM_SGET };
+enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET, SHM_AM, SHM_SGET, SHM_BPUTV };
 
 typedef struct shm_cell {
     uint32_t seq; /* ticket + 1 of the message's first cell, stored last (release) */
@@ -306,6 +310,7 @@ typedef struct shm {
     size_t share_piece; /* FMPL_SHM_SHARED_PIECE: largest piece of a shared get */
     size_t share_min;   /* FMPL_SHM_SHARED_MIN: smallest shared get */
     uint32_t share_seq; /* seq of my last shared get */
+    char *span;         /* [SHM_SPAN_MAX] staging of span reads (shm_cma_get_segs), lazily */
 } shm_t;
 
 /* ------------------------------------------------------------ addressing */
@@ -675,20 +680,64 @@ static void shm_direct_effects(shm_t *s, shm_peer_t *p, const vnic_op_t *op, uin
 
 /* ------------------------------------------------------------ CMA */
 
-/* Moves len bytes between the local cursor and raddr in peer's address space. */
-static int shm_cma(shm_peer_t *p, int write, vnic_lcur_t *lc, uint64_t raddr, size_t len)
+/* Iovecs per side of one process_vm_readv/writev call (the kernel takes up to IOV_MAX):
+ * a strided layout of small pieces then costs one system call per this many pieces. */
+enum { SHM_CMA_IOV = 256 };
+
+/* Drops the first k bytes of iov[*i..n). */
+static void shm_iov_advance(struct iovec *iov, int *i, int n, size_t k)
 {
-    while (len) {
-        struct iovec liov[64];
+    while (k && *i < n) {
+        size_t m = BASE_MIN(k, iov[*i].iov_len);
+        iov[*i].iov_base = (char *)iov[*i].iov_base + m;
+        iov[*i].iov_len -= m;
+        k -= m;
+        if (!iov[*i].iov_len)
+            ++*i;
+    }
+}
+
+/* Moves the bytes of the peer's segments seg[0..nseg) at base (the first one from byte
+ * `skip` on; at most limit bytes in all) between them and the local cursor: both sides
+ * as iovec lists, SHM_CMA_IOV pieces a side per system call. */
+static int shm_cma_segs(shm_peer_t *p, int write, vnic_lcur_t *lc, uint64_t base,
+                        const vnic_rseg_t *seg, int nseg, size_t skip, size_t limit)
+{
+    struct iovec liov[SHM_CMA_IOV], riov[SHM_CMA_IOV];
+    int si = 0;
+    size_t spos = skip;
+    while (limit && si < nseg) {
+        /* The next remote pieces, then as many local ones as cover them. */
+        int nr = 0;
+        size_t want = 0;
+        for (int i = si; i < nseg && nr < SHM_CMA_IOV && want < limit; i++) {
+            size_t from = i == si ? spos : 0, m = BASE_MIN(seg[i].len - from, limit - want);
+            if (!m)
+                continue;
+            riov[nr].iov_base = (void *)(uintptr_t)(base + seg[i].off + from);
+            riov[nr++].iov_len = m;
+            want += m;
+        }
+        if (!want)
+            break;
         size_t got;
-        int n = vnic_lcur_slice(lc, liov, 64, len, &got);
-        struct iovec riov = {(void *)(uintptr_t)raddr, got};
-        int i = 0;
-        size_t left = got;
-        while (left) {
-            ssize_t r =
-                write ? process_vm_writev(p->pid, liov + i, (unsigned long)(n - i), &riov, 1, 0)
-                      : process_vm_readv(p->pid, liov + i, (unsigned long)(n - i), &riov, 1, 0);
+        int nl = vnic_lcur_slice(lc, liov, SHM_CMA_IOV, want, &got);
+        for (size_t k = got; si < nseg;) { /* the remote cursor moves by what is covered */
+            size_t m = BASE_MIN(seg[si].len - spos, k);
+            k -= m;
+            spos += m;
+            if (spos < seg[si].len)
+                break;
+            si++;
+            spos = 0;
+        }
+        limit -= got;
+        int li = 0, ri = 0;
+        for (size_t left = got; left;) {
+            ssize_t r = write ? process_vm_writev(p->pid, liov + li, (unsigned long)(nl - li),
+                                                  riov + ri, (unsigned long)(nr - ri), 0)
+                              : process_vm_readv(p->pid, liov + li, (unsigned long)(nl - li),
+                                                 riov + ri, (unsigned long)(nr - ri), 0);
             if (r < 0 && errno == EINTR)
                 continue;
             if (r <= 0) {
@@ -696,23 +745,22 @@ static int shm_cma(shm_peer_t *p, int write, vnic_lcur_t *lc, uint64_t raddr, si
                          p->world, r < 0 ? strerror(errno) : "no progress");
                 return FMPL_ERR_SYS;
             }
-            size_t k = (size_t)r;
+            size_t k = BASE_MIN((size_t)r, left);
             left -= k;
-            riov.iov_base = (char *)riov.iov_base + k;
-            riov.iov_len -= k;
-            while (k && i < n) {
-                size_t m = BASE_MIN(k, liov[i].iov_len);
-                liov[i].iov_base = (char *)liov[i].iov_base + m;
-                liov[i].iov_len -= m;
-                k -= m;
-                if (!liov[i].iov_len)
-                    i++;
-            }
+            shm_iov_advance(liov, &li, nl, k);
+            shm_iov_advance(riov, &ri, nr, k); /* riov may reach past got: the call stops */
         }
-        raddr += got;
-        len -= got;
+        if (!got)
+            return FMPL_ERR_ARG; /* the local descriptor is shorter than the remote one */
     }
     return FMPL_SUCCESS;
+}
+
+/* Moves len bytes between the local cursor and raddr in peer's address space. */
+static int shm_cma(shm_peer_t *p, int write, vnic_lcur_t *lc, uint64_t raddr, size_t len)
+{
+    vnic_rseg_t one = {raddr, len};
+    return shm_cma_segs(p, write, lc, 0, &one, 1, 0, len);
 }
 
 /* Moves len bytes between my address local and the peer's raddr. */
@@ -721,6 +769,54 @@ static int shm_cma_range(shm_peer_t *p, int write, void *local, uint64_t raddr, 
     struct iovec one = {local, len};
     vnic_lcur_t lc = {.iov = &one, .cnt = 1};
     return shm_cma(p, write, &lc, raddr, len);
+}
+
+/* Span reads. process_vm_readv pins the pages of each remote iovec apart, about 0.4 us a
+ * piece here, so a GET of many small pieces (a strided or indexed target layout) reads
+ * the span around a dense group of them in one piece into a staging buffer and copies
+ * the pieces out of it; sparse or large pieces go as iovecs. Only gets do this: a put
+ * cannot write the gaps between its pieces. */
+enum {
+    SHM_SPAN_MAX = 256 << 10, /* bytes of one span read */
+    SHM_SPAN_PIECE = 4096,    /* pieces averaging less take span reads... */
+    SHM_SPAN_DENSITY = 4,     /* ...when the span is at most this many times their bytes */
+    SHM_GATHER_SEGS = 8       /* a small put of this many small pieces goes gathered */
+};
+
+static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t base,
+                            const vnic_rseg_t *seg, int nseg)
+{
+    for (int i = 0; i < nseg;) {
+        /* The group seg[i..j): the pieces that follow in [lo, lo + SHM_SPAN_MAX) */
+        uint64_t lo = seg[i].off, hi = lo;
+        size_t bytes = 0;
+        int j = i;
+        for (; j < nseg && seg[j].off >= lo && seg[j].off + seg[j].len <= lo + SHM_SPAN_MAX; j++) {
+            hi = BASE_MAX(hi, seg[j].off + seg[j].len);
+            bytes += seg[j].len;
+        }
+        int dense = j - i > 1 && bytes < (size_t)(j - i) * SHM_SPAN_PIECE &&
+                    hi - lo <= (uint64_t)bytes * SHM_SPAN_DENSITY;
+        if (dense && !s->span && !(s->span = malloc(SHM_SPAN_MAX)))
+            dense = 0;
+        if (!dense) {
+            j = BASE_MAX(j, i + 1);
+            size_t n = 0;
+            for (int k = i; k < j; k++)
+                n += seg[k].len;
+            int rc = shm_cma_segs(p, 0, lc, base, seg + i, j - i, 0, n);
+            if (rc)
+                return rc;
+            i = j;
+            continue;
+        }
+        int rc = shm_cma_range(p, 0, s->span, base + lo, hi - lo);
+        if (rc)
+            return rc;
+        for (; i < j; i++)
+            vnic_lcur_scatter(lc, s->span + (seg[i].off - lo), seg[i].len);
+    }
+    return FMPL_SUCCESS;
 }
 
 /* ------------------------------------------------------------ shared get */
@@ -1023,6 +1119,68 @@ static void shm_refused(shm_t *s, const shm_cell_t *h, const char *what)
     (void)s;
 }
 
+/* Gathered bounce puts (SHM_BPUTV): many small pieces in one chunk. The chunk holds their
+ * data packed from its start (h.len bytes) and their table, h.off entries of
+ * vnic_rseg_t, from its end down: entry k at chunk + chunk size - (k + 1) * 16. */
+static inline vnic_rseg_t *shm_bputv_entry(shm_t *s, char *chunk, uint64_t k)
+{
+    return (vnic_rseg_t *)(void *)(chunk + s->lay.chunk - (k + 1) * sizeof(vnic_rseg_t));
+}
+
+/* Target: writes the pieces of gathered put h, all or (a region check failing) none. */
+static int shm_bputv_apply(shm_t *s, const shm_cell_t *h, char *chunk)
+{
+    uint64_t n = h->off, lo = UINT64_MAX, hi = 0, sum = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        const vnic_rseg_t *e = shm_bputv_entry(s, chunk, k);
+        if (e->len > h->len || e->off > UINT64_MAX - e->len)
+            return 0;
+        lo = BASE_MIN(lo, e->off);
+        hi = BASE_MAX(hi, e->off + e->len);
+        sum += e->len;
+    }
+    vnic_region_t r;
+    if (sum != h->len || !n ||
+        !shm_check_region(s, h->key, lo, hi - lo, VNIC_ACC_REMOTE_WRITE, &r)) {
+        shm_refused(s, h, "gathered bounce put");
+        return 0;
+    }
+    const char *src = chunk;
+    for (uint64_t k = 0; k < n; k++) {
+        const vnic_rseg_t *e = shm_bputv_entry(s, chunk, k);
+        memcpy((char *)(uintptr_t)r.base + e->off, src, e->len);
+        src += e->len;
+    }
+    return 1;
+}
+
+/* Initiator: fills chunk with the next pieces of seg[*i..nseg) from byte *pos of seg[*i]
+ * on (cutting the last one at the chunk's end); returns the entries, *data their bytes. */
+static uint64_t shm_bputv_fill(shm_t *s, char *chunk, vnic_lcur_t *lc, const vnic_rseg_t *seg,
+                               int nseg, int *i, uint64_t *pos, size_t *data)
+{
+    uint64_t n = 0;
+    size_t used = 0;
+    for (; *i < nseg; ++*i, *pos = 0) {
+        size_t table = (n + 1) * sizeof(vnic_rseg_t);
+        if (table + used >= s->lay.chunk)
+            break;
+        size_t room = s->lay.chunk - used - table, m = BASE_MIN(seg[*i].len - *pos, room);
+        if (!m)
+            continue;
+        vnic_rseg_t *e = shm_bputv_entry(s, chunk, n++);
+        e->off = seg[*i].off + *pos;
+        e->len = m;
+        vnic_lcur_gather(lc, chunk + used, m);
+        used += m;
+        *pos += m;
+        if (*pos < seg[*i].len)
+            break; /* the chunk is full */
+    }
+    *data = used;
+    return n;
+}
+
 static uint64_t shm_amo_exec(uint8_t opcode, uint64_t *w, uint64_t operand, uint64_t compare)
 {
     switch (opcode) {
@@ -1193,16 +1351,22 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
         break;
     }
     case SHM_BPUT:
+    case SHM_BPUTV:
     case SHM_BGET: {
         shm_peer_t *src = shm_src_peer(s, h.src);
         uint64_t len = h.len;
-        if (!src || h.u.bounce.slot >= s->lay.nbounce || len > s->lay.chunk)
+        if (!src || h.u.bounce.slot >= s->lay.nbounce || len > s->lay.chunk ||
+            (h.type == SHM_BPUTV && h.off > (s->lay.chunk - len) / sizeof(vnic_rseg_t)))
             base_fatal("vnic/shm: corrupt bounce request from rank %u", h.src);
         char *chunk = shm_bdata_of(s, src->area, h.u.bounce.slot);
         int st = FMPL_SUCCESS;
-        if (h.type == SHM_BPUT &&
-            shm_check_region(s, h.key, h.off, len, VNIC_ACC_REMOTE_WRITE, &r) &&
-            (!(h.flags & VNIC_F_TAIL_FLAG) || (len >= 8 && (r.base + h.off + len) % 8 == 0))) {
+        if (h.type == SHM_BPUTV) {
+            if (!shm_bputv_apply(s, &h, chunk))
+                st = FMPL_ERR_KEY;
+        } else if (h.type == SHM_BPUT &&
+                   shm_check_region(s, h.key, h.off, len, VNIC_ACC_REMOTE_WRITE, &r) &&
+                   (!(h.flags & VNIC_F_TAIL_FLAG) ||
+                    (len >= 8 && (r.base + h.off + len) % 8 == 0))) {
             char *dst = (char *)(uintptr_t)r.base + h.off;
             if (h.flags & VNIC_F_TAIL_FLAG) {
                 memcpy(dst, chunk, len - 8);
@@ -1214,7 +1378,7 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
                    shm_check_region(s, h.key, h.off, len, VNIC_ACC_REMOTE_READ, &r)) {
             memcpy(chunk, (char *)(uintptr_t)r.base + h.off, len);
         } else {
-            shm_refused(s, &h, h.type == SHM_BPUT ? "bounce put" : "bounce get");
+            shm_refused(s, &h, h.type == SHM_BGET ? "bounce get" : "bounce put");
             st = FMPL_ERR_KEY;
         }
         shm_reply_t *bs = shm_bstate_of(s, src->area, h.u.bounce.slot);
@@ -1352,7 +1516,11 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
     h.rcntr = op->rcntr;
     h.imm = op->imm;
     uint32_t eff = fl & (VNIC_F_NOTIFY | VNIC_F_RCNTR);
-    if (total <= s->inline_max) {
+    /* Small pieces (a strided or indexed target layout) go gathered, many to a bounce
+     * chunk, whatever the path: CMA would pin the target's pages once per piece, and
+     * inline cells would cost one message per piece. */
+    int gathered = nseg > 1 && total < (size_t)nseg * SHM_SPAN_PIECE && !(fl & VNIC_F_TAIL_FLAG);
+    if (total <= s->inline_max && !(gathered && nseg >= SHM_GATHER_SEGS)) {
         /* One message per remote segment; effects ride on the last one, or follow in an
          * EFFECT cell when there are several (the notification describes the whole op). */
         int separate = nseg > 1 && eff;
@@ -1373,32 +1541,41 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
     /* Pipeline: chunks staged in this rank's bounce buffers and copied out by the target,
      * both cores copying at once (on this class of machine 3-4x CMA's bandwidth). When the
      * target stops draining (it computes, or is descheduled), CMA writes the rest without
-     * its help. Without the pipeline: CMA from the start. */
+     * its help. Without the pipeline: CMA from the start, except for gathered pieces. */
     size_t chunk = s->lay.chunk;
     int i = 0;
     uint64_t pos = 0;
-    if (s->paths.put_pipeline || !s->cma) {
-        for (; i < nseg; i++, pos = 0) {
-            for (; pos < seg[i].len;) {
-                if (s->cma && s->bounce_busy == (int)s->lay.nbounce &&
-                    vnic_wait(s->v, shm_bounce_free_ready, s, s->stall_ns) == FMPL_ERR_TIMEOUT)
-                    goto cma_rest;
+    if (gathered || s->paths.put_pipeline || !s->cma) {
+        for (;;) {
+            while (i < nseg && pos == seg[i].len)
+                i++, pos = 0;
+            if (i == nseg)
+                break;
+            if (s->cma && s->bounce_busy == (int)s->lay.nbounce &&
+                vnic_wait(s->v, shm_bounce_free_ready, s, s->stall_ns) == FMPL_ERR_TIMEOUT)
+                goto cma_rest;
+            uint32_t slot = shm_bounce_acquire(s);
+            char *b = shm_bdata_of(s, s->area, slot);
+            if (gathered) {
+                size_t k;
+                h.type = SHM_BPUTV;
+                h.off = shm_bputv_fill(s, b, &lc, seg, nseg, &i, &pos, &k);
+                h.flags = 0;
+                h.len = (uint32_t)k;
+            } else {
                 size_t rem = seg[i].len - pos, k = BASE_MIN(chunk, rem);
                 if (rem > k && rem - k < 8)
                     k -= 8; /* keep the last chunk >= 8 bytes for the tail flag */
-                uint32_t slot = shm_bounce_acquire(s);
-                vnic_lcur_gather(&lc, shm_bdata_of(s, s->area, slot), k);
+                vnic_lcur_gather(&lc, b, k);
                 h.type = SHM_BPUT;
                 h.off = seg[i].off + pos;
-                h.flags =
-                    (uint8_t)((fl & VNIC_F_TAIL_FLAG) && pos + k == seg[i].len ? VNIC_F_TAIL_FLAG
-                                                                               : 0);
-                h.u.bounce.slot = slot;
-                h.u.bounce.slotseq = s->bounce[slot].seq;
+                h.flags = (uint8_t)((fl & VNIC_F_TAIL_FLAG) && k == rem ? VNIC_F_TAIL_FLAG : 0);
                 h.len = (uint32_t)k;
-                shm_send(s, p, &h, NULL);
                 pos += k;
             }
+            h.u.bounce.slot = slot;
+            h.u.bounce.slotseq = s->bounce[slot].seq;
+            shm_send(s, p, &h, NULL);
         }
         if (eff)
             shm_direct_effects(s, p, op, off0, total);
@@ -1413,11 +1590,8 @@ cma_rest:;
         done += seg[j].len;
     size_t bulk = (fl & VNIC_F_TAIL_FLAG) ? total - 8 : total;
     int rc = FMPL_SUCCESS;
-    for (; i < nseg && !rc && done < bulk; i++, pos = 0) {
-        size_t n = BASE_MIN(seg[i].len - pos, bulk - done);
-        rc = shm_cma(p, 1, &lc, r->base + seg[i].off + pos, n);
-        done += n;
-    }
+    if (done < bulk)
+        rc = shm_cma_segs(p, 1, &lc, r->base, seg + i, nseg - i, pos, bulk - done);
     if (rc) {
         vnic_cntr_complete(op->lcntr, rc);
         return rc;
@@ -1487,9 +1661,7 @@ static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
                               total);
     int piped = s->paths.get == SHM_GET_PIPELINE && blocking && total >= s->get_pipe_min;
     if (s->cma && !piped) {
-        int rc = FMPL_SUCCESS;
-        for (int i = 0; i < nseg && !rc; i++)
-            rc = shm_cma(p, 0, &lc, r->base + seg[i].off, seg[i].len);
+        int rc = shm_cma_get_segs(s, p, &lc, r->base, seg, nseg);
         vnic_cntr_complete(op->lcntr, rc);
         return rc;
     }
@@ -1763,6 +1935,7 @@ static void shm_unmap(shm_t *s)
     free(s->peers);
     free(s->bounce);
     free(s->am_buf);
+    free(s->span);
     while (s->bget_head) {
         shm_bget_t *g = s->bget_head;
         s->bget_head = g->next;
