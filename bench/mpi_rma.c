@@ -2,7 +2,7 @@
  * One source, built with our mpicc, MPICH's and Open MPI's (bench/CMakeLists.txt).
  *
  *   mpiexec -n 2 mpi_rma [--csv] [--quick] [--impl=NAME] [--reps=N] [--sizes=A,B,...]
- *                        [--mode=all|passive|sync|shm]
+ *                        [--mode=all|passive|sync|shm|strided]
  *
  * Passive target (rank 0 the origin, rank 1 the target, which waits in MPI_Barrier; any
  * other ranks too), window from MPI_Win_allocate, one MPI_Win_lock_all epoch around each
@@ -18,6 +18,12 @@
  * Active target (every rank, --mode=sync, the job's rank count):
  *   fence               MPI_Win_fence(0) per iteration
  *   pscw                every rank posts to and starts on all the others, complete, wait
+ * Strided (--mode=strided, not part of all): a window from MPI_Win_create over malloc'd
+ * memory (so a local target is reached by CMA or the bounce pipeline, not by stores),
+ * passive target, lock_all around each loop; the target layout a vector of blocks of
+ * size bytes at a stride of twice that, as many as fit in 1 MiB, the origin contiguous:
+ *   strided_put / strided_get   one MPI_Put / MPI_Get of the blocks + flush per iteration
+ *                               (--sizes gives the block sizes; default 8,64,512,4K,32K)
  * Shared memory (--mode=shm, 2 ranks): shm_pingpong: a window from
  * MPI_Win_allocate_shared; rank 0 stores a counter into rank 1's segment, rank 1 sees it
  * (plain loads + MPI_Win_sync) and stores it back: one-way latency.
@@ -385,6 +391,86 @@ static void run_shm(void)
     MPI_Win_free(&s.win);
 }
 
+#define STRIDED_BYTES (1u << 20)
+
+typedef struct strided {
+    MPI_Win win;
+    MPI_Datatype type;
+    char *buf;
+    int bytes; /* whole blocks of at most STRIDED_BYTES */
+} strided_t;
+
+static void strided_put(void *arg, long n)
+{
+    strided_t *p = arg;
+    for (long i = 0; i < n; i++) {
+        MPI_Put(p->buf, p->bytes, MPI_BYTE, 1, 0, 1, p->type, p->win);
+        MPI_Win_flush(1, p->win);
+    }
+}
+
+static void strided_get(void *arg, long n)
+{
+    strided_t *p = arg;
+    for (long i = 0; i < n; i++) {
+        MPI_Get(p->buf, p->bytes, MPI_BYTE, 1, 0, 1, p->type, p->win);
+        MPI_Win_flush(1, p->win);
+    }
+}
+
+static void run_strided(void)
+{
+    strided_t p;
+    char *mem = malloc(2 * STRIDED_BYTES);
+    p.buf = malloc(STRIDED_BYTES);
+    char *back = malloc(STRIDED_BYTES);
+    if (!mem || !p.buf || !back) {
+        fprintf(stderr, "mpi_rma: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Win_create(mem, 2 * STRIDED_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p.win);
+    bench_opts_t so = o;
+    if (!so.sizes)
+        so.sizes = "8,64,512,4K,32K";
+    size_t list[32];
+    int nsize = bench_sizes(&so, list, 32);
+    for (int k = 0; k < nsize; k++) {
+        size_t b = list[k];
+        if (b == 0 || b > STRIDED_BYTES)
+            continue;
+        p.bytes = (int)(STRIDED_BYTES / b * b);
+        MPI_Type_vector((int)(STRIDED_BYTES / b), (int)b, (int)(2 * b), MPI_BYTE, &p.type);
+        MPI_Type_commit(&p.type);
+        memset(mem, 0x5A, 2 * STRIDED_BYTES);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock_all(0, p.win);
+        if (rank == 0) { /* contents once: put, get back, compare */
+            for (int i = 0; i < p.bytes; i++)
+                p.buf[i] = (char)(i * 7 + (int)b);
+            strided_put(&p, 1);
+            memset(back, 0, (size_t)p.bytes);
+            MPI_Get(back, p.bytes, MPI_BYTE, 1, 0, 1, p.type, p.win);
+            MPI_Win_flush(1, p.win);
+            check(!memcmp(back, p.buf, (size_t)p.bytes), "strided put/get");
+        }
+        MPI_Win_unlock_all(p.win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) /* the gaps between the blocks untouched */
+            for (size_t i = b; i + b <= 2 * STRIDED_BYTES; i += 2 * b)
+                check(mem[i] == 0x5A && mem[i + b - 1] == 0x5A, "strided put (gaps)");
+        MPI_Win_lock_all(0, p.win);
+        report("strided_put", b, "latency_us", 1e6 * time_origin(strided_put, &p));
+        report("strided_get", b, "latency_us", 1e6 * time_origin(strided_get, &p));
+        MPI_Win_unlock_all(p.win);
+        MPI_Type_free(&p.type);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&p.win);
+    free(mem);
+    free(p.buf);
+    free(back);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -393,11 +479,11 @@ int main(int argc, char **argv)
     o.max = WIN_BYTES;
     if (bench_parse(argc, argv, &o,
                     "[--csv] [--quick] [--impl=NAME] [--reps=N] [--sizes=A,B,...] "
-                    "[--mode=all|passive|sync|shm]") != 0) {
+                    "[--mode=all|passive|sync|shm|strided]") != 0) {
         MPI_Finalize();
         return 2;
     }
-    if (!o.sizes)
+    if (!o.sizes && strcmp(o.mode ? o.mode : "all", "strided") != 0)
         o.sizes = o.quick ? "8,64K,4M" : "8,64,512,4K,64K,256K,1M,4M";
     if (o.impl)
         impl = o.impl;
@@ -421,6 +507,8 @@ int main(int argc, char **argv)
         run_sync();
     if ((!strcmp(mode, "all") && nranks == 2) || !strcmp(mode, "shm"))
         run_shm();
+    if (!strcmp(mode, "strided"))
+        run_strided();
     MPI_Finalize();
     return 0;
 }

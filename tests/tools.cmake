@@ -59,6 +59,12 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
   add_test(NAME tools_bench_hello
            COMMAND ${TOOLS_EXPECT} "^fmpl,rss,malloc,2,0,peak_rss_kib,[0-9]+$" -- ${_run} -n 2
                    $<TARGET_FILE:fmpl_hello>)
+  # mpi_rma's strided puts and gets (MPI_Win_create windows, vector target types): it
+  # checks the contents and that the gaps stay untouched.
+  add_test(NAME tools_bench_rma_strided
+           COMMAND ${TOOLS_EXPECT} "^ +strided_get +4 KiB" -- ${_run} -n 2
+                   ${CMAKE_BINARY_DIR}/bin/mpi_rma.fmpl --mode=strided --quick --reps=1
+                   --sizes=8,100,4K)
   # mpi_robust (bench/robust.sh's job), our build, tiny: the rows it prints, not the figures.
   add_test(NAME tools_bench_robust
            COMMAND ${TOOLS_EXPECT} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/tools_robust.sh
