@@ -154,5 +154,6 @@ for folder in "$@"; do
         END { printf "run.sh: %-9s %4d tests: %d pass, %d fail, %d timeout, %d nobuild, %d skip\n", f, n, s["pass"], s["fail"], s["timeout"], s["nobuild"], s["skip"] }' "$results"
 done
 echo "run.sh: slowest tests (seconds):"
-sort -k4,4gr "$results" | head -10 | awk '{ printf "run.sh:   %7.1f  %s (%s ranks, %s)\n", $4, $1, $2, $3 }'
+# (awk reads to the end: with head, sort could die of SIGPIPE and pipefail end the run)
+sort -k4,4gr "$results" | awk 'NR <= 10 { printf "run.sh:   %7.1f  %s (%s ranks, %s)\n", $4, $1, $2, $3 }'
 echo "run.sh: $(wc -l <"$results") tests in $(($(date +%s) - start)) s; results in $results"
