@@ -221,7 +221,7 @@ int win_copy_direct(vnic_opcode_t opcode, void *obuf, dt_t *ot, int64_t ocount,
                     const win_target_t *tg, dt_t *tt, int64_t tcount);
 /* A vnic transfer posted piece by piece (win_transfer in one go; the request-based forms
  * a budget at a time, the rest from progress): both layouts walked from `pos` on. */
-#define WIN_IOV_MAX 512
+#define WIN_IOV_MAX 512 /* pieces per vnic operation (the arrays below: 24 KiB) */
 typedef struct win_xfer {
     int target;
     vnic_opcode_t opcode;
