@@ -778,9 +778,10 @@ static int shm_cma_range(shm_peer_t *p, int write, void *local, uint64_t raddr, 
  * cannot write the gaps between its pieces. */
 enum {
     SHM_SPAN_MAX = 256 << 10, /* bytes of one span read */
-    SHM_SPAN_PIECE = 4096,    /* pieces averaging less take span reads... */
+    SHM_SPAN_PIECE = 2048,    /* get pieces averaging less take span reads... */
     SHM_SPAN_DENSITY = 4,     /* ...when the span is at most this many times their bytes */
-    SHM_GATHER_SEGS = 8       /* a small put of this many small pieces goes gathered */
+    SHM_GATHER_PIECE = 8192,  /* put pieces averaging less go gathered... */
+    SHM_GATHER_SEGS = 8       /* ...and so does a small put (inline_max) of this many */
 };
 
 static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t base,
@@ -1519,7 +1520,7 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
     /* Small pieces (a strided or indexed target layout) go gathered, many to a bounce
      * chunk, whatever the path: CMA would pin the target's pages once per piece, and
      * inline cells would cost one message per piece. */
-    int gathered = nseg > 1 && total < (size_t)nseg * SHM_SPAN_PIECE && !(fl & VNIC_F_TAIL_FLAG);
+    int gathered = nseg > 1 && total < (size_t)nseg * SHM_GATHER_PIECE && !(fl & VNIC_F_TAIL_FLAG);
     if (total <= s->inline_max && !(gathered && nseg >= SHM_GATHER_SEGS)) {
         /* One message per remote segment; effects ride on the last one, or follow in an
          * EFFECT cell when there are several (the notification describes the whole op). */
