@@ -779,9 +779,7 @@ static int shm_cma_range(shm_peer_t *p, int write, void *local, uint64_t raddr, 
 enum {
     SHM_SPAN_MAX = 256 << 10, /* bytes of one span read */
     SHM_SPAN_PIECE = 2048,    /* get pieces averaging less take span reads... */
-    SHM_SPAN_DENSITY = 4,     /* ...when the span is at most this many times their bytes */
-    SHM_GATHER_PIECE = 8192,  /* put pieces averaging less go gathered... */
-    SHM_GATHER_SEGS = 8       /* ...and so does a small put (inline_max) of this many */
+    SHM_SPAN_DENSITY = 4      /* ...when the span is at most this many times their bytes */
 };
 
 static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t base,
@@ -1123,6 +1121,10 @@ static void shm_refused(shm_t *s, const shm_cell_t *h, const char *what)
 /* Gathered bounce puts (SHM_BPUTV): many small pieces in one chunk. The chunk holds their
  * data packed from its start (h.len bytes) and their table, h.off entries of
  * vnic_rseg_t, from its end down: entry k at chunk + chunk size - (k + 1) * 16. */
+enum {
+    SHM_GATHER_PIECE = 8192, /* put pieces averaging less go gathered... */
+    SHM_GATHER_SEGS = 8      /* ...and so does a small put (inline_max) of this many */
+};
 static inline vnic_rseg_t *shm_bputv_entry(shm_t *s, char *chunk, uint64_t k)
 {
     return (vnic_rseg_t *)(void *)(chunk + s->lay.chunk - (k + 1) * sizeof(vnic_rseg_t));
