@@ -800,10 +800,7 @@ static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t b
             dense = 0;
         if (!dense) {
             j = BASE_MAX(j, i + 1);
-            size_t n = 0;
-            for (int k = i; k < j; k++)
-                n += seg[k].len;
-            int rc = shm_cma_segs(p, 0, lc, base, seg + i, j - i, 0, n);
+            int rc = shm_cma_segs(p, 0, lc, base, seg + i, j - i, 0, SIZE_MAX);
             if (rc)
                 return rc;
             i = j;
