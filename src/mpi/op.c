@@ -163,9 +163,19 @@ void mpii_ops_finalize(void)
 #else
 #define KERNEL_VECTORIZE
 #endif
+/* The arithmetic kernels (sum, product, max, min: reductions and accumulates of numbers)
+ * are built three times, for the baseline x86-64 (SSE2, 16-byte vectors), AVX2 and
+ * AVX-512, the loader picking the one the CPU runs (ifunc): a 64 KiB MPI_SUM accumulate
+ * of doubles went from 3.3 to 2.6 us on an AVX-512 Xeon (Open MPI's AVX op component:
+ * 2.8), a 4 KiB one from 0.23 to 0.16. gcc only: clang exports the resolver it makes. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
+#define KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KERNEL_CLONES
+#endif
 
-#define KERNEL(NAME, STMT, ...)                                                                    \
-    KERNEL_VECTORIZE static int NAME(int id, const void *in, void *io, int64_t n)                  \
+#define KERNEL(NAME, ATTR, ...)                                                                    \
+    KERNEL_VECTORIZE ATTR static int NAME(int id, const void *in, void *io, int64_t n)             \
     {                                                                                              \
         switch (id) {                                                                              \
             __VA_ARGS__                                                                            \
@@ -203,10 +213,12 @@ void mpii_ops_finalize(void)
         LOOP(pair_t, if (a[i].v > b[i].v || (a[i].v == b[i].v && a[i].i < b[i].i)) b[i] = a[i])    \
     }
 
-KERNEL(k_max, , L_CINT(C_MAX) L_FINT(C_MAX) L_FLOAT(C_MAX) L_MULTI(C_MAX))
-KERNEL(k_min, , L_CINT(C_MIN) L_FINT(C_MIN) L_FLOAT(C_MIN) L_MULTI(C_MIN))
-KERNEL(k_sum, , L_CINT(C_SUM) L_FINT(C_SUM) L_FLOAT(C_SUM) L_COMPLEX(C_SUM) L_MULTI(C_SUM))
-KERNEL(k_prod, , L_CINT(C_PROD) L_FINT(C_PROD) L_FLOAT(C_PROD) L_COMPLEX(C_PROD) L_MULTI(C_PROD))
+KERNEL(k_max, KERNEL_CLONES, L_CINT(C_MAX) L_FINT(C_MAX) L_FLOAT(C_MAX) L_MULTI(C_MAX))
+KERNEL(k_min, KERNEL_CLONES, L_CINT(C_MIN) L_FINT(C_MIN) L_FLOAT(C_MIN) L_MULTI(C_MIN))
+KERNEL(k_sum, KERNEL_CLONES,
+       L_CINT(C_SUM) L_FINT(C_SUM) L_FLOAT(C_SUM) L_COMPLEX(C_SUM) L_MULTI(C_SUM))
+KERNEL(k_prod, KERNEL_CLONES,
+       L_CINT(C_PROD) L_FINT(C_PROD) L_FLOAT(C_PROD) L_COMPLEX(C_PROD) L_MULTI(C_PROD))
 /* The logical ops also take the multi-language types (MPI_AINT, MPI_OFFSET, MPI_COUNT),
  * which are C integers: 6.9.2 does not list them for MPI_LAND/LOR/LXOR (such a call is
  * erroneous, so defining it is allowed), MPICH accepts them and its test suite

@@ -77,6 +77,7 @@ typedef struct acc {
     mpii_kernel_t k;
     int kid;
     int sum_int;
+    int fsum;        /* MPI_SUM on a 4- or 8-byte float type (elem_fsum) */
     int bit_int;     /* 1, 2, 3: MPI_BAND, MPI_BOR, MPI_BXOR on an integer type */
     int64_t n;       /* basic elements accessed */
     const char *in;  /* n native origin elements (NULL for MPI_NO_OP) */
@@ -149,6 +150,8 @@ static int acc_prepare(acc_t *a, MPI_Op op, int kind, MPI_Datatype bh)
     int integer = a->cls == FMPL_MPI_DTC_C_INTEGER || a->cls == FMPL_MPI_DTC_F_INTEGER ||
                   a->cls == FMPL_MPI_DTC_MULTILANG || a->cls == FMPL_MPI_DTC_BYTE;
     a->sum_int = op == MPI_SUM && integer;
+    a->fsum = op == MPI_SUM && kind == ACC_PLAIN && a->cls == FMPL_MPI_DTC_FLOAT &&
+              (a->esize == 4 || a->esize == 8) && a->eext == a->esize;
     if (integer)
         a->bit_int = op == MPI_BAND ? 1 : op == MPI_BOR ? 2 : op == MPI_BXOR ? 3 : 0;
     return MPI_SUCCESS;
@@ -349,8 +352,43 @@ static inline uint64_t direct_off(const mpii_win_t *w, const win_peer_t *p, cons
            (uint64_t)(t - p->data);
 }
 
+/* A float or double sum on one element: a compare-exchange loop, inline (elem_cpu's
+ * general loop calls the op's kernel per attempt). */
+static inline void elem_fsum(char *t, const char *in, char *res, int es)
+{
+    if (es == 8) {
+        uint64_t *q = (uint64_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+        double add, d;
+        memcpy(&add, in, 8);
+        do {
+            memcpy(&d, &old, 8);
+            d += add;
+            memcpy(&nv, &d, 8);
+        } while (!__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        if (res)
+            memcpy(res, &old, 8);
+    } else {
+        uint32_t *q = (uint32_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+        float add, d;
+        memcpy(&add, in, 4);
+        do {
+            memcpy(&d, &old, 4);
+            d += add;
+            memcpy(&nv, &d, 4);
+        } while (!__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        if (res)
+            memcpy(res, &old, 4);
+    }
+}
+
 static void acc_elements_cpu(const acc_t *a, char *addr, const char *in, char *res, int64_t n)
 {
+    if (a->fsum) {
+        for (int64_t e = 0; e < n; e++)
+            elem_fsum(addr + e * a->esize, in + e * a->esize, res ? res + e * a->esize : NULL,
+                      a->esize);
+        return;
+    }
     for (int64_t e = 0; e < n; e++)
         elem_cpu(a, addr + e * a->esize, in ? in + e * a->esize : NULL,
                  res ? res + e * a->esize : NULL);
@@ -382,10 +420,10 @@ static int acc_block(acc_t *a, char *addr, uint64_t off)
                 len += (int64_t)granule;
         if (len > bytes - pos)
             len = bytes - pos;
-        len -= len % a->esize;
+        len &= ~(int64_t)(a->esize - 1); /* 4 or 8 here: no division (40 cycles each) */
         if (len == 0)
             len = a->esize;
-        int64_t ne = len / a->esize;
+        int64_t ne = len >> (a->esize == 8 ? 3 : 2);
         char *t = addr + pos;
         const char *in = a->in ? a->in + pos : NULL;
         char *res = a->res ? a->res + pos : NULL;
@@ -492,7 +530,7 @@ static int acc_elements(acc_t *a, dt_t *tt, int64_t tcount)
      * blocks of a direct window take the stripes and run the op's kernel. */
     if (a->tg.ptr && dt_is_contig(tt, tcount)) {
         char *addr = a->tg.ptr + dt_true_lb(tt);
-        if ((uintptr_t)addr % (uintptr_t)a->esize == 0) {
+        if (((uintptr_t)addr & (uintptr_t)(a->esize - 1)) == 0) { /* 4 or 8: no division */
             uint64_t off = a->tg.off + (uint64_t)dt_true_lb(tt);
             if (a->w->direct && a->kind != ACC_CAS && a->n >= WIN_ACC_BLOCK_MIN)
                 return acc_block(a, addr, off);
@@ -652,37 +690,13 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
                       (op != MPI_SUM && op != MPI_REPLACE && op != MPI_NO_OP)))
         return 0;
     char *t = win_fast_addr(win, target, disp, es, &w);
-    if (BASE_UNLIKELY(!t || !w->direct || (uintptr_t)t % (uintptr_t)es))
+    if (BASE_UNLIKELY(!t || !w->direct || ((uintptr_t)t & (uintptr_t)(es - 1))))
         return 0;
     win_store_fence(w);
     const win_peer_t *p = &w->peer[target];
     amo_enable(p, direct_off(w, p, t));
-    if (fsum) { /* float / double sum: the compare-exchange loop elem_cpu runs, inline */
-        if (es == 8) {
-            uint64_t *q = (uint64_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
-            double add, d;
-            memcpy(&add, in, 8);
-            do {
-                memcpy(&d, &old, 8);
-                d += add;
-                memcpy(&nv, &d, 8);
-            } while (
-                !__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-            if (res)
-                memcpy(res, &old, 8);
-        } else {
-            uint32_t *q = (uint32_t *)(void *)t, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
-            float add, d;
-            memcpy(&add, in, 4);
-            do {
-                memcpy(&d, &old, 4);
-                d += add;
-                memcpy(&nv, &d, 4);
-            } while (
-                !__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-            if (res)
-                memcpy(res, &old, 4);
-        }
+    if (fsum) {
+        elem_fsum(t, in, res, es);
         return 1;
     }
     if (es == 8) {
@@ -719,6 +733,49 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
             memcpy(res, &old, 4);
     }
     return 1;
+}
+
+/* MPI_Accumulate of count (>= WIN_ACC_BLOCK_MIN) contiguous 4- or 8-byte integer or
+ * float elements, MPI_SUM or MPI_REPLACE, origin and target of one predefined type, on a
+ * direct window at an aligned address: acc_block straight away, without acc's datatype
+ * walk and checks (which cost more than the kernel for a few hundred bytes). The MPI
+ * result code, or -1 when the full path must run. */
+static inline int acc_block_fast(const void *in, int count, MPI_Datatype type, int target,
+                                 MPI_Aint disp, MPI_Op op, MPI_Win win)
+{
+    int es = win_fast_type(type), c = FMPL_MPI_DT_CLASS(type);
+    int integer =
+        c == FMPL_MPI_DTC_C_INTEGER || c == FMPL_MPI_DTC_F_INTEGER || c == FMPL_MPI_DTC_MULTILANG;
+    if (BASE_UNLIKELY((es != 8 && es != 4) || count < WIN_ACC_BLOCK_MIN ||
+                      mpii.state != MPII_ACTIVE || (op != MPI_SUM && op != MPI_REPLACE) ||
+                      (!integer && c != FMPL_MPI_DTC_FLOAT)))
+        return -1;
+    mpii_win_t *w;
+    char *t = win_fast_addr(win, target, disp, (int64_t)count * es, &w);
+    if (BASE_UNLIKELY(!t || !w->direct || ((uintptr_t)t & (uintptr_t)(es - 1))))
+        return -1;
+    acc_t a = {.w = w,
+               .target = target,
+               .op = op,
+               .kind = ACC_PLAIN,
+               .bh = type,
+               .esize = es,
+               .eext = es,
+               .cls = c,
+               .n = count,
+               .in = in};
+    if (op == MPI_SUM) {
+        a.k = mpii_op_kernel(op, type, &a.kid);
+        if (!a.k)
+            return -1;
+        a.sum_int = integer;
+        a.fsum = !integer;
+    }
+    win_store_fence(w);
+    const win_peer_t *p = &w->peer[target];
+    int rc = acc_block(&a, t, direct_off(w, p, t));
+    w->stores = 1;
+    return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, "MPI_Accumulate");
 }
 
 /* The accumulate as active messages: the origin elements packed, then win_am_issue. */
@@ -807,7 +864,9 @@ static int acc(int kind, const void *obuf, MPI_Count ocount, MPI_Datatype otype,
     if (rc != MPI_SUCCESS)
         return WIN_ERRF(win, rc, fname, "displacement %ld, %lld elements: outside rank %d's window",
                         (long)disp, (long long)tcount, target);
-    a.n = a.esize ? tbytes / a.esize : 0;
+    a.n = !a.esize                         ? 0
+          : (a.esize & (a.esize - 1)) == 0 ? tbytes >> __builtin_ctz((unsigned)a.esize)
+                                           : tbytes / a.esize;
     if (a.n == 0)
         return request ? win_request_done(request) : MPI_SUCCESS;
     if (a.tg.ptr)
@@ -886,6 +945,12 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
         op != MPI_NO_OP &&
         acc_fast(origin_addr, NULL, NULL, origin_datatype, target_rank, target_disp, op, win, 0))
         return MPI_SUCCESS;
+    if (origin_count == target_count && origin_datatype == target_datatype) {
+        int rc = acc_block_fast(origin_addr, origin_count, origin_datatype, target_rank,
+                                target_disp, op, win);
+        if (rc >= 0)
+            return rc;
+    }
     return acc(ACC_PLAIN, origin_addr, origin_count, origin_datatype, NULL, NULL, 0,
                MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype, op, win,
                0, NULL, "MPI_Accumulate");
