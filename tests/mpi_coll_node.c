@@ -15,8 +15,10 @@
  *
  * Cross-node messages: wherever a call runs node-aware (FMPL_MPI_NODE_AWARE=2: every
  * call; 1, the default: all but the calls that a communicator's mailboxes serve), the number of udp
- * datagrams the communicator's ranks send (vnic_udp_stats data_sent, summed) during 5 calls of
- * 8-byte collectives (one eager datagram per message) must be exactly what the node-aware shapes
+ * messages the communicator's ranks post (vnic_udp_stats data_posted, summed: counted when
+ * queued, so a message that the congestion window holds past the end of the calls before
+ * is not counted in them, as data_sent did under load) during 5 calls of 8-byte
+ * collectives (one eager message each) must be exactly what the node-aware shapes
  * predict for the communicator's node count L (and the root's node): barrier L ceil(log2 L); bcast
  * L - 1; reduce L - 1 (+1 for a non-commutative op whose root is not on the node of
  * rank 0); allreduce 2 (L - p2) + p2 log2 p2; allgather(v) L (L - 1). Elsewhere (and
@@ -379,13 +381,13 @@ static int contiguous_nodes(MPI_Comm comm)
     return changes == nn - 1;
 }
 
-static uint64_t data_sent(void)
+static uint64_t data_posted(void)
 {
     vnic_udp_stats_t st;
     memset(&st, 0, sizeof st);
     int rc = vnic_udp_stats(fmpl_tool_vnic(), &st);
     CHECK(rc == FMPL_SUCCESS || rc == FMPL_ERR_UNSUPPORTED);
-    return st.data_sent;
+    return st.data_posted;
 }
 
 /* Predicted cross-node messages of one node-aware call. */
@@ -408,7 +410,7 @@ static long predict(const ccase_t *k, int L, int root_node)
     }
 }
 
-/* 5 calls of 8-byte (2-int) k on comm: the job's udp datagrams must match predict(). */
+/* 5 calls of 8-byte (2-int) k on comm: the udp messages its ranks post must match predict(). */
 static void count_case(ccase_t k, MPI_Comm comm, const char *cn, int crank, int p)
 {
     enum { REPS = 5 };
@@ -424,21 +426,21 @@ static void count_case(ccase_t k, MPI_Comm comm, const char *cn, int crank, int 
     int na = mode == 2 || (mode == 1 && (!has_mailboxes(comm) || k.nc || k.kind == C_ALLGATHERV ||
                                          (k.kind == C_ALLGATHER && k.form != F_BLOCK)));
     CHECK_RC(MPI_Barrier(comm), MPI_SUCCESS);
-    uint64_t before = data_sent(); /* this process's own datagrams */
+    uint64_t before = data_posted(); /* this process's own messages */
     for (int i = 0; i < REPS; i++)
         one(&k, comm, crank, p, i);
-    uint64_t mine = data_sent() - before, total = 0;
+    uint64_t mine = data_posted() - before, total = 0;
     CHECK_RC(MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, comm), MPI_SUCCESS);
     long want = REPS * predict(&k, L, rn);
     if (crank == 0 && k.root == 0 && k.form == F_BLOCK)
-        printf("mpi_coll_node: %s %s %s%s root %d: %llu cross-node datagrams per call "
+        printf("mpi_coll_node: %s %s %s%s root %d: %llu cross-node messages per call "
                "(node-aware shape: %ld) on %d nodes\n",
                cn, fname_[k.form], cname[k.kind], k.nc ? " (non-commutative)" : "", k.root,
                (unsigned long long)(total / REPS), want / REPS, L);
     if (na && (long)total != want) {
         if (crank == 0)
             fprintf(stderr,
-                    "mpi_coll_node: %s %s %s%s root %d on %d nodes: %llu cross-node datagrams "
+                    "mpi_coll_node: %s %s %s%s root %d on %d nodes: %llu cross-node messages "
                     "in %d calls, expected %ld\n",
                     cn, fname_[k.form], cname[k.kind], k.nc ? " (non-commutative)" : "", k.root, L,
                     (unsigned long long)total, REPS, want);

@@ -1216,6 +1216,7 @@ static void udp_append(udp_t *s, udp_peer_t *p, uint32_t i, int rank, size_t len
     h->dst = udp_wire_rank(s, rank);
     h->seq = p->next_seq++;
     h->len = (uint32_t)(len - sizeof *h);
+    s->st.data_posted++;
     s->slot_len[i] = (uint32_t)len;
     s->slot_next[i] = UDP_NIL;
     if (p->tail == UDP_NIL) {

@@ -420,6 +420,8 @@ typedef struct vnic_udp_stats {
     uint64_t tx_packets, rx_packets; /* datagrams sent (incl. retransmissions) / received */
     uint64_t tx_bytes, rx_bytes;
     uint64_t data_sent;            /* DATA packets handed to the socket, first transmissions */
+    uint64_t data_posted;          /* DATA messages queued, sent yet or not (a message that the
+                                    * window holds leaves later: data_sent lags) */
     uint64_t retransmits;          /* DATA packets sent again (timeout, LOSE, GO) */
     uint64_t timeouts;             /* retransmission timer expiries (each doubles the timer) */
     uint64_t acks_sent, acks_recv; /* standalone ACK packets */
