@@ -544,7 +544,7 @@ static int gs_run(coll_group_t *g, coll_sched_t *s)
     return w.err;
 }
 
-enum { GK_BARRIER = 1, GK_BCAST, GK_REDUCE, GK_ALLREDUCE, GK_ALLGATHER };
+enum { GK_BCAST = 1, GK_REDUCE, GK_ALLREDUCE, GK_ALLGATHER }; /* (a barrier runs unscheduled) */
 
 /* 1 when *k is a large call: a reduction above FMPL_COLL_REDUCE_TREE_MAX bytes, an
  * allgather whose Bruck rounds do not fit the all-call cells (coll_impl.h "the
@@ -565,7 +565,7 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
         if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
             return g->gsched[i];
     int large = gs_large(g, k);
-    int acall = k->kind == GK_BARRIER || k->kind == GK_ALLREDUCE || k->kind == GK_ALLGATHER;
+    int acall = k->kind == GK_ALLREDUCE || k->kind == GK_ALLGATHER;
     coll_sched_t *s = large   ? coll_group_sched_fold(g)
                       : acall ? coll_group_sched_a(g)
                               : coll_group_sched(g);
@@ -574,7 +574,6 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
         return NULL;
     }
     switch (k->kind) {
-    case GK_BARRIER: *rc = coll_build_barrier(s, g); break;
     case GK_BCAST: *rc = coll_build_bcast(s, g, k->out, k->n, k->root); break;
     case GK_REDUCE:
         *rc = large ? coll_build_reduce_chain(s, g, k->in, k->out, k->n, op, k->root)
@@ -632,10 +631,7 @@ int coll_barrier(coll_group_t *g)
     if (BASE_UNLIKELY(!group_ok(g)))
         return FMPL_ERR_COMM;
     GQ_WAIT(g);
-    if (g->size == 1)
-        return FMPL_SUCCESS;
-    coll_gkey_t k = gs_key(GK_BARRIER, 0, NULL, NULL, 0, NULL);
-    return gs_call(g, &k, NULL);
+    return g->size == 1 ? FMPL_SUCCESS : coll_barrier_run(g);
 }
 
 int coll_bcast(coll_group_t *g, void *buf, size_t size, int root)

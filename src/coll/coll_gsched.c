@@ -945,24 +945,72 @@ static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, 
 
 /* ------------------------------------------------------------------ algorithms */
 
+/* The all-call barrier's steps: step i sends an empty message on A cell i to the member
+ * barrier_dist(i) ahead and takes one from the member as far behind. Few members (one cell
+ * per other member, as gs_direct): every step at once, d = i + 1, so nobody waits for a
+ * relay through a descheduled member (*at_once = 1). Otherwise dissemination, d = 2^i, each
+ * step taken before the next is sent. Returns the number of steps. */
+static int barrier_steps(const coll_group_t *g, int *at_once)
+{
+    int p = g->size, n = 0;
+    *at_once = p - 1 <= g->st->rounds + 2;
+    if (*at_once)
+        return p - 1;
+    for (int d = 1; d < p; d *= 2)
+        n++;
+    return n;
+}
+
+static int barrier_dist(int i, int at_once)
+{
+    return at_once ? i + 1 : 1 << i;
+}
+
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
 {
-    int p = g->size, r = g->rank;
-    if (gs_direct(s, g, 0)) {
-        /* Few members: one round, a message to each other member (A cell d - 1 to the one
-         * d ahead), so nobody waits for a relay through a descheduled member. */
-        for (int d = 1; d < p; d++) {
-            coll_sched_recv(s, NULL, 0, (uintptr_t)d - 1, coll_mod(r - d, p));
-            coll_sched_send(s, NULL, 0, (uintptr_t)d - 1, coll_mod(r + d, p));
-        }
-        return FMPL_SUCCESS;
-    }
-    for (int k = 0, d = 1; d < p; k++, d *= 2) { /* dissemination (A cell k) */
-        coll_sched_recv(s, NULL, 0, (uintptr_t)k, coll_mod(r - d, p));
-        coll_sched_send(s, NULL, 0, (uintptr_t)k, coll_mod(r + d, p));
-        coll_sched_fence(s);
+    int p = g->size, r = g->rank, at_once, n = barrier_steps(g, &at_once);
+    for (int i = 0; i < n; i++) {
+        int d = barrier_dist(i, at_once);
+        coll_sched_recv(s, NULL, 0, (uintptr_t)i, coll_mod(r - d, p));
+        coll_sched_send(s, NULL, 0, (uintptr_t)i, coll_mod(r + d, p));
+        if (!at_once)
+            coll_sched_fence(s);
     }
     return FMPL_SUCCESS;
+}
+
+/* Takes step i's message of A-call seq (parity par): waits for it, gives its verdict and
+ * frees the cell, as gx_take does for a schedule's receive. */
+static int barrier_take(coll_group_t *g, int i, int par, uint64_t seq)
+{
+    uint64_t *flag = coll_a_flag(g, i, par);
+    int rc = coll_wait_flag(g, flag, seq);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    rc = coll_flag_check(__atomic_load_n(flag, __ATOMIC_ACQUIRE), 0);
+    coll_cell_clear(flag);
+    return rc;
+}
+
+int coll_barrier_run(coll_group_t *g)
+{
+    int p = g->size, r = g->rank, at_once, n = barrier_steps(g, &at_once), err = FMPL_SUCCESS;
+    uint64_t seq = ++g->seq_a; /* one A-call, as a schedule's run (gxa_begin) */
+    int par = (int)(seq & 1), taken = 0;
+    for (int i = 0; i < n; i++) {
+        /* a failure so far poisons the later messages, as a schedule's sends do */
+        uint64_t flag = coll_flag(seq | (err ? COLL_SEQ_POISON : 0), 0);
+        int rc = coll_put_word(g, coll_mod(r + barrier_dist(i, at_once), p),
+                               coll_a_flag_off(g, i, par), flag);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        for (; taken <= i && (!at_once || i == n - 1); taken++) {
+            rc = barrier_take(g, taken, par, seq);
+            if (rc != FMPL_SUCCESS && err == FMPL_SUCCESS)
+                err = rc;
+        }
+    }
+    return err;
 }
 
 /* Cell index of a transfer 2^k apart on a lane (channels ignore it): k. */

@@ -313,6 +313,11 @@ static inline int coll_edge_reader(const coll_group_t *g, int dir, int ch)
 /* ------------------------------------------------------------- primitives
  * (coll_xfer.c). All return FMPL_SUCCESS or the vnic's error. */
 
+/* coll_barrier on a group of two or more: the steps of coll_build_barrier's all-call
+ * schedule (the same A-cell messages, so either end may be a schedule's run), made
+ * directly. Blocks in vnic_wait; FMPL_ERR_TRUNCATE or _MISMATCH when a member's message says
+ * it is in another collective, or the vnic's error. */
+int coll_barrier_run(coll_group_t *g);
 /* Waits until the 8-byte flag at `flag` (in this rank's area) reaches value. */
 int coll_wait_flag(coll_group_t *g, const uint64_t *flag, uint64_t value);
 

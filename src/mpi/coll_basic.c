@@ -106,6 +106,12 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
         return rc;
     if (mpii_verify_on(c, m) && (rc = mpii_verify_barrier(c, m->fname)))
         return rc;
+    if (m->kind == MPII_CM_BLOCK && !c->rgroup && !mpii_cn_use(c, MPI_OP_NULL, 1) &&
+        mpii_cg_fits(c, m, MPI_BYTE, 0, 0)) { /* the mailbox barrier, without a schedule */
+        mpii_coll_count(MPII_COLL_NOTE(MPII_TOOL_COLL(MPII_CK_BARRIER), MPII_ALG_MAILBOX));
+        rc = coll_barrier(c->cgroup);
+        return rc ? mpii_cg_fail(comm, rc, m->fname) : MPI_SUCCESS;
+    }
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
     coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
     if (hit)

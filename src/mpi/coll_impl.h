@@ -356,6 +356,9 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
             MC_BUILD_RUN_WITH(c, comm, &ml_, kb, NEW, CGBUILD);                                    \
         MC_BUILD_RUN(c, comm, &ml_, kb, BUILD);                                                    \
     } while (0)
+/* The MPI error of a mailbox collective on comm that failed with FMPL code fmpl_rc: a
+ * length mark that differed (the ranks disagree on its size) says so. */
+int mpii_cg_fail(MPI_Comm comm, int fmpl_rc, const char *fname);
 static inline int mpii_cg_err(int fmpl_rc)
 {
     return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;

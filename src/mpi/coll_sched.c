@@ -667,23 +667,28 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
         if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
             return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), fname);
     }
-    int sized = 0; /* a mailbox message's length mark differed (coll_impl.h, coll_flag) */
-    if (w.err && coll_sched_is_group(s)) {
-        sized = w.err == FMPL_ERR_MISMATCH || w.err == FMPL_ERR_TRUNCATE;
-        w.err = mpii_err_from_fmpl(w.err);
-    }
+    int group = coll_sched_is_group(s);
     if (!cached) {
         if (k)
             cs_cache_put(c, k, s, note);
         else
             coll_sched_free(s);
     }
-    if (sized)
-        return MPII_ERRF_COMM(comm, w.err, fname,
+    if (!w.err)
+        return MPI_SUCCESS;
+    return group ? mpii_cg_fail(comm, w.err, fname) : MPII_ERR_COMM(comm, w.err, fname);
+}
+
+int mpii_cg_fail(MPI_Comm comm, int fmpl_rc, const char *fname)
+{
+    int rc = mpii_err_from_fmpl(fmpl_rc);
+    /* a length mark differed (coll_impl.h, coll_flag) */
+    if (fmpl_rc == FMPL_ERR_MISMATCH || fmpl_rc == FMPL_ERR_TRUNCATE)
+        return MPII_ERRF_COMM(comm, rc, fname,
                               "a message from another rank has another length than this "
                               "rank's arguments give: the ranks disagree on the collective's "
                               "size (FMPL_MPI_CHECK=1 names the rank and the sizes)");
-    return w.err ? MPII_ERR_COMM(comm, w.err, fname) : MPI_SUCCESS;
+    return MPII_ERR_COMM(comm, rc, fname);
 }
 
 int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname)
