@@ -26,3 +26,7 @@ fmpl_test(mpi_win_acc_udp_faults mpi_win_acc.c RANKS 2 3 ENV FMPL_TRANSPORT=udp
 fmpl_test(mpi_win_order mpi_win_order.c RANKS 2 3 4 TIMEOUT 300)
 fmpl_test(mpi_win_order_udp mpi_win_order.c RANKS 2 3 ENV FMPL_TRANSPORT=udp
           FMPL_UDP_PEER_TIMEOUT_MS=120000 TIMEOUT 300)
+# Large puts and gets on allocated windows copied in part by the waiting target
+# (vnic_copy_shared): sizes around the threshold and the piece, every byte of the target
+# window checked, a computing target not waited for, and (MPI_T) targets did take part.
+fmpl_test(mpi_win_shared_copy mpi_win_shared_copy.c RANKS 1 2 3 4 7 ARGS served TIMEOUT 300)

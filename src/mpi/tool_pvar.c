@@ -94,13 +94,14 @@ static int vnic_up(void)
     return mpii.state == MPII_ACTIVE && mpii.vnic;
 }
 
-/* arg: transport * 2 + (0 operations, 1 bytes) */
+/* arg: transport * 3 + (0 operations, 1 bytes, 2 bytes served) */
 static int read_traffic(size_t arg, uint64_t *out)
 {
     vnic_traffic_t t[VNIC_TRAFFIC_N];
     if (!vnic_up() || vnic_traffic(mpii.vnic, t) != FMPL_SUCCESS)
         return -1;
-    out[0] = arg % 2 ? t[arg / 2].bytes : t[arg / 2].ops;
+    const vnic_traffic_t *x = &t[arg / 3];
+    out[0] = arg % 3 == 2 ? x->served : arg % 3 ? x->bytes : x->ops;
     return 0;
 }
 
@@ -163,15 +164,19 @@ static const pvar_def_t pvar_defs[] = {
     {"vnic_shm_ops",
      "operations (puts, gets, atomics, active messages) posted to ranks of this "
      "host through the shm transport",
-     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 2},
+     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 3},
     {"vnic_shm_bytes", "payload bytes of the operations posted through the shm transport",
-     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 2 + 1},
+     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 3 + 1},
+    {"vnic_shm_served",
+     "bytes this rank copied for other ranks of its host while it waited in the library "
+     "(their shared copies: large gets, and puts and gets on shared-heap windows)",
+     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_SHM * 3 + 2},
     {"vnic_udp_ops",
      "operations (puts, gets, atomics, active messages) posted to ranks through "
      "the udp transport",
-     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_UDP * 2},
+     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_UDP * 3},
     {"vnic_udp_bytes", "payload bytes of the operations posted through the udp transport",
-     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_UDP * 2 + 1},
+     MPI_T_PVAR_CLASS_COUNTER, L_VNIC, 1, read_traffic, VNIC_TRAFFIC_UDP * 3 + 1},
     UDP(tx_packets, "udp datagrams sent, retransmissions included"),
     UDP(rx_packets, "udp datagrams received"),
     UDP(tx_bytes, "udp bytes sent"),

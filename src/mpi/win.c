@@ -289,6 +289,7 @@ static int win_begin(MPI_Comm comm, MPI_Info info, MPI_Aint size, MPI_Aint disp_
     w->c = mpii_comm_get(w->comm);
     w->rank = w->c->rank;
     w->size = w->c->size;
+    w->share_min = vnic_info(mpii.vnic)->share_min;
     w->ctrl_bytes =
         (win_dyn_off(w->size) +
          (flavor == MPI_WIN_FLAVOR_DYNAMIC ? WIN_DYN_MAX * sizeof(win_dyn_t) : 0) + 63) &

@@ -95,8 +95,9 @@ typedef struct mpii_win {
     win_peer_t *peer; /* [size] */
     uint64_t *ctrl;   /* this rank's control block */
     uint64_t ctrl_bytes;
-    void *mem;    /* what this rank allocated for the window (freed with it) */
-    int mem_heap; /* mem came from the shared heap */
+    size_t share_min; /* smallest direct copy shared with the target (vnic_info) */
+    void *mem;        /* what this rank allocated for the window (freed with it) */
+    int mem_heap;     /* mem came from the shared heap */
     vnic_key_t data_key, sync_key;
     uint64_t *sync_word;
     /* epochs */
@@ -217,8 +218,17 @@ int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_
 int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
                  int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount, int block);
 /* The same on a mapped target (tg->ptr): memmove or dt_copy, complete at return. */
-int win_copy_direct(vnic_opcode_t opcode, void *obuf, dt_t *ot, int64_t ocount,
-                    const win_target_t *tg, dt_t *tt, int64_t tcount);
+int win_copy_direct(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                    int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount);
+/* A contiguous put (get 0) or get of bytes between o and t, a mapped address in another
+ * rank's window memory, copied in part by that rank's CPU (vnic_copy_shared): 1 when
+ * done, 0 when the caller must copy (too small, or the vnic declined). */
+int win_copy_shared(mpii_win_t *w, int target, int get, void *o, char *t, size_t bytes);
+static inline int win_copy_big(mpii_win_t *w, int target, int get, void *o, char *t, size_t bytes)
+{
+    return BASE_UNLIKELY(bytes >= w->share_min) && target != w->rank &&
+           win_copy_shared(w, target, get, o, t, bytes);
+}
 /* A vnic transfer posted piece by piece (win_transfer in one go; the request-based forms
  * a budget at a time, the rest from progress): both layouts walked from `pos` on. */
 #define WIN_IOV_MAX 512 /* pieces per vnic operation (the arrays below: 24 KiB) */

@@ -119,7 +119,7 @@ int win_req_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf
         return win_request_done(request);
     if (tg->ptr) {
         w->stores |= opcode == VNIC_OP_PUT;
-        int rc = win_copy_direct(opcode, obuf, ot, ocount, tg, tt, tcount);
+        int rc = win_copy_direct(w, target, opcode, obuf, ot, ocount, tg, tt, tcount);
         return rc == MPI_SUCCESS ? win_request_done(request) : rc;
     }
     win_req_t *q = calloc(1, sizeof *q);

@@ -204,7 +204,7 @@ int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt
         return MPI_SUCCESS;
     if (tg->ptr) {
         w->stores |= opcode == VNIC_OP_PUT;
-        return win_copy_direct(opcode, obuf, ot, ocount, tg, tt, tcount);
+        return win_copy_direct(w, target, opcode, obuf, ot, ocount, tg, tt, tcount);
     }
     win_xfer_t x;
     int rc = win_xfer_init(&x, target, opcode, obuf, ot, ocount, tg, tt, tcount,
@@ -216,12 +216,27 @@ int win_transfer(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt
     return rc;
 }
 
-int win_copy_direct(vnic_opcode_t opcode, void *obuf, dt_t *ot, int64_t ocount,
-                    const win_target_t *tg, dt_t *tt, int64_t tcount)
+int win_copy_shared(mpii_win_t *w, int target, int get, void *o, char *t, size_t bytes)
+{
+    if ((char *)o < t + bytes && t < (char *)o + bytes)
+        return 0; /* pieces copied apart are no memmove of overlapping ranges */
+    const win_peer_t *p = &w->peer[target];
+    uint64_t off =
+        (uint64_t)(t - p->data) + (p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0);
+    int rc =
+        vnic_copy_shared(mpii.vnic, w->c->group->world[target], get, o, p->data_key, off, bytes);
+    /* declined, or failed (a dead target): the caller's memmove does it all again */
+    return rc == FMPL_SUCCESS;
+}
+
+int win_copy_direct(mpii_win_t *w, int target, vnic_opcode_t opcode, void *obuf, dt_t *ot,
+                    int64_t ocount, const win_target_t *tg, dt_t *tt, int64_t tcount)
 {
     int64_t bytes = ocount * dt_size(ot);
     if (dt_is_contig(ot, ocount) && dt_is_contig(tt, tcount)) {
         char *o = (char *)obuf + dt_true_lb(ot), *t = tg->ptr + dt_true_lb(tt);
+        if (win_copy_big(w, target, opcode == VNIC_OP_GET, o, t, (size_t)bytes))
+            return MPI_SUCCESS;
         if (opcode == VNIC_OP_PUT)
             memmove(t, o, (size_t)bytes);
         else
@@ -273,7 +288,7 @@ static inline __attribute__((always_inline)) int rma_fast(int get, void *obuf, i
         uint64_t v;
         memcpy(&v, src, 8);
         memcpy(dst, &v, 8);
-    } else {
+    } else if (!win_copy_big(w, target, get, obuf, t, (size_t)bytes)) {
         memmove(dst, src, (size_t)bytes);
     }
     if (!get)

@@ -44,7 +44,7 @@
  *     sends a cell, the target copies out and frees it (post returns once every chunk
  *     is staged); GET requests chunks that the target fills, completed asynchronously
  *     by the initiator's progress (lcntr); a blocking GET may also be SHARED: initiator
- *     and target copy pieces with CMA at once (shm_get_shared). Which of these large
+ *     and target copy pieces with CMA at once (shm_share_run). Which of these large
  *     transfers take is the host's choice, measured or cached (shm_tune.h, shm_tune.c);
  *   - many small remote pieces (strided or indexed layouts) to private memory: a PUT
  *     packs them with their offsets into bounce chunks (SHM_BPUTV, the target scatters
@@ -118,7 +118,17 @@
 #define SHM_HEADER_SIZE 4096
 #define SHM_PAGE 4096
 
-enum { SHM_PUT = 1, SHM_EFFECT, SHM_ATOMIC, SHM_BPUT, SHM_BGET, SHM_AM, SHM_SGET, SHM_BPUTV };
+enum {
+    SHM_PUT = 1,
+    SHM_EFFECT,
+    SHM_ATOMIC,
+    SHM_BPUT,
+    SHM_BGET,
+    SHM_AM,
+    SHM_SGET,
+    SHM_BPUTV,
+    SHM_SPUT
+};
 
 typedef struct shm_cell {
     uint32_t seq; /* ticket + 1 of the message's first cell, stored last (release) */
@@ -165,7 +175,7 @@ typedef struct shm_line64 {
     uint64_t value;
 } BASE_ALIGNED shm_line64_t;
 
-/* SHARED GET (see shm_get_shared): the initiator's line that both sides take pieces
+/* SHARED GET (see shm_share_run): the initiator's line that both sides take pieces
  * from. claim = seq << 32 | pieces handed out; a piece is taken by a compare-and-swap
  * that also checks the seq, so a target answering late (the initiator finished alone
  * and started another get) takes nothing. */
@@ -306,11 +316,13 @@ typedef struct shm {
     char name[128];
     /* Large transfers only, after the fields of the small-message path (whose layout
      * the latency was measured with). */
-    shm_paths_t paths;  /* large puts and gets (shm_tune.h), set by vnic_shm_tune */
-    size_t share_piece; /* FMPL_SHM_SHARED_PIECE: largest piece of a shared get */
-    size_t share_min;   /* FMPL_SHM_SHARED_MIN: smallest shared get */
-    uint32_t share_seq; /* seq of my last shared get */
-    char *span;         /* [SHM_SPAN_MAX] staging of span reads (shm_cma_get_segs), lazily */
+    shm_paths_t paths;       /* large puts and gets (shm_tune.h), set by vnic_shm_tune */
+    size_t share_piece;      /* FMPL_SHM_SHARED_PIECE: largest piece of a shared get */
+    size_t share_min;        /* FMPL_SHM_SHARED_MIN: smallest shared get */
+    size_t share_heap_min;   /* FMPL_SHM_SHARED_HEAP_MIN: smallest shared heap copy */
+    size_t share_heap_piece; /* FMPL_SHM_SHARED_HEAP_PIECE */
+    uint32_t share_seq;      /* seq of my last shared get */
+    char *span;              /* [SHM_SPAN_MAX] staging of span reads (shm_cma_get_segs), lazily */
 } shm_t;
 
 /* ------------------------------------------------------------ addressing */
@@ -815,7 +827,10 @@ static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t b
     return FMPL_SUCCESS;
 }
 
-/* ------------------------------------------------------------ shared get */
+/* ------------------------------------------------------------ shared copies */
+
+static void *shm_peer_ptr(vnic_transport_t *tr, int peer, vnic_key_t key, uint64_t off,
+                          uint64_t len);
 
 /* Takes the next piece of get seq from share line sh: returns its length (0 when none is
  * left, or when the line has moved on to another get) and its offset in *at. */
@@ -842,58 +857,63 @@ static int shm_share_open(shm_share_t *sh, uint32_t seq, uint64_t total, uint64_
     return (uint32_t)(w >> 32) == seq && (w & 0xffffffffu) * piece < total;
 }
 
-/* Target side of a shared get (cell h from src): writes the pieces it takes straight
- * into the initiator's buffer (h.imm) with process_vm_writev. Pieces it cannot copy
- * (a region gone since the initiator checked it) still count as done, with the error. */
+/* Target side of a shared copy (cell h from src): moves the pieces it takes between its
+ * region and the initiator's buffer (h.imm) with CMA: writes them there for a get
+ * (SHM_SGET), reads them from there for a put (SHM_SPUT). Pieces it cannot copy (a region
+ * gone since the initiator checked it) still count as done, with the error. */
 static void shm_share_serve(shm_t *s, shm_peer_t *src, const shm_cell_t *h, int ok,
                             const vnic_region_t *r)
 {
     shm_share_t *sh = shm_share_of(s, src->area);
     uint64_t piece = h->u.bounce.slot, at;
+    int write = h->type == SHM_SGET;
     size_t k;
     while ((k = shm_share_take(sh, h->u.bounce.slotseq, h->len, piece, &at))) {
         int rc =
-            ok ? shm_cma_range(src, 1, (char *)(uintptr_t)r->base + h->off + at, h->imm + at, k)
+            ok ? shm_cma_range(src, write, (char *)(uintptr_t)r->base + h->off + at, h->imm + at, k)
                : FMPL_ERR_KEY;
         if (rc)
             __atomic_store_n(&sh->status, rc, __ATOMIC_RELAXED);
         __atomic_fetch_add(&sh->done, k, __ATOMIC_RELEASE);
+        s->v->traffic[VNIC_TRAFFIC_SHM].served += k;
     }
 }
 
-/* A blocking get of one contiguous range, shared with the target (SHARED in shm_tune.h):
- * this rank reads pieces with process_vm_readv while the target, told by a cell, writes
- * others with process_vm_writev; whoever is free takes the next piece. Each byte is
- * copied once, and two cores copy at once; a target that is busy elsewhere just leaves
- * every piece to this rank (no stall to wait out, unlike the pipeline). This rank does
- * not progress meanwhile: it waits for nothing but the target's piece in hand, which
- * needs nothing from it; so the share line serves one get at a time. */
-static int shm_get_shared(shm_t *s, shm_peer_t *p, const vnic_op_t *op, char *dst, uint64_t raddr,
-                          uint64_t off, size_t total)
+/* A blocking copy of one contiguous range between this rank's buf and p's region (key,
+ * off), shared with p: a get (SHM_SGET) or a put (SHM_SPUT). This rank copies pieces
+ * while p, told by a cell, copies others with CMA; whoever is free takes the next piece.
+ * This rank's pieces are a memcpy when the region is mapped here (`mapped`: its address,
+ * the shared heap) and otherwise a process_vm_readv (gets only). Each byte is copied
+ * once, and two cores copy at once; a target that is busy elsewhere just leaves every
+ * piece to this rank (no stall to wait out, unlike the pipeline). This rank does not
+ * progress meanwhile: it waits for nothing but the target's piece in hand, which needs
+ * nothing from it; so the share line serves one copy at a time. */
+static int shm_share_run(shm_t *s, shm_peer_t *p, int type, vnic_key_t key, uint64_t off, char *buf,
+                         char *mapped, uint64_t raddr, size_t total, uint64_t piece_max)
 {
-    if (s->fb_acks_due) /* the reads below do not progress */
+    if (s->fb_acks_due) /* the copies below do not progress */
         shm_fb_publish_acks(s);
     shm_share_t *sh = shm_share_of(s, s->area);
     uint32_t seq = ++s->share_seq;
     if (seq == 0)
         seq = ++s->share_seq;
-    /* Halves up to share_piece: few system calls (each pins its pages anew), yet a late
+    /* Halves up to piece_max: few system calls (each pins its pages anew), yet a late
      * target still finds work (measured on the Xeon guest: 256 KiB pieces beat 128 KiB by
-     * 10-30% from 1 MiB on, and a 256 KiB get is best cut in two). */
-    uint64_t piece = BASE_MIN((uint64_t)s->share_piece,
-                              BASE_ALIGN_UP(((uint64_t)total + 1) / 2, (uint64_t)SHM_PAGE));
+     * 10-30% from 1 MiB on for CMA gets, and a 256 KiB get is best cut in two). */
+    uint64_t piece =
+        BASE_MIN(piece_max, BASE_ALIGN_UP(((uint64_t)total + 1) / 2, (uint64_t)SHM_PAGE));
     s->share_busy = 1;
     __atomic_store_n(&sh->done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sh->status, FMPL_SUCCESS, __ATOMIC_RELAXED);
     __atomic_store_n(&sh->claim, (uint64_t)seq << 32, __ATOMIC_RELEASE);
     shm_cell_t h;
     memset(&h, 0, sizeof h);
-    h.type = SHM_SGET;
+    h.type = (uint8_t)type;
     h.src = (uint32_t)s->rank;
-    h.key = op->remote.key;
+    h.key = key;
     h.off = off;
     h.len = (uint32_t)total;
-    h.imm = (uint64_t)(uintptr_t)dst;
+    h.imm = (uint64_t)(uintptr_t)buf;
     h.u.bounce.slot = (uint32_t)piece;
     h.u.bounce.slotseq = seq;
     shm_send(s, p, &h, NULL);
@@ -901,8 +921,12 @@ static int shm_get_shared(shm_t *s, shm_peer_t *p, const vnic_op_t *op, char *ds
     uint64_t at;
     int rc = FMPL_SUCCESS;
     while ((k = shm_share_take(sh, seq, total, piece, &at))) {
-        if (rc == FMPL_SUCCESS)
-            rc = shm_cma_range(p, 0, dst + at, raddr + at, k);
+        if (mapped && type == SHM_SPUT)
+            memcpy(mapped + at, buf + at, k);
+        else if (mapped)
+            memcpy(buf + at, mapped + at, k);
+        else if (rc == FMPL_SUCCESS)
+            rc = shm_cma_range(p, 0, buf + at, raddr + at, k);
         mine += k;
     }
     /* The target's pieces in hand: one copy each. After a while, yield if it is queued
@@ -924,8 +948,23 @@ static int shm_get_shared(shm_t *s, shm_peer_t *p, const vnic_op_t *op, char *ds
     if (rc == FMPL_SUCCESS)
         rc = __atomic_load_n(&sh->status, __ATOMIC_RELAXED);
     s->share_busy = 0;
-    vnic_cntr_complete(op->lcntr, rc);
     return rc;
+}
+
+/* vnic_copy_shared: large contiguous copies to and from a local peer's shared heap. */
+static int shm_copy_shared(vnic_transport_t *tr, int peer, int get, void *buf, vnic_key_t key,
+                           uint64_t off, size_t len)
+{
+    shm_t *s = (shm_t *)tr;
+    if (!s->cma || s->share_busy || len < s->share_heap_min || len > UINT32_MAX ||
+        s->local_of[peer] < 0)
+        return VNIC_AGAIN;
+    shm_peer_t *p = &s->peers[s->local_of[peer]];
+    char *mapped = p == s->self ? NULL : shm_peer_ptr(tr, peer, key, off, len);
+    if (!mapped)
+        return VNIC_AGAIN;
+    return shm_share_run(s, p, get ? SHM_SGET : SHM_SPUT, key, off, buf, mapped, 0, len,
+                         s->share_heap_piece);
 }
 
 /* ------------------------------------------------------------ slots */
@@ -1391,17 +1430,21 @@ static void shm_handle(shm_t *s, shm_cell_t *c, uint64_t head)
             h.flags = 0;
         break;
     }
-    case SHM_SGET: {
+    case SHM_SGET:
+    case SHM_SPUT: {
         shm_peer_t *src = shm_src_peer(s, h.src);
+        const char *what = h.type == SHM_SGET ? "shared get" : "shared put";
         if (!src || src == s->self || h.u.bounce.slot < SHM_PAGE)
-            base_fatal("vnic/shm: corrupt shared get from rank %u", h.src);
+            base_fatal("vnic/shm: corrupt %s from rank %u", what, h.src);
         /* A late request (the initiator took every piece) is dropped unchecked: its
          * region may be gone by now. */
         if (shm_share_open(shm_share_of(s, src->area), h.u.bounce.slotseq, h.len,
                            h.u.bounce.slot)) {
-            int ok = shm_check_region(s, h.key, h.off, h.len, VNIC_ACC_REMOTE_READ, &r);
+            int ok = shm_check_region(
+                s, h.key, h.off, h.len,
+                h.type == SHM_SGET ? VNIC_ACC_REMOTE_READ : VNIC_ACC_REMOTE_WRITE, &r);
             if (!ok)
-                shm_refused(s, &h, "shared get");
+                shm_refused(s, &h, what);
             shm_share_serve(s, src, &h, ok, &r);
         }
         h.flags = 0;
@@ -1656,9 +1699,12 @@ static int shm_get(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
      * CMA when it works. */
     int blocking = !op->lcntr && nseg == 1;
     if (s->paths.get == SHM_GET_SHARED && s->cma && blocking && !s->share_busy &&
-        op->local.kind == VNIC_DESC_CONTIG && total >= s->share_min && total <= UINT32_MAX)
-        return shm_get_shared(s, p, op, op->local.u.contig.addr, r->base + seg[0].off, seg[0].off,
-                              total);
+        op->local.kind == VNIC_DESC_CONTIG && total >= s->share_min && total <= UINT32_MAX) {
+        int rc = shm_share_run(s, p, SHM_SGET, op->remote.key, seg[0].off, op->local.u.contig.addr,
+                               NULL, r->base + seg[0].off, total, s->share_piece);
+        vnic_cntr_complete(op->lcntr, rc);
+        return rc;
+    }
     int piped = s->paths.get == SHM_GET_PIPELINE && blocking && total >= s->get_pipe_min;
     if (s->cma && !piped) {
         int rc = shm_cma_get_segs(s, p, &lc, r->base, seg, nseg);
@@ -2087,6 +2133,7 @@ static const vnic_transport_ops_t shm_ops = {
     .cpu_release = shm_cpu_release,
     .quiesce = shm_quiesce,
     .peer_ptr = shm_peer_ptr,
+    .copy_shared = shm_copy_shared,
     .peer_wake = shm_peer_wake,
     .close = shm_close,
 };
@@ -2342,6 +2389,14 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         base_env_int("FMPL_SHM_SHARED_MIN", 64 << 10, 0, LLONG_MAX,
                      "smallest blocking get that the target shares when the get path is "
                      "shared (smaller ones use CMA alone)");
+    long long share_heap_min = base_env_int(
+        "FMPL_SHM_SHARED_HEAP_MIN", 256 << 10, 0, LLONG_MAX,
+        "smallest copy to or from a local peer's shared heap (an MPI_Win_allocate window) that "
+        "the peer shares, when it waits inside the library (smaller ones: one memcpy)");
+    long long share_heap_piece = base_env_int(
+        "FMPL_SHM_SHARED_HEAP_PIECE", 128 << 10, SHM_PAGE, 1 << 30,
+        "largest piece of a shared copy to or from a shared heap (this rank copies with "
+        "memcpy, the peer with CMA)");
     long long chunk = base_env_int("FMPL_SHM_BOUNCE_CHUNK", 64 << 10, 4096, 64 << 20,
                                    "bytes per bounce-buffer chunk (the pipeline)");
     long long nbounce = base_env_int("FMPL_SHM_BOUNCE_CHUNKS", 4, 1, 64,
@@ -2442,6 +2497,8 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     s->paths.put_pipeline = pipeline || !cma;
     s->share_piece = (size_t)BASE_ALIGN_UP((size_t)share_piece, SHM_PAGE);
     s->share_min = (size_t)share_min;
+    s->share_heap_min = (size_t)share_heap_min;
+    s->share_heap_piece = (size_t)BASE_ALIGN_UP((size_t)share_heap_piece, SHM_PAGE);
     s->stall_ns = stall_us * 1000;
     s->get_pipe_min = (size_t)get_pipe_min;
     s->fb_max = fastbox ? SHM_FB_ACTIVE_MAX : 0;
@@ -2454,6 +2511,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     v->info.inline_max = s->inline_max;
     v->info.am_max = s->am_max;
     v->info.heap_size = s->lay.heap_size;
+    v->info.share_min = s->cma ? s->share_heap_min : SIZE_MAX;
     *out = &s->base;
     return FMPL_SUCCESS;
 }

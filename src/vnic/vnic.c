@@ -431,6 +431,16 @@ void vnic_peer_wake(vnic_t *v, int peer)
         t->ops->peer_wake(t, peer);
 }
 
+int vnic_copy_shared(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
+                     size_t len)
+{
+    if (!v || (unsigned)peer >= (unsigned)v->npeers || (!buf && len))
+        return FMPL_ERR_ARG;
+    vnic_transport_t *t = vnic_transport_of(v, peer);
+    return t && t->ops->copy_shared ? t->ops->copy_shared(t, peer, get, buf, key, off, len)
+                                    : VNIC_AGAIN;
+}
+
 int vnic_post(vnic_t *v, const vnic_op_t *op)
 {
     if (BASE_UNLIKELY(!v || !op))

@@ -115,6 +115,7 @@ typedef struct vnic_info {
     int oversubscribed;     /* more ranks on this host than CPUs they may run on */
     const char *placement;  /* where this rank runs and who decided (vnic_place) */
     const char *shm_paths;  /* paths of large local transfers, and why (shm_tune.c) */
+    size_t share_min;       /* smallest vnic_copy_shared that may be shared (SIZE_MAX: none) */
 } vnic_info_t;
 const vnic_info_t *vnic_info(const vnic_t *v);
 
@@ -298,6 +299,17 @@ void *vnic_peer_ptr(vnic_t *v, int peer, vnic_key_t key, uint64_t off, uint64_t 
  * wakes its vnic_wait so that a progress hook sees the thread's work (over shm; a wait
  * that sleeps on the udp socket ends after FMPL_SLEEP_US instead). */
 void vnic_peer_wake(vnic_t *v, int peer);
+/* A large contiguous copy between buf and peer's memory (key, off), where that memory is
+ * also mapped here (vnic_peer_ptr): a put (get 0: buf to peer) or a get. The peer copies
+ * part of it with its own CPU when it is inside the library (polling or waiting), so two
+ * cores copy at once; a peer busy elsewhere leaves it all to this rank. Blocks until every
+ * byte is in place (complete at both ends at return; the caller orders it against other
+ * operations as it would its own stores or loads). Returns FMPL_SUCCESS, VNIC_AGAIN with
+ * nothing copied when sharing would not pay (below FMPL_SHM_SHARED_HEAP_MIN, no CMA, a
+ * nested call, no mapping, a transport without it: the caller copies), or an error
+ * (FMPL_ERR_PEER: the peer died; FMPL_ERR_KEY). Never progresses other operations. */
+int vnic_copy_shared(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
+                     size_t len);
 
 /* Active message of two contiguous pieces (a header a[alen] then a body b[blen]):
  * the short form of vnic_post with VNIC_OP_SEND, no counters, for latency-critical
@@ -490,6 +502,7 @@ int vnic_udp_inject(vnic_t *v, int rank, int twin, const void *pkt, size_t len);
  * may miss an increment. */
 typedef struct vnic_traffic {
     uint64_t ops, bytes;
+    uint64_t served; /* bytes this process copied for peers' shared copies (shm) */
 } vnic_traffic_t;
 enum { VNIC_TRAFFIC_SHM = 0, VNIC_TRAFFIC_UDP = 1, VNIC_TRAFFIC_N };
 /* Fills out[VNIC_TRAFFIC_N]. Never blocks. FMPL_ERR_ARG for NULL. */

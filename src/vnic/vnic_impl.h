@@ -144,6 +144,10 @@ typedef struct vnic_transport_ops {
      * this transport serves (peer checked by the generic layer). */
     void *(*peer_ptr)(vnic_transport_t *t, int peer, vnic_key_t key, uint64_t off, uint64_t len);
     void (*peer_wake)(vnic_transport_t *t, int peer);
+    /* Optional (NULL: never shared): vnic_copy_shared for the peers this transport serves
+     * (peer and arguments checked by the generic layer). */
+    int (*copy_shared)(vnic_transport_t *t, int peer, int get, void *buf, vnic_key_t key,
+                       uint64_t off, size_t len);
     /* Releases everything; no peer accesses this process's memory any more. */
     void (*close)(vnic_transport_t *t);
 } vnic_transport_ops_t;
