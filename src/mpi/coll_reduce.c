@@ -139,6 +139,18 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
         return rc;
+    if (!c->rgroup) { /* a cached call skips the checks (mpii_cs_hit) */
+        mpii_ckey_t kh = {.kind = MPII_CK_REDUCE,
+                          .root = root,
+                          .stype = type,
+                          .op = op,
+                          .scount = count,
+                          .sbuf = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf,
+                          .rbuf = rbuf};
+        coll_sched_t *hit = mpii_cs_hit(c, m, &kh);
+        if (hit)
+            return mpii_cs_run_cached(c, comm, hit, fname);
+    }
     if ((rc = mc_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if (c->rgroup)

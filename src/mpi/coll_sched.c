@@ -314,6 +314,7 @@ coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
 
 typedef struct mpii_ccache {
     int next; /* slot replaced next */
+    int last; /* slot of the latest hit: looked at first */
     mpii_ckey_t key[CS_CACHE];
     coll_sched_t *s[CS_CACHE];
     /* the slot's schedule is queued or running for a nonblocking call (which borrowed it:
@@ -329,9 +330,10 @@ _Static_assert(MPII_TOOL_COLL(MPII_CK_EXSCAN) == MPII_TOOL_NCOLL - 1, "tool_impl
 /* Counts a run of cached schedule s by its slot's note. */
 static void cs_count_cached(mpii_comm_t *c, const coll_sched_t *s)
 {
-    for (int i = 0; c->ccache && i < CS_CACHE; i++)
-        if (c->ccache->s[i] == s) {
-            mpii_coll_count(c->ccache->note[i]);
+    const mpii_ccache_t *cc = c->ccache;
+    for (int n = 0, i = cc ? cc->last : 0; cc && n < CS_CACHE; n++, i = (i + 1) % CS_CACHE)
+        if (cc->s[i] == s) {
+            mpii_coll_count(cc->note[i]);
             return;
         }
 }
@@ -353,15 +355,19 @@ const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
     return k;
 }
 
-/* The slot of key k in c's cache, or -1. */
-static int cs_slot(const mpii_comm_t *c, const mpii_ckey_t *k)
+/* The slot of key k in c's cache (looked for from the latest hit on: a loop of one
+ * collective finds it at once), or -1. */
+static int cs_slot(mpii_comm_t *c, const mpii_ckey_t *k)
 {
-    const mpii_ccache_t *cc = c->ccache;
+    mpii_ccache_t *cc = c->ccache;
     if (!k || !cc)
         return -1;
-    for (int i = 0; i < CS_CACHE; i++)
-        if (cc->s[i] && !memcmp(&cc->key[i], k, sizeof *k) && cc->gen[i] == mpii_coll_tune.gen)
+    for (int n = 0, i = cc->last; n < CS_CACHE; n++, i = (i + 1) % CS_CACHE)
+        if (cc->s[i] && cc->key[i].kind == k->kind && cc->gen[i] == mpii_coll_tune.gen &&
+            !memcmp(&cc->key[i], k, sizeof *k)) {
+            cc->last = i;
             return i;
+        }
     return -1;
 }
 
