@@ -8,7 +8,9 @@
  * this host, one vnic get otherwise) and the access must lie inside one region.
  *
  * Moving the data (win_transfer): a direct target (mapped memory) is one memcpy for
- * contiguous layouts, else dt_copy between the two layouts. Otherwise the vnic moves it:
+ * contiguous layouts (from FMPL_SHM_SHARED_HEAP_MIN bytes on, to another rank, a shared
+ * copy: that rank copies pieces too while it waits in the library, vnic_copy_shared),
+ * else dt_copy between the two layouts. Otherwise the vnic moves it:
  * one contiguous op, or iovec descriptors on both sides built by the datatype engine's
  * segment iterator in chunks of up to WIN_IOV_MAX pieces, so strided and indexed layouts
  * go without a pack. Puts are locally complete at return and mark the target dirty

@@ -883,7 +883,7 @@ static void shm_share_serve(shm_t *s, shm_peer_t *src, const shm_cell_t *h, int 
  * off), shared with p: a get (SHM_SGET) or a put (SHM_SPUT). This rank copies pieces
  * while p, told by a cell, copies others with CMA; whoever is free takes the next piece.
  * This rank's pieces are a memcpy when the region is mapped here (`mapped`: its address,
- * the shared heap) and otherwise a process_vm_readv (gets only). Each byte is copied
+ * the shared heap) and otherwise a CMA read or write at raddr. Each byte is copied
  * once, and two cores copy at once; a target that is busy elsewhere just leaves every
  * piece to this rank (no stall to wait out, unlike the pipeline). This rank does not
  * progress meanwhile: it waits for nothing but the target's piece in hand, which needs
@@ -926,7 +926,7 @@ static int shm_share_run(shm_t *s, shm_peer_t *p, int type, vnic_key_t key, uint
         else if (mapped)
             memcpy(buf + at, mapped + at, k);
         else if (rc == FMPL_SUCCESS)
-            rc = shm_cma_range(p, 0, buf + at, raddr + at, k);
+            rc = shm_cma_range(p, type == SHM_SPUT, buf + at, raddr + at, k);
         mine += k;
     }
     /* The target's pieces in hand: one copy each. After a while, yield if it is queued
@@ -1526,6 +1526,26 @@ static int shm_progress(vnic_transport_t *tr)
 
 /* ------------------------------------------------------------ initiator side */
 
+/* The end of a put whose bytes all but a tail flag word are in place at the target (by
+ * CMA): the tail flag travels last in a cell (an atomic store there, after those bytes),
+ * else the effects follow in an EFFECT cell. lc stands at the tail; h is the put's
+ * header. Completes op locally. */
+static int shm_put_finish(shm_t *s, shm_peer_t *p, const vnic_op_t *op, shm_cell_t *h,
+                          vnic_lcur_t *lc, uint64_t off0, size_t total)
+{
+    if (op->flags & VNIC_F_TAIL_FLAG) {
+        h->type = SHM_PUT;
+        h->flags = (uint8_t)(op->flags & (VNIC_F_NOTIFY | VNIC_F_RCNTR | VNIC_F_TAIL_FLAG));
+        h->off = off0 + total - 8;
+        h->len = 8;
+        shm_send(s, p, h, lc);
+    } else {
+        shm_direct_effects(s, p, op, off0, total);
+    }
+    vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
+    return FMPL_SUCCESS;
+}
+
 static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
                    const vnic_region_t *r, char *rbase, const vnic_rseg_t *seg, int nseg)
 {
@@ -1581,6 +1601,21 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
         vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }
+    /* Shared, when the host's large gets are (shm_tune.h): this rank writes pieces with
+     * CMA while the target, told by a cell, reads others (the shared get's two copies at
+     * once, the other way round); a target busy elsewhere leaves it all to this rank. */
+    size_t bulk = (fl & VNIC_F_TAIL_FLAG) ? total - 8 : total;
+    if (s->paths.get == SHM_GET_SHARED && s->cma && !gathered && nseg == 1 && !s->share_busy &&
+        op->local.kind == VNIC_DESC_CONTIG && bulk >= s->share_min && bulk <= UINT32_MAX) {
+        int rc = shm_share_run(s, p, SHM_SPUT, op->remote.key, off0, op->local.u.contig.addr, NULL,
+                               r->base + off0, bulk, s->share_piece);
+        if (rc) {
+            vnic_cntr_complete(op->lcntr, rc);
+            return rc;
+        }
+        vnic_lcur_seek(&lc, bulk);
+        return shm_put_finish(s, p, op, &h, &lc, off0, total);
+    }
     /* Pipeline: chunks staged in this rank's bounce buffers and copied out by the target,
      * both cores copying at once (on this class of machine 3-4x CMA's bandwidth). When the
      * target stops draining (it computes, or is descheduled), CMA writes the rest without
@@ -1626,12 +1661,10 @@ static int shm_put(shm_t *s, shm_peer_t *p, const vnic_op_t *op, size_t total,
         return FMPL_SUCCESS;
     }
 cma_rest:;
-    /* CMA for what the pipeline did not stage (all of it without the pipeline). A tail
-     * flag word travels last in a cell (an atomic store, after the staged chunks). */
+    /* CMA for what the pipeline did not stage (all of it without the pipeline). */
     size_t done = pos;
     for (int j = 0; j < i; j++)
         done += seg[j].len;
-    size_t bulk = (fl & VNIC_F_TAIL_FLAG) ? total - 8 : total;
     int rc = FMPL_SUCCESS;
     if (done < bulk)
         rc = shm_cma_segs(p, 1, &lc, r->base, seg + i, nseg - i, pos, bulk - done);
@@ -1639,17 +1672,7 @@ cma_rest:;
         vnic_cntr_complete(op->lcntr, rc);
         return rc;
     }
-    if (fl & VNIC_F_TAIL_FLAG) {
-        h.type = SHM_PUT;
-        h.flags = (uint8_t)fl;
-        h.off = off0 + total - 8;
-        h.len = 8;
-        shm_send(s, p, &h, &lc);
-    } else {
-        shm_direct_effects(s, p, op, off0, total);
-    }
-    vnic_cntr_complete(op->lcntr, FMPL_SUCCESS);
-    return FMPL_SUCCESS;
+    return shm_put_finish(s, p, op, &h, &lc, off0, total);
 }
 
 /* Ends a stalled blocking bounce GET g (one remote segment at raddr) with CMA: the
@@ -2383,12 +2406,13 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
         "(the target fills bounce chunks; smaller ones, and all with FMPL_SHM_PIPELINE=0, use "
         "CMA)");
     long long share_piece = base_env_int("FMPL_SHM_SHARED_PIECE", 256 << 10, SHM_PAGE, 1 << 30,
-                                         "largest piece of a shared get (initiator and target "
-                                         "each copy pieces with CMA; a small get is cut in two)");
+                                         "largest piece of a shared get or put (initiator and "
+                                         "target each copy pieces with CMA; a small one is cut "
+                                         "in two)");
     long long share_min =
         base_env_int("FMPL_SHM_SHARED_MIN", 64 << 10, 0, LLONG_MAX,
-                     "smallest blocking get that the target shares when the get path is "
-                     "shared (smaller ones use CMA alone)");
+                     "smallest blocking get, or put to private memory, that the target "
+                     "shares when the get path is shared (smaller ones use CMA alone)");
     long long share_heap_min = base_env_int(
         "FMPL_SHM_SHARED_HEAP_MIN", 256 << 10, 0, LLONG_MAX,
         "smallest copy to or from a local peer's shared heap (an MPI_Win_allocate window) that "

@@ -486,6 +486,10 @@ void vnic_shm_tune(vnic_t *v)
     vnic_shm_set_paths(v->local, &mine);
     vnic_shm_paths(v->local, &mine); /* as applied (no CMA: the pipeline) */
     snprintf(v->shm_paths, sizeof v->shm_paths, "gets %s, puts %s; %s",
-             vnic_shm_path_name(mine.get), mine.put_pipeline ? "pipeline" : "cma", why);
+             vnic_shm_path_name(mine.get),
+             mine.get == SHM_GET_SHARED ? "shared"
+             : mine.put_pipeline        ? "pipeline"
+                                        : "cma",
+             why);
     v->info.shm_paths = v->shm_paths;
 }

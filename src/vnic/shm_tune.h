@@ -11,7 +11,9 @@
  *     initiator reads with process_vm_readv and the target writes with process_vm_writev,
  *     whoever is free taking the next piece (two cores, one copy; about twice CMA on the
  *     Intel Xeon guest where memcpy of a cache-sized block beats the pipeline's handshake).
- * Large PUTs go through the pipeline or CMA alone (put_pipeline).
+ * Large PUTs to private memory mirror the choice: SHARED when gets are (the initiator
+ * writes pieces with process_vm_writev, the target reads others with process_vm_readv),
+ * else the pipeline or CMA alone (put_pipeline, which the get scores also decide).
  *
  * Which one wins depends on the machine, so shm_tune.c measures them once per host
  * (a trial between local ranks 0 and 1 at start-up, cached in a file keyed by CPU model,
