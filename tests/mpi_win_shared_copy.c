@@ -6,9 +6,11 @@
  * displacements; MPI_Put, MPI_Get, MPI_Rput and MPI_Rget. Every byte of the target's
  * window is checked after each put (bytes outside the put untouched) and every byte
  * fetched by a get. Then a put to a target that computes outside MPI must complete at
- * once (the origin copies alone), and a put to self. With argument "served" (on a host
- * where CMA works, as fmpl-info reports), the targets must have copied some bytes
- * (MPI_T pvar vnic_shm_served). */
+ * once (the origin copies alone), and a put to self. All of it again on an
+ * MPI_Win_create window over malloc'd memory (vnic puts and gets, shared when the host's
+ * gets are). With argument "served" (on a host where CMA works, as fmpl-info reports),
+ * the targets of the allocated window must have copied some bytes (MPI_T pvar
+ * vnic_shm_served). */
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,8 +44,6 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     unsigned char *mem, *buf = malloc(WIN), *back = malloc(WIN);
     CHECK(buf && back);
-    MPI_Win win;
-    CHECK_RC(MPI_Win_allocate(WIN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
     MPI_T_pvar_session ps;
     MPI_T_pvar_handle ph;
     int idx, count;
@@ -52,118 +52,137 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_T_pvar_handle_alloc(ps, idx, NULL, &ph, &count), MPI_SUCCESS);
     CHECK(count == 1);
     CHECK_RC(MPI_T_pvar_start(ps, ph), MPI_SUCCESS);
-    const size_t sizes[] = {
-        4096, 200 << 10, 256 << 10, (256 << 10) + 8, (1 << 20) + 24, (3 << 20) + 4096 + 40};
-    const MPI_Aint disps[] = {0, 8, 4096 + 24};
-    int nsz = (int)(sizeof sizes / sizeof sizes[0]);
-    for (int form = 0; form < 2; form++) { /* 0: MPI_Put/Get, 1: MPI_Rput/Rget */
-        for (int si = 0; si < nsz; si++) {
-            size_t size = sizes[si];
-            MPI_Aint disp = disps[si % 3];
-            for (int o = 0; o < n; o++) {
-                int target = (o + 1) % n;
-                memset(mem, 0xee, WIN); /* every rank's whole window */
-                MPI_Win_sync(win);
-                if (rank == o) /* (before the barrier: the target then waits in the next) */
-                    for (size_t i = 0; i < size; i++)
-                        buf[i] = pat(o, size, i);
-                MPI_Barrier(MPI_COMM_WORLD);
-                if (rank == o) {
-                    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
-                    if (form == 0) {
-                        CHECK_RC(MPI_Put(buf, (int)size, MPI_BYTE, target, disp, (int)size,
-                                         MPI_BYTE, win),
-                                 MPI_SUCCESS);
-                    } else {
-                        MPI_Request r;
-                        CHECK_RC(MPI_Rput(buf, (int)size, MPI_BYTE, target, disp, (int)size,
-                                          MPI_BYTE, win, &r),
-                                 MPI_SUCCESS);
-                        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
-                    }
-                    memset(buf, 0, size); /* the put is complete: the buffer is free */
-                    MPI_Win_unlock(target, win);
-                }
-                MPI_Barrier(MPI_COMM_WORLD);
-                if (rank == target) {
+    unsigned long long mine = 0;
+    /* kind 0: MPI_Win_allocate (the shared heap: shared when large); 1: MPI_Win_create
+     * over malloc'd memory (vnic puts and gets: shared when the host's gets are) */
+    for (int kind = 0; kind < 2; kind++) {
+        MPI_Win win;
+        if (kind == 0) {
+            CHECK_RC(MPI_Win_allocate(WIN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win),
+                     MPI_SUCCESS);
+        } else {
+            CHECK((mem = malloc(WIN)) != NULL);
+            CHECK_RC(MPI_Win_create(mem, WIN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
+        }
+        const size_t sizes[] = {
+            4096, 200 << 10, 256 << 10, (256 << 10) + 8, (1 << 20) + 24, (3 << 20) + 4096 + 40};
+        const MPI_Aint disps[] = {0, 8, 4096 + 24};
+        int nsz = (int)(sizeof sizes / sizeof sizes[0]);
+        for (int form = 0; form < 2; form++) { /* 0: MPI_Put/Get, 1: MPI_Rput/Rget */
+            for (int si = 0; si < nsz; si++) {
+                size_t size = sizes[si];
+                MPI_Aint disp = disps[si % 3];
+                for (int o = 0; o < n; o++) {
+                    int target = (o + 1) % n;
+                    memset(mem, 0xee, WIN); /* every rank's whole window */
                     MPI_Win_sync(win);
-                    for (size_t i = 0; i < WIN; i++) {
-                        int in = i >= (size_t)disp && i < (size_t)disp + size;
-                        unsigned char want = in ? pat(o, size, i - (size_t)disp) : 0xee;
-                        if (mem[i] != want) {
-                            fprintf(stderr,
-                                    "rank %d: byte %zu of the window is %u, not %u "
-                                    "(put of %zu bytes at %ld from rank %d, form %d)\n",
-                                    rank, i, mem[i], want, size, (long)disp, o, form);
-                            CHECK(0);
+                    if (rank == o) /* (before the barrier: the target then waits in the next) */
+                        for (size_t i = 0; i < size; i++)
+                            buf[i] = pat(o, size, i);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    if (rank == o) {
+                        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+                        if (form == 0) {
+                            CHECK_RC(MPI_Put(buf, (int)size, MPI_BYTE, target, disp, (int)size,
+                                             MPI_BYTE, win),
+                                     MPI_SUCCESS);
+                        } else {
+                            MPI_Request r;
+                            CHECK_RC(MPI_Rput(buf, (int)size, MPI_BYTE, target, disp, (int)size,
+                                              MPI_BYTE, win, &r),
+                                     MPI_SUCCESS);
+                            CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+                        }
+                        memset(buf, 0, size); /* the put is complete: the buffer is free */
+                        MPI_Win_unlock(target, win);
+                    }
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    if (rank == target) {
+                        MPI_Win_sync(win);
+                        for (size_t i = 0; i < WIN; i++) {
+                            int in = i >= (size_t)disp && i < (size_t)disp + size;
+                            unsigned char want = in ? pat(o, size, i - (size_t)disp) : 0xee;
+                            if (mem[i] != want) {
+                                fprintf(stderr,
+                                        "rank %d: byte %zu of the window is %u, not %u "
+                                        "(put of %zu bytes at %ld from rank %d, form %d)\n",
+                                        rank, i, mem[i], want, size, (long)disp, o, form);
+                                CHECK(0);
+                            }
                         }
                     }
-                }
-                MPI_Barrier(MPI_COMM_WORLD);
-                if (rank == o) { /* and back, from the target's window */
-                    memset(back, 0x11, size + 64);
-                    MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
-                    if (form == 0) {
-                        CHECK_RC(MPI_Get(back, (int)size, MPI_BYTE, target, disp, (int)size,
-                                         MPI_BYTE, win),
-                                 MPI_SUCCESS);
-                    } else {
-                        MPI_Request r;
-                        CHECK_RC(MPI_Rget(back, (int)size, MPI_BYTE, target, disp, (int)size,
-                                          MPI_BYTE, win, &r),
-                                 MPI_SUCCESS);
-                        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
-                    }
-                    MPI_Win_unlock(target, win);
-                    for (size_t i = 0; i < size + 64; i++) {
-                        unsigned char want = i < size ? pat(o, size, i) : 0x11;
-                        if (back[i] != want) {
-                            fprintf(stderr, "rank %d: byte %zu of a get of %zu is %u, not %u\n",
-                                    rank, i, size, back[i], want);
-                            CHECK(0);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    if (rank == o) { /* and back, from the target's window */
+                        memset(back, 0x11, size + 64);
+                        MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+                        if (form == 0) {
+                            CHECK_RC(MPI_Get(back, (int)size, MPI_BYTE, target, disp, (int)size,
+                                             MPI_BYTE, win),
+                                     MPI_SUCCESS);
+                        } else {
+                            MPI_Request r;
+                            CHECK_RC(MPI_Rget(back, (int)size, MPI_BYTE, target, disp, (int)size,
+                                              MPI_BYTE, win, &r),
+                                     MPI_SUCCESS);
+                            CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+                        }
+                        MPI_Win_unlock(target, win);
+                        for (size_t i = 0; i < size + 64; i++) {
+                            unsigned char want = i < size ? pat(o, size, i) : 0x11;
+                            if (back[i] != want) {
+                                fprintf(stderr, "rank %d: byte %zu of a get of %zu is %u, not %u\n",
+                                        rank, i, size, back[i], want);
+                                CHECK(0);
+                            }
                         }
                     }
+                    MPI_Barrier(MPI_COMM_WORLD);
                 }
-                MPI_Barrier(MPI_COMM_WORLD);
             }
         }
-    }
-    /* A target that computes outside MPI for 0.3 s: the origin's 3 MiB put does not wait
-     * for it. */
-    if (n > 1) {
-        if (rank == 1) {
-            struct timespec d = {0, 300 * 1000 * 1000};
-            nanosleep(&d, NULL);
-        } else if (rank == 0) {
-            for (size_t i = 0; i < (3u << 20); i++)
-                buf[i] = pat(9, 3, i);
-            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
-            double t = MPI_Wtime();
-            CHECK_RC(MPI_Put(buf, 3 << 20, MPI_BYTE, 1, 64, 3 << 20, MPI_BYTE, win), MPI_SUCCESS);
-            t = MPI_Wtime() - t;
-            MPI_Win_unlock(1, win);
-            if (t > 0.25) {
-                fprintf(stderr, "a 3 MiB put took %.3f s while its target computed\n", t);
-                CHECK(0);
+        /* A target that computes outside MPI for 0.3 s: the origin's 3 MiB put does not wait
+         * for it. */
+        if (n > 1) {
+            if (rank == 1) {
+                struct timespec d = {0, 300 * 1000 * 1000};
+                nanosleep(&d, NULL);
+            } else if (rank == 0) {
+                for (size_t i = 0; i < (3u << 20); i++)
+                    buf[i] = pat(9, 3, i);
+                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+                double t = MPI_Wtime();
+                CHECK_RC(MPI_Put(buf, 3 << 20, MPI_BYTE, 1, 64, 3 << 20, MPI_BYTE, win),
+                         MPI_SUCCESS);
+                t = MPI_Wtime() - t;
+                MPI_Win_unlock(1, win);
+                if (t > 0.25) {
+                    fprintf(stderr, "a 3 MiB put took %.3f s while its target computed\n", t);
+                    CHECK(0);
+                }
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 1) {
+                MPI_Win_sync(win);
+                for (size_t i = 0; i < (3u << 20); i++)
+                    CHECK(mem[64 + i] == pat(9, 3, i));
             }
         }
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 1) {
-            MPI_Win_sync(win);
-            for (size_t i = 0; i < (3u << 20); i++)
-                CHECK(mem[64 + i] == pat(9, 3, i));
-        }
-    }
-    /* To self: no sharing, the same bytes. */
-    for (size_t i = 0; i < (1u << 20); i++)
-        buf[i] = pat(rank, 1, i);
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
-    CHECK_RC(MPI_Put(buf, 1 << 20, MPI_BYTE, rank, 8, 1 << 20, MPI_BYTE, win), MPI_SUCCESS);
-    MPI_Win_unlock(rank, win);
-    for (size_t i = 0; i < (1u << 20); i++)
-        CHECK(mem[8 + i] == pat(rank, 1, i));
+        /* To self: no sharing, the same bytes. */
+        for (size_t i = 0; i < (1u << 20); i++)
+            buf[i] = pat(rank, 1, i);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+        CHECK_RC(MPI_Put(buf, 1 << 20, MPI_BYTE, rank, 8, 1 << 20, MPI_BYTE, win), MPI_SUCCESS);
+        MPI_Win_unlock(rank, win);
+        for (size_t i = 0; i < (1u << 20); i++)
+            CHECK(mem[8 + i] == pat(rank, 1, i));
 
-    unsigned long long mine = served(ps, ph), all = 0;
+        if (kind == 0)
+            mine = served(ps, ph);
+        CHECK_RC(MPI_Win_free(&win), MPI_SUCCESS);
+        if (kind == 1)
+            free(mem);
+    }
+    unsigned long long all = 0;
     CHECK_RC(MPI_T_pvar_handle_free(ps, &ph), MPI_SUCCESS);
     CHECK_RC(MPI_T_pvar_session_free(&ps), MPI_SUCCESS);
     MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -174,7 +193,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "no target took part in any large copy (vnic_shm_served is 0)\n");
         CHECK(0);
     }
-    CHECK_RC(MPI_Win_free(&win), MPI_SUCCESS);
     free(buf);
     free(back);
     CHECK_RC(MPI_T_finalize(), MPI_SUCCESS);
