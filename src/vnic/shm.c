@@ -175,7 +175,7 @@ typedef struct shm_line64 {
     uint64_t value;
 } BASE_ALIGNED shm_line64_t;
 
-/* SHARED GET (see shm_share_run): the initiator's line that both sides take pieces
+/* SHARED COPY (see shm_share_run): the initiator's line that both sides take pieces
  * from. claim = seq << 32 | pieces handed out; a piece is taken by a compare-and-swap
  * that also checks the seq, so a target answering late (the initiator finished alone
  * and started another get) takes nothing. */
@@ -287,7 +287,7 @@ typedef struct shm {
     uint32_t K, kmask;
     size_t inline_max;
     int cma;
-    int share_busy;      /* my share line serves a get (a nested one uses CMA alone) */
+    int share_busy;      /* my share line serves a copy (a nested one is not shared) */
     int64_t stall_ns;    /* FMPL_SHM_STALL_US: a pipelined put turns to CMA after this */
     size_t get_pipe_min; /* FMPL_SHM_GET_PIPELINE_MIN: smallest pipelined blocking GET */
     int32_t *local_of;   /* world rank -> local index, -1 elsewhere */
@@ -317,11 +317,11 @@ typedef struct shm {
     /* Large transfers only, after the fields of the small-message path (whose layout
      * the latency was measured with). */
     shm_paths_t paths;       /* large puts and gets (shm_tune.h), set by vnic_shm_tune */
-    size_t share_piece;      /* FMPL_SHM_SHARED_PIECE: largest piece of a shared get */
-    size_t share_min;        /* FMPL_SHM_SHARED_MIN: smallest shared get */
+    size_t share_piece;      /* FMPL_SHM_SHARED_PIECE: largest piece of a shared get/put */
+    size_t share_min;        /* FMPL_SHM_SHARED_MIN: smallest shared get/put */
     size_t share_heap_min;   /* FMPL_SHM_SHARED_HEAP_MIN: smallest shared heap copy */
     size_t share_heap_piece; /* FMPL_SHM_SHARED_HEAP_PIECE */
-    uint32_t share_seq;      /* seq of my last shared get */
+    uint32_t share_seq;      /* seq of my last shared copy */
     char *span;              /* [SHM_SPAN_MAX] staging of span reads (shm_cma_get_segs), lazily */
 } shm_t;
 
@@ -832,8 +832,8 @@ static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t b
 static void *shm_peer_ptr(vnic_transport_t *tr, int peer, vnic_key_t key, uint64_t off,
                           uint64_t len);
 
-/* Takes the next piece of get seq from share line sh: returns its length (0 when none is
- * left, or when the line has moved on to another get) and its offset in *at. */
+/* Takes the next piece of copy seq from share line sh: returns its length (0 when none is
+ * left, or when the line has moved on to another copy) and its offset in *at. */
 static size_t shm_share_take(shm_share_t *sh, uint32_t seq, uint64_t total, uint64_t piece,
                              uint64_t *at)
 {
@@ -850,7 +850,7 @@ static size_t shm_share_take(shm_share_t *sh, uint32_t seq, uint64_t total, uint
     }
 }
 
-/* 1 while get seq has pieces left to take. */
+/* 1 while copy seq has pieces left to take. */
 static int shm_share_open(shm_share_t *sh, uint32_t seq, uint64_t total, uint64_t piece)
 {
     uint64_t w = __atomic_load_n(&sh->claim, __ATOMIC_ACQUIRE);
