@@ -139,18 +139,17 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     int rc = mpii_coll_enter(comm, fname, &c);
     if (rc)
         return rc;
-    if (!c->rgroup) { /* a cached call skips the checks (mpii_cs_hit) */
-        mpii_ckey_t kh = {.kind = MPII_CK_REDUCE,
-                          .root = root,
-                          .stype = type,
-                          .op = op,
-                          .scount = count,
-                          .sbuf = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf,
-                          .rbuf = rbuf};
-        coll_sched_t *hit = mpii_cs_hit(c, m, &kh);
-        if (hit)
-            return mpii_cs_run_cached(c, comm, hit, fname);
-    }
+    /* (MPI_IN_PLACE at the root is the operand in rbuf, as below) */
+    mpii_ckey_t kb = {.kind = MPII_CK_REDUCE,
+                      .root = root,
+                      .stype = type,
+                      .op = op,
+                      .scount = count,
+                      .sbuf = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf,
+                      .rbuf = rbuf};
+    coll_sched_t *hit = c->rgroup ? NULL : mpii_cs_hit(c, m, &kb); /* skips the checks */
+    if (hit)
+        return mpii_cs_run_cached(c, comm, hit, fname);
     if ((rc = mc_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if (c->rgroup)
@@ -171,13 +170,6 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     if (mpii_verify_on(c, m) &&
         (rc = mpii_verify_reduce(c, MPII_CK_REDUCE, root, NULL, count, type, op, fname)))
         return rc;
-    mpii_ckey_t kb = {.kind = MPII_CK_REDUCE,
-                      .root = root,
-                      .stype = type,
-                      .op = op,
-                      .scount = count,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
                       mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
     int fit = cg_fits(c, m, type, count, op);
