@@ -232,8 +232,7 @@ static int win_finish(mpii_win_t *w, uint64_t shared_off)
             p->data = shared_base ? shared_base + prefix : NULL;
             prefix += (uint64_t)p->size;
         } else if (p->size > 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-            uint64_t off = p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0;
-            p->data = vnic_peer_ptr(v, world, p->data_key, off, (uint64_t)p->size);
+            p->data = vnic_peer_ptr(v, world, p->data_key, win_data_off(w, p), (uint64_t)p->size);
         }
         if (!p->ctrl || (!p->data && p->size > 0) || (contig_shared && !shared_base))
             direct = 0;

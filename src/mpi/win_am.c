@@ -204,7 +204,7 @@ static int am_apply(win_amq_t *q, int *err)
     } else {
         base = (char *)w->base;
         limit = (uint64_t)w->bytes;
-        roff0 = (me->data_key == VNIC_KEY_HEAP ? me->ctrl_off + w->ctrl_bytes : 0) + (uint64_t)h.at;
+        roff0 = win_data_off(w, me) + (uint64_t)h.at;
     }
     int64_t pos = 0;
     for (int i = 0; i < q->seg_done; i++)
@@ -383,9 +383,8 @@ int win_am_issue(mpii_win_t *w, int target, const win_target_t *tg, dt_t *tt, in
                       .key = tg->key,
                       .token = o->token};
     /* where displacement 0 lands, relative to the window memory (or dynamic region) */
-    h.at = (int64_t)tg->off - (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && p->data_key == VNIC_KEY_HEAP
-                                   ? (int64_t)(p->ctrl_off + w->ctrl_bytes)
-                                   : 0);
+    h.at =
+        (int64_t)tg->off - (w->flavor != MPI_WIN_FLAVOR_DYNAMIC ? (int64_t)win_data_off(w, p) : 0);
     dt_iter_t it;
     int rc = dt_iter_init(&it, tt, tcount, WIN_FAKE_BASE, 0) == FMPL_SUCCESS ? MPI_SUCCESS
                                                                              : MPI_ERR_INTERN;

@@ -345,13 +345,6 @@ static inline void amo_enable(const win_peer_t *p, uint64_t off)
         amo_enable_slow(c, bit);
 }
 
-/* The region offset of the direct address t in target p's window memory. */
-static inline uint64_t direct_off(const mpii_win_t *w, const win_peer_t *p, const char *t)
-{
-    return (p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0) +
-           (uint64_t)(t - p->data);
-}
-
 /* A float or double sum on one element: a compare-exchange loop, inline (elem_cpu's
  * general loop calls the op's kernel per attempt). */
 static inline void elem_fsum(char *t, const char *in, char *res, int es)
@@ -694,7 +687,7 @@ static inline int acc_fast(const void *in, const void *cmp, void *res, MPI_Datat
         return 0;
     win_store_fence(w);
     const win_peer_t *p = &w->peer[target];
-    amo_enable(p, direct_off(w, p, t));
+    amo_enable(p, win_direct_off(w, p, t));
     if (fsum) {
         elem_fsum(t, in, res, es);
         return 1;
@@ -773,7 +766,7 @@ static inline int acc_block_fast(const void *in, int count, MPI_Datatype type, i
     }
     win_store_fence(w);
     const win_peer_t *p = &w->peer[target];
-    int rc = acc_block(&a, t, direct_off(w, p, t));
+    int rc = acc_block(&a, t, win_direct_off(w, p, t));
     w->stores = 1;
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, "MPI_Accumulate");
 }

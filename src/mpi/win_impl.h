@@ -139,6 +139,18 @@ static inline int win_access_ready(const mpii_win_t *w, const win_peer_t *p)
 /* The direct address of bytes [disp * disp_unit, + bytes) of target's memory when the fast
  * paths may use it: a live window, target in range and mapped, an epoch covering it, the
  * range inside its window; else NULL (the full path decides, and raises the errors). */
+/* Where peer p's window memory starts in its region p->data_key: after its control block
+ * in its shared heap, or at 0 of a region of its own. */
+static inline uint64_t win_data_off(const mpii_win_t *w, const win_peer_t *p)
+{
+    return p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0;
+}
+/* The region offset of the direct address t in target p's window memory. */
+static inline uint64_t win_direct_off(const mpii_win_t *w, const win_peer_t *p, const char *t)
+{
+    return win_data_off(w, p) + (uint64_t)(t - p->data);
+}
+
 static inline char *win_fast_addr(MPI_Win win, int target, MPI_Aint disp, int64_t bytes,
                                   mpii_win_t **wout)
 {

@@ -51,7 +51,7 @@ int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_
             return MPI_ERR_RMA_RANGE;
         int64_t a = (int64_t)at;
         out->key = p->data_key;
-        out->off = (p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0) + (uint64_t)a;
+        out->off = win_data_off(w, p) + (uint64_t)a;
         out->ptr = p->data ? p->data + a : NULL;
         out->aligned8 = (p->flags & WIN_PF_ALIGNED8) != 0;
         return MPI_SUCCESS;
@@ -223,10 +223,8 @@ int win_copy_shared(mpii_win_t *w, int target, int get, void *o, char *t, size_t
     if ((char *)o < t + bytes && t < (char *)o + bytes)
         return 0; /* pieces copied apart are no memmove of overlapping ranges */
     const win_peer_t *p = &w->peer[target];
-    uint64_t off =
-        (uint64_t)(t - p->data) + (p->data_key == VNIC_KEY_HEAP ? p->ctrl_off + w->ctrl_bytes : 0);
-    int rc =
-        vnic_copy_shared(mpii.vnic, w->c->group->world[target], get, o, p->data_key, off, bytes);
+    int rc = vnic_copy_shared(mpii.vnic, w->c->group->world[target], get, o, p->data_key,
+                              win_direct_off(w, p, t), bytes);
     /* declined, or failed (a dead target): the caller's memmove does it all again */
     return rc == FMPL_SUCCESS;
 }
