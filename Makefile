@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 
-.PHONY: all build run test test-asan install clean compare deps format
+.PHONY: all build run test test-asan test-asan-long install clean compare deps format
 
 all: build
 
@@ -22,6 +22,10 @@ test: build
 
 test-asan:
 	$(MAKE) test BUILD=build-asan CMAKE_EXTRA=-DFMPL_SANITIZE=ON
+
+# the tests labelled "long" (tests/CMakeLists.txt) under the sanitizers: CI leaves them out
+test-asan-long:
+	$(MAKE) test BUILD=build-asan CMAKE_EXTRA=-DFMPL_SANITIZE=ON CTEST_ARGS="-L long"
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
