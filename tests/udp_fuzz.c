@@ -290,6 +290,13 @@ int main(void)
 #ifdef FMPL_HAVE_IPSEC_MB
         CHECK(auth_on.fast != NULL); /* built with ipsec-mb: it must be in use */
 #endif
+        /* the measured choice names a library this state has keyed, for each class */
+        CHECK(udp_auth_choice() && !strncmp(udp_auth_choice(), "AES-256-GMAC by ", 16));
+        for (int c = 0; c < 3; c++) {
+            int how = c == 0 ? auth_on.how_small : c == 1 ? auth_on.how_large : auth_on.how_split;
+            CHECK(how == UDP_AUTH_OPENSSL || (how == UDP_AUTH_SODIUM && c < 2 && auth_on.small) ||
+                  (how == UDP_AUTH_IPSEC_MB && auth_on.fast));
+        }
         if (auth_on.fast) {
             CHECK(udp_auth_tag(&auth_on, big, sizes[k], UDP_AUTH_IPSEC_MB, t2) == 0);
             CHECK(memcmp(t1, t2, sizeof t1) == 0);
@@ -297,9 +304,10 @@ int main(void)
         }
         /* in two pieces (udp.c's zero-copy sends), through each library: the same tag */
         for (int lib = 0; lib < 2; lib++) {
-            void *fast = auth_on.fast;
-            if (lib)
-                auth_on.fast = NULL; /* OpenSSL's pieces */
+            /* ipsec-mb's pieces (OpenSSL's without it), then OpenSSL's, whichever the
+             * process measured faster (udp_auth_pick) */
+            int split = auth_on.how_split;
+            auth_on.how_split = lib ? UDP_AUTH_OPENSSL : UDP_AUTH_IPSEC_MB;
             size_t cuts[] = {sizeof(udp_hdr_t), UDP_HDRS, UDP_HDRS + 1, sizes[k] / 2, sizes[k]};
             for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
                 size_t n1 = cuts[c] < sizeof(udp_hdr_t) ? sizeof(udp_hdr_t) : cuts[c];
@@ -314,7 +322,7 @@ int main(void)
                 CHECK((memcmp(big, t1, sizeof t1) == 0) == (sizes[k] == n1));
                 compared++;
             }
-            auth_on.fast = fast;
+            auth_on.how_split = split;
         }
         /* in two pieces, checked by the receiver (udp.c's RECEIVE IN PLACE): accepted as
          * sealed, refused with a changed byte in either piece; with authentication off, the

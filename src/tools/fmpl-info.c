@@ -23,6 +23,7 @@ typedef struct info {
     int have_vnic; /* the vnic opened: the fields below are valid */
     char transports[128];
     char shm_paths[1088]; /* paths of large local transfers and why */
+    char udp_mac[256];    /* the udp packets' tags, when udp is active */
     int cma;
     size_t inline_max, heap_size;
     int oversubscribed;
@@ -104,6 +105,7 @@ static void probe(info_t *in, int *argc, char ***argv)
              vi->transports ? vi->transports : "(none)");
     in->cma = vi->cma;
     snprintf(in->shm_paths, sizeof in->shm_paths, "%s", vi->shm_paths ? vi->shm_paths : "?");
+    snprintf(in->udp_mac, sizeof in->udp_mac, "%s", vi->udp_mac ? vi->udp_mac : "");
     in->inline_max = vi->inline_max;
     in->heap_size = vi->heap_size;
     in->oversubscribed = vi->oversubscribed;
@@ -180,6 +182,8 @@ static void print_all(const info_t *in)
         printf("  %-28s %s\n", "active", in->transports);
         printf("  %-28s %s\n", "CMA (cross-memory attach)", cma_text(in));
         printf("  %-28s %s\n", "large transfers on a host", in->shm_paths);
+        if (in->udp_mac[0])
+            printf("  %-28s %s\n", "udp packet tags", in->udp_mac);
     } else {
         printf("  %-28s %s\n", "active", "unknown: the software NIC did not open");
     }

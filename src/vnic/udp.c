@@ -3638,6 +3638,8 @@ static int udp_key_read(udp_t *s)
                  "libsodium)");
         return FMPL_ERR_INIT;
     }
+    s->v->info.udp_mac =
+        on ? udp_auth_choice() : "keyed checksum, no MAC (FMPL_UDP_AUTH=off: trusted fabrics only)";
     return FMPL_SUCCESS;
 }
 

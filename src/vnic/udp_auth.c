@@ -1,27 +1,27 @@
 /* udp_auth.c — tags of udp packets: AES-256-GMAC with a 96-bit nonce, computed by
- * Intel's ipsec-mb where the build found it, else by libsodium for small packets and by
- * OpenSSL's EVP interface for large ones (the same function: all give the same tag, test
- * udp_wire checks it), or a keyed checksum with FMPL_UDP_AUTH=off (see udp_auth.h). One
- * keyed state per library and transport, keyed once; each packet sets only its nonce.
- * Uses nothing of the rest of the library (the fuzzer links it alone).
+ * whichever of Intel's ipsec-mb (where the build found it), libsodium and OpenSSL's EVP
+ * interface is fastest on this CPU for the packet's size (the same function: all give
+ * the same tag, test udp_wire checks it), or a keyed checksum with FMPL_UDP_AUTH=off (see
+ * udp_auth.h). One keyed state per library and transport, keyed once; each packet sets
+ * only its nonce. Uses nothing of the rest of the library (the fuzzer links it alone).
  *
- * WHY IPSEC-MB FIRST (bench/udp_mac.c; docs/performance.md): OpenSSL 3.0 hashes the
- * packet (GCM's additional data) with 128-bit PCLMULQDQ, ~5.5 us per 64 KiB datagram at
- * best here (~12 GB/s, slower than the loopback copies it sits between), and its EVP
- * dispatch costs ~0.3 us per packet; ipsec-mb (libipsec-mb-dev) picks its AVX-512
- * VAES/VPCLMULQDQ code on this CPU at run time (init_mb_mgr_auto): ~2.2 us per 64 KiB
- * (~30 GB/s) and ~50 ns per 64-byte packet (libsodium ~100 ns). Its direct GCM call
- * (gcm256_enc with no plaintext, the packet as additional data) computes exactly
- * GMAC; the manager is only a table of functions, set up once per process and read-only
- * after, so threads share it.
- *
- * WHY TWO LIBRARIES (bench/udp_mac.c; docs/performance.md): per 64-byte packet
- * libsodium's crypto_aead_aes256gcm takes ~50-100 ns where OpenSSL's EVP dispatch takes
- * ~250-800 ns; from ~2 KiB on OpenSSL's VAES code is as fast or faster (64 KiB: 5-11 GB/s
- * against 3-5). libsodium takes only a 12-byte nonce, hence the packing (udp_auth.h);
- * OpenSSL is given the same 12 bytes, so both compute one function. Where libsodium's
- * AES-GCM is not available (a CPU without AES-NI and PCLMULQDQ), OpenSSL computes every
- * tag. */
+ * WHICH LIBRARY: MEASURED, ONCE PER PROCESS (udp_auth_pick; bench/udp_mac.c has the full
+ * table; figures in docs/performance.md). Their speeds depend on the CPU more than on
+ * anything else: per 64-byte packet libsodium's crypto_aead_aes256gcm takes ~100 ns and
+ * ipsec-mb's direct GCM call ~50-80 ns, where OpenSSL's EVP dispatch costs ~250-800 ns;
+ * per 64 KiB packet, on a CPU with VAES/VPCLMULQDQ ipsec-mb's AVX-512 code takes ~2.2 us
+ * (~30 GB/s) against OpenSSL's 5.5, while on one without them (Xeon model 85) OpenSSL's
+ * PCLMULQDQ code is the fastest (~9.6 us, 6.8 GB/s; ipsec-mb 13, libsodium 16). So the
+ * first udp_auth_init of a process times each library available on a 64-byte and on a
+ * 64 KiB packet (about half a millisecond) and picks the fastest for packets under and
+ * from UDP_AUTH_SMALL_MAX bytes, and for packets in two pieces (which libsodium, having no
+ * incremental interface, cannot tag). Ranks that pick differently still agree: the tag is
+ * one function. ipsec-mb's direct GCM call (gcm256_enc with no plaintext, the packet as
+ * additional data) computes exactly GMAC; its manager is only a table of functions, set
+ * up once per process and read-only after, so threads share it. libsodium takes only a
+ * 12-byte nonce, hence the packing (udp_auth.h); the others are given the same 12 bytes.
+ * Where libsodium's AES-GCM is not available (a CPU without AES-NI and PCLMULQDQ), it is
+ * not a candidate. */
 #include "vnic/udp_auth.h"
 
 #include <openssl/core_names.h>
@@ -33,6 +33,7 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef FMPL_HAVE_IPSEC_MB
 #include <intel-ipsec-mb.h>
 #endif
@@ -59,6 +60,123 @@ static void udp_imb_setup(void)
     udp_imb = m;
 }
 #endif
+
+/* The process's choice of library per packet class (udp_auth_pick), and its account. */
+static struct {
+    int small, large, split; /* UDP_AUTH_*: under UDP_AUTH_SMALL_MAX bytes, from it, in two
+                              * pieces */
+    char text[256];
+} udp_choice;
+static pthread_mutex_t udp_choice_lock = PTHREAD_MUTEX_INITIALIZER;
+static int udp_choice_done;
+
+static const char *udp_lib_name(int how)
+{
+    return how == UDP_AUTH_IPSEC_MB ? "ipsec-mb" : how == UDP_AUTH_SODIUM ? "libsodium" : "OpenSSL";
+}
+
+/* Nanoseconds one tag of the n-byte packet pkt takes with library how: the best of
+ * `rounds` timings of `reps` tags each. -1 when the library fails. */
+static double udp_tag_cost(udp_auth_t *a, const unsigned char *pkt, size_t n, int how, int reps,
+                           int rounds)
+{
+    unsigned char tag[UDP_TAG_BYTES];
+    double best = -1;
+    for (int r = 0; r < rounds; r++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < reps; i++)
+            if (udp_auth_tag(a, pkt, n, how, tag) != 0)
+                return -1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ns =
+            ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
+        if (best < 0 || ns < best)
+            best = ns;
+    }
+    return best;
+}
+
+/* Times every library a has keyed on a 64-byte and a 64 KiB packet and fills udp_choice
+ * (under its lock). 0, or -1 when no library tags. */
+static int udp_choice_measure(udp_auth_t *a)
+{
+    enum { LARGE = 65000 };
+    unsigned char *pkt = malloc(LARGE);
+    if (!pkt)
+        return -1;
+    for (size_t i = 0; i < LARGE; i++)
+        pkt[i] = (unsigned char)(i * 37 + 11);
+    udp_hdr_t h;
+    memcpy(&h, pkt, sizeof h);
+    h.src = 1;
+    h.dst = 2;
+    h.ctr = 3;
+    memcpy(pkt, &h, sizeof h);
+    const int libs[] = {UDP_AUTH_IPSEC_MB, UDP_AUTH_SODIUM, UDP_AUTH_OPENSSL};
+    double small_ns[4] = {0}, large_ns[4] = {0};
+    int small = -1, large = -1, split = -1;
+    for (size_t k = 0; k < sizeof libs / sizeof libs[0]; k++) {
+        int how = libs[k];
+        if ((how == UDP_AUTH_IPSEC_MB && !a->fast) || (how == UDP_AUTH_SODIUM && !a->small))
+            continue;
+        udp_tag_cost(a, pkt, LARGE, how, 1, 1); /* warm up */
+        small_ns[how] = udp_tag_cost(a, pkt, 64, how, 32, 3);
+        large_ns[how] = udp_tag_cost(a, pkt, LARGE, how, 1, 5);
+        if (small_ns[how] < 0 || large_ns[how] < 0)
+            continue;
+        if (small < 0 || small_ns[how] < small_ns[small])
+            small = how;
+        if (large < 0 || large_ns[how] < large_ns[large])
+            large = how;
+        if (how != UDP_AUTH_SODIUM && (split < 0 || large_ns[how] < large_ns[split]))
+            split = how;
+    }
+    free(pkt);
+    if (small < 0 || split < 0)
+        return -1;
+    udp_choice.small = small;
+    udp_choice.large = large;
+    udp_choice.split = split;
+    char *t = udp_choice.text;
+    size_t len = sizeof udp_choice.text, k = 0;
+    k +=
+        (size_t)snprintf(t, len, "AES-256-GMAC by %s under %d B, %s from it (ns per 64 B / 64 KiB:",
+                         udp_lib_name(small), UDP_AUTH_SMALL_MAX, udp_lib_name(large));
+    const char *sep = "";
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0] && k < len; i++) {
+        if (large_ns[libs[i]] <= 0)
+            continue;
+        k += (size_t)snprintf(t + k, len - k, "%s %s %.0f / %.0f", sep, udp_lib_name(libs[i]),
+                              small_ns[libs[i]], large_ns[libs[i]]);
+        sep = ",";
+    }
+    if (k < len)
+        snprintf(t + k, len - k, ")");
+    udp_choice_done = 1;
+    return 0;
+}
+
+/* Sets a's choice of library per packet class: the process's, measured by its first call
+ * (the top of this file says why). 0, or -1 when no library tags. */
+static int udp_auth_pick(udp_auth_t *a)
+{
+    pthread_mutex_lock(&udp_choice_lock);
+    int rc = udp_choice_done ? 0 : udp_choice_measure(a);
+    a->how_small = udp_choice.small;
+    a->how_large = udp_choice.large;
+    a->how_split = udp_choice.split;
+    pthread_mutex_unlock(&udp_choice_lock);
+    return rc;
+}
+
+const char *udp_auth_choice(void)
+{
+    pthread_mutex_lock(&udp_choice_lock);
+    const char *t = udp_choice_done ? udp_choice.text : NULL;
+    pthread_mutex_unlock(&udp_choice_lock);
+    return t;
+}
 
 int udp_auth_keygen(unsigned char key[UDP_KEY_BYTES])
 {
@@ -120,6 +238,10 @@ int udp_auth_init(udp_auth_t *a, const unsigned char key[UDP_KEY_BYTES], int on)
         }
     }
 #endif
+    if (udp_auth_pick(a) != 0) {
+        udp_auth_fini(a);
+        return -1;
+    }
     return 0;
 }
 
@@ -174,9 +296,7 @@ int udp_auth_tag(udp_auth_t *a, const void *pkt, size_t n, int how,
     if (udp_auth_nonce(p, nonce) != 0)
         return -1;
     if (how == UDP_AUTH_ANY)
-        how = a->fast                              ? UDP_AUTH_IPSEC_MB
-              : a->small && n < UDP_AUTH_SMALL_MAX ? UDP_AUTH_SODIUM
-                                                   : UDP_AUTH_OPENSSL;
+        how = n < UDP_AUTH_SMALL_MAX ? a->how_small : a->how_large;
     if (how == UDP_AUTH_IPSEC_MB) {
 #ifdef FMPL_HAVE_IPSEC_MB
         if (!a->fast)
@@ -241,7 +361,7 @@ static int udp_auth_tag2(udp_auth_t *a, const void *pkt, size_t n1, const void *
     if (udp_auth_nonce(p, nonce) != 0)
         return -1;
 #ifdef FMPL_HAVE_IPSEC_MB
-    if (a->fast) {
+    if (a->how_split == UDP_AUTH_IPSEC_MB && a->fast) {
         /* GMAC's update interface: the same tag as the whole packet given as GCM's
          * additional data (udp_auth_tag; udp_auth_init checks the two agree) */
         const struct gcm_key_data *k = a->fast;

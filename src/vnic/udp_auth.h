@@ -8,11 +8,11 @@
  * (jobs of up to 2^24 ranks; 2^48 - 1 transmissions to one peer). The sender gives every
  * transmission a new ctr, so a nonce never repeats under a key (GMAC's one requirement);
  * the key is rank 0's random bytes, new at every start (udp.c). Intel's ipsec-mb
- * library (libipsec-mb, x86-64; FMPL_HAVE_IPSEC_MB) computes every tag where it was
- * found at build time; else packets under UDP_AUTH_SMALL_MAX bytes go through libsodium,
- * larger ones through OpenSSL: the same function, chosen by cost on this machine
- * (bench/udp_mac.c; udp_auth.c says why; figures in docs/performance.md). Packets are
- * authenticated, not encrypted: payloads travel in clear.
+ * library (libipsec-mb, x86-64; FMPL_HAVE_IPSEC_MB, where it was found at build time),
+ * libsodium and OpenSSL compute the same function; which one tags packets under and from
+ * UDP_AUTH_SMALL_MAX bytes is measured once per process (udp_auth.c says why;
+ * bench/udp_mac.c; figures in docs/performance.md). Packets are authenticated, not
+ * encrypted: payloads travel in clear.
  * FMPL_UDP_AUTH=off (trusted fabrics, benchmarks): the tag holds udp_csum() of the packet
  * seeded with the key, which catches corruption and other jobs' datagrams but is no MAC.
  *
@@ -46,7 +46,7 @@
 
 #define UDP_NONCE_RANKS (1u << 24) /* src and dst below this */
 #define UDP_NONCE_CTR (1ull << 48) /* ctr below this */
-#define UDP_AUTH_SMALL_MAX 2048    /* packets below this many bytes: libsodium */
+#define UDP_AUTH_SMALL_MAX 2048    /* packets below this many bytes: the small ones */
 
 typedef struct udp_auth {
     int on;        /* 1: GMAC tags; 0: keyed checksums */
@@ -55,11 +55,14 @@ typedef struct udp_auth {
     void *small;   /* on: libsodium's keyed AES-256-GCM state, or NULL where the CPU
                     * lacks what libsodium's AES-GCM needs (OpenSSL then tags all) */
     void *fast;    /* on: ipsec-mb's expanded key (struct gcm_key_data), or NULL without
-                    * the library: it then tags all */
+                    * the library */
+    int how_small, how_large, how_split; /* on: the library (UDP_AUTH_*) that tags packets
+                                          * under UDP_AUTH_SMALL_MAX bytes, from it, and in
+                                          * two pieces: the process's measured choice */
 } udp_auth_t;
 
-/* Which library computes a tag (udp_auth_tag): the fastest available, or one of them
- * (the tests, which check that they agree). */
+/* Which library computes a tag (udp_auth_tag): the fastest for the packet's size, or one
+ * of them (the tests, which check that they agree). */
 enum { UDP_AUTH_ANY, UDP_AUTH_SODIUM, UDP_AUTH_OPENSSL, UDP_AUTH_IPSEC_MB };
 
 /* Fills key with UDP_KEY_BYTES random bytes (the system's generator). 0 on success. */
@@ -68,6 +71,10 @@ int udp_auth_keygen(unsigned char key[UDP_KEY_BYTES]);
 /* Prepares a: on or off, with the job key. 0 on success, -1 when the library fails. */
 int udp_auth_init(udp_auth_t *a, const unsigned char key[UDP_KEY_BYTES], int on);
 void udp_auth_fini(udp_auth_t *a);
+
+/* What the process's first udp_auth_init (on) measured and chose, one line for fmpl-info;
+ * NULL before. Any thread. */
+const char *udp_auth_choice(void);
 
 /* Writes the tag of the packet of n bytes at pkt (header with src, dst and ctr set,
  * then the body). 0 on success, -1 as udp_auth_tag. */

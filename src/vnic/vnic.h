@@ -116,6 +116,8 @@ typedef struct vnic_info {
     const char *placement;  /* where this rank runs and who decided (vnic_place) */
     const char *shm_paths;  /* paths of large local transfers, and why (shm_tune.c) */
     size_t share_min;       /* smallest vnic_copy_shared that may be shared (SIZE_MAX: none) */
+    const char *udp_mac;    /* how udp packets are tagged, and why (udp_auth.c), or NULL
+                             * without udp */
 } vnic_info_t;
 const vnic_info_t *vnic_info(const vnic_t *v);
 
