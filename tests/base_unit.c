@@ -1,9 +1,12 @@
 /* base_unit.c — unit tests of the base layer: messages, settings, back-off, futex. */
 #include "base/base.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -49,7 +52,7 @@ int main(void)
     /* back-off: spins first when not oversubscribed (never yielding unasked), yields at
      * once when oversubscribed, sleeps after the spin (or yield) period */
     setenv("FMPL_SPIN_US", "1000000", 1);
-    base_backoff_configure(0);
+    base_backoff_configure(0, 0);
     base_backoff_t b;
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_SPIN);
@@ -67,7 +70,7 @@ int main(void)
     CHECK(others == 0);
     /* past the spin period: sleep, with no unconditional yield in between */
     setenv("FMPL_SPIN_US", "100", 1);
-    base_backoff_configure(0);
+    base_backoff_configure(0, 0);
     base_backoff_init(&b);
     base_backoff_action_t a;
     t_spin = base_time_ns();
@@ -75,12 +78,27 @@ int main(void)
         CHECK(base_time_ns() - t_spin < 1000000000ull);
     CHECK(a == BASE_BACKOFF_SLEEP);
     CHECK(base_time_ns() - t_spin >= 100000);
-    base_backoff_configure(1);
+    /* oversubscribed: yields while the job's ranks are all that run here (1000 of them,
+     * more than the tasks running), sleeps at once when more tasks run than the job's 1
+     * rank (this process and a busy child) */
+    setenv("FMPL_YIELD_US", "1000000", 1);
+    base_backoff_configure(1, 1000);
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_YIELD);
+    pid_t busy = fork();
+    CHECK(busy >= 0);
+    if (busy == 0)
+        for (;;)
+            ;
+    base_backoff_configure(1, 1);
+    base_backoff_init(&b);
+    a = base_backoff_next(&b);
+    kill(busy, SIGKILL);
+    waitpid(busy, NULL, 0);
+    CHECK(a == BASE_BACKOFF_SLEEP);
     setenv("FMPL_SPIN_US", "0", 1);
     setenv("FMPL_YIELD_US", "0", 1);
-    base_backoff_configure(0);
+    base_backoff_configure(0, 0);
     base_backoff_init(&b);
     base_backoff_next(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_SLEEP);

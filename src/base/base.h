@@ -148,8 +148,9 @@ void base_futex_wake(uint32_t *addr, int n);
  * caller can tell: see vnic_cpu_needed), never to unrelated processes: they are the
  * scheduler's business, and a yield to one of them costs up to a time slice. With more
  * ranks than CPUs on the host (oversubscribed; or FMPL_SPIN_US=0) it yields at every
- * poll instead. A loop calls base_backoff_next() after each unsuccessful poll and acts
- * on the answer. */
+ * poll instead, for FMPL_YIELD_US, and sleeps at once while more tasks are runnable on
+ * the host than the job has ranks there (base.c says why). A loop calls
+ * base_backoff_next() after each unsuccessful poll and acts on the answer. */
 /* SPIN: poll again; YIELD_IF_NEEDED: spinning still, but yield the CPU if a rank of
  * this job waits for it (the caller knows how to tell); YIELD: sched_yield; SLEEP: block
  * (futex) for base_backoff_sleep_ns at most. */
@@ -166,8 +167,9 @@ typedef struct base_backoff {
     base_backoff_action_t last; /* the previous answer */
 } base_backoff_t;
 /* Process-wide knobs, set at init by the vnic (FMPL_SPIN_US, FMPL_YIELD_US, FMPL_SLEEP_US);
- * may be called again (the vnic does once the host's placement is known). */
-void base_backoff_configure(int oversubscribed);
+ * may be called again (the vnic does once the host's placement is known: nlocal ranks
+ * of the job on this host, 0 when unknown). */
+void base_backoff_configure(int oversubscribed, int nlocal);
 /* No spin phase (oversubscribed, or FMPL_SPIN_US=0): set by base_backoff_configure,
  * read by base_backoff_init. */
 extern int base_backoff_oversubscribed;

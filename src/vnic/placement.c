@@ -68,5 +68,5 @@ void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me)
              ncpus == 1 ? "" : "s");
     v->info.placement = v->placement;
     v->info.oversubscribed = ncpus > 0 && nlocal > ncpus;
-    base_backoff_configure(v->info.oversubscribed);
+    base_backoff_configure(v->info.oversubscribed, nlocal);
 }
