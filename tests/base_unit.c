@@ -80,22 +80,30 @@ int main(void)
     CHECK(base_time_ns() - t_spin >= 100000);
     /* oversubscribed: yields while the job's ranks are all that run here (1000 of them,
      * more than the tasks running), sleeps at once when more tasks run than the job's 1
-     * rank (this process and a busy child) */
+     * rank and the CPUs online (this process and one busy child per CPU) */
     setenv("FMPL_YIELD_US", "1000000", 1);
     base_backoff_configure(1, 1000);
     base_backoff_init(&b);
     CHECK(base_backoff_next(&b) == BASE_BACKOFF_YIELD);
-    pid_t busy = fork();
-    CHECK(busy >= 0);
-    if (busy == 0)
-        for (;;)
-            ;
+    enum { BUSY_MAX = 256 };
+    pid_t busy[BUSY_MAX];
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int nbusy = online > 0 && online < BUSY_MAX ? (int)online : 0;
+    for (int i = 0; i < nbusy; i++) {
+        busy[i] = fork();
+        CHECK(busy[i] >= 0);
+        if (busy[i] == 0)
+            for (;;)
+                ;
+    }
     base_backoff_configure(1, 1);
     base_backoff_init(&b);
     a = base_backoff_next(&b);
-    kill(busy, SIGKILL);
-    waitpid(busy, NULL, 0);
-    CHECK(a == BASE_BACKOFF_SLEEP);
+    for (int i = 0; i < nbusy; i++) {
+        kill(busy[i], SIGKILL);
+        waitpid(busy[i], NULL, 0);
+    }
+    CHECK(nbusy == 0 || a == BASE_BACKOFF_SLEEP);
     setenv("FMPL_SPIN_US", "0", 1);
     setenv("FMPL_YIELD_US", "0", 1);
     base_backoff_configure(0, 0);

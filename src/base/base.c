@@ -424,14 +424,17 @@ static struct {
     int64_t sleep_ns;
     int oversubscribed;     /* as configured, before FMPL_SPIN_US=0 */
     int nlocal;             /* ranks of the job on this host (0: unknown) */
+    int online;             /* CPUs online on this host (all, not only ours) */
     uint64_t crowd_next_ns; /* when base_host_crowded looks at /proc/loadavg again */
     int crowded;            /* its last answer */
 } base_bo;
 
-/* 1 when more tasks are runnable on this host than the job has ranks here: other
- * processes compete for the CPUs. Looks at /proc/loadavg's "running/total" field at most
- * every BASE_CROWD_CHECK_NS per process (a read costs a few us); 0 when it cannot tell.
- * Any thread (a racy refresh is harmless: both answers come from the file). */
+/* 1 when more tasks are runnable on this host than the job has ranks here, and than it
+ * has CPUs online: other processes compete for the CPUs (the count is the whole
+ * machine's, so on a large host shared with other jobs only a load beyond its CPUs
+ * counts). Looks at /proc/loadavg's "running/total" field at most every
+ * BASE_CROWD_CHECK_NS per process (a read costs a few us); 0 when it cannot tell. Any
+ * thread (a racy refresh is harmless: both answers come from the file). */
 #define BASE_CROWD_CHECK_NS 10000000
 static int base_host_crowded(uint64_t now)
 {
@@ -447,7 +450,8 @@ static int base_host_crowded(uint64_t now)
         if (n > 0) {
             buf[n] = 0;
             if (sscanf(buf, "%*s %*s %*s %d/", &running) == 1)
-                crowded = base_bo.nlocal > 0 && running > base_bo.nlocal;
+                crowded =
+                    base_bo.nlocal > 0 && running > base_bo.nlocal && running > base_bo.online;
         }
     }
     __atomic_store_n(&base_bo.crowded, crowded, __ATOMIC_RELAXED);
@@ -483,7 +487,8 @@ void base_backoff_configure(int oversubscribed, int nlocal)
     base_bo.yield_ns = (uint64_t)base_env_int("FMPL_YIELD_US", 2000, 0, 100000000,
                                               "microseconds a waiting rank yields the CPU at every "
                                               "poll before it sleeps, when the host's ranks "
-                                              "outnumber its CPUs") *
+                                              "outnumber its CPUs and no other process competes "
+                                              "(else it sleeps at once)") *
                        1000;
     base_bo.sleep_ns = base_env_int("FMPL_SLEEP_US", 2000, 10, 1000000,
                                     "longest single sleep of a waiting rank, microseconds (a "
@@ -492,6 +497,7 @@ void base_backoff_configure(int oversubscribed, int nlocal)
     base_bo.configured = 1;
     base_bo.oversubscribed = oversubscribed;
     base_bo.nlocal = nlocal;
+    base_bo.online = (int)sysconf(_SC_NPROCESSORS_ONLN);
     base_bo.crowd_next_ns = 0; /* look again at the next decision */
     /* No spin phase: base_backoff_next asks base_backoff_decide at every poll. */
     base_backoff_oversubscribed = oversubscribed || base_bo.spin_ns == 0;

@@ -149,7 +149,7 @@ void base_futex_wake(uint32_t *addr, int n);
  * scheduler's business, and a yield to one of them costs up to a time slice. With more
  * ranks than CPUs on the host (oversubscribed; or FMPL_SPIN_US=0) it yields at every
  * poll instead, for FMPL_YIELD_US, and sleeps at once while more tasks are runnable on
- * the host than the job has ranks there (base.c says why). A loop calls
+ * the host than the job has ranks there and than it has CPUs (base.c says why). A loop calls
  * base_backoff_next() after each unsuccessful poll and acts on the answer. */
 /* SPIN: poll again; YIELD_IF_NEEDED: spinning still, but yield the CPU if a rank of
  * this job waits for it (the caller knows how to tell); YIELD: sched_yield; SLEEP: block
