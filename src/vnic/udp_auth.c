@@ -97,6 +97,20 @@ static double udp_tag_cost(udp_auth_t *a, const unsigned char *pkt, size_t n, in
     return best;
 }
 
+/* Fills the n bytes at p with a test packet: a pattern, then a header of valid nonce
+ * fields (udp_choice_measure's timings, udp_auth_init's agreement check). */
+static void udp_probe_fill(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 37 + 11);
+    udp_hdr_t h;
+    memcpy(&h, p, sizeof h);
+    h.src = 1;
+    h.dst = 2;
+    h.ctr = 3;
+    memcpy(p, &h, sizeof h);
+}
+
 /* Times every library a has keyed on a 64-byte and a 64 KiB packet and fills udp_choice
  * (under its lock). 0, or -1 when no library tags. */
 static int udp_choice_measure(udp_auth_t *a)
@@ -105,14 +119,7 @@ static int udp_choice_measure(udp_auth_t *a)
     unsigned char *pkt = malloc(LARGE);
     if (!pkt)
         return -1;
-    for (size_t i = 0; i < LARGE; i++)
-        pkt[i] = (unsigned char)(i * 37 + 11);
-    udp_hdr_t h;
-    memcpy(&h, pkt, sizeof h);
-    h.src = 1;
-    h.dst = 2;
-    h.ctr = 3;
-    memcpy(pkt, &h, sizeof h);
+    udp_probe_fill(pkt, LARGE);
     const int libs[] = {UDP_AUTH_IPSEC_MB, UDP_AUTH_SODIUM, UDP_AUTH_OPENSSL};
     double small_ns[4] = {0}, large_ns[4] = {0};
     int small = -1, large = -1, split = -1;
@@ -222,14 +229,7 @@ int udp_auth_init(udp_auth_t *a, const unsigned char key[UDP_KEY_BYTES], int on)
         a->fast = k;
         /* one packet tagged by both libraries must agree, or the library is broken */
         unsigned char probe[200], t1[UDP_TAG_BYTES], t2[UDP_TAG_BYTES];
-        for (size_t i = 0; i < sizeof probe; i++)
-            probe[i] = (unsigned char)(i * 37 + 11);
-        udp_hdr_t h;
-        memcpy(&h, probe, sizeof h);
-        h.src = 1;
-        h.dst = 2;
-        h.ctr = 3;
-        memcpy(probe, &h, sizeof h);
+        udp_probe_fill(probe, sizeof probe);
         if (udp_auth_tag(a, probe, sizeof probe, UDP_AUTH_IPSEC_MB, t1) != 0 ||
             udp_auth_tag(a, probe, sizeof probe, UDP_AUTH_OPENSSL, t2) != 0 ||
             memcmp(t1, t2, sizeof t1) != 0) {
