@@ -2414,7 +2414,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
                      "smallest blocking get, or put to private memory, that the target "
                      "shares when the get path is shared (smaller ones use CMA alone)");
     long long share_heap_min = base_env_int(
-        "FMPL_SHM_SHARED_HEAP_MIN", 256 << 10, 0, LLONG_MAX,
+        "FMPL_SHM_SHARED_HEAP_MIN", 512 << 10, 0, LLONG_MAX,
         "smallest copy to or from a local peer's shared heap (an MPI_Win_allocate window) that "
         "the peer shares, when it waits inside the library (smaller ones: one memcpy)");
     long long share_heap_piece = base_env_int(
