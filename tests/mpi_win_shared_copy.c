@@ -86,8 +86,14 @@ int main(int argc, char **argv)
             CHECK((mem = malloc(WIN)) != NULL);
             CHECK_RC(MPI_Win_create(mem, WIN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
         }
-        const size_t sizes[] = {
-            4096, 200 << 10, 256 << 10, (256 << 10) + 8, (1 << 20) + 24, (3 << 20) + 4096 + 40};
+        const size_t sizes[] = {4096,
+                                200 << 10,
+                                256 << 10,
+                                (256 << 10) + 8,
+                                (512 << 10) - 8,
+                                512 << 10, /* FMPL_SHM_SHARED_HEAP_MIN's default */
+                                (1 << 20) + 24,
+                                (3 << 20) + 4096 + 40};
         const MPI_Aint disps[] = {0, 8, 4096 + 24};
         int nsz = (int)(sizeof sizes / sizeof sizes[0]);
         for (int form = 0; form < 2; form++) { /* 0: MPI_Put/Get, 1: MPI_Rput/Rget */
