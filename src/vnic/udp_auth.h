@@ -53,7 +53,7 @@ typedef struct udp_auth {
     uint64_t seed; /* off: the checksum's seed (from the key) */
     void *ctx;     /* on: OpenSSL's cipher context (EVP_CIPHER_CTX), keyed once */
     void *small;   /* on: libsodium's keyed AES-256-GCM state, or NULL where the CPU
-                    * lacks what libsodium's AES-GCM needs (OpenSSL then tags all) */
+                    * lacks what libsodium's AES-GCM needs (then no candidate) */
     void *fast;    /* on: ipsec-mb's expanded key (struct gcm_key_data), or NULL without
                     * the library */
     int how_small, how_large, how_split; /* on: the library (UDP_AUTH_*) that tags packets
