@@ -26,6 +26,7 @@ static struct {
     mpii_match_t **matches; /* by context id */
     uint32_t nmatches;
     mpii_link_t getq;  /* receives matched to an RTS, waiting for the hook's GET */
+    mpii_link_t pumpq; /* ring sends with bytes left to pack (STAGED) */
     mpii_link_t todoq; /* ACK / FIN to post */
     mpii_link_t todo_free;
     size_t cls_size[NCLS];
@@ -443,52 +444,81 @@ static void mpii_recv_unpack(mpii_req_t *r, const void *data, uint64_t n)
 
 /* STAGED (seed 004 on a host: both sides' layouts, no copy in between). A non-contiguous
  * rendezvous send to a rank that maps this process's shared heap packs its stream into
- * a heap block and sends the RTS first: the block's first line holds the count of
+ * a heap block and sends the RTS first: the block's head (mpii_stage_head_t) counts the
  * bytes packed so far (release stores, one per piece), the stream follows. The
  * receiver unpacks straight from the mapping what is packed while the sender packs the
  * rest: two cores, two passes over memory, overlapped (the private path runs three in
- * a row: pack, read, unpack). The sender packs it all within the send call, so the
- * receiver never waits for the sender's later progress. A block takes at most 1/8 of
- * the heap; without room the send takes the private path. The block goes back to the
- * heap with the FIN. */
-#define MPII_STAGE_HDR 64
+ * a row: pack, read, unpack).
+ * A nonblocking send packs it all within the send call, so the receiver never waits
+ * for the sender's later progress; its block holds the whole stream and takes at most
+ * 1/8 of the heap (without room the send takes the private path).
+ * A blocking send longer than MPII_STAGE_RING packs through a ring of that size instead:
+ * its caller stays in the library until the FIN anyway, so it packs a piece whenever
+ * the receiver has unpacked one (counted in the head's second line), from the p2p
+ * progress hook (the queue p2p.pumpq) and from any staged receive it waits in. The ring
+ * stays in the caches, where a whole-stream block of several MiB goes to memory and back
+ * (measured: bench/mpi_pingpong --submatrix, docs/performance.md).
+ * The block goes back to the heap with the FIN. */
+#define MPII_STAGE_HDR 128
 #define MPII_STAGE_PIECE_MIN 4096
 #define MPII_STAGE_PIECE_MAX (256u << 10)
+#define MPII_STAGE_RING (512u << 10)
+#define MPII_STAGE_RING_PIECE (MPII_STAGE_RING / 4)
+
+typedef struct mpii_stage_head {
+    uint64_t packed; /* sender: bytes of the stream packed so far */
+    uint64_t ring;   /* sender, before the RTS: bytes of data space (ring < size: a ring) */
+    char line0[48];
+    uint64_t consumed; /* receiver, ring only: bytes of the stream unpacked so far */
+    char line1[56];
+} mpii_stage_head_t;
+_Static_assert(sizeof(mpii_stage_head_t) == MPII_STAGE_HDR, "staging head: two lines");
 
 typedef struct mpii_stage_wait {
     const uint64_t *packed;
     uint64_t done;
 } mpii_stage_wait_t;
 
+static int mpii_stage_room_any(void);
+static int mpii_stage_pump_all(void);
+
 static int mpii_stage_ready(void *arg)
 {
     const mpii_stage_wait_t *w = arg;
-    return __atomic_load_n(w->packed, __ATOMIC_ACQUIRE) > w->done;
+    return __atomic_load_n(w->packed, __ATOMIC_ACQUIRE) > w->done || mpii_stage_room_any();
 }
 
 /* Receives a staged stream of n bytes (STAGED above). */
 static int mpii_recv_staged(mpii_req_t *r, uint64_t n)
 {
-    const char *blk = vnic_peer_ptr(mpii.vnic, r->r_world, VNIC_KEY_HEAP, r->r_off - MPII_STAGE_HDR,
-                                    MPII_STAGE_HDR + r->r_size);
-    if (!blk)
+    uint64_t at = r->r_off - MPII_STAGE_HDR;
+    mpii_stage_head_t *head =
+        vnic_peer_ptr(mpii.vnic, r->r_world, VNIC_KEY_HEAP, at, MPII_STAGE_HDR);
+    uint64_t ring = head ? head->ring : 0;
+    if (!ring || !vnic_peer_ptr(mpii.vnic, r->r_world, VNIC_KEY_HEAP, at, MPII_STAGE_HDR + ring))
         return FMPL_ERR_KEY;
-    const char *data = blk + MPII_STAGE_HDR;
-    mpii_stage_wait_t w = {(const uint64_t *)(const void *)blk, 0};
+    const char *data = (const char *)head + MPII_STAGE_HDR;
+    mpii_stage_wait_t w = {&head->packed, 0};
     while (w.done < n) {
         uint64_t avail = __atomic_load_n(w.packed, __ATOMIC_ACQUIRE);
         if (avail <= w.done) {
+            if (mpii_stage_pump_all()) /* ours may be what the sender waits for */
+                continue;
             int rc = vnic_wait(mpii.vnic, mpii_stage_ready, &w, -1);
             if (rc)
                 return rc;
             continue;
         }
-        uint64_t k = BASE_MIN(avail, n) - w.done;
+        uint64_t pos = w.done % ring, k = BASE_MIN(BASE_MIN(avail, n) - w.done, ring - pos);
         if (r->contig)
-            memcpy((char *)r->buf + r->lb + w.done, data + w.done, k);
+            memcpy((char *)r->buf + r->lb + w.done, data + pos, k);
         else
-            dt_unpack(r->dt, r->count, r->buf, (int64_t)w.done, (int64_t)k, data + w.done);
+            dt_unpack(r->dt, r->count, r->buf, (int64_t)w.done, (int64_t)k, data + pos);
         w.done += k;
+        if (ring < r->r_size) {
+            __atomic_store_n(&head->consumed, w.done, __ATOMIC_RELEASE);
+            vnic_peer_wake(mpii.vnic, r->r_world); /* if it sleeps waiting for room */
+        }
     }
     return FMPL_SUCCESS;
 }
@@ -663,7 +693,7 @@ static int mpii_hook_work(void)
         mpii_req_done(r);
         n++;
     }
-    return n + mpii_defer_work();
+    return n + mpii_stage_pump_all() + mpii_defer_work();
 }
 
 /* The progress hook while armed: the queued work; disarms itself once it is done. */
@@ -671,7 +701,8 @@ static int mpii_hook(void *arg)
 {
     (void)arg;
     int n = mpii_hook_work();
-    if (mpii_list_empty(&p2p.todoq) && mpii_list_empty(&p2p.getq) && !mpii_defer_total)
+    if (mpii_list_empty(&p2p.todoq) && mpii_list_empty(&p2p.getq) && mpii_list_empty(&p2p.pumpq) &&
+        !mpii_defer_total)
         vnic_hook_arm(mpii.vnic, p2p.hook_id, 0);
     return n;
 }
@@ -681,6 +712,10 @@ static int mpii_hook(void *arg)
 /* Releases what send r holds for its rendezvous (registration, packed copy). */
 static void mpii_send_release(mpii_req_t *r)
 {
+    if (r->pumping) { /* a ring send the receiver ended early (a shorter receive) */
+        mpii_list_del(&r->link);
+        r->pumping = 0;
+    }
     if (r->key != VNIC_KEY_INVALID) {
         vnic_mr_dereg(mpii.vnic, r->key);
         r->key = VNIC_KEY_INVALID;
@@ -699,31 +734,78 @@ static void mpii_send_release(mpii_req_t *r)
 
 /* A heap block for staging the bytes of send r (STAGED), or NULL: the receiver does
  * not map this heap, the message is too large for it, or the heap is full. */
-static char *mpii_stage_alloc(const mpii_req_t *r, uint64_t bytes)
+static char *mpii_stage_alloc(mpii_req_t *r, uint64_t bytes)
 {
     const vnic_info_t *vi = vnic_info(mpii.vnic);
-    if (bytes > vi->heap_size / 8 || !vnic_peer_ptr(mpii.vnic, r->peer_world, VNIC_KEY_HEAP, 0, 1))
+    uint64_t space = r->stage_ring && bytes > MPII_STAGE_RING ? MPII_STAGE_RING : bytes;
+    if (space > vi->heap_size / 8 || !vnic_peer_ptr(mpii.vnic, r->peer_world, VNIC_KEY_HEAP, 0, 1))
         return NULL;
-    char *blk = vnic_mem_alloc(mpii.vnic, MPII_STAGE_HDR + (size_t)bytes);
-    if (blk)
-        __atomic_store_n((uint64_t *)(void *)blk, 0, __ATOMIC_RELAXED);
+    char *blk = vnic_mem_alloc(mpii.vnic, MPII_STAGE_HDR + (size_t)space);
+    if (blk) {
+        mpii_stage_head_t *head = (mpii_stage_head_t *)(void *)blk;
+        head->packed = 0;
+        head->ring = space;
+        head->consumed = 0;
+        r->staged = 0;
+    }
     return blk;
 }
 
-/* Packs send r's stream into its staging block piece by piece, publishing each. */
-static void mpii_stage_pack(mpii_req_t *r, uint64_t bytes)
+/* Packs what send r may of its stream into its staging block, piece by piece,
+ * publishing each: all of it, or in a ring what the receiver has room for. Returns the
+ * bytes packed. */
+static uint64_t mpii_stage_pack(mpii_req_t *r)
 {
-    char *blk = r->tmp;
-    uint64_t *packed = (uint64_t *)(void *)blk;
-    uint64_t piece = BASE_MIN(BASE_MAX(bytes / 16, (uint64_t)MPII_STAGE_PIECE_MIN),
-                              (uint64_t)MPII_STAGE_PIECE_MAX);
-    for (uint64_t off = 0; off < bytes;) {
-        uint64_t k = BASE_MIN(piece, bytes - off);
-        dt_pack(r->dt, r->count, r->buf, (int64_t)off, (int64_t)k, blk + MPII_STAGE_HDR + off);
-        off += k;
-        __atomic_store_n(packed, off, __ATOMIC_RELEASE);
+    mpii_stage_head_t *head = r->tmp;
+    char *data = (char *)r->tmp + MPII_STAGE_HDR;
+    uint64_t bytes = r->bytes, ring = head->ring, from = r->staged;
+    uint64_t piece = ring < bytes ? MPII_STAGE_RING_PIECE
+                                  : BASE_MIN(BASE_MAX(bytes / 16, (uint64_t)MPII_STAGE_PIECE_MIN),
+                                             (uint64_t)MPII_STAGE_PIECE_MAX);
+    while (r->staged < bytes) {
+        uint64_t off = r->staged, pos = off % ring;
+        uint64_t k = BASE_MIN(piece, BASE_MIN(bytes - off, ring - pos));
+        if (ring < bytes) { /* room: what the receiver has unpacked (loaded once) */
+            uint64_t room = ring - (off - __atomic_load_n(&head->consumed, __ATOMIC_ACQUIRE));
+            k = BASE_MIN(k, room);
+        }
+        if (!k)
+            break;
+        dt_pack(r->dt, r->count, r->buf, (int64_t)off, (int64_t)k, data + pos);
+        r->staged = off + k;
+        __atomic_store_n(&head->packed, r->staged, __ATOMIC_RELEASE);
         vnic_peer_wake(mpii.vnic, r->peer_world); /* if it sleeps waiting for this */
     }
+    return r->staged - from;
+}
+
+/* The ring sends with bytes left to pack (STAGED): packs what each may. Returns 1 when
+ * it packed something. */
+static int mpii_stage_pump_all(void)
+{
+    uint64_t n = 0;
+    for (mpii_link_t *e = p2p.pumpq.next, *next; e != &p2p.pumpq; e = next) {
+        next = e->next;
+        mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
+        n += mpii_stage_pack(r);
+        if (r->staged == r->bytes) {
+            mpii_list_del(&r->link);
+            r->pumping = 0;
+        }
+    }
+    return n > 0;
+}
+
+/* 1 when a ring send has room to pack into. */
+static int mpii_stage_room_any(void)
+{
+    for (mpii_link_t *e = p2p.pumpq.next; e != &p2p.pumpq; e = e->next) {
+        const mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
+        const mpii_stage_head_t *head = r->tmp;
+        if (r->staged - __atomic_load_n(&head->consumed, __ATOMIC_ACQUIRE) < head->ring)
+            return 1;
+    }
+    return 0;
 }
 
 static void mpii_send_finish(mpii_req_t *r)
@@ -837,8 +919,11 @@ int mpii_send_post(mpii_req_t *r, int try)
             mpii_ev_rendezvous_t e = {r->peer_world, h.tag, bytes};
             mpii_tool_event_raise(MPII_EV_RENDEZVOUS, &e);
         }
-        if (r->tmp_heap)
-            mpii_stage_pack(r, bytes); /* the receiver may be unpacking already */
+        if (r->tmp_heap && (mpii_stage_pack(r), r->staged < bytes)) {
+            r->pumping = 1; /* a ring: the rest as the receiver makes room */
+            mpii_list_push(&p2p.pumpq, &r->link);
+            mpii_hook_arm();
+        }
     } else {
         mpii_sends_pending++; /* mpii_send_finish drops it again */
         mpii_send_finish(r);
@@ -1297,6 +1382,7 @@ int mpii_p2p_init(void)
     p2p.cls_size[1] = 1024;
     p2p.cls_size[2] = BASE_MAX(p2p.eager_max, (size_t)1024);
     mpii_list_init(&p2p.getq);
+    mpii_list_init(&p2p.pumpq);
     mpii_list_init(&p2p.todoq);
     mpii_list_init(&p2p.todo_free);
     mpii_list_init(&p2p.umsg_free);
@@ -1413,6 +1499,7 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
         return MPI_SUCCESS;
     r.mode = (uint8_t)mode;
     r.internal = 1;
+    r.stage_ring = 1; /* this call waits for the FIN: it may pack through a ring */
     rc = mode == MPII_MODE_BUF ? mpii_bsend_go(&r) : mpii_send_go(&r);
     if (BASE_UNLIKELY(rc))
         return MPII_ERR_COMM(comm, rc, fname);

@@ -172,8 +172,12 @@ typedef struct mpii_req {
     /* send side, rendezvous: registration and packed copy (or bsend block) */
     vnic_key_t key;
     void *tmp;
-    uint8_t tmp_bsend; /* tmp is a block of the attached Bsend buffer */
-    uint8_t tmp_heap;  /* tmp is a block of the shared heap (a staged send) */
+    uint8_t tmp_bsend;  /* tmp is a block of the attached Bsend buffer */
+    uint8_t tmp_heap;   /* tmp is a block of the shared heap (a staged send) */
+    uint8_t stage_ring; /* a staged send may go through a ring (p2p.c, STAGED): its
+                         * caller waits for it (a blocking send) */
+    uint8_t pumping;    /* in the queue of ring sends with bytes left to pack */
+    uint64_t staged;    /* a staged send: bytes of its stream packed so far */
     /* send side, cancellation: the message's token (0: nothing sent), ACK / FIN seen
      * while a cancel was pending; buffered mode: bsub is the internal rendezvous send of a
      * Bsend/Ibsend request (alive until its FIN), bowner the user request it belongs to
