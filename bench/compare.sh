@@ -16,6 +16,8 @@
 #        n = 1, 16, z = 256, 1024, 4096);
 #      - mpi_match at 2 ranks: time per message with 1, 1024, 8192 receives posted
 #        (or messages unexpected) ahead of it;
+#      - mpi_incast at 4 ranks: 3 x 20000 1-KiB MPI_Isend to a rank computing 1 s, its
+#        peak RSS growth and the draining time (seed 002; 60 s cap per run);
 #      - mpi_coll at 2 and 4 ranks: barrier; bcast, reduce, allreduce, allgather, alltoall
 #        at 8 B, 8 KiB, 1 MiB (per-rank block for allgather and alltoall); persistent bcast
 #        and allreduce (MPI_Bcast_init / MPI_Allreduce_init, then MPI_Start + MPI_Wait; a
@@ -130,7 +132,7 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_robust mpi_rma mpi_io "${apps[@]}"; do
+    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_incast mpi_robust mpi_rma mpi_io "${apps[@]}"; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -155,13 +157,14 @@ measure() {
         echo "# mpi_io files in $iodir ($(stat -f -c %T "$iodir" 2>/dev/null || echo unknown file system))"
     } >"$machine"
 
-    fmpl() { local n=$1; shift; "$bin/fmplrun" --timeout 600 -n "$n" "$@"; }
-    mpich() { local n=$1; shift; mpiexec.mpich -n "$n" "$@"; }
+    # COMPARE_TIMEOUT (seconds, 0: none) caps one run where a library may not finish
+    fmpl() { local n=$1; shift; timeout "${COMPARE_TIMEOUT:-0}" "$bin/fmplrun" --timeout 600 -n "$n" "$@"; }
+    mpich() { local n=$1; shift; timeout "${COMPARE_TIMEOUT:-0}" mpiexec.mpich -n "$n" "$@"; }
     ompi() {
         local n=$1; shift
         local over=()
         [ "$n" -gt "$(nproc)" ] && over=(--oversubscribe)
-        mpirun.openmpi "${over[@]}" -n "$n" "$@"
+        timeout "${COMPARE_TIMEOUT:-0}" mpirun.openmpi "${over[@]}" -n "$n" "$@"
     }
     # Appends the CSV rows of one run (header dropped) to the raw file, tagged with the round.
     rows() { grep -v '^impl,' | grep ',' | sed "s/^/$round,/" >>"$raw"; }
@@ -192,6 +195,10 @@ measure() {
         done
         for who in "${order[@]}"; do
             mpi "$who" 2 mpi_match --csv --depths=1,1024,8192 --reps=3
+        done
+        # incast (seed 002); MPICH busy-polls with 4 ranks on 2 CPUs: it may not finish
+        for who in "${order[@]}"; do
+            COMPARE_TIMEOUT=60 mpi "$who" 4 mpi_incast --csv --k=20000 || true
         done
         for np in 2 4; do
             fmpl $np "$bin/fmpl_coll" --csv --reps=5 | rows
@@ -379,6 +386,8 @@ END {
         mp("matching, " md[i] " posted [ns/msg]", "match_posted|malloc|2|" md[i] "|ns_per_msg", "lower")
         mp("matching, " md[i] " unexpected [ns/msg]", "match_unexpected|malloc|2|" md[i] "|ns_per_msg", "lower")
     }
+    mp("incast 3x20000x1 KiB, receiver RSS growth [MiB]", "incast|malloc|4|20000|rss_growth_MiB", "lower")
+    mp("incast 3x20000x1 KiB, draining [ms]", "incast|malloc|4|20000|drain_ms", "lower")
     # mpi_coll: its bench names, and the labels (allgather and alltoall: size per block).
     split("8 8192 1048576", sz, " "); split("8 B|8 KiB|1 MiB", sn, "|")
     split("bcast bcast_persistent reduce allreduce allreduce_persistent allgather alltoall", cops, " ")

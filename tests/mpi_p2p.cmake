@@ -31,3 +31,10 @@ fmpl_test(mpi_isend_noblock_udp mpi_isend_noblock.c RANKS 2 3 ENV FMPL_TRANSPORT
 fmpl_test(mpi_p2p_staged mpi_p2p_staged.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_p2p_staged_smallheap mpi_p2p_staged.c RANKS 2 3 ENV FMPL_SHM_HEAP=25165824 TIMEOUT 120)
 fmpl_test(mpi_p2p_staged_udp mpi_p2p_staged.c RANKS 2 3 ENV FMPL_TRANSPORT=udp TIMEOUT 120)
+# Eager flow control under incast (seed 002): receive memory bounded by the eager budget
+# (1 MiB here), matching and probes under back-pressure; and the point-to-point suite with
+# almost no credit (every short message beyond 4 in flight goes by envelope and read).
+fmpl_test(mpi_incast mpi_incast.c RANKS 2 3 4 7 ENV FMPL_EAGER_BUDGET=1048576 TIMEOUT 120)
+fmpl_test(mpi_p2p_nocredit mpi_p2p.c RANKS 2 3 ENV FMPL_EAGER_BUDGET=0 TIMEOUT 120)
+fmpl_test(mpi_incast_udp mpi_incast.c RANKS 3 ENV FMPL_EAGER_BUDGET=1048576 FMPL_TRANSPORT=udp
+          ARGS 5000 TIMEOUT 120)

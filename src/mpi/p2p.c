@@ -7,6 +7,12 @@
 #include "mpi/p2p_impl.h"
 #include "mpi/tool_impl.h"
 
+/* The eager credit between this process and one other, both directions. */
+typedef struct mpii_credit {
+    uint64_t used; /* as sender: charge of our eager messages it has not matched yet */
+    uint64_t owed; /* as receiver: charge of its eager messages we matched, not yet returned */
+} mpii_credit_t;
+
 typedef struct mpii_todo {
     mpii_link_t link;
     int peer;
@@ -35,6 +41,10 @@ static struct {
     int hook_id; /* mpii_hook's vnic hook, armed while work is queued */
     int up;
     uint64_t eager_seq; /* tokens of eager sends (MPII_TOKEN_EAGER | seq) */
+    /* eager credit (CREDIT below): by world rank, grown on demand */
+    mpii_credit_t *credit;
+    int ncredit;
+    uint64_t credit_max; /* bytes of eager charge one sender may have at one receiver */
 } p2p;
 
 int mpii_sends_pending;
@@ -396,6 +406,66 @@ static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
     return mpii_am(peer, &h, sizeof h, NULL, 0, token);
 }
 
+/* CREDIT (seed 002: receive memory bounded by the receiver, not by the senders). A
+ * sender may have at most p2p.credit_max bytes of eager charge (payload plus
+ * MPII_CREDIT_ENVELOPE per message) at one receiver that the receiver has not matched.
+ * Beyond that it sends the message as an RTS: only the envelope travels, the payload
+ * stays in the sender's buffer until the receiver has a receive for it and reads it.
+ * So a receiver that computes while senders flood it holds at most credit_max of
+ * payload per sender (FMPL_EAGER_BUDGET shared out), plus an envelope per message;
+ * MPI_Isend still returns at once, and any receive the receiver posts can match (an
+ * RTS is matched like an eager message: no send waits behind another). The receiver
+ * returns the charge of the eager messages it matched in CREDIT(imm = bytes) once it
+ * owes a quarter of credit_max. An RTS needs a staging block in the heap or a
+ * registration; with neither left, a short message goes eagerly after all (overdraft:
+ * the bound gives way before progress does). */
+#define MPII_CREDIT_ENVELOPE 64
+
+static BASE_NOINLINE mpii_credit_t *mpii_credit_grow(int world)
+{
+    int n = BASE_MAX(world + 1, BASE_MAX(2 * p2p.ncredit, 64));
+    mpii_credit_t *c = realloc(p2p.credit, (size_t)n * sizeof *c);
+    if (!c)
+        base_fatal("mpi: out of memory for the eager credit table (%d peers)", n);
+    memset(c + p2p.ncredit, 0, (size_t)(n - p2p.ncredit) * sizeof *c);
+    p2p.credit = c;
+    p2p.ncredit = n;
+    return &c[world];
+}
+
+static inline mpii_credit_t *mpii_credit_of(int world)
+{
+    return BASE_LIKELY(world < p2p.ncredit) ? &p2p.credit[world] : mpii_credit_grow(world);
+}
+
+/* 1 when an eager message of `bytes` to world rank `world` fits its credit. */
+static inline int mpii_credit_ok(int world, uint64_t bytes)
+{
+    return mpii_credit_of(world)->used + bytes + MPII_CREDIT_ENVELOPE <= p2p.credit_max;
+}
+
+static inline void mpii_credit_take(int world, uint64_t bytes)
+{
+    mpii_credit_of(world)->used += bytes + MPII_CREDIT_ENVELOPE;
+}
+
+static void mpii_todo_add(int peer, uint8_t kind, uint64_t token);
+
+/* This process matched (or a cancel removed) an eager message of `bytes` from world. */
+static void mpii_credit_return(int world, uint64_t bytes, int in_handler)
+{
+    mpii_credit_t *c = mpii_credit_of(world);
+    c->owed += bytes + MPII_CREDIT_ENVELOPE;
+    if (c->owed < p2p.credit_max / 4)
+        return;
+    uint64_t n = c->owed;
+    c->owed = 0;
+    if (in_handler)
+        mpii_todo_add(world, MPII_AM_CREDIT, n);
+    else
+        mpii_ctl(world, MPII_AM_CREDIT, n);
+}
+
 /* 1 when a message of size bytes, shorter than r's buffer, ends inside a basic element of
  * r's type: the type signatures cannot match (MPI-4.0 3.3.1), e.g. 3 chars received as
  * ints. One modulo for predefined types; a walk of the type only for short messages of
@@ -563,6 +633,7 @@ static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, uint64_t size, int 
     mpii_recv_status(r, h->src, h->tag, size);
     if (h->kind == MPII_AM_EAGER) {
         mpii_recv_unpack(r, payload, (uint64_t)r->st.fmpl_count);
+        mpii_credit_return(world, size, in_handler);
         if (h->flags & MPII_AMF_SYNC) {
             if (in_handler)
                 mpii_todo_add(world, MPII_AM_ACK, token);
@@ -606,6 +677,11 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
             r->fin_seen = 1; /* completes when the answer to its CANCEL arrives */
         else
             mpii_send_finish(r);
+        return;
+    }
+    if (h.kind == MPII_AM_CREDIT) {
+        mpii_credit_t *c = mpii_credit_of(n->src);
+        c->used -= BASE_MIN(c->used, n->imm);
         return;
     }
     if (BASE_UNLIKELY(h.kind >= MPII_AM_CANCEL)) {
@@ -835,8 +911,9 @@ int mpii_send_post(mpii_req_t *r, int try)
     uint64_t bytes = r->bytes;
     mpii_hdr_t h = {.ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_EAGER};
     r->st.fmpl_count = (MPI_Count)bytes;
-    int contig = r->contig;
-    if (bytes <= p2p.eager_max) {
+    int contig = r->contig, overdraft = 0;
+eager:
+    if (bytes <= p2p.eager_max && (overdraft || mpii_credit_ok(r->peer_world, bytes))) {
         const void *src = bytes ? (const char *)r->buf + r->lb : NULL;
         char *pack = NULL;
         if (!contig && bytes) {
@@ -854,10 +931,12 @@ int mpii_send_post(mpii_req_t *r, int try)
             r->s_token = (uint64_t)(uintptr_t)r;
             int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, r->s_token, try);
             mpii_pack_done(pack);
-            if (rc)
+            if (rc) {
                 mpii_sends_pending--;
-            else
+            } else {
+                mpii_credit_take(r->peer_world, bytes);
                 mpii_stats_eager(bytes);
+            }
             return rc;
         }
         /* A send MPI_Cancel may name (a user's request, a user Bsend's internal send, a
@@ -867,21 +946,25 @@ int mpii_send_post(mpii_req_t *r, int try)
         int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, r->s_token, try);
         mpii_pack_done(pack);
         if (rc == MPI_SUCCESS) {
+            mpii_credit_take(r->peer_world, bytes);
             mpii_stats_eager(bytes);
             mpii_req_done(r);
         }
         return rc;
     }
     /* Rendezvous: the receiver reads from registered memory, or from the heap block a
-     * non-contiguous send is staged in (STAGED). */
+     * non-contiguous send, or a short one beyond its credit (CREDIT), is staged in
+     * (STAGED): a copy, but no registration per message. */
     void *base;
-    if (contig) {
+    if (contig && (bytes > p2p.eager_max || r->tmp_bsend)) {
         base = (char *)r->buf + r->lb;
     } else if (r->tmp) { /* bsend: packed in the attached buffer; or an earlier try's */
         base = r->tmp_heap ? (char *)r->tmp + MPII_STAGE_HDR : r->tmp;
     } else if ((r->tmp = mpii_stage_alloc(r, bytes))) {
         r->tmp_heap = 1;
         base = (char *)r->tmp + MPII_STAGE_HDR;
+    } else if (contig) {
+        base = (char *)r->buf + r->lb;
     } else {
         r->tmp = mpii_tmp_get(bytes);
         if (!r->tmp)
@@ -892,6 +975,21 @@ int mpii_send_post(mpii_req_t *r, int try)
     int rc;
     if (!r->tmp_heap && r->key == VNIC_KEY_INVALID) { /* a deferred retry keeps it */
         rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
+        while (rc == FMPL_ERR_NOMEM) { /* every registration in use: they come back with FINs */
+            if (bytes <= p2p.eager_max && !r->tmp_bsend) {
+                /* Overdraft: a short message beyond its credit goes eagerly after all
+                 * rather than wait for a registration, which could wait for the
+                 * receiver to match messages queued behind this one (CREDIT). */
+                mpii_tmp_put(r->tmp);
+                r->tmp = NULL;
+                overdraft = 1;
+                goto eager;
+            }
+            if (try)
+                return MPII_AGAIN; /* deferred; an earlier try's copy stays in r->tmp */
+            vnic_progress(mpii.vnic);
+            rc = vnic_mr_reg(mpii.vnic, base, bytes, VNIC_ACC_REMOTE_READ, &r->key);
+        }
         if (rc) {
             if (!r->tmp_bsend) {
                 mpii_tmp_put(r->tmp);
@@ -1174,6 +1272,8 @@ static void mpii_cancel_am(const mpii_hdr_t *h, const vnic_notify_t *n)
         mpii_umsg_t *u = MPII_CONTAINER(e, mpii_umsg_t, bl);
         if (u->token == token && u->src_world == n->src && u->src == h->src && u->tag == h->tag) {
             mpii_unexp_unlink(m, u);
+            if (u->kind == MPII_AM_EAGER)
+                mpii_credit_return(n->src, u->size, 1);
             mpii_umsg_put(u);
             ok = 1;
             break;
@@ -1378,6 +1478,16 @@ int mpii_p2p_init(void)
     p2p.packbuf = malloc(BASE_MAX(p2p.eager_max, (size_t)1));
     if (!p2p.packbuf)
         return MPI_ERR_NO_MEM;
+    long long budget =
+        base_env_int("FMPL_EAGER_BUDGET", 4ll << 20, 0, 1ll << 40,
+                     "bytes of eager messages a receiver keeps for senders before it matches "
+                     "them, shared out among the other ranks (at least 4 eager messages' worth "
+                     "each); a sender beyond its share sends the envelope alone and the "
+                     "receiver reads the payload once matched (seed 002)");
+    int others = BASE_MAX(mpii.world_size - 1, 1);
+    p2p.credit_max = BASE_MAX((uint64_t)budget / (uint64_t)others,
+                              4 * ((uint64_t)p2p.eager_max + MPII_CREDIT_ENVELOPE));
+    mpii_credit_grow(mpii.world_size);
     p2p.cls_size[0] = 64;
     p2p.cls_size[1] = 1024;
     p2p.cls_size[2] = BASE_MAX(p2p.eager_max, (size_t)1024);
@@ -1451,6 +1561,9 @@ void mpii_p2p_finalize(void)
             free(b);
         }
     free(p2p.packbuf);
+    free(p2p.credit);
+    p2p.credit = NULL;
+    p2p.ncredit = 0;
     mpii_defer_finalize();
     mpii_tmp_finalize();
     mpii_req_finalize();
@@ -1477,14 +1590,16 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
                     !fc->rgroup && dest >= 0 && dest < fc->group->size && mpii_type_comm_dt(type) &&
                     (buf || !count))) {
         uint64_t bytes = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
-        if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0))) {
+        int world = fc->group->world[dest];
+        if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0) &&
+                        mpii_credit_ok(world, bytes))) {
             mpii_hdr_t h = {.ctx = fc->ctx, .src = fc->rank, .tag = tag, .kind = MPII_AM_EAGER};
-            int world = fc->group->world[dest];
             if (BASE_UNLIKELY(mpii_defer_count(world)))
                 mpii_defer_drain(world); /* after the deferred sends to it */
             int rc = mpii_am(world, &h, sizeof h, buf, bytes, 0);
             if (BASE_UNLIKELY(rc))
                 return MPII_ERR_COMM(comm, rc, fname);
+            mpii_credit_take(world, bytes);
             mpii_stats_eager(bytes);
             return MPI_SUCCESS;
         }

@@ -65,7 +65,8 @@ enum {
     MPII_AM_FIN,
     MPII_AM_CANCEL,
     MPII_AM_CANCEL_OK,
-    MPII_AM_CANCEL_FAIL
+    MPII_AM_CANCEL_FAIL,
+    MPII_AM_CREDIT /* imm: bytes of eager charge the receiver matched (p2p.c, CREDIT) */
 };
 #define MPII_TOKEN_EAGER (UINT64_C(1) << 63)
 enum {
