@@ -178,7 +178,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int k = argc > 1 ? atoi(argv[1]) : 20000, n = argc > 2 ? atoi(argv[2]) : 1024;
     const char *b = getenv("FMPL_EAGER_BUDGET");
-    long budget = b ? atol(b) : 4l << 20;
+    long budget = b ? atol(b) : 2l << 20;
     if (size > 1) {
         flood(k, n, budget);
         ssend_round(k / 10, n);

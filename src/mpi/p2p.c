@@ -414,7 +414,10 @@ static int mpii_ctl(int peer, uint8_t kind, uint64_t token)
  * So a receiver that computes while senders flood it holds at most credit_max of
  * payload per sender (FMPL_EAGER_BUDGET shared out), plus an envelope per message;
  * MPI_Isend still returns at once, and any receive the receiver posts can match (an
- * RTS is matched like an eager message: no send waits behind another). The receiver
+ * RTS is matched like an eager message: no send waits behind another). Only the sends
+ * that may defer (the user's nonblocking and persistent ones) are held to their credit:
+ * a blocking send charges it too but goes eagerly, as programs that send before the
+ * matching receive is posted (unsafe, but common) expect. The receiver
  * returns the charge of the eager messages it matched in CREDIT(imm = bytes) once it
  * owes a quarter of credit_max. An RTS needs a staging block in the heap or a
  * registration; with neither left, a short message goes eagerly after all (overdraft:
@@ -438,10 +441,13 @@ static inline mpii_credit_t *mpii_credit_of(int world)
     return BASE_LIKELY(world < p2p.ncredit) ? &p2p.credit[world] : mpii_credit_grow(world);
 }
 
-/* 1 when an eager message of `bytes` to world rank `world` fits its credit. */
+/* 1 when an eager message of `bytes` to world rank `world` fits its credit. A message
+ * to oneself always does: its memory is the sender's own, and a blocking send to
+ * oneself before the receive (common, if unsafe) must not wait for that receive. */
 static inline int mpii_credit_ok(int world, uint64_t bytes)
 {
-    return mpii_credit_of(world)->used + bytes + MPII_CREDIT_ENVELOPE <= p2p.credit_max;
+    return mpii_credit_of(world)->used + bytes + MPII_CREDIT_ENVELOPE <= p2p.credit_max ||
+           world == mpii.world_rank;
 }
 
 static inline void mpii_credit_take(int world, uint64_t bytes)
@@ -913,7 +919,8 @@ int mpii_send_post(mpii_req_t *r, int try)
     r->st.fmpl_count = (MPI_Count)bytes;
     int contig = r->contig, overdraft = 0;
 eager:
-    if (bytes <= p2p.eager_max && (overdraft || mpii_credit_ok(r->peer_world, bytes))) {
+    if (bytes <= p2p.eager_max &&
+        (overdraft || !r->may_defer || mpii_credit_ok(r->peer_world, bytes))) {
         const void *src = bytes ? (const char *)r->buf + r->lb : NULL;
         char *pack = NULL;
         if (!contig && bytes) {
@@ -1479,7 +1486,7 @@ int mpii_p2p_init(void)
     if (!p2p.packbuf)
         return MPI_ERR_NO_MEM;
     long long budget =
-        base_env_int("FMPL_EAGER_BUDGET", 4ll << 20, 0, 1ll << 40,
+        base_env_int("FMPL_EAGER_BUDGET", 2ll << 20, 0, 1ll << 40,
                      "bytes of eager messages a receiver keeps for senders before it matches "
                      "them, shared out among the other ranks (at least 4 eager messages' worth "
                      "each); a sender beyond its share sends the envelope alone and the "
@@ -1591,8 +1598,7 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
                     (buf || !count))) {
         uint64_t bytes = (uint64_t)count * (uint64_t)FMPL_MPI_DT_SIZE(type);
         int world = fc->group->world[dest];
-        if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0) &&
-                        mpii_credit_ok(world, bytes))) {
+        if (BASE_LIKELY(bytes <= p2p.eager_max && (count <= 1 || FMPL_MPI_DT_PAD(type) == 0))) {
             mpii_hdr_t h = {.ctx = fc->ctx, .src = fc->rank, .tag = tag, .kind = MPII_AM_EAGER};
             if (BASE_UNLIKELY(mpii_defer_count(world)))
                 mpii_defer_drain(world); /* after the deferred sends to it */
