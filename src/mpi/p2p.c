@@ -1620,7 +1620,7 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
         return MPI_SUCCESS;
     r.mode = (uint8_t)mode;
     r.internal = 1;
-    r.stage_ring = 1; /* this call waits for the FIN: it may pack through a ring */
+    r.stage_ring = mode != MPII_MODE_BUF; /* this call waits for the FIN: a ring may do */
     rc = mode == MPII_MODE_BUF ? mpii_bsend_go(&r) : mpii_send_go(&r);
     if (BASE_UNLIKELY(rc))
         return MPII_ERR_COMM(comm, rc, fname);
