@@ -833,6 +833,14 @@ static char *mpii_stage_alloc(mpii_req_t *r, uint64_t bytes)
     return blk;
 }
 
+/* Bytes ring send r may pack now: its ring less what the receiver has not unpacked
+ * (its counter loaded once). */
+static inline uint64_t mpii_stage_room(const mpii_req_t *r)
+{
+    const mpii_stage_head_t *head = r->tmp;
+    return head->ring - (r->staged - __atomic_load_n(&head->consumed, __ATOMIC_ACQUIRE));
+}
+
 /* Packs what send r may of its stream into its staging block, piece by piece,
  * publishing each: all of it, or in a ring what the receiver has room for. Returns the
  * bytes packed. */
@@ -847,8 +855,8 @@ static uint64_t mpii_stage_pack(mpii_req_t *r)
     while (r->staged < bytes) {
         uint64_t off = r->staged, pos = off % ring;
         uint64_t k = BASE_MIN(piece, BASE_MIN(bytes - off, ring - pos));
-        if (ring < bytes) { /* room: what the receiver has unpacked (loaded once) */
-            uint64_t room = ring - (off - __atomic_load_n(&head->consumed, __ATOMIC_ACQUIRE));
+        if (ring < bytes) {
+            uint64_t room = mpii_stage_room(r); /* a call: BASE_MIN evaluates twice */
             k = BASE_MIN(k, room);
         }
         if (!k)
@@ -882,9 +890,7 @@ static int mpii_stage_pump_all(void)
 static int mpii_stage_room_any(void)
 {
     for (mpii_link_t *e = p2p.pumpq.next; e != &p2p.pumpq; e = e->next) {
-        const mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
-        const mpii_stage_head_t *head = r->tmp;
-        if (r->staged - __atomic_load_n(&head->consumed, __ATOMIC_ACQUIRE) < head->ring)
+        if (mpii_stage_room(MPII_CONTAINER(e, mpii_req_t, link)))
             return 1;
     }
     return 0;
