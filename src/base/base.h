@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "fmpl_errors.h"
@@ -99,6 +100,24 @@ int base_env_writable(const char *name, int (*apply)(long long value), int all_e
  * from_env 0). FMPL_ERR_UNSUPPORTED: not writable; FMPL_ERR_ARG: out of range or refused
  * by the setting. Thread-safe; the setting's readers see the new value at their next use. */
 int base_env_write(int i, long long value);
+
+/* ---- memory ----
+ * Zeroes the n bytes at p (n a constant, as in sizeof) with 16-byte stores: for objects
+ * of a few hundred bytes cleared on a hot path (an MPI request). gcc expands a memset of
+ * that size inline as `rep stos`, twice as slow on the CPU we measured (Xeon model 85:
+ * 22 ns against 12 for 424 bytes); clang turns this loop into a call of libc's memset,
+ * which uses vector stores too. */
+static inline void base_zero(void *p, size_t n)
+{
+    typedef char base_v16_t __attribute__((vector_size(16), aligned(1), may_alias));
+    base_v16_t z = {0}, *v = p;
+    size_t i = 0;
+#pragma GCC unroll 64
+    for (; i < n / 16; i++)
+        v[i] = z;
+    if (n % 16)
+        memset((char *)p + n / 16 * 16, 0, n % 16);
+}
 
 /* ---- clocks ---- */
 static inline uint64_t base_time_ns(void)

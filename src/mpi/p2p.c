@@ -1617,7 +1617,7 @@ static int mpii_send_blocking(const void *buf, int64_t count, MPI_Datatype type,
         }
     }
     mpii_req_t r;
-    memset(&r, 0, sizeof r);
+    base_zero(&r, sizeof r);
     mpii_comm_t *c;
     int rc = mpii_args(&r, buf, count, type, dest, tag, comm, 0, &c);
     if (BASE_UNLIKELY(rc))
@@ -1701,7 +1701,7 @@ static int mpii_recv_blocking(void *buf, int64_t count, MPI_Datatype type, int s
 {
     MPII_CHECK_INIT(fname);
     mpii_req_t r;
-    memset(&r, 0, sizeof r);
+    base_zero(&r, sizeof r);
     mpii_comm_t *c;
     int rc = mpii_args(&r, buf, count, type, source, tag, comm, 1, &c);
     if (BASE_UNLIKELY(rc))
@@ -1813,7 +1813,7 @@ static int mpii_sendrecv(const void *sbuf, int64_t scount, MPI_Datatype stype, i
     MPII_CHECK_INIT(fname);
     mpii_req_t s, r;
     memset(&s, 0, sizeof s);
-    memset(&r, 0, sizeof r);
+    base_zero(&r, sizeof r);
     mpii_comm_t *c;
     int rc = mpii_args(&r, rbuf, rcount, rtype, source, rtag, comm, 1, &c);
     if (BASE_UNLIKELY(rc))
@@ -2041,7 +2041,7 @@ static int mpii_mrecv_blocking(void *buf, MPI_Count count, MPI_Datatype datatype
                                MPI_Message *message, MPI_Status *status, const char *fname)
 {
     mpii_req_t r;
-    memset(&r, 0, sizeof r);
+    base_zero(&r, sizeof r);
     r.internal = 1;
     int rc = mpii_mrecv(buf, count, datatype, message, &r, fname);
     if (rc)
@@ -2102,7 +2102,7 @@ MPII_WEAK(MPI_Imrecv, PMPI_Imrecv)
 int mpii_lib_send(mpii_comm_t *c, const void *buf, size_t len, int dst, int tag)
 {
     mpii_req_t r;
-    memset(&r, 0, sizeof r);
+    base_zero(&r, sizeof r);
     r.kind = MPII_REQ_SEND;
     r.internal = 1;
     mpii_req_set_buf(&r, buf, (int64_t)len, MPI_BYTE, dt_basic(DT_BYTE));
@@ -2122,7 +2122,7 @@ int mpii_lib_send(mpii_comm_t *c, const void *buf, size_t len, int dst, int tag)
 int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag)
 {
     mpii_req_t r;
-    memset(&r, 0, sizeof r);
+    base_zero(&r, sizeof r);
     r.kind = MPII_REQ_RECV;
     r.internal = 1;
     mpii_req_set_buf(&r, buf, (int64_t)len, MPI_BYTE, dt_basic(DT_BYTE));
@@ -2140,7 +2140,7 @@ int mpii_lib_recv(mpii_comm_t *c, void *buf, size_t len, int src, int tag)
 static void mpii_lib_req(mpii_req_t *r, mpii_comm_t *c, const void *buf, int64_t count,
                          MPI_Datatype type, dt_t *dt, int peer, int tag, int kind)
 {
-    memset(r, 0, sizeof *r);
+    base_zero(r, sizeof *r);
     r->kind = (uint8_t)kind;
     r->internal = 1;
     mpii_req_set_buf(r, buf, count, type, dt);

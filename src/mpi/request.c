@@ -46,7 +46,7 @@ mpii_req_t *mpii_req_alloc(void)
     mpii_link_t *e = rq.free.next;
     mpii_list_del(e);
     mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
-    memset(r, 0, sizeof *r);
+    base_zero(r, sizeof *r);
     r->handle = MPI_REQUEST_NULL;
     mpii_list_init(&r->link);
     return r;
