@@ -24,6 +24,10 @@
 #        library without them reports "missing", shown as such);
 #      - mpi_neighbor at 4 ranks: MPI_Neighbor_allgather and MPI_Neighbor_alltoall on a
 #        periodic 2-D Cartesian communicator, 8 B .. 64 KiB per neighbour;
+#      - mpi_offload at 4 ranks (seed 003): Ibcast, Iallreduce and the persistent bcast
+#        and allreduce at 8 B, 256 KiB, 1 MiB: the delayed-rank fraction (the others'
+#        completion time when one rank computes 50 ms after the start, worst rank) and
+#        the overlap while computing;
 #      - mpi_hello at 16 ranks (peak RSS);
 #      - mpi_rma (one-sided) at 2 ranks: put/get latency (op + flush) and bandwidth 8 B ..
 #        4 MiB, 8-byte fetch_and_op / compare_and_swap / accumulate, empty exclusive
@@ -132,7 +136,7 @@ measure() {
     for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
-    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_hello mpi_match mpi_incast mpi_robust mpi_rma mpi_io "${apps[@]}"; do
+    for p in mpi_pingpong mpi_coll mpi_neighbor mpi_offload mpi_hello mpi_match mpi_incast mpi_robust mpi_rma mpi_io "${apps[@]}"; do
         for impl in fmpl mpich openmpi; do
             [ -x "$bin/$p.$impl" ] || { echo "compare: $bin/$p.$impl was not built" >&2; exit 1; }
         done
@@ -208,6 +212,9 @@ measure() {
         done
         for who in "${order[@]}"; do
             mpi "$who" 4 mpi_neighbor --csv --reps=5
+        done
+        for who in "${order[@]}"; do
+            mpi "$who" 4 mpi_offload --csv --reps=3
         done
         for np in 2 4; do
             for who in "${order[@]}"; do
@@ -470,6 +477,20 @@ END {
                 print line "   lower"
             }
     }
+
+    # Collectives without their callers (seed 003, mpi_offload at 4 ranks).
+    print ""
+    print "== Offload (mpi_offload, 4 ranks: delayed rank = completion of the others / 50 ms that one rank spends away from MPI after the start, worst rank, lower is better; overlap % while computing as long as the collective takes, worst rank, higher is better)"
+    hdr("FMPL-MPI")
+    split("ibcast iallreduce bcast_persistent allreduce_persistent", oops, " ")
+    split("8 262144 1048576", osz, " ")
+    t = 4 > ncpu ? "*" : ""
+    for (c = 1; c <= 4; c++)
+        for (i = 1; i <= 3; i++)
+            mp("delayed rank, " oops[c] " " hs(osz[i]) t, "delayed_" oops[c] "|malloc|4|" osz[i] "|delay_frac", "lower")
+    for (c = 1; c <= 4; c++)
+        for (i = 1; i <= 3; i++)
+            mp("overlap %, " oops[c] " " hs(osz[i]) t, "overlap_" oops[c] "|malloc|4|" osz[i] "|overlap_pct", "higher")
 
     # The application proxies: rates (higher is better), and the checksums compared.
     print ""

@@ -65,6 +65,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
            COMMAND ${TOOLS_EXPECT} "^ +strided_get +4 KiB" -- ${_run} -n 2
                    ${CMAKE_BINARY_DIR}/bin/mpi_rma.fmpl --mode=strided --quick --reps=1
                    --sizes=8,100,4K)
+  # mpi_offload (seed 003's delayed rank and overlap): it checks every result once.
+  add_test(NAME tools_bench_offload
+           COMMAND ${TOOLS_EXPECT} "^ *overlap_allreduce_persistent +64 KiB" -- ${_run} -n 3
+                   ${CMAKE_BINARY_DIR}/bin/mpi_offload.fmpl --reps=1 --sizes=8,64K --delay=2)
   # mpi_robust (bench/robust.sh's job), our build, tiny: the rows it prints, not the figures.
   add_test(NAME tools_bench_robust
            COMMAND ${TOOLS_EXPECT} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/tools_robust.sh
