@@ -52,7 +52,7 @@
  *     scatters it locally (CMA pins the target's pages once per remote iovec);
  *   - atomics on private memory: a cell executed by the target, the old value returned
  *     into one of the initiator's reply lines (completion through lcntr);
- *   - SEND (active message, <= am_max = the inline limit + one line): an AM message whose payload
+ *   - SEND (active message, <= am_max, FMPL_SHM_AM_MAX): an AM message whose payload
  *     fills the cells like an inline put; the target hands the handler of `chan` a
  *     pointer into its own cells (or, when the payload wraps around the ring, into a
  *     private copy). The cells stay held (RecvCNT not published past them, even by
@@ -196,7 +196,7 @@ typedef struct shm_reply {
  * the header by the others). */
 typedef struct shm_layout {
     uint32_t cells, nbounce, ncntr, nregions;
-    uint64_t chunk, inline_max, heap_size;
+    uint64_t chunk, inline_max, am_max, heap_size;
     uint64_t off_ctrl, off_wake, off_sendcnt, off_recvcnt, off_fbox, off_cells, off_reply,
         off_bstate, off_bdata, off_cntr, off_regions, off_share, off_heap, area_size, seg_size;
 } shm_layout_t;
@@ -2167,7 +2167,7 @@ static uint64_t shm_probe_word; /* read by a peer through CMA to probe it */
 
 static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce, uint64_t chunk,
                                uint32_t ncntr, uint32_t nregions, uint64_t heap,
-                               uint64_t inline_max, int nlocal)
+                               uint64_t inline_max, uint64_t am_max, int nlocal)
 {
     memset(L, 0, sizeof *L);
     L->cells = cells;
@@ -2177,6 +2177,7 @@ static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce
     L->nregions = nregions;
     L->heap_size = heap;
     L->inline_max = inline_max;
+    L->am_max = am_max;
     uint64_t o = 0;
     L->off_ctrl = o, o += sizeof(shm_ctrl_t);
     L->off_wake = o, o += SHM_LINE;
@@ -2305,12 +2306,7 @@ static int shm_setup_local(shm_t *s)
     s->K = s->lay.cells;
     s->kmask = s->K - 1;
     s->inline_max = s->lay.inline_max;
-    /* Active messages: the inline limit plus one line for the caller's own header (so a
-     * 4 KiB MPI message is eager: through the cells 4 KiB takes 1.4 us one way, by
-     * rendezvous and CMA 1.5-1.8, and a stream of them runs at 5.9 against 3.8 GB/s), but
-     * at least 1 KiB (within the cell cap). */
-    s->am_max = BASE_MIN(BASE_MAX(s->inline_max + SHM_LINE, (size_t)1024),
-                         (size_t)SHM_CELL_DATA + (BASE_MIN(s->K / 2, 255) - 1) * SHM_LINE);
+    s->am_max = s->lay.am_max;
     s->am_buf = malloc(s->am_max ? s->am_max : 1);
     if (!s->am_buf)
         return FMPL_ERR_NOMEM;
@@ -2388,6 +2384,16 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     long long inl = base_env_int("FMPL_SHM_INLINE_MAX", 4096, 0, 1 << 20,
                                  "largest put to private memory carried inline in inbox cells; "
                                  "larger ones use CMA or bounce buffers");
+    /* Active messages up to 8 KiB plus a line for the caller's own header, so an 8 KiB MPI
+     * message is eager. Through the cells it costs 2.5 us one way against 2.8 by
+     * rendezvous (RTS, CMA read, FIN), and a stream of them runs at 5.7 GB/s against 4.3
+     * (docs/performance.md). Puts stay inline only up to FMPL_SHM_INLINE_MAX: an inline
+     * put waits for the target's progress, a CMA put does not. */
+    long long am = base_env_int("FMPL_SHM_AM_MAX", 8192 + SHM_LINE, 1024, 1 << 20,
+                                "largest active message carried in inbox cells (bytes, the "
+                                "caller's header included; at most what half the inbox holds): "
+                                "the MPI face sends messages up to this size less its 16-byte "
+                                "header eagerly");
     int cma = base_env_bool("FMPL_SHM_CMA", 1,
                             "use process_vm_readv/writev for large transfers (0: bounce buffers)");
     int fastbox = base_env_bool("FMPL_SHM_FASTBOX", 1,
@@ -2434,6 +2440,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     /* A message uses at most min(K/2, 255) cells. */
     long long maxcells = BASE_MIN(cells / 2, 255);
     inl = BASE_MIN(inl, SHM_CELL_DATA + (maxcells - 1) * SHM_LINE);
+    am = BASE_MIN(am, SHM_CELL_DATA + (maxcells - 1) * SHM_LINE);
     heap = (long long)BASE_ALIGN_UP((size_t)heap, SHM_PAGE);
     chunk = (long long)BASE_ALIGN_UP((size_t)chunk, SHM_LINE);
 
@@ -2462,7 +2469,7 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     if (s->me == 0) {
         shm_layout_compute(&s->lay, (uint32_t)cells, (uint32_t)nbounce, (uint64_t)chunk,
                            (uint32_t)ncntr, (uint32_t)nreg, (uint64_t)heap, (uint64_t)inl,
-                           s->nlocal);
+                           (uint64_t)am, s->nlocal);
         err = shm_create(s);
         rc = boot_put(v->boot, "vnic.shm", err ? "-" : s->name);
         if (!err)
