@@ -140,6 +140,26 @@ int fmpl_isend_wait(int dst, int mai, fmpl_comm comm);
  * receive's result (FMPL_ERR_NO_PENDING when none is posted). */
 int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status);
 
+/* 2-D transfers (seed 000's BLACS use): a layout is `rows` blocks of `row_bytes` bytes,
+ * block i at buf + i * ld (ld >= row_bytes when rows > 1). For the m x n sub-matrix at
+ * a of a column-major matrix of e-byte elements with leading dimension lda:
+ * {.rows = n, .row_bytes = m * e, .ld = lda * e}. The message is the blocks' bytes in
+ * order, so a 2-D send meets any receive on its (pair, mai), 2-D or contiguous, and the
+ * layouts may differ in shape (a 4 x 8 send fills a 2 x 16 receive): the data moves
+ * from the sender's layout straight into the receiver's, with no pack and no unpack.
+ * Everything else is as for fmpl_send/recv/isend/irecv (truncation past the receive's
+ * rows * row_bytes, fmpl_isend_wait and fmpl_irecv_wait, buffered mode: a spooled 2-D
+ * send is gathered into the spool). FMPL_ERR_ARG: layout NULL, ld < row_bytes with more
+ * than one row, or rows * ld overflowing; the other errors as for the contiguous calls. */
+typedef struct fmpl_layout {
+    size_t rows, row_bytes, ld;
+} fmpl_layout;
+int fmpl_send_2d(const void *buf, const fmpl_layout *layout, int dst, int mai, fmpl_comm comm);
+int fmpl_recv_2d(void *buf, const fmpl_layout *layout, int src, int mai, fmpl_comm comm,
+                 fmpl_status *status);
+int fmpl_isend_2d(const void *buf, const fmpl_layout *layout, int dst, int mai, fmpl_comm comm);
+int fmpl_irecv_2d(void *buf, const fmpl_layout *layout, int src, int mai, fmpl_comm comm);
+
 /* Buffered mode by timeout: a send waits timeout_ms for its receive, then copies
  * the data into this spool buffer and completes. timeout_ms 0 = buffer at once when the
  * receive is not posted; FMPL_TIMEOUT_INFINITE = synchronous mode (the default).

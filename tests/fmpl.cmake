@@ -5,6 +5,9 @@ fmpl_test(fmpl_p2p_nocma fmpl_p2p.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 90)
 fmpl_test(fmpl_p2p_cma fmpl_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 90)
 fmpl_test(fmpl_p2p_stall fmpl_p2p.c RANKS 2 ENV FMPL_SHM_PIPELINE=1 FMPL_SHM_STALL_US=0 FMPL_SHM_BOUNCE_CHUNK=4096 TIMEOUT 90)
 fmpl_test(fmpl_p2p_errors fmpl_p2p_errors.c RANKS 0 1 2 3 4 7 TIMEOUT 60)
+# The 2-D transfers (fmpl_send_2d and co.), with CMA, the pipeline and without CMA.
+fmpl_test(fmpl_2d fmpl_2d.c RANKS 1 2 3 4 7 TIMEOUT 90)
+fmpl_test(fmpl_2d_nocma fmpl_2d.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 90)
 fmpl_test(fmpl_env fmpl_env.c RANKS 0 1 2 3 TIMEOUT 30)
 fmpl_test(fmpl_preposted fmpl_preposted.c RANKS 1 2 3 4 7 TIMEOUT 60)
 # Receive headers the vnic may hold (VNIC_F_DEFER): ping-pongs, exchanges, crossed orders;

@@ -65,6 +65,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
            COMMAND ${TOOLS_EXPECT} "^ +strided_get +4 KiB" -- ${_run} -n 2
                    ${CMAKE_BINARY_DIR}/bin/mpi_rma.fmpl --mode=strided --quick --reps=1
                    --sizes=8,100,4K)
+  # fmpl_blacs (the native 2-D transfers against pack + send + unpack): it checks the data.
+  add_test(NAME tools_bench_blacs
+           COMMAND ${TOOLS_EXPECT} "^fmpl,blacs_pack,malloc,2,m3_n5_z7,latency_us," -- ${_run}
+                   -n 2 $<TARGET_FILE:fmpl_blacs> --csv --quick --reps=1 --m=3 --n=5 --z=7)
   # mpi_offload (seed 003's delayed rank and overlap): it checks every result once.
   add_test(NAME tools_bench_offload
            COMMAND ${TOOLS_EXPECT} "^ *overlap_allreduce_persistent +64 KiB" -- ${_run} -n 3

@@ -105,7 +105,7 @@ fmpl_test(udp_timeout udp_timeout.c RANKS 2 3 ENV FMPL_TRANSPORT=udp FMPL_UDP_PE
 
 # The native API and the MPI face over udp (a representative subset; the full suites
 # run by hand: FMPL_TRANSPORT=udp ctest).
-foreach(t fmpl_p2p fmpl_any fmpl_comm fmpl_collectives fmpl_spool fmpl_preposted)
+foreach(t fmpl_p2p fmpl_2d fmpl_any fmpl_comm fmpl_collectives fmpl_spool fmpl_preposted)
   udp_variant(udp_${t} ${t} RANKS 2 3 4 ENV ${UDP_ENV})
 endforeach()
 udp_variant(udp_fmpl_p2p_faults fmpl_p2p RANKS 3 ENV ${UDP_FAULTS})

@@ -1,9 +1,10 @@
 /* fmpl_impl.h — private state of the native API layer (src/fmpl), shared by its files.
  *
  * Point-to-point uses sender-side matching (seed 000). For every communicator each rank
- * owns a matching area in its shared heap: one row per peer, one 32-byte slot per
+ * owns a matching area in its shared heap: one row per peer, one 64-byte slot per
  * matching-area index (mai) plus one slot for FMPL_TAG_ANY. A receive writes a header
- * {receive buffer key, offset, size, token, seq} into the SENDER's slot with one vnic put
+ * {receive buffer key, offset, size, layout, token, seq} into the SENDER's slot with one
+ * vnic put
  * (VNIC_F_TAIL_FLAG: the seq word lands last). The sender recognises the k-th header of a
  * slot by seq == k; it only reads the slot, so each line is written by one process.
  * Sends still waiting for their header are pushed by a vnic progress hook, so they go
@@ -34,15 +35,24 @@
 #define FMPLI_KEY_MATCH_WORLD VNIC_KEY_FMPL_MATCH_WORLD
 #define FMPLI_KEY_ANY VNIC_KEY_FMPL_ANY
 
-/* One matching slot: a receive header, written by the receiver into the sender's area. */
+/* One matching slot: a receive header, written by the receiver into the sender's area.
+ * One line each, so a receiver writing the header of one mai never takes the line of
+ * another mai from under a sender reading it. */
 typedef struct fmpli_hdr {
     uint64_t off;   /* offset of the receive buffer inside region `key` */
     uint64_t size;  /* bytes the receive buffer holds */
     uint32_t key;   /* vnic key of the receive buffer at the receiver */
     uint32_t token; /* receiver's completion token (echoed in the payload's imm) */
-    uint64_t seq;   /* k for the k-th header of this slot; written last */
+    uint64_t row;   /* a 2-D receive (fmpl_recv_2d): bytes per block; 0: one block */
+    uint64_t ld;    /* a 2-D receive: bytes from one block's start to the next */
+    uint64_t pad[2];
+    uint64_t seq; /* k for the k-th header of this slot; written last */
 } fmpli_hdr_t;
-_Static_assert(sizeof(fmpli_hdr_t) == 32, "a matching slot is 32 bytes");
+_Static_assert(sizeof(fmpli_hdr_t) == 64, "a matching slot is one cache line");
+
+/* A sender's or receiver's layout (fmpl_layout) after fmpli_layout_check: rows blocks of
+ * row bytes, ld apart; NULL where the calls take one: one contiguous block. */
+typedef fmpl_layout fmpli_lay_t;
 
 /* Payloads of at most this many bytes travel inside an active message on the data
  * channel (the immediate below, then the bytes), which the receiver copies into its
@@ -63,8 +73,9 @@ enum { FMPLI_RECV_IDLE, FMPLI_RECV_POSTED, FMPLI_RECV_DONE };
 /* Sender-side state of one (peer, slot). */
 typedef struct fmpli_sendent {
     uint64_t seq;    /* headers consumed from this slot */
-    const void *buf; /* pending isend: its buffer and size */
+    const void *buf; /* pending isend: its buffer, size and layout (lay.rows 0: none) */
     size_t size;
+    fmpli_lay_t lay;
     uint32_t state;      /* FMPLI_SEND_* */
     int32_t result;      /* completed isend: its result, returned by fmpl_isend_wait */
     uint32_t pend_idx;   /* PENDING: index in fmpli.pending */
@@ -74,16 +85,17 @@ typedef struct fmpli_sendent {
 
 /* Receiver-side state of one (peer, slot). */
 typedef struct fmpli_recvent {
-    uint64_t seq;   /* headers posted on this slot */
-    void *buf;      /* the receive buffer (a small payload is copied there) */
-    uint64_t got;   /* bytes arrived */
-    vnic_key_t key; /* registration of the receive buffer to release, or VNIC_KEY_INVALID */
-    uint32_t smai;  /* the mai the sender used */
-    uint8_t state;  /* FMPLI_RECV_* */
-    uint8_t err;    /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
-    uint8_t rcache; /* 1 + the registration-cache entry that holds key, or 0 (own key) */
-    uint8_t held;   /* the header was held by the vnic (VNIC_F_DEFER) at its post ... */
-    uint32_t dmark; /* ... with this vnic_defer_mark (low bits): held while it is unchanged */
+    uint64_t seq;     /* headers posted on this slot */
+    void *buf;        /* the receive buffer (a small payload is copied there) */
+    uint64_t row, ld; /* its layout (row 0: one block), as in its header */
+    uint64_t got;     /* bytes arrived */
+    vnic_key_t key;   /* registration of the receive buffer to release, or VNIC_KEY_INVALID */
+    uint32_t smai;    /* the mai the sender used */
+    uint8_t state;    /* FMPLI_RECV_* */
+    uint8_t err;      /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
+    uint8_t rcache;   /* 1 + the registration-cache entry that holds key, or 0 (own key) */
+    uint8_t held;     /* the header was held by the vnic (VNIC_F_DEFER) at its post ... */
+    uint32_t dmark;   /* ... with this vnic_defer_mark (low bits): held while it is unchanged */
 } fmpli_recvent_t;
 
 struct fmpli_comm;
@@ -224,10 +236,15 @@ int fmpli_p2p_init(void);
 int fmpli_match_take(fmpli_peer_t *p, uint32_t mai, fmpli_hdr_t *out);
 /* 1 when a header for a send on (p, mai) is present (nothing consumed). */
 int fmpli_match_peek(const fmpli_peer_t *p, uint32_t mai);
-/* Writes min(size, h->size) bytes of buf into the receive buffer named by h, with the
- * completion notification. FMPL_ERR_TRUNCATE when size > h->size. Never blocks on peers. */
-int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf,
-                  size_t size);
+/* Writes min(size, h->size) bytes of buf (laid out as lay, NULL: contiguous) into the
+ * receive buffer named by h, in its layout, with the completion notification.
+ * FMPL_ERR_TRUNCATE when size > h->size. Never blocks on peers. */
+int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf, size_t size,
+                  const fmpli_lay_t *lay);
+/* Copies the first n bytes of the stream of buf laid out as lay into dst (gather), or
+ * of src into buf laid out as lay (scatter). */
+void fmpli_lay_gather(void *dst, const void *buf, const fmpli_lay_t *lay, size_t n);
+void fmpli_lay_scatter(void *buf, const fmpli_lay_t *lay, const void *src, size_t n);
 /* Pushes pending isends and spooled sends whose headers have arrived. Re-entry safe
  * (a nested call returns 0). Returns how many it completed. */
 int fmpli_progress_sends(void);
@@ -247,9 +264,10 @@ int fmpli_p2p_check(fmpl_comm comm, const void *buf, size_t size, int rank, int 
 void fmpli_rcache_flush(void);
 
 /* ---- spool.c ---- */
-/* Copies buf into the spool as a send on (p, mai); FMPL_ERR_SPOOL when there is no room
- * (nothing sent). */
-int fmpli_spool_add(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size);
+/* Copies the size bytes of buf (laid out as lay, NULL: contiguous) into the spool as a
+ * send on (p, mai); FMPL_ERR_SPOOL when there is no room (nothing sent). */
+int fmpli_spool_add(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size,
+                    const fmpli_lay_t *lay);
 /* Delivers spooled sends whose headers arrived; returns how many. Called by
  * fmpli_progress_sends only. */
 int fmpli_spool_push(void);

@@ -6,7 +6,12 @@
  * notification. Send: take the header (the k-th header of the slot has seq k), put the
  * payload straight into the receive buffer with a notification (up to FMPLI_SMALL_MAX
  * bytes: an active message, copied by the receiver). No queue, no search and no
- * allocation on either path once the peer state exists. */
+ * allocation on either path once the peer state exists.
+ *
+ * 2-D transfers (fmpl_send_2d and co.): the receive's header carries its layout, the
+ * sender knows its own, and one put moves the stream from the sender's blocks into the
+ * receiver's (the vnic's iovec descriptors on both sides: CMA with both lists, or direct
+ * copies into the shared heap). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +59,12 @@ static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
         BASE_DEBUG("fmpl: payload notification from rank %d for no posted receive", n->src);
         return;
     }
-    if (small && len) /* the sender cut it to the posted size */
+    if (small && len && r->row) {             /* the sender cut it to the posted size */
+        fmpli_lay_t lay = {0, r->row, r->ld}; /* the scatter needs no row count */
+        fmpli_lay_scatter(r->buf, &lay, small, len);
+    } else if (small && len) {
         memcpy(r->buf, small, len);
+    }
     r->got = len;
     r->smai = (uint32_t)(imm >> 32) & 0xffffu;
     r->err = (imm >> 56) & 1u ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
@@ -110,12 +119,79 @@ int fmpli_match_take(fmpli_peer_t *p, uint32_t mai, fmpli_hdr_t *out)
     return 1;
 }
 
-int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf, size_t size)
+void fmpli_lay_gather(void *dst, const void *buf, const fmpli_lay_t *lay, size_t n)
+{
+    char *d = dst;
+    for (size_t i = 0; n; i++) {
+        size_t k = BASE_MIN(n, lay->row_bytes);
+        memcpy(d, (const char *)buf + i * lay->ld, k);
+        d += k;
+        n -= k;
+    }
+}
+
+void fmpli_lay_scatter(void *buf, const fmpli_lay_t *lay, const void *src, size_t n)
+{
+    const char *q = src;
+    for (size_t i = 0; n; i++) {
+        size_t k = BASE_MIN(n, lay->row_bytes);
+        memcpy((char *)buf + i * lay->ld, q, k);
+        q += k;
+        n -= k;
+    }
+}
+
+/* The put of a 2-D delivery: len bytes from buf laid out as lay (NULL: contiguous) into
+ * the receive buffer of h in its layout, as iovec lists on both sides (on the stack up
+ * to FMPLI_IOV_STACK pieces a side). Packing the sender's side first when its blocks are
+ * small (under 256 B) made every shape slower (bench/fmpl_blacs, docs/performance.md). */
+#define FMPLI_IOV_STACK 32
+static int fmpli_put_2d(vnic_op_t *op, const fmpli_hdr_t *h, const void *buf, size_t len,
+                        const fmpli_lay_t *lay)
+{
+    size_t lrow = lay ? lay->row_bytes : len, rrow = h->row ? h->row : len;
+    size_t nl = (len + lrow - 1) / lrow, nr = (len + rrow - 1) / rrow;
+    struct iovec liov_stack[FMPLI_IOV_STACK], *liov = liov_stack;
+    vnic_rseg_t rseg_stack[FMPLI_IOV_STACK], *rseg = rseg_stack;
+    if (nl > FMPLI_IOV_STACK)
+        liov = malloc(nl * sizeof *liov);
+    if (nr > FMPLI_IOV_STACK)
+        rseg = malloc(nr * sizeof *rseg);
+    int rc = FMPL_ERR_NOMEM;
+    if (liov && rseg) {
+        for (size_t i = 0, left = len; i < nl; i++, left -= lrow) {
+            liov[i].iov_base = (char *)(uintptr_t)buf + i * (lay ? lay->ld : 0);
+            liov[i].iov_len = BASE_MIN(left, lrow);
+        }
+        for (size_t i = 0, left = len; i < nr; i++, left -= rrow)
+            rseg[i] = (vnic_rseg_t){h->off + i * h->ld, BASE_MIN(left, rrow)};
+        op->local.kind = VNIC_DESC_IOV;
+        op->local.u.iov.iov = liov;
+        op->local.u.iov.cnt = (int)nl;
+        op->remote.kind = VNIC_DESC_IOV;
+        op->remote.u.iov.seg = rseg;
+        op->remote.u.iov.cnt = (int)nr;
+        rc = vnic_post(fmpli.vnic, op);
+    }
+    if (liov != liov_stack)
+        free(liov);
+    if (rseg != rseg_stack)
+        free(rseg);
+    return rc;
+}
+
+int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf, size_t size,
+                  const fmpli_lay_t *lay)
 {
     int trunc = size > h->size;
     size_t len = trunc ? (size_t)h->size : size;
     if (len <= FMPLI_SMALL_MAX) {
         uint64_t imm = FMPLI_IMM(h->token, mai, h->seq, trunc);
+        unsigned char packed[FMPLI_SMALL_MAX];
+        if (lay) { /* the receiver scatters it into its own layout */
+            fmpli_lay_gather(packed, buf, lay, len);
+            buf = packed;
+        }
         int rc = vnic_send_am(fmpli.vnic, p->world, FMPLI_CHAN_DATA, 0, &imm, 8, buf, len);
         if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
             return rc;
@@ -126,13 +202,18 @@ int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const voi
                     .flags = VNIC_F_NOTIFY,
                     .chan = FMPLI_CHAN_DATA,
                     .imm = FMPLI_IMM(h->token, mai, h->seq, trunc)};
-    op.local.kind = VNIC_DESC_CONTIG;
-    op.local.u.contig.addr = (void *)(uintptr_t)buf;
-    op.local.u.contig.len = len;
     op.remote.key = h->key;
-    op.remote.kind = VNIC_DESC_CONTIG;
-    op.remote.u.off = h->off;
-    int rc = vnic_post(fmpli.vnic, &op);
+    int rc;
+    if (BASE_UNLIKELY(lay || h->row)) {
+        rc = fmpli_put_2d(&op, h, buf, len, lay);
+    } else {
+        op.local.kind = VNIC_DESC_CONTIG;
+        op.local.u.contig.addr = (void *)(uintptr_t)buf;
+        op.local.u.contig.len = len;
+        op.remote.kind = VNIC_DESC_CONTIG;
+        op.remote.u.off = h->off;
+        rc = vnic_post(fmpli.vnic, &op);
+    }
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
     return trunc ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
@@ -239,7 +320,7 @@ int fmpli_progress_sends(void)
         fmpli_hdr_t h;
         if (s->spooled == 0 && fmpli_match_take(p, mai, &h)) {
             fmpli_pending_remove(i);
-            s->result = fmpli_deliver(p, mai, &h, s->buf, s->size);
+            s->result = fmpli_deliver(p, mai, &h, s->buf, s->size, s->lay.rows ? &s->lay : NULL);
             s->state = FMPLI_SEND_DONE;
             done++;
         } else {
@@ -340,7 +421,8 @@ static int fmpli_send_ready(void *arg)
 }
 
 /* A blocking send whose header is not there yet: wait for it, or spool on timeout. */
-static int fmpli_send_slow(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size)
+static int fmpli_send_slow(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size,
+                           const fmpli_lay_t *lay)
 {
     fmpli_sendent_t *s = &p->send[mai];
     fmpli_sendwait_t w = {p, mai};
@@ -349,14 +431,14 @@ static int fmpli_send_slow(fmpli_peer_t *p, uint32_t mai, const void *buf, size_
     for (;;) {
         rc = fmpli_wait(fmpli_send_ready, &w, fmpli_send_timeout_ns());
         if (rc == FMPL_ERR_TIMEOUT) {
-            rc = fmpli_spool_add(p, mai, buf, size);
+            rc = fmpli_spool_add(p, mai, buf, size, lay);
             break;
         }
         if (rc != FMPL_SUCCESS)
             break;
         fmpli_hdr_t h;
         if (s->spooled == 0 && fmpli_match_take(p, mai, &h)) {
-            rc = fmpli_deliver(p, mai, &h, buf, size);
+            rc = fmpli_deliver(p, mai, &h, buf, size, lay);
             break;
         }
     }
@@ -383,7 +465,8 @@ static inline int fmpli_send_start(const void *buf, size_t size, int dst, int ma
     return FMPL_SUCCESS;
 }
 
-int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+static inline int fmpli_send_lay(const void *buf, size_t size, const fmpli_lay_t *lay, int dst,
+                                 int mai, fmpl_comm comm)
 {
     fmpli_peer_t *p;
     fmpli_sendent_t *s;
@@ -392,11 +475,17 @@ int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
         return rc;
     fmpli_hdr_t h;
     if (BASE_LIKELY(s->spooled == 0) && fmpli_match_take(p, (uint32_t)mai, &h))
-        return fmpli_deliver(p, (uint32_t)mai, &h, buf, size);
-    return fmpli_send_slow(p, (uint32_t)mai, buf, size);
+        return fmpli_deliver(p, (uint32_t)mai, &h, buf, size, lay);
+    return fmpli_send_slow(p, (uint32_t)mai, buf, size, lay);
 }
 
-int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+int fmpl_send(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+{
+    return fmpli_send_lay(buf, size, NULL, dst, mai, comm);
+}
+
+static int fmpli_isend_lay(const void *buf, size_t size, const fmpli_lay_t *lay, int dst, int mai,
+                           fmpl_comm comm)
 {
     fmpli_peer_t *p;
     fmpli_sendent_t *s;
@@ -405,9 +494,10 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
         return rc;
     s->buf = buf;
     s->size = size;
+    s->lay = lay ? *lay : (fmpli_lay_t){0, 0, 0};
     fmpli_hdr_t h;
     if (BASE_LIKELY(s->spooled == 0) && fmpli_match_take(p, (uint32_t)mai, &h)) {
-        s->result = fmpli_deliver(p, (uint32_t)mai, &h, buf, size);
+        s->result = fmpli_deliver(p, (uint32_t)mai, &h, buf, size, lay);
         s->state = FMPLI_SEND_DONE;
         return FMPL_SUCCESS;
     }
@@ -416,6 +506,11 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
         return rc;
     s->state = FMPLI_SEND_PENDING;
     return FMPL_SUCCESS;
+}
+
+int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_comm comm)
+{
+    return fmpli_isend_lay(buf, size, NULL, dst, mai, comm);
 }
 
 static int fmpli_isend_done(void *arg)
@@ -440,7 +535,7 @@ int fmpl_isend_wait(int dst, int mai, fmpl_comm comm)
              * stays pending and the caller may wait again. */
             fmpli_pending_remove(s->pend_idx);
             s->state = FMPLI_SEND_ACTIVE;
-            rc = fmpli_spool_add(p, (uint32_t)mai, s->buf, s->size);
+            rc = fmpli_spool_add(p, (uint32_t)mai, s->buf, s->size, s->lay.rows ? &s->lay : NULL);
             if (rc != FMPL_SUCCESS) {
                 int arc = fmpli_pending_add(p, (uint32_t)mai);
                 s->state = FMPLI_SEND_PENDING;
@@ -466,8 +561,8 @@ static int fmpli_recv_done(void *arg);
  * irecv): the vnic may hold it for the next post to that peer (VNIC_F_DEFER; over udp the
  * next payload sent there carries it in the same datagram), and r->held/dmark tell
  * fmpli_recv_wait whether it may still be held. */
-static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int mai, int defer,
-                           fmpli_peer_t **pp, fmpli_recvent_t **rp)
+static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, const fmpli_lay_t *lay, int src,
+                           int mai, int defer, fmpli_peer_t **pp, fmpli_recvent_t **rp)
 {
     fmpli_peer_t *p = fmpli_peer_get(c, src);
     if (BASE_UNLIKELY(!p))
@@ -481,20 +576,29 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, int src, int
     uint64_t off = 0;
     r->key = VNIC_KEY_INVALID;
     r->rcache = 0;
+    /* the bytes the layout spans (a 2-D receive's gaps included) */
+    size_t span = lay ? (lay->rows - 1) * lay->ld + lay->row_bytes : size;
     if (size) {
-        if (vnic_mem_in_heap(v, buf, size)) {
+        if (vnic_mem_in_heap(v, buf, span)) {
             off = vnic_mem_heap_offset(v, buf); /* zero-copy: the sender memcpys into it */
         } else {
-            int rc = fmpli_rcache_get(buf, size, r);
+            int rc = fmpli_rcache_get(buf, span, r);
             if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
                 return rc;
             key = r->key;
         }
     }
-    fmpli_hdr_t h = {
-        .off = off, .size = size, .key = key, .token = fmpli_token(p, slot), .seq = r->seq + 1};
+    fmpli_hdr_t h = {.off = off,
+                     .size = size,
+                     .key = key,
+                     .token = fmpli_token(p, slot),
+                     .row = lay ? lay->row_bytes : 0,
+                     .ld = lay ? lay->ld : 0,
+                     .seq = r->seq + 1};
     r->seq++;
     r->buf = buf;
+    r->row = h.row;
+    r->ld = h.ld;
     r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
     vnic_op_t op = {.opcode = VNIC_OP_PUT,
                     .peer = p->world,
@@ -554,7 +658,8 @@ static int fmpli_recv_done(void *arg)
     return ((const fmpli_recvent_t *)arg)->state == FMPLI_RECV_DONE;
 }
 
-int fmpl_recv(void *buf, size_t size, int src, int mai, fmpl_comm comm, fmpl_status *status)
+static inline int fmpli_recv_lay(void *buf, size_t size, const fmpli_lay_t *lay, int src, int mai,
+                                 fmpl_comm comm, fmpl_status *status)
 {
     fmpli_comm_t *c;
     int rc = fmpli_p2p_check(comm, buf, size, src, mai, 1, &c);
@@ -562,7 +667,7 @@ int fmpl_recv(void *buf, size_t size, int src, int mai, fmpl_comm comm, fmpl_sta
         return rc;
     fmpli_peer_t *p;
     fmpli_recvent_t *r;
-    rc = fmpli_recv_post(c, buf, size, src, mai, 0, &p, &r);
+    rc = fmpli_recv_post(c, buf, size, lay, src, mai, 0, &p, &r);
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
     rc = fmpli_recv_wait(r);
@@ -571,7 +676,13 @@ int fmpl_recv(void *buf, size_t size, int src, int mai, fmpl_comm comm, fmpl_sta
     return fmpli_recv_reap(p, r, status);
 }
 
-int fmpl_irecv(void *buf, size_t size, int src, int mai, fmpl_comm comm)
+int fmpl_recv(void *buf, size_t size, int src, int mai, fmpl_comm comm, fmpl_status *status)
+{
+    return fmpli_recv_lay(buf, size, NULL, src, mai, comm, status);
+}
+
+static int fmpli_irecv_lay(void *buf, size_t size, const fmpli_lay_t *lay, int src, int mai,
+                           fmpl_comm comm)
 {
     fmpli_comm_t *c;
     int rc = fmpli_p2p_check(comm, buf, size, src, mai, 1, &c);
@@ -579,7 +690,12 @@ int fmpl_irecv(void *buf, size_t size, int src, int mai, fmpl_comm comm)
         return rc;
     fmpli_peer_t *p;
     fmpli_recvent_t *r;
-    return fmpli_recv_post(c, buf, size, src, mai, 1, &p, &r);
+    return fmpli_recv_post(c, buf, size, lay, src, mai, 1, &p, &r);
+}
+
+int fmpl_irecv(void *buf, size_t size, int src, int mai, fmpl_comm comm)
+{
+    return fmpli_irecv_lay(buf, size, NULL, src, mai, comm);
 }
 
 int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status)
@@ -598,4 +714,55 @@ int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status)
     if (rc != FMPL_SUCCESS)
         return rc;
     return fmpli_recv_reap(p, r, status);
+}
+
+/* ---------------------------------------------------------------- 2-D transfers */
+
+/* Checks a user layout and reduces it: *size = its bytes; *lay = NULL when it is one
+ * contiguous block (the plain calls' path), else layout itself. */
+static int fmpli_layout_check(const fmpl_layout *layout, size_t *size, const fmpli_lay_t **lay)
+{
+    if (!layout)
+        return FMPL_ERR_ARG;
+    size_t rows = layout->rows, row = layout->row_bytes, ld = layout->ld;
+    if (rows > 1 && ld < row)
+        return FMPL_ERR_ARG;
+    if (rows && row && (rows - 1 > (SIZE_MAX - row) / BASE_MAX(ld, (size_t)1)))
+        return FMPL_ERR_ARG; /* the span (rows - 1) * ld + row overflows */
+    *size = rows * row;
+    *lay = rows > 1 && row && ld != row ? layout : NULL;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_send_2d(const void *buf, const fmpl_layout *layout, int dst, int mai, fmpl_comm comm)
+{
+    size_t size;
+    const fmpli_lay_t *lay;
+    int rc = fmpli_layout_check(layout, &size, &lay);
+    return rc != FMPL_SUCCESS ? rc : fmpli_send_lay(buf, size, lay, dst, mai, comm);
+}
+
+int fmpl_recv_2d(void *buf, const fmpl_layout *layout, int src, int mai, fmpl_comm comm,
+                 fmpl_status *status)
+{
+    size_t size;
+    const fmpli_lay_t *lay;
+    int rc = fmpli_layout_check(layout, &size, &lay);
+    return rc != FMPL_SUCCESS ? rc : fmpli_recv_lay(buf, size, lay, src, mai, comm, status);
+}
+
+int fmpl_isend_2d(const void *buf, const fmpl_layout *layout, int dst, int mai, fmpl_comm comm)
+{
+    size_t size;
+    const fmpli_lay_t *lay;
+    int rc = fmpli_layout_check(layout, &size, &lay);
+    return rc != FMPL_SUCCESS ? rc : fmpli_isend_lay(buf, size, lay, dst, mai, comm);
+}
+
+int fmpl_irecv_2d(void *buf, const fmpl_layout *layout, int src, int mai, fmpl_comm comm)
+{
+    size_t size;
+    const fmpli_lay_t *lay;
+    int rc = fmpli_layout_check(layout, &size, &lay);
+    return rc != FMPL_SUCCESS ? rc : fmpli_irecv_lay(buf, size, lay, src, mai, comm);
 }

@@ -49,7 +49,8 @@ static fmpli_spool_blk_t *fmpli_spool_alloc(size_t size)
     return NULL;
 }
 
-int fmpli_spool_add(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size)
+int fmpli_spool_add(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size,
+                    const fmpli_lay_t *lay)
 {
     fmpli_spool_t *sp = &fmpli.spool;
     if (!sp->base)
@@ -65,7 +66,9 @@ int fmpli_spool_add(fmpli_peer_t *p, uint32_t mai, const void *buf, size_t size)
     b->peer = p;
     b->size = size;
     b->next = NULL;
-    if (size)
+    if (lay)
+        fmpli_lay_gather(b + 1, buf, lay, size);
+    else if (size)
         memcpy(b + 1, buf, size);
     if (sp->tail)
         sp->tail->next = b;
@@ -93,7 +96,7 @@ int fmpli_spool_push(void)
             *link = b->next;
             if (sp->tail == b)
                 sp->tail = prev;
-            int rc = fmpli_deliver(b->peer, b->mai, &h, b + 1, b->size);
+            int rc = fmpli_deliver(b->peer, b->mai, &h, b + 1, b->size, NULL);
             if (rc != FMPL_SUCCESS && rc != FMPL_ERR_TRUNCATE)
                 base_log("fmpl: spooled send to rank %d (mai %u) failed: %s", b->peer->rank, b->mai,
                          base_strerror(rc));
