@@ -13,8 +13,7 @@
  * (the persistent ones are "missing" for a library without them: bench_pcoll.h).
  *
  * For each operation and size, --reps repetitions (default 5, 3 with --quick; the median
- * reported) of three measures,
- * every one after a barrier:
+ * reported) of three measures, every one after a barrier:
  *   time_us     start + wait, the slowest rank's time: what the collective takes;
  *   delay_frac  delayed rank: every rank starts the collective, then rank k computes for
  *               --delay ms (default 50) without calling MPI and only then waits; the
@@ -73,6 +72,11 @@ static int is_persistent(int op)
     return op == OP_BCAST_P || op == OP_ALLREDUCE_P;
 }
 
+static int is_bcast(int op)
+{
+    return op == OP_IBCAST || op == OP_BCAST_P;
+}
+
 /* Makes the persistent request of op for n bytes; -1 when the library has none. */
 static int persistent_init(int op, size_t n)
 {
@@ -111,7 +115,7 @@ static void fill(int op, size_t n)
     double *s = (double *)sbuf;
     for (size_t i = 0; i < n / sizeof(double); i++)
         s[i] = (double)(rank + 1) * (double)(i % 1000 + 1);
-    if (op == OP_IBCAST || op == OP_BCAST_P)
+    if (is_bcast(op))
         for (size_t i = 0; i < n; i++)
             rbuf[i] = rank == 0 ? (char)(i * 7 + 3) : 0;
     else
@@ -122,9 +126,9 @@ static void verify(int op, size_t n)
 {
     const double *r = (const double *)rbuf;
     double ranksum = (double)nranks * (nranks + 1) / 2;
-    for (size_t i = 0; i < (op == OP_IBCAST || op == OP_BCAST_P ? n : n / sizeof(double)); i++) {
-        int bad = op == OP_IBCAST || op == OP_BCAST_P ? rbuf[i] != (char)(i * 7 + 3)
-                                                      : r[i] != ranksum * (double)(i % 1000 + 1);
+    for (size_t i = 0; i < (is_bcast(op) ? n : n / sizeof(double)); i++) {
+        int bad =
+            is_bcast(op) ? rbuf[i] != (char)(i * 7 + 3) : r[i] != ranksum * (double)(i % 1000 + 1);
         if (bad) {
             fprintf(stderr, "mpi_offload: rank %d: %s of %zu B wrong at element %zu\n", rank,
                     op_name[op], n, i);
