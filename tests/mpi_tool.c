@@ -434,8 +434,16 @@ static void check_udp(void)
 
 /* ------------------------------------------------------------------ collectives */
 
-enum { ALG_MAILBOX = 1, ALG_TREE = 3, ALG_SCAG = 4, ALG_RD = 5, ALG_RABENSEIFNER = 6, ALG_P2P = 7 };
-#define NALG 8
+enum {
+    ALG_MAILBOX = 1,
+    ALG_TREE = 3,
+    ALG_SCAG = 4,
+    ALG_RD = 5,
+    ALG_RABENSEIFNER = 6,
+    ALG_P2P = 7,
+    ALG_OFFLOAD = 8
+};
+#define NALG 9
 
 static int alg_value(const char *item)
 {

@@ -232,6 +232,7 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
     g->members = mem;
     g->area_off = (uint64_t)slot * st->slot_size;
     g->area = st->area + g->area_off;
+    g->board_ok = -1;
     st->slot_used[slot] = 1;
     *out = g;
     return FMPL_SUCCESS;
@@ -246,12 +247,14 @@ static int group_ok(const coll_group_t *g)
  *
  * Freeing leaves the slot all zeros without a handshake with the next group that takes
  * it, even though that group's members may write to this rank before it has finished
- * here. Before the final barrier every edge message has been consumed (cleared) and
- * acknowledged (drained), and the ack lines are cleared; the final barrier runs on
- * A parity 0 and clears its flags as it consumes them. A new group's member writes to
- * this rank early only (a) its first A call, on parity 1, which the final barrier does
- * not use, and (b) the first `depth` uses of a channel, whose cells are already clean. Any
- * later write needs this rank to have entered the new group. The slot stays in use
+ * here. (The offload board is cleared after the final barrier, once no member reads it:
+ * a new group's members can only read it after this rank's retirement is over, because
+ * the MPI face takes a slot only where it is free at every member.) Before the final barrier every
+ * edge message has been consumed (cleared) and acknowledged (drained), and the ack lines are
+ * cleared; the final barrier runs on A parity 0 and clears its flags as it consumes them. A new
+ * group's member writes to this rank early only (a) its first A call, on parity 1, which the final
+ * barrier does not use, and (b) the first `depth` uses of a channel, whose cells are already clean.
+ * Any later write needs this rank to have entered the new group. The slot stays in use
  * (coll_slot_in_use) until then.
  *
  * A retirement is a state machine that never waits: coll_group_free polls it from its
@@ -271,7 +274,7 @@ static int retire_poll(coll_retire_t *r)
     coll_group_t *g = r->g;
     if (!g)
         return 1;
-    if (r->phase == RT_QUEUE && !g->q_head) /* its queued runs are over */
+    if (r->phase == RT_QUEUE && !g->q_head && !g->offload_live) /* its runs are over */
         r->phase = g->size > 1 ? RT_EDGES : RT_DONE;
     if (r->phase == RT_EDGES && coll_edges_drained(g))
         r->phase = RT_LANES;
@@ -313,6 +316,7 @@ static int retire_poll(coll_retire_t *r)
     }
     if (r->phase != RT_DONE)
         return 0;
+    coll_board_clear(g);
     for (int i = 0; i < COLL_GCACHE; i++)
         coll_sched_free(g->gsched[i]);
     coll_lanes_orphan(g);
@@ -486,21 +490,22 @@ int coll_group_enqueue(coll_group_t *g, coll_sched_t *s, void (*done)(void *, in
 
 static int gq_idle(void *arg)
 {
-    return ((const coll_group_t *)arg)->q_head == NULL;
+    const coll_group_t *g = arg;
+    return g->q_head == NULL && g->offload_live == 0;
 }
 
 int coll_group_quiesce(coll_group_t *g)
 {
     if (!group_ok(g))
         return FMPL_ERR_COMM;
-    return g->q_head ? vnic_wait(g->v, gq_idle, g, -1) : FMPL_SUCCESS;
+    return g->q_head || g->offload_live ? vnic_wait(g->v, gq_idle, g, -1) : FMPL_SUCCESS;
 }
 
-/* Blocking calls first wait for the queued runs (native calls on a group the MPI layer
- * also runs nonblocking collectives on). */
+/* Blocking calls first wait for the queued and offloaded runs (native calls on a group the
+ * MPI layer also runs nonblocking collectives on). */
 #define GQ_WAIT(g)                                                                                 \
     do {                                                                                           \
-        if (BASE_UNLIKELY((g)->q_head != NULL)) {                                                  \
+        if (BASE_UNLIKELY((g)->q_head != NULL || (g)->offload_live)) {                             \
             int qrc_ = coll_group_quiesce(g);                                                      \
             if (qrc_ != FMPL_SUCCESS)                                                              \
                 return qrc_;                                                                       \

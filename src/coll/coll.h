@@ -213,6 +213,13 @@ void coll_sched_free(coll_sched_t *s);
 int coll_sched_send(coll_sched_t *s, const void *buf, int64_t count, uintptr_t type, int peer);
 int coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, uintptr_t type, int peer);
 int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len);
+/* A local step that may take several calls: fn(args) returns COLL_STEP_AGAIN while what
+ * it waits for (other processes' stores) has not happened, and must not block; then 0 or
+ * the owner's error code. Its round is complete once it has returned something else: the
+ * engine calls it again at every advance of the run (the progress hook's for a background
+ * run, the owner's wait loop). Same argument rules as coll_sched_call. */
+#define COLL_STEP_AGAIN 0x7fff5a5a /* never an error code of the layers above */
+int coll_sched_until(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len);
 /* Adds a local step "copy n bytes from src to dst" to s (nothing when dst == src or n is
  * 0); the regions may overlap. A plain byte copy: far cheaper than a typed one for the
  * few bytes of a small block. */
@@ -402,10 +409,57 @@ int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_s
  * called), FMPL_ERR_ARG (g not a group, s not a group schedule, done NULL) or
  * FMPL_ERR_NOMEM (nothing queued). Never blocks. */
 int coll_group_enqueue(coll_group_t *g, coll_sched_t *s, void (*done)(void *, int), void *arg);
-/* Waits (progressing, vnic_wait) until every run queued on g has completed here: what a
- * blocking run of a group schedule on g must call first. FMPL_SUCCESS, FMPL_ERR_COMM (g
+/* Waits (progressing, vnic_wait) until every run queued on g, and every ordered offloaded
+ * run of this member on g, has completed here: what a blocking run of a group schedule on g must
+ * call first. FMPL_SUCCESS, FMPL_ERR_COMM (g
  * not a group) or vnic_wait's error. */
 int coll_group_quiesce(coll_group_t *g);
+
+/* ---------------------------------------------------------------- offloaded runs
+ * Broadcast and allreduce that the other members finish without a member that is busy
+ * elsewhere once it has started its part (seed 003 on one host; coll_offload.c explains the
+ * protocol). Every member publishes its buffers at the start in its record of the
+ * group's offload board (shared memory); whatever work a busy member would do, the members
+ * that wait do for it: copying into and out of its buffers with vnic_copy_alone (its
+ * shared heap, or CMA), and reducing its operand. For the nonblocking and persistent
+ * calls of one host's groups; a run is one coll_sched_until step of the owner's schedule.
+ *
+ * Which calls may take this path must be decided alike on every member: coll_offload_take
+ * gives the same answer everywhere when the members call it for the same calls in the same
+ * order (as collectives are made), with the same size. */
+
+/* Whether the call being built on g (size bytes; persistent 1 for a persistent request)
+ * runs offloaded: FMPL_COLL_OFFLOAD is on, g has 2 or more members whose slots are all
+ * mapped here, and, above the board's inline room (FMPL_COLL_SMALL), every member's private
+ * memory is reachable (CMA); a persistent call also needs a board entry of its own (the first 8
+ * of a group get one; entries are not reused). On success takes the call's entry and returns 1 with
+ * *entry and *seq (the instance: for a persistent call, that of its first start minus 1); else 0
+ * with nothing taken. Never blocks. */
+int coll_offload_take(coll_group_t *g, size_t size, int persistent, int *entry, uint64_t *seq);
+
+typedef struct coll_offload coll_offload_t;
+/* flags of an offloaded call: PERSISTENT, its instance advances at every run
+ * (coll_offload_begin); ORDERED, its runs are started in the group's call order, like the
+ * blocking calls (nonblocking calls; persistent ones where the program asserts that order),
+ * so a blocking call waits for them first (coll_group_quiesce). */
+enum { COLL_OFFLOAD_PERSISTENT = 1, COLL_OFFLOAD_ORDERED = 2 };
+/* The state of an offloaded call, in schedule memory of s (NULL: out of memory, s is
+ * refused at start). bcast: size bytes of buf from root's to every member's buf.
+ * allreduce: count elements of op (commutative, elem_size bytes each) of every member's
+ * in (in may be out) into every member's out, in rank order, the same bits everywhere. */
+coll_offload_t *coll_offload_bcast(coll_sched_t *s, coll_group_t *g, int entry, uint64_t seq,
+                                   unsigned flags, void *buf, size_t size, int root);
+coll_offload_t *coll_offload_allreduce(coll_sched_t *s, coll_group_t *g, int entry, uint64_t seq,
+                                       unsigned flags, const void *in, void *out, size_t count,
+                                       const coll_reduce_op_t *op);
+/* A run's steps: coll_offload_begin at its start (a coll_sched_call step: resets the run,
+ * moves a persistent call to its next instance; returns 0), then coll_offload_step until
+ * it returns something else than COLL_STEP_AGAIN (a coll_sched_until step): FMPL_SUCCESS,
+ * or an FMPL error (a copy failed at some member: every member reports it). Neither
+ * blocks. The buffers must stay valid and untouched by the caller between the start and
+ * the step's last return. */
+int coll_offload_begin(coll_offload_t *o);
+int coll_offload_step(coll_offload_t *o);
 
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);

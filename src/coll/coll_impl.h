@@ -58,6 +58,11 @@
 #define COLL_NCHAN (2 * COLL_MAX_ROUNDS + 1) /* channels per direction: small, big, tiny */
 #define COLL_GROUP_MAGIC 0x636f6c6cu
 #define COLL_LANES_MAX 64 /* FMPL_COLL_LANES at most (a lane mask is 64 bits) */
+/* Offload board entries (layout below, "The offload board"). */
+#define COLL_BOARD_NB 4
+#define COLL_BOARD_PERSIST 8
+#define COLL_BOARD_PERSIST_ROOM 4
+#define COLL_BOARD_ENTRIES (COLL_BOARD_NB + COLL_BOARD_PERSIST)
 
 enum { COLL_DIR_DOWN = 0, COLL_DIR_UP = 1, COLL_NDIR = 2 };
 
@@ -144,6 +149,14 @@ struct coll_group {
     struct coll_qrun *q_head, *q_tail;
     int q_started, q_starting;
     uint64_t q_popped;
+    /* The offload board (coll_offload.c): -1 not looked at yet, 0 unusable, 1 usable
+     * (every member's slot mapped here); offloaded calls so far (nonblocking, persistent);
+     * the entries this member has published in (cleared at retirement). */
+    int board_ok;
+    uint64_t board_nb;
+    int board_persist;
+    uint32_t board_span[COLL_BOARD_ENTRIES]; /* bytes of each entry written (0: unused) */
+    int offload_live; /* offloaded runs of this member under way (coll_group_quiesce) */
 };
 #define COLL_PEER_UNKNOWN ((char *)1)
 
@@ -285,9 +298,43 @@ static inline uint64_t *coll_lane_sent(const coll_state_t *st, int lane, int tie
                           (size_t)idx];
 }
 
+/* The offload board (coll_offload.c): after the channels of a slot, COLL_BOARD_ENTRIES
+ * entries of one record each: a header line written by the record's member alone, a line
+ * of claim words any member updates with atomics, then inline data: st->small bytes for
+ * the COLL_BOARD_NB entries that nonblocking offloaded calls take in turn, and
+ * COLL_BOARD_PERSIST_ROOM times that for the COLL_BOARD_PERSIST entries that the first
+ * persistent ones of a group keep (their instances take turns in it). */
+typedef struct coll_board_rec {
+    /* line 0, the member's: */
+    uint64_t seq;             /* instance whose fields below are valid (stored last) */
+    uint64_t done;            /* instance this member is through with (coll_offload.c) */
+    uint64_t size;            /* bytes of the instance */
+    uint32_t key_in, key_out; /* its registered buffers (CMA forms) */
+    uint64_t pad0[4];
+    /* line 1, claims: (instance << 2) | state, and (instance << 32) | count */
+    uint64_t fill;       /* bcast: who fills this member's buffer */
+    uint64_t chunk_next; /* allreduce, member 0's: chunks taken */
+    uint64_t chunk_done; /* allreduce, member 0's: chunks finished */
+    uint64_t failed;     /* the instance a copy failed in (member 0's, the root's) */
+    uint64_t pad1[4];
+} coll_board_rec_t;
+_Static_assert(sizeof(coll_board_rec_t) == 2 * BASE_CACHE_LINE, "two lines");
+/* Inline data bytes of entry e. */
+static inline size_t coll_board_room(const coll_state_t *st, int entry)
+{
+    size_t room = BASE_ALIGN_UP(st->small + 8, BASE_CACHE_LINE); /* a message and its flag */
+    return entry < COLL_BOARD_NB ? room : COLL_BOARD_PERSIST_ROOM * room;
+}
+static inline size_t coll_board_off(const coll_state_t *st, int entry)
+{
+    size_t rec = sizeof(coll_board_rec_t), nb = BASE_MIN(entry, COLL_BOARD_NB);
+    return coll_chan_off(st, COLL_NDIR, 0, 0) + (size_t)entry * rec + nb * coll_board_room(st, 0) +
+           (size_t)(entry - (int)nb) * coll_board_room(st, COLL_BOARD_NB);
+}
+
 static inline size_t coll_slot_size(const coll_state_t *st)
 {
-    return coll_chan_off(st, COLL_NDIR, 0, 0);
+    return coll_board_off(st, COLL_BOARD_ENTRIES);
 }
 
 /* ------------------------------------------------------------ group ranks */
@@ -501,6 +548,9 @@ int coll_lanes_drained(coll_group_t *g);
 /* Detaches the lane schedules still bound to g's lanes from g (g is being freed: their
  * release must not touch it). */
 void coll_lanes_orphan(coll_group_t *g);
+/* Clears this member's records of g's offload board that it published in (retirement,
+ * after the final barrier: no member reads them any more). */
+void coll_board_clear(coll_group_t *g);
 
 /* ---- fold schedules (coll_gsched.c): the large reductions ----
  * A schedule over g's channels like coll_group_sched's, whose transfers may also combine

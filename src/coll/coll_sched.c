@@ -6,7 +6,9 @@
 
 #include "coll/coll.h"
 
-enum { STEP_SEND = 1, STEP_RECV, STEP_CALL };
+/* STEP_UNTIL (coll_sched_until) counts as a transfer: it has a request slot, whose first
+ * int names its step while it is pending (busy 2). */
+enum { STEP_SEND = 1, STEP_RECV, STEP_CALL, STEP_UNTIL };
 
 typedef struct coll_step {
     int kind;
@@ -170,18 +172,29 @@ void coll_sched_ctx(coll_sched_t *s, void *ctx)
     s->ctx = ctx;
 }
 
-int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len)
+static int add_call(coll_sched_t *s, int kind, coll_step_fn fn, const void *args, size_t len)
 {
     if (len > COLL_STEP_ARGS) {
         s->broken = 1;
         return -1;
     }
-    coll_step_t *st = add_step(s, STEP_CALL);
+    coll_step_t *st = add_step(s, kind);
     if (!st)
         return -1;
     st->u.c.fn = fn;
     memcpy(st->u.c.args, args, len);
+    s->nxfers += kind == STEP_UNTIL;
     return 0;
+}
+
+int coll_sched_call(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len)
+{
+    return add_call(s, STEP_CALL, fn, args, len);
+}
+
+int coll_sched_until(coll_sched_t *s, coll_step_fn fn, const void *args, size_t len)
+{
+    return add_call(s, STEP_UNTIL, fn, args, len);
 }
 
 int coll_sched_fence(coll_sched_t *s)
@@ -252,6 +265,18 @@ static void post_round(coll_sched_t *s)
             continue;
         }
         void *req = s->reqs + (size_t)k * s->req_stride;
+        if (st->kind == STEP_UNTIL) {
+            int rc = st->u.c.fn(st->u.c.args);
+            if (rc == COLL_STEP_AGAIN) {
+                *(int *)req = i;
+                s->busy[k] = 2;
+                s->pending++;
+            } else {
+                note_err(s, rc);
+            }
+            k++;
+            continue;
+        }
         int rc =
             st->kind == STEP_SEND
                 ? s->ops->isend(st->u.x.ctx, st->u.x.buf, st->u.x.count, st->u.x.type, st->peer,
@@ -289,8 +314,14 @@ static int sched_advance(coll_sched_t *s, int *err)
                 s->scan++;
             for (int k = s->scan; k < hi; k++) {
                 int e = 0;
-                if (!s->busy[k] || !s->ops->test(s->reqs + (size_t)k * s->req_stride, &e))
+                void *req = s->reqs + (size_t)k * s->req_stride;
+                if (s->busy[k] == 2) {
+                    coll_step_t *st = &s->steps[*(int *)req];
+                    if ((e = st->u.c.fn(st->u.c.args)) == COLL_STEP_AGAIN)
+                        continue;
+                } else if (!s->busy[k] || !s->ops->test(req, &e)) {
                     continue;
+                }
                 s->busy[k] = 0;
                 s->pending--;
                 s->progress++;
@@ -367,12 +398,14 @@ int coll_sched_start(coll_sched_t *s, int tag, int background, void (*done)(void
     if (s->ops->begin)
         s->ops->begin(s->ctx);
     if (s->ops->reserve)
-        for (int i = 0, k = 0; i < s->nsteps; i++)
-            if (s->steps[i].kind != STEP_CALL)
-                s->steps[i].seq =
-                    s->ops->reserve(s->steps[i].u.x.ctx, s->steps[i].kind == STEP_SEND,
-                                    s->steps[i].peer, s->steps[i].u.x.count, s->steps[i].u.x.type,
-                                    s->reqs + (size_t)k++ * s->req_stride);
+        for (int i = 0, k = 0; i < s->nsteps; i++) {
+            coll_step_t *st = &s->steps[i];
+            if (st->kind == STEP_SEND || st->kind == STEP_RECV)
+                st->seq =
+                    s->ops->reserve(st->u.x.ctx, st->kind == STEP_SEND, st->peer, st->u.x.count,
+                                    st->u.x.type, s->reqs + (size_t)k * s->req_stride);
+            k += st->kind != STEP_CALL;
+        }
     s->running = 1;
     s->background = background;
     s->round = 0;

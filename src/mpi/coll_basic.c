@@ -294,6 +294,33 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
     return mpii_cg_err(rc);
 }
 
+/* Bcast on c's offload board (mpii_co_take gave entry, seq), of count x type as bytes: in
+ * place when contiguous, else through a temporary as mc_bcast_cg. */
+static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m, void *buf,
+                            int64_t count, MPI_Datatype type, int root, int entry, uint64_t seq)
+{
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_OFFLOAD);
+    dt_t *t = mpii_type_get(type);
+    int64_t n = count * dt_size(t);
+    unsigned flags = mpii_co_flags(c, m);
+    if (dt_is_contig(t, count))
+        return mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags,
+                                                   (char *)buf + dt_true_lb(t), (size_t)n, root));
+    char *tmp = mpii_cs_bytes(s, n); /* NULL: s is refused at start */
+    mpii_cs_type(s, type);           /* holds t: a derived type is never predefined */
+    cb_pack_args_t a = {buf, tmp, count, n, t, 0};
+    if (c->rank == root)
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    int rc =
+        mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags, tmp, (size_t)n, root));
+    if (c->rank != root) {
+        mpii_cs_fence(s);
+        a.unpack = 1;
+        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+    }
+    return rc;
+}
+
 static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MPI_Comm comm,
                           const mpii_cmode_t *m)
 {
@@ -314,6 +341,11 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
     if (mpii_verify_on(c, m) && (rc = mpii_verify_bcast(c, count, type, root, m->fname)))
         return rc;
+    int entry;
+    uint64_t seq;
+    if (mpii_co_take(c, m, count * dt_size(mpii_type_get(type)), &entry, &seq))
+        MC_BUILD_RUN(c, comm, m, &kb,
+                     mc_bcast_offload(s, c, m, buf, count, type, root, entry, seq));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_bcast(s, c, buf, count, type, root));
     /* Any type takes the mailbox path when the communicator has a group: the choice must
      * be the same on every rank, and the ranks' types may differ (only the signatures must

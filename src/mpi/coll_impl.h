@@ -240,6 +240,18 @@ static inline coll_sched_t *mpii_cs_hit(mpii_comm_t *c, const mpii_cmode_t *m,
 {
     return c->ccache && m->kind == MPII_CM_BLOCK ? mpii_cs_lookup(c, mpii_cs_key(m, kb)) : NULL;
 }
+/* ---- offloaded runs (coll.h "offloaded runs") ----
+ * Nonblocking and persistent MPI_Bcast and MPI_Allreduce on an intracommunicator whose
+ * members share this host run on the communicator's offload board: the others finish
+ * without a member that is busy elsewhere once it has started. mpii_co_take decides (the
+ * same on every member: the communicator, the mode and the byte count) and takes the
+ * call's board entry; mpii_co_steps adds the run's steps for the offload state o (NULL:
+ * out of memory) to s and returns an MPI class. */
+int mpii_co_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry, uint64_t *seq);
+int mpii_co_steps(coll_sched_t *s, coll_offload_t *o);
+/* The COLL_OFFLOAD_* flags of a call in mode m on c. */
+unsigned mpii_co_flags(const mpii_comm_t *c, const mpii_cmode_t *m);
+
 /* MPI_Start of a persistent collective request (request.c). */
 int mpii_cs_start(mpii_req_t *r);
 /* Frees what a collective request owns (its schedules), at its release (request.c). */

@@ -47,6 +47,7 @@ enum {
     MPII_ALG_RECURSIVE_DOUBLING, /* allreduce */
     MPII_ALG_RABENSEIFNER,       /* reduce-scatter + allgather (large commutative allreduce) */
     MPII_ALG_POINT_TO_POINT,     /* the collective's one point-to-point schedule (coll_*.c) */
+    MPII_ALG_OFFLOAD,            /* the offload board: done without busy members (coll.h) */
     MPII_ALG_N
 };
 /* Collectives followed: MPII_CK_BARRIER .. MPII_CK_EXSCAN, as indices 0 .. 10. */

@@ -43,6 +43,7 @@ static const char *const enum_alg_items[MPII_ALG_N] = {
     [MPII_ALG_NONE] = "none",
     [MPII_ALG_MAILBOX] = "mailbox",
     [MPII_ALG_NODE_AWARE] = "node_aware",
+    [MPII_ALG_OFFLOAD] = "offload",
     [MPII_ALG_TREE] = "binomial_tree",
     [MPII_ALG_SCATTER_ALLGATHER] = "scatter_ring_allgather",
     [MPII_ALG_RECURSIVE_DOUBLING] = "recursive_doubling",

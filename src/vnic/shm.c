@@ -967,6 +967,35 @@ static int shm_copy_shared(vnic_transport_t *tr, int peer, int get, void *buf, v
                          s->share_heap_piece);
 }
 
+/* vnic_copy_alone: the region's mapping here (self, shared heap), else CMA. */
+static int shm_copy_alone(vnic_transport_t *tr, int peer, int get, void *buf, vnic_key_t key,
+                          uint64_t off, size_t len)
+{
+    shm_t *s = (shm_t *)tr;
+    if (s->local_of[peer] < 0)
+        return VNIC_AGAIN;
+    shm_peer_t *p = &s->peers[s->local_of[peer]];
+    vnic_region_t r;
+    if (!vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, key, &r) ||
+        !(r.access & (get ? VNIC_ACC_REMOTE_READ : VNIC_ACC_REMOTE_WRITE)) ||
+        !vnic_region_bounds_ok(r.len, off, len))
+        return FMPL_ERR_KEY;
+    char *mapped = NULL;
+    if (p == s->self)
+        mapped = (char *)(uintptr_t)r.base + off;
+    else if (r.seg_off != VNIC_SEG_OFF_NONE && r.seg_off <= s->seg_size &&
+             r.len <= s->seg_size - r.seg_off)
+        mapped = s->seg + r.seg_off + off;
+    if (mapped) {
+        if (len)
+            memmove(get ? buf : mapped, get ? mapped : buf, len);
+        return FMPL_SUCCESS;
+    }
+    if (!s->cma)
+        return VNIC_AGAIN;
+    return len ? shm_cma_range(p, !get, buf, r.base + off, len) : FMPL_SUCCESS;
+}
+
 /* ------------------------------------------------------------ slots */
 
 typedef struct shm_flag {
@@ -2157,6 +2186,7 @@ static const vnic_transport_ops_t shm_ops = {
     .quiesce = shm_quiesce,
     .peer_ptr = shm_peer_ptr,
     .copy_shared = shm_copy_shared,
+    .copy_alone = shm_copy_alone,
     .peer_wake = shm_peer_wake,
     .close = shm_close,
 };

@@ -441,6 +441,16 @@ int vnic_copy_shared(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, ui
                                     : VNIC_AGAIN;
 }
 
+int vnic_copy_alone(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
+                    size_t len)
+{
+    if (!v || (unsigned)peer >= (unsigned)v->npeers || (!buf && len))
+        return FMPL_ERR_ARG;
+    vnic_transport_t *t = vnic_transport_of(v, peer);
+    return t && t->ops->copy_alone ? t->ops->copy_alone(t, peer, get, buf, key, off, len)
+                                   : VNIC_AGAIN;
+}
+
 int vnic_post(vnic_t *v, const vnic_op_t *op)
 {
     if (BASE_UNLIKELY(!v || !op))

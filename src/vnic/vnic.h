@@ -312,6 +312,20 @@ void vnic_peer_wake(vnic_t *v, int peer);
  * (FMPL_ERR_PEER: the peer died; FMPL_ERR_KEY). Never progresses other operations. */
 int vnic_copy_shared(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
                      size_t len);
+/* A contiguous copy between buf and peer's registered memory (key, off) made by this
+ * process's CPU alone, whether or not the peer is inside the library: a memcpy where the
+ * region is mapped here (this process, or the shared heap of a peer on this host), else
+ * one process_vm_readv / writev (CMA). For work that one process does on behalf of
+ * another that is busy elsewhere (offloaded collectives, coll.h). Blocks for the copy
+ * only; complete at both ends at return (the caller wakes a peer that waits for it with
+ * vnic_peer_wake). get 1: peer's memory to buf (the region must allow remote reads), 0:
+ * buf to peer's (remote writes). Returns FMPL_SUCCESS; VNIC_AGAIN with nothing copied when
+ * the peer's private memory cannot be reached this way (another host, FMPL_TRANSPORT=udp,
+ * CMA denied); FMPL_ERR_KEY (key, bounds or access refused); FMPL_ERR_SYS (the kernel
+ * refused the copy: the peer's process is gone, or an address is not mapped). Never
+ * progresses. */
+int vnic_copy_alone(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
+                    size_t len);
 
 /* Active message of two contiguous pieces (a header a[alen] then a body b[blen]):
  * the short form of vnic_post with VNIC_OP_SEND, no counters, for latency-critical

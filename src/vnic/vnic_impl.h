@@ -148,6 +148,9 @@ typedef struct vnic_transport_ops {
      * (peer and arguments checked by the generic layer). */
     int (*copy_shared)(vnic_transport_t *t, int peer, int get, void *buf, vnic_key_t key,
                        uint64_t off, size_t len);
+    /* Optional (NULL: never reachable that way): vnic_copy_alone, likewise. */
+    int (*copy_alone)(vnic_transport_t *t, int peer, int get, void *buf, vnic_key_t key,
+                      uint64_t off, size_t len);
     /* Releases everything; no peer accesses this process's memory any more. */
     void (*close)(vnic_transport_t *t);
 } vnic_transport_ops_t;
