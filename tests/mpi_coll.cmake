@@ -95,3 +95,10 @@ add_test(NAME mpi_coll_mismatch_fatal
          COMMAND ${CMAKE_SOURCE_DIR}/tests/coll_mismatch_fatal.sh ${FMPLRUN}
                  $<TARGET_FILE:mpi_coll_mismatch>)
 set_tests_properties(mpi_coll_mismatch_fatal PROPERTIES TIMEOUT 600)
+# Offloaded bcast/allreduce (coll.h "offloaded runs"): the others finish while one rank
+# sleeps after its start; without CMA only the inline sizes are offloaded; turned off, only
+# the contents are checked.
+fmpl_test(mpi_coll_offload mpi_coll_offload.c RANKS 1 2 3 4 7 TIMEOUT 300)
+fmpl_test(mpi_coll_offload_nocma mpi_coll_offload.c RANKS 3 ENV FMPL_SHM_CMA=0 ARGS plain
+          TIMEOUT 300)
+fmpl_test(mpi_coll_offload_off mpi_coll_offload.c RANKS 2 ENV FMPL_COLL_OFFLOAD=0 TIMEOUT 300)
