@@ -1,10 +1,11 @@
 /* vnic_direct.c — direct access to a same-host peer's memory (vnic_peer_ptr,
- * vnic_peer_wake): a region in the shared heap (vnic_mem_alloc) of every peer on this
- * host is reachable by address, stores through it are seen by the peer (also one sleeping
- * in vnic_wait: the wake-up), and what cannot be reached that way gives NULL: a bad key,
- * bounds outside the region, a read-only region, private (malloc'd) memory, a peer on
- * another host or any peer under FMPL_TRANSPORT=udp (argument "none": no peer but self
- * is expected to be reachable). */
+ * vnic_peer_wake, vnic_copy_alone): a region in the shared heap (vnic_mem_alloc) of every peer on
+ * this host is reachable by address, stores through it are seen by the peer (also one sleeping in
+ * vnic_wait: the wake-up), and what cannot be reached that way gives NULL: a bad key, bounds
+ * outside the region, a read-only region, private (malloc'd) memory, a peer on another host or any
+ * peer under FMPL_TRANSPORT=udp (argument "none": no peer but self is expected to be reachable).
+ * vnic_copy_alone reads a peer's private memory (CMA, or VNIC_AGAIN without it or on udp) and
+ * refuses bad keys, bounds and access. */
 #include "vnic_common.h"
 
 #define KEY_HEAP 3u
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
     uint64_t *ro = vnic_mem_alloc(t.v, 64);
     uint64_t *priv = calloc(WORDS, 8);
     CHECK(heap && ro && priv);
+    for (int i = 0; i < WORDS; i++)
+        priv[i] = ((uint64_t)t.rank << 40) | (uint64_t)i;
     memset(heap, 0, WORDS * 8 * (size_t)t.size);
     CHECK_RC(vnic_mr_reg_key(t.v, KEY_HEAP, heap, WORDS * 8 * (size_t)t.size, VNIC_ACC_ALL),
              FMPL_SUCCESS);
@@ -74,6 +77,26 @@ int main(int argc, char **argv)
         for (int i = 0; i < WORDS - 1; i++)
             CHECK(b[i] == (((uint64_t)q << 32) | (uint64_t)i));
     }
+    /* vnic_copy_alone: every peer's private words, by this process alone */
+    uint64_t got[WORDS];
+    for (int p = 0; p < t.size; p++) {
+        int rc = vnic_copy_alone(t.v, p, 1, got, KEY_PRIV, 0, WORDS * 8);
+        if (none && p != t.rank) {
+            CHECK_RC(rc, VNIC_AGAIN);
+            continue;
+        }
+        if (rc == VNIC_AGAIN) { /* (only without CMA) */
+            CHECK(p != t.rank && !vnic_info(t.v)->cma);
+            continue;
+        }
+        CHECK_RC(rc, FMPL_SUCCESS);
+        for (int i = 0; i < WORDS; i++)
+            CHECK(got[i] == (((uint64_t)p << 40) | (uint64_t)i));
+        CHECK_RC(vnic_copy_alone(t.v, p, 1, got, 77u, 0, 8), FMPL_ERR_KEY);
+        CHECK_RC(vnic_copy_alone(t.v, p, 0, got, KEY_RO, 0, 8), FMPL_ERR_KEY); /* read-only */
+        CHECK_RC(vnic_copy_alone(t.v, p, 1, got, KEY_PRIV, 8, WORDS * 8), FMPL_ERR_KEY);
+    }
+    CHECK_RC(vnic_copy_alone(t.v, t.size, 1, got, KEY_PRIV, 0, 8), FMPL_ERR_ARG);
     vt_barrier(&t);
     for (vnic_key_t k = KEY_HEAP; k <= KEY_PRIV; k++)
         CHECK_RC(vnic_mr_dereg(t.v, k), FMPL_SUCCESS);

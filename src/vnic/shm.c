@@ -829,6 +829,24 @@ static int shm_cma_get_segs(shm_t *s, shm_peer_t *p, vnic_lcur_t *lc, uint64_t b
 
 /* ------------------------------------------------------------ shared copies */
 
+/* Peer p's region key checked for access and bounds [off, off + len): r is filled, and
+ * *mapped is the bytes' address here where this process maps them (p is this process, or
+ * the region lies in p's shared heap), else NULL (p's private memory). 0, or -1 refused. */
+static int shm_peer_region(shm_t *s, shm_peer_t *p, vnic_key_t key, uint64_t off, uint64_t len,
+                           unsigned access, vnic_region_t *r, char **mapped)
+{
+    if (!vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, key, r) ||
+        !(r->access & access) || !vnic_region_bounds_ok(r->len, off, len))
+        return -1;
+    *mapped = NULL;
+    if (p == s->self)
+        *mapped = (char *)(uintptr_t)r->base + off;
+    else if (r->seg_off != VNIC_SEG_OFF_NONE && r->seg_off <= s->seg_size &&
+             r->len <= s->seg_size - r->seg_off)
+        *mapped = s->seg + r->seg_off + off;
+    return 0;
+}
+
 static void *shm_peer_ptr(vnic_transport_t *tr, int peer, vnic_key_t key, uint64_t off,
                           uint64_t len);
 
@@ -976,16 +994,10 @@ static int shm_copy_alone(vnic_transport_t *tr, int peer, int get, void *buf, vn
         return VNIC_AGAIN;
     shm_peer_t *p = &s->peers[s->local_of[peer]];
     vnic_region_t r;
-    if (!vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, key, &r) ||
-        !(r.access & (get ? VNIC_ACC_REMOTE_READ : VNIC_ACC_REMOTE_WRITE)) ||
-        !vnic_region_bounds_ok(r.len, off, len))
+    char *mapped;
+    if (shm_peer_region(s, p, key, off, len, get ? VNIC_ACC_REMOTE_READ : VNIC_ACC_REMOTE_WRITE, &r,
+                        &mapped))
         return FMPL_ERR_KEY;
-    char *mapped = NULL;
-    if (p == s->self)
-        mapped = (char *)(uintptr_t)r.base + off;
-    else if (r.seg_off != VNIC_SEG_OFF_NONE && r.seg_off <= s->seg_size &&
-             r.len <= s->seg_size - r.seg_off)
-        mapped = s->seg + r.seg_off + off;
     if (mapped) {
         if (len)
             memmove(get ? buf : mapped, get ? mapped : buf, len);
@@ -1919,17 +1931,12 @@ static void *shm_peer_ptr(vnic_transport_t *tr, int peer, vnic_key_t key, uint64
     shm_t *s = (shm_t *)tr;
     if (s->local_of[peer] < 0)
         return NULL;
-    shm_peer_t *p = &s->peers[s->local_of[peer]];
     vnic_region_t r;
-    if (!vnic_region_read(shm_regions_of(s, p->area), s->lay.nregions, key, &r) ||
-        !(r.access & VNIC_ACC_REMOTE_WRITE) || !vnic_region_bounds_ok(r.len, off, len))
-        return NULL;
-    if (p == s->self)
-        return (char *)(uintptr_t)r.base + off;
-    if (r.seg_off == VNIC_SEG_OFF_NONE || r.seg_off > s->seg_size ||
-        r.len > s->seg_size - r.seg_off)
-        return NULL;
-    return s->seg + r.seg_off + off;
+    char *mapped;
+    return shm_peer_region(s, &s->peers[s->local_of[peer]], key, off, len, VNIC_ACC_REMOTE_WRITE,
+                           &r, &mapped)
+               ? NULL
+               : mapped;
 }
 
 static void shm_peer_wake(vnic_transport_t *tr, int peer)
