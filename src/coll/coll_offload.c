@@ -178,9 +178,9 @@ static coll_offload_t *off_new(coll_sched_t *s, coll_group_t *g, int kind, int e
 /* A persistent call's inline instances take turns in its record, so that a member runs up
  * to OFF_DEPTH_MAX instances ahead of the slowest before it waits (a broadcast root of
  * small messages, as on a mailbox channel): each in a slot of its size and flag, whole
- * lines. A nonblocking call's entry holds one, its flag in the room's last word whatever
- * the size (calls of any size share the entry, so a flag must never land where an earlier
- * call's data was); the entries themselves take turns (COLL_BOARD_NB). */
+ * lines. A nonblocking call's entry holds one instance, published by the header's `seq`
+ * alone (calls of any size share the entry, so no flag may sit where an earlier call's
+ * data was); the entries themselves take turns (COLL_BOARD_NB). */
 #define OFF_DEPTH_MAX 16
 static void off_set_depth(coll_offload_t *o)
 {
