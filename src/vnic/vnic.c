@@ -431,24 +431,30 @@ void vnic_peer_wake(vnic_t *v, int peer)
         t->ops->peer_wake(t, peer);
 }
 
-int vnic_copy_shared(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
-                     size_t len)
+/* vnic_copy_shared (alone 0) and vnic_copy_alone (1): the checks, then the transport's. */
+static int vnic_copy(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
+                     size_t len, int alone)
 {
     if (!v || (unsigned)peer >= (unsigned)v->npeers || (!buf && len))
         return FMPL_ERR_ARG;
     vnic_transport_t *t = vnic_transport_of(v, peer);
-    return t && t->ops->copy_shared ? t->ops->copy_shared(t, peer, get, buf, key, off, len)
-                                    : VNIC_AGAIN;
+    if (!t)
+        return VNIC_AGAIN;
+    int (*copy)(vnic_transport_t *, int, int, void *, vnic_key_t, uint64_t, size_t) =
+        alone ? t->ops->copy_alone : t->ops->copy_shared;
+    return copy ? copy(t, peer, get, buf, key, off, len) : VNIC_AGAIN;
+}
+
+int vnic_copy_shared(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
+                     size_t len)
+{
+    return vnic_copy(v, peer, get, buf, key, off, len, 0);
 }
 
 int vnic_copy_alone(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uint64_t off,
                     size_t len)
 {
-    if (!v || (unsigned)peer >= (unsigned)v->npeers || (!buf && len))
-        return FMPL_ERR_ARG;
-    vnic_transport_t *t = vnic_transport_of(v, peer);
-    return t && t->ops->copy_alone ? t->ops->copy_alone(t, peer, get, buf, key, off, len)
-                                   : VNIC_AGAIN;
+    return vnic_copy(v, peer, get, buf, key, off, len, 1);
 }
 
 int vnic_post(vnic_t *v, const vnic_op_t *op)
