@@ -147,6 +147,12 @@ int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status);
  * order, so a 2-D send meets any receive on its (pair, mai), 2-D or contiguous, and the
  * layouts may differ in shape (a 4 x 8 send fills a 2 x 16 receive): the data moves
  * from the sender's layout straight into the receiver's, with no pack and no unpack.
+ * Where many small pieces would cost more (receive blocks under 256 bytes; any 2-D
+ * receive from a sender on another host or over udp), the receive takes, while posted,
+ * a block of the shared heap as large as itself: the sender copies its blocks there
+ * and the receiver copies them into its layout when it waits for the receive
+ * (fmpl_recv_2d, fmpl_irecv_wait), while the sender is still copying: one copy on each
+ * side. Without room in the heap the data moves straight.
  * Everything else is as for fmpl_send/recv/isend/irecv (truncation past the receive's
  * rows * row_bytes, fmpl_isend_wait and fmpl_irecv_wait, buffered mode: a spooled 2-D
  * send is gathered into the spool). FMPL_ERR_ARG: layout NULL, ld < row_bytes with more

@@ -3,10 +3,10 @@
  * Point-to-point uses sender-side matching (seed 000). For every communicator each rank
  * owns a matching area in its shared heap: one row per peer, one 64-byte slot per
  * matching-area index (mai) plus one slot for FMPL_TAG_ANY. A receive writes a header
- * {receive buffer key, offset, size, layout, token, seq} into the SENDER's slot with one
- * vnic put
- * (VNIC_F_TAIL_FLAG: the seq word lands last). The sender recognises the k-th header of a
- * slot by seq == k; it only reads the slot, so each line is written by one process.
+ * {receive buffer key, offset, size, layout, flags, token, seq} into the SENDER's slot
+ * with one vnic put (VNIC_F_TAIL_FLAG: the seq word lands last). The sender recognises
+ * the k-th header of a slot by seq == k; it only reads the slot, so each line is written
+ * by one process.
  * Sends still waiting for their header are pushed by a vnic progress hook, so they go
  * whoever waits (a collective included). The payload goes straight into
  * the receive buffer with a notifying put whose immediate value carries the receiver's
@@ -45,10 +45,21 @@ typedef struct fmpli_hdr {
     uint32_t token; /* receiver's completion token (echoed in the payload's imm) */
     uint64_t row;   /* a 2-D receive (fmpl_recv_2d): bytes per block; 0: one block */
     uint64_t ld;    /* a 2-D receive: bytes from one block's start to the next */
-    uint64_t pad[2];
+    uint64_t flags; /* FMPLI_HDR_STAGED or 0 */
+    uint64_t pad;
     uint64_t seq; /* k for the k-th header of this slot; written last */
 } fmpli_hdr_t;
 _Static_assert(sizeof(fmpli_hdr_t) == 64, "a matching slot is one cache line");
+/* fmpli_hdr_t.flags: the receive buffer is a staging block of the receiver's heap (p2p.c,
+ * STAGING), with its head line just before off. */
+#define FMPLI_HDR_STAGED 1u
+
+/* The head line of a staging block (p2p.c, STAGING); the receive's bytes follow. */
+typedef struct fmpli_stage_head {
+    uint64_t placed; /* bytes of the stream stored so far (streamed delivery), by the sender */
+    uint64_t pad[7];
+} fmpli_stage_head_t;
+_Static_assert(sizeof(fmpli_stage_head_t) == 64, "a staging block's head is one line");
 
 /* A sender's or receiver's layout (fmpl_layout) after fmpli_layout_check: rows blocks of
  * row bytes, ld apart; NULL where the calls take one: one contiguous block. */
@@ -62,10 +73,14 @@ typedef fmpl_layout fmpli_lay_t;
 #define FMPLI_SMALL_MAX 16
 
 /* Payload notification immediate: token | sender's mai << 32 | seq low byte << 48 |
- * truncated << 56. */
+ * truncated << 56 | FMPLI_IMM_STREAM. */
 #define FMPLI_IMM(token, mai, seq, trunc)                                                          \
     ((uint64_t)(token) | (uint64_t)(mai) << 32 | ((uint64_t)(seq)&0xffu) << 48 |                   \
      (uint64_t)(trunc) << 56)
+/* In the immediate of an active message on the data channel: the payload is being stored
+ * into the receive's staging block by the sender itself (p2p.c, STAGING); the message
+ * carries its length. */
+#define FMPLI_IMM_STREAM (1ull << 57)
 
 enum { FMPLI_SEND_IDLE, FMPLI_SEND_ACTIVE, FMPLI_SEND_PENDING, FMPLI_SEND_DONE };
 enum { FMPLI_RECV_IDLE, FMPLI_RECV_POSTED, FMPLI_RECV_DONE };
@@ -87,7 +102,10 @@ typedef struct fmpli_sendent {
 typedef struct fmpli_recvent {
     uint64_t seq;     /* headers posted on this slot */
     void *buf;        /* the receive buffer (a small payload is copied there) */
-    uint64_t row, ld; /* its layout (row 0: one block), as in its header */
+    uint64_t row, ld; /* its layout (row 0: one block); its header's unless staged */
+    /* a staged 2-D receive: its staging block (p2p.c, STAGING), else NULL */
+    fmpli_stage_head_t *stage;
+    uint64_t size;    /* bytes the receive buffer holds */
     uint64_t got;     /* bytes arrived */
     vnic_key_t key;   /* registration of the receive buffer to release, or VNIC_KEY_INVALID */
     uint32_t smai;    /* the mai the sender used */
@@ -96,6 +114,7 @@ typedef struct fmpli_recvent {
     uint8_t rcache;   /* 1 + the registration-cache entry that holds key, or 0 (own key) */
     uint8_t held;     /* the header was held by the vnic (VNIC_F_DEFER) at its post ... */
     uint32_t dmark;   /* ... with this vnic_defer_mark (low bits): held while it is unchanged */
+    uint8_t streamed; /* staged: the sender streams into the block (p2p.c, STAGING) */
 } fmpli_recvent_t;
 
 struct fmpli_comm;

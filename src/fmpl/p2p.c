@@ -11,7 +11,9 @@
  * 2-D transfers (fmpl_send_2d and co.): the receive's header carries its layout, the
  * sender knows its own, and one put moves the stream from the sender's blocks into the
  * receiver's (the vnic's iovec descriptors on both sides: CMA with both lists, or direct
- * copies into the shared heap). */
+ * copies into the shared heap). Small blocks go through a staging block of the receiver's
+ * heap instead, filled by the sender and scattered by the receiver with local copies
+ * (Small blocks, STAGING and GATHER below). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,12 @@ static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
         memcpy(&imm, n->data, 8);
         small = (const unsigned char *)n->data + 8;
         len -= 8;
+        if (imm & FMPLI_IMM_STREAM) { /* the length of bytes streamed into a staging block */
+            uint64_t streamed = 0;
+            memcpy(&streamed, small, BASE_MIN(len, sizeof streamed));
+            small = NULL;
+            len = (size_t)streamed;
+        }
     }
     uint32_t token = (uint32_t)imm;
     uint32_t pid = token >> fmpli.slot_bits;
@@ -59,12 +67,19 @@ static void fmpli_data_arrived(void *arg, const vnic_notify_t *n)
         BASE_DEBUG("fmpl: payload notification from rank %d for no posted receive", n->src);
         return;
     }
-    if (small && len && r->row) {             /* the sender cut it to the posted size */
+    if (BASE_UNLIKELY(((imm & FMPLI_IMM_STREAM) && !r->stage) || len > r->size)) {
+        BASE_DEBUG("fmpl: malformed payload notification from rank %d", n->src);
+        return;
+    }
+    if (small && len && r->stage) { /* a staged receive scatters it at its reap, as any other */
+        memcpy(r->stage + 1, small, len);
+    } else if (small && len && r->row) {      /* the sender cut it to the posted size */
         fmpli_lay_t lay = {0, r->row, r->ld}; /* the scatter needs no row count */
         fmpli_lay_scatter(r->buf, &lay, small, len);
     } else if (small && len) {
         memcpy(r->buf, small, len);
     }
+    r->streamed = (imm & FMPLI_IMM_STREAM) != 0;
     r->got = len;
     r->smai = (uint32_t)(imm >> 32) & 0xffffu;
     r->err = (imm >> 56) & 1u ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
@@ -141,10 +156,161 @@ void fmpli_lay_scatter(void *buf, const fmpli_lay_t *lay, const void *src, size_
     }
 }
 
+/* ---------------------------------------------------------------- small blocks */
+
+/* Small blocks. fmpli_put_2d below moves the stream from the sender's blocks straight into
+ * the receiver's with iovec lists on both sides: one copy, the right path for large
+ * blocks. For small ones the pieces are what costs: on the receiver's side CMA pins the
+ * target's pages once per remote iovec (~250 ns each), the shm transport's small-piece
+ * put packs them with their offsets for the target's CPU, udp sends one message per
+ * piece; on the sender's side the vnic's cursors cost ~15 ns a piece more than a memcpy
+ * loop (4096 blocks of 8 bytes: 60 us where the loop takes 25). Local memcpys on each
+ * side, through one contiguous block, cost less. bench/fmpl_blacs on a host (4096 blocks,
+ * one-way us, straight -> staged): 8-byte blocks 204 -> 40, 128-byte 242 -> 132, 256-byte
+ * 285 -> 214, 512-byte 485 -> 404, 1 KiB 901 -> 1229; but a staged receive scatters at
+ * its wait what the straight path had already put in place (a receive posted early and
+ * waited for late: 187 against 328 us at 128-byte blocks, 131 against 542 at 256), so
+ * blocks of FMPLI_STAGE_ROW bytes or more go straight on a host. Over udp (other hosts,
+ * FMPL_TRANSPORT=udp) every message per piece costs more than the two copies: staged
+ * every time (8 KiB blocks: 9.3 ms -> 8.5).
+ *
+ * STAGING. A 2-D receive (whose message would not fit an active message, FMPLI_SMALL_MAX)
+ * with blocks shorter than FMPLI_STAGE_ROW bytes, or from a sender that does not map this
+ * process's heap, posts in place of its buffer a contiguous staging block of its own
+ * shared heap (the receive's size, after a head line), with FMPLI_HDR_STAGED in its
+ * header: to the sender a contiguous receive. A sender that maps the block (a rank of
+ * this host, vnic_peer_ptr) streams into it: an active message with the length first
+ * (FMPLI_IMM_STREAM: the receive completes), then its bytes in pieces, each gathered from
+ * its blocks with local memcpys straight into the block and published in the head
+ * (placed: a release store, then vnic_peer_wake). The receiver scatters into its layout,
+ * with local memcpys, what has been placed while the rest is coming, when it reaps the
+ * receive (fmpl_recv_2d, fmpl_irecv_wait): two cores copy at once, as in the MPI face's
+ * STAGED path (src/mpi/p2p.c) where the sender packs into its own heap. Here the block is
+ * the receiver's, so the sender has nothing to keep or free and no answer to wait for.
+ * A sender that cannot map the block puts into it as into any contiguous buffer and the
+ * receiver scatters it all at the reap: over udp there is no shared heap between hosts,
+ * but the block is still the receiver's own memory under VNIC_KEY_HEAP, so that put is
+ * one contiguous run of datagrams, received in place (udp.c).
+ * The receiver frees the block at the reap, once every byte has been placed (or the put
+ * that filled it has notified): no peer can write there any more. A receive cancelled
+ * with its communicator frees it after every member has flushed its sends. Without room
+ * in the heap, or larger than 1/8 of it, the receive goes straight.
+ *
+ * GATHER. A sender whose blocks are shorter than FMPLI_STAGE_ROW bytes and that does not
+ * stream (the receive is not staged, or not mapped here) gathers them with
+ * fmpli_lay_gather into a private buffer, kept for the next send, and one put sends that
+ * on: into a contiguous receive, or into the receiver's large blocks. */
+#define FMPLI_STAGE_ROW 256
+#define FMPLI_GATHER_KEEP (4u << 20) /* largest gather buffer kept between sends */
+/* Pieces of a streamed delivery: 1/16 of the message within these bounds, whole blocks. */
+#define FMPLI_STREAM_PIECE_MIN 4096
+#define FMPLI_STREAM_PIECE_MAX (256u << 10)
+
+/* The staging block (its head) of a 2-D receive of size bytes with blocks of row bytes
+ * from world rank src, or NULL when it is not staged (STAGING). */
+static fmpli_stage_head_t *fmpli_stage_alloc(int src, size_t size, size_t row)
+{
+    vnic_t *v = fmpli.vnic;
+    if (size <= FMPLI_SMALL_MAX || size > vnic_info(v)->heap_size / 8)
+        return NULL;
+    if (row >= FMPLI_STAGE_ROW && vnic_peer_ptr(v, src, VNIC_KEY_HEAP, 0, 1))
+        return NULL; /* large blocks, a sender of this host: straight */
+    fmpli_stage_head_t *head = vnic_mem_alloc(v, sizeof *head + size);
+    if (head)
+        head->placed = 0;
+    return head;
+}
+
+typedef struct fmpli_stage_wait {
+    const uint64_t *placed;
+    uint64_t need;
+} fmpli_stage_wait_t;
+
+static int fmpli_stage_ready(void *arg)
+{
+    const fmpli_stage_wait_t *w = arg;
+    return __atomic_load_n(w->placed, __ATOMIC_ACQUIRE) >= w->need;
+}
+
+/* Scatters the r->got bytes of staged receive r's block into its buffer's layout: as the
+ * sender places them when it streams (r->streamed), else all at once. FMPL_SUCCESS, or the
+ * error of the wait for the next piece (the receive stays as it is: a later call scatters
+ * again from the start). */
+static int fmpli_stage_scatter(const fmpli_recvent_t *r)
+{
+    fmpli_stage_head_t *head = r->stage;
+    const char *data = (const char *)(head + 1);
+    fmpli_lay_t lay = {0, r->row, r->ld}; /* the scatter needs no row count */
+    size_t got = (size_t)r->got, row = (size_t)r->row;
+    fmpli_stage_wait_t w = {&head->placed, 0};
+    for (size_t done = 0; done < got;) {
+        size_t avail = got;
+        if (r->streamed) {
+            uint64_t placed = __atomic_load_n(&head->placed, __ATOMIC_ACQUIRE);
+            avail = (size_t)BASE_MIN(placed, (uint64_t)got);
+        }
+        /* whole blocks, so that done stays at a block's start */
+        size_t upto = avail == got ? got : avail - avail % row;
+        if (upto <= done) {
+            w.need = BASE_MIN(got, done + row);
+            int rc = fmpli_wait(fmpli_stage_ready, &w, -1);
+            if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+                return rc;
+            continue;
+        }
+        fmpli_lay_scatter((char *)r->buf + done / row * r->ld, &lay, data + done, upto - done);
+        done = upto;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* Gives receive r's staging block, if any, back to the heap. */
+static void fmpli_stage_free(fmpli_recvent_t *r)
+{
+    if (!r->stage)
+        return;
+    vnic_mem_free(fmpli.vnic, r->stage);
+    r->stage = NULL;
+}
+
+/* The gather buffer kept between sends; busy while a put reads it (a put may progress,
+ * and a send that progress pushes then takes another). */
+static struct {
+    void *buf;
+    size_t len;
+    int busy;
+} fmpli_gather;
+
+/* A private buffer of n bytes for a gathered send: the kept one when it is free and, grown
+ * if need be, not larger than FMPLI_GATHER_KEEP; else a fresh one. NULL: out of memory.
+ * Give it back with fmpli_gather_put. */
+static void *fmpli_gather_get(size_t n)
+{
+    if (fmpli_gather.busy || n > FMPLI_GATHER_KEEP)
+        return malloc(n);
+    if (fmpli_gather.len < n) {
+        void *b = malloc(n);
+        if (!b)
+            return NULL;
+        free(fmpli_gather.buf);
+        fmpli_gather.buf = b;
+        fmpli_gather.len = n;
+    }
+    fmpli_gather.busy = 1;
+    return fmpli_gather.buf;
+}
+
+static void fmpli_gather_put(void *b)
+{
+    if (b == fmpli_gather.buf)
+        fmpli_gather.busy = 0;
+    else
+        free(b);
+}
+
 /* The put of a 2-D delivery: len bytes from buf laid out as lay (NULL: contiguous) into
  * the receive buffer of h in its layout, as iovec lists on both sides (on the stack up
- * to FMPLI_IOV_STACK pieces a side). Packing the sender's side first when its blocks are
- * small (under 256 B) made every shape slower (bench/fmpl_blacs, docs/performance.md). */
+ * to FMPLI_IOV_STACK pieces a side). For large blocks; small ones: see STAGING, GATHER. */
 #define FMPLI_IOV_STACK 32
 static int fmpli_put_2d(vnic_op_t *op, const fmpli_hdr_t *h, const void *buf, size_t len,
                         const fmpli_lay_t *lay)
@@ -180,6 +346,73 @@ static int fmpli_put_2d(vnic_op_t *op, const fmpli_hdr_t *h, const void *buf, si
     return rc;
 }
 
+/* The put of len contiguous bytes at buf into the contiguous receive buffer of h. */
+static int fmpli_put_contig(vnic_op_t *op, const fmpli_hdr_t *h, const void *buf, size_t len)
+{
+    op->local.kind = VNIC_DESC_CONTIG;
+    op->local.u.contig.addr = (void *)(uintptr_t)buf;
+    op->local.u.contig.len = len;
+    op->remote.kind = VNIC_DESC_CONTIG;
+    op->remote.u.off = h->off;
+    return vnic_post(fmpli.vnic, op);
+}
+
+/* GATHER: len bytes from buf laid out as lay (small blocks) gathered into a private
+ * buffer and put from there into the receive buffer of h; piece by piece (fmpli_put_2d)
+ * when no buffer can be had. */
+static int fmpli_put_gathered(vnic_op_t *op, const fmpli_hdr_t *h, const void *buf, size_t len,
+                              const fmpli_lay_t *lay)
+{
+    void *g = fmpli_gather_get(len);
+    if (!g)
+        return fmpli_put_2d(op, h, buf, len, lay);
+    fmpli_lay_gather(g, buf, lay, len);
+    int rc = h->row ? fmpli_put_2d(op, h, g, len, NULL) : fmpli_put_contig(op, h, g, len);
+    fmpli_gather_put(g);
+    return rc;
+}
+
+/* The data of the staging block that header h names at peer world, when this process
+ * maps it (head included) for len bytes, else NULL. */
+static char *fmpli_stage_map(int world, const fmpli_hdr_t *h, size_t len)
+{
+    size_t hl = sizeof(fmpli_stage_head_t);
+    if (BASE_UNLIKELY(h->off < hl))
+        return NULL;
+    char *head = vnic_peer_ptr(fmpli.vnic, world, h->key, h->off - hl, hl + len);
+    return head ? head + hl : NULL;
+}
+
+/* STAGING, streamed: the active message with op's immediate and the length, then len
+ * bytes from buf laid out as lay (NULL: contiguous) stored into the staging block at dst
+ * piece by piece, each published in the block's head. */
+static int fmpli_put_streamed(const vnic_op_t *op, char *dst, const void *buf, size_t len,
+                              const fmpli_lay_t *lay)
+{
+    vnic_t *v = fmpli.vnic;
+    fmpli_stage_head_t *head = (fmpli_stage_head_t *)(void *)dst - 1;
+    uint64_t imm = op->imm | FMPLI_IMM_STREAM, n = len;
+    int rc = vnic_send_am(v, op->peer, FMPLI_CHAN_DATA, 0, &imm, 8, &n, 8);
+    if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+        return rc;
+    size_t piece = BASE_MIN(BASE_MAX(len / 16, (size_t)FMPLI_STREAM_PIECE_MIN),
+                            (size_t)FMPLI_STREAM_PIECE_MAX);
+    if (lay) /* whole blocks: each piece starts at a block */
+        piece = BASE_MAX(piece - piece % lay->row_bytes, lay->row_bytes);
+    for (size_t done = 0; done < len;) {
+        size_t k = BASE_MIN(piece, len - done);
+        if (lay)
+            fmpli_lay_gather(dst + done, (const char *)buf + done / lay->row_bytes * lay->ld, lay,
+                             k);
+        else
+            memcpy(dst + done, (const char *)buf + done, k);
+        done += k;
+        __atomic_store_n(&head->placed, (uint64_t)done, __ATOMIC_RELEASE);
+        vnic_peer_wake(v, op->peer); /* if it sleeps waiting for this piece */
+    }
+    return FMPL_SUCCESS;
+}
+
 int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const void *buf, size_t size,
                   const fmpli_lay_t *lay)
 {
@@ -204,16 +437,15 @@ int fmpli_deliver(fmpli_peer_t *p, uint32_t mai, const fmpli_hdr_t *h, const voi
                     .imm = FMPLI_IMM(h->token, mai, h->seq, trunc)};
     op.remote.key = h->key;
     int rc;
-    if (BASE_UNLIKELY(lay || h->row)) {
+    char *stage;
+    if (BASE_UNLIKELY(h->flags & FMPLI_HDR_STAGED) && (stage = fmpli_stage_map(p->world, h, len)))
+        rc = fmpli_put_streamed(&op, stage, buf, len, lay);
+    else if (BASE_LIKELY(!lay && !h->row))
+        rc = fmpli_put_contig(&op, h, buf, len);
+    else if (lay && lay->row_bytes < FMPLI_STAGE_ROW)
+        rc = fmpli_put_gathered(&op, h, buf, len, lay);
+    else
         rc = fmpli_put_2d(&op, h, buf, len, lay);
-    } else {
-        op.local.kind = VNIC_DESC_CONTIG;
-        op.local.u.contig.addr = (void *)(uintptr_t)buf;
-        op.local.u.contig.len = len;
-        op.remote.kind = VNIC_DESC_CONTIG;
-        op.remote.u.off = h->off;
-        rc = vnic_post(fmpli.vnic, &op);
-    }
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
     return trunc ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
@@ -274,6 +506,9 @@ static void fmpli_rcache_release(fmpli_recvent_t *r)
 
 void fmpli_rcache_flush(void)
 {
+    free(fmpli_gather.buf);
+    fmpli_gather.buf = NULL;
+    fmpli_gather.len = 0;
     for (int i = 0; i < FMPLI_RCACHE; i++) {
         if (fmpli_rcache[i].key != VNIC_KEY_INVALID)
             vnic_mr_dereg(fmpli.vnic, fmpli_rcache[i].key);
@@ -367,8 +602,10 @@ void fmpli_peer_release(fmpli_peer_t *p)
 {
     for (uint32_t slot = 0; slot < fmpli.nslots; slot++) {
         fmpli_recvent_t *r = &p->recv[slot];
-        if (r->state != FMPLI_RECV_IDLE)
+        if (r->state != FMPLI_RECV_IDLE) {
             fmpli_rcache_release(r);
+            fmpli_stage_free(r); /* every member flushed its sends: nothing comes */
+        }
     }
     for (uint32_t i = 0; i < fmpli.npending;) {
         if (fmpli.pending[i].peer == p)
@@ -578,8 +815,12 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, const fmpli_
     r->rcache = 0;
     /* the bytes the layout spans (a 2-D receive's gaps included) */
     size_t span = lay ? (lay->rows - 1) * lay->ld + lay->row_bytes : size;
+    fmpli_stage_head_t *stage = NULL;
     if (size) {
-        if (vnic_mem_in_heap(v, buf, span)) {
+        stage = lay ? fmpli_stage_alloc(p->world, size, lay->row_bytes) : NULL;
+        if (stage) { /* the sender writes the stream into the block (STAGING) */
+            off = vnic_mem_heap_offset(v, stage + 1);
+        } else if (vnic_mem_in_heap(v, buf, span)) {
             off = vnic_mem_heap_offset(v, buf); /* zero-copy: the sender memcpys into it */
         } else {
             int rc = fmpli_rcache_get(buf, span, r);
@@ -592,13 +833,16 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, const fmpli_
                      .size = size,
                      .key = key,
                      .token = fmpli_token(p, slot),
-                     .row = lay ? lay->row_bytes : 0,
-                     .ld = lay ? lay->ld : 0,
+                     .row = lay && !stage ? lay->row_bytes : 0,
+                     .ld = lay && !stage ? lay->ld : 0,
+                     .flags = stage ? FMPLI_HDR_STAGED : 0,
                      .seq = r->seq + 1};
     r->seq++;
     r->buf = buf;
-    r->row = h.row;
-    r->ld = h.ld;
+    r->size = size;
+    r->row = lay ? lay->row_bytes : 0;
+    r->ld = lay ? lay->ld : 0;
+    r->stage = stage;
     r->state = FMPLI_RECV_POSTED; /* before the put: the payload may arrive inside it */
     vnic_op_t op = {.opcode = VNIC_OP_PUT,
                     .peer = p->world,
@@ -614,6 +858,7 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, const fmpli_
         r->seq--;
         r->state = FMPLI_RECV_IDLE;
         fmpli_rcache_release(r);
+        fmpli_stage_free(r);
         return rc;
     }
     uint64_t mark = defer ? vnic_defer_mark(v) : 0;
@@ -641,6 +886,12 @@ static int fmpli_recv_wait(fmpli_recvent_t *r)
 /* Finishes a completed receive: status, registration, slot state. Returns its error. */
 static int fmpli_recv_reap(const fmpli_peer_t *p, fmpli_recvent_t *r, fmpl_status *status)
 {
+    if (r->stage) { /* STAGING: its bytes into the receive buffer */
+        int rc = fmpli_stage_scatter(r);
+        if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
+            return rc; /* stays done with its block: fmpl_irecv_wait may finish it */
+        fmpli_stage_free(r);
+    }
     int err = r->err;
     if (status) {
         status->source = p->rank;
