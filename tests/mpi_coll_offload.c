@@ -11,7 +11,9 @@
  * inline room) only the contents are checked; else every other rank's wait must end before half the
  * delay. Results are checked on every rank, including the busy one, and the bcast root's
  * buffer is checked unchanged. Error path: a persistent bcast whose size differs at one
- * rank fails there (MPI_ERR_COUNT or MPI_ERR_TRUNCATE) at every start and nowhere else. */
+ * rank (inline and over CMA, larger and smaller than the root's, on a duplicate of
+ * MPI_COMM_WORLD, whose board entries are all free) fails there (MPI_ERR_COUNT or
+ * MPI_ERR_TRUNCATE) at every start and nowhere else, and the others' data is right. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,31 +103,48 @@ static void allreduce_case(double *in, double *out, size_t n, int k, int form, M
     }
 }
 
-/* A persistent bcast whose count is larger at the last rank: it fails there at every start,
- * the others succeed, and the communicator still works. */
-static void mismatch_case(void)
+/* A persistent bcast on comm of n doubles, n + d at the last rank: it fails there at every
+ * start, the others succeed with the root's data, and comm still works. */
+static void mismatch_case(MPI_Comm comm, int n, int d)
 {
-    if (size < 2)
-        return;
-    double buf[64] = {0};
-    int odd = rank == size - 1, n = odd ? 64 : 32;
+    int odd = rank == size - 1, mine = odd ? n + d : n;
+    double *buf = calloc((size_t)(n + (d > 0 ? d : 0)), sizeof *buf);
+    CHECK(buf);
     MPI_Request r;
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    CHECK_RC(MPI_Bcast_init(buf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r), MPI_SUCCESS);
+    CHECK_RC(MPI_Bcast_init(buf, mine, MPI_DOUBLE, 0, comm, MPI_INFO_NULL, &r), MPI_SUCCESS);
     for (int start = 0; start < 3; start++) {
+        for (int i = 0; i < mine; i++)
+            buf[i] = rank == 0 ? val(start, 0, (size_t)i) : -1.0;
         CHECK_RC(MPI_Start(&r), MPI_SUCCESS);
         int rc = MPI_Wait(&r, MPI_STATUS_IGNORE), cls = -1;
         MPI_Error_class(rc, &cls);
-        if (odd)
+        if (odd) {
             CHECK(cls == MPI_ERR_COUNT || cls == MPI_ERR_TRUNCATE);
-        else
-            CHECK(rc == MPI_SUCCESS);
+            continue;
+        }
+        CHECK(rc == MPI_SUCCESS);
+        for (int i = 0; i < n; i++)
+            CHECK(buf[i] == val(start, 0, (size_t)i));
     }
     CHECK_RC(MPI_Request_free(&r), MPI_SUCCESS);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     int one = 1, sum = 0;
-    CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm), MPI_SUCCESS);
     CHECK(sum == size);
+    free(buf);
+}
+
+static void mismatch_cases(void)
+{
+    if (size < 2)
+        return;
+    MPI_Comm comm;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    mismatch_case(comm, 32, 32);        /* inline, larger at the last rank */
+    mismatch_case(comm, 64, -32);       /* inline, smaller */
+    mismatch_case(comm, 65536, 8192);   /* over CMA (512 KiB), larger */
+    mismatch_case(comm, 65536, -16384); /* over CMA, smaller */
+    CHECK_RC(MPI_Comm_free(&comm), MPI_SUCCESS);
 }
 
 int main(int argc, char **argv)
@@ -159,7 +178,7 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Request_free(&pb), MPI_SUCCESS);
         CHECK_RC(MPI_Request_free(&pa), MPI_SUCCESS);
     }
-    mismatch_case();
+    mismatch_cases();
     free(a);
     free(b);
     CHECK_RC(MPI_Finalize(), MPI_SUCCESS);

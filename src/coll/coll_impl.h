@@ -311,12 +311,13 @@ typedef struct coll_board_rec {
     uint64_t size;            /* bytes of the instance */
     uint32_t key_in, key_out; /* its registered buffers (CMA forms) */
     uint64_t pad0[4];
-    /* line 1, claims: (instance << 2) | state, and (instance << 32) | count */
-    uint64_t fill;       /* bcast: who fills this member's buffer */
+    /* line 1, claims: (instance << 32) | count */
+    uint64_t fill;       /* bcast: pieces of this member's copy taken */
+    uint64_t fill_done;  /* bcast: pieces of this member's copy made */
     uint64_t chunk_next; /* allreduce, member 0's: chunks taken */
     uint64_t chunk_done; /* allreduce, member 0's: chunks finished */
     uint64_t failed;     /* the instance a copy failed in (member 0's, the root's) */
-    uint64_t pad1[4];
+    uint64_t pad1[3];
 } coll_board_rec_t;
 _Static_assert(sizeof(coll_board_rec_t) == 2 * BASE_CACHE_LINE, "two lines");
 /* Inline data bytes of entry e. */

@@ -28,11 +28,12 @@
  * bcast, inline: the root copies its buffer into its record and is through; every other
  * member copies it out when it gets there (and publishes nothing). Nobody waits for
  * anyone but the root.
- * bcast over CMA: every member reads the root's buffer into its own; the root must not
- * return before all have (its buffer is the source), so it fills those that have not
- * claimed their copy within FMPL_COLL_OFFLOAD_GRACE_US of its first look. A copy is
- * claimed in the reader's `fill` word ((instance << 2) | 1) by whoever takes it, and
- * marked 2 (done) or 3 (failed) after it.
+ * bcast over CMA: every member's copy of the root's buffer is cut into pieces (a segment,
+ * FMPL_COLL_SEG, or a sixteenth of the message if that is larger). The member reads
+ * pieces of the root's buffer into its own, and the root, which must not return before
+ * every copy is made (its buffer is the source), writes pieces into the member's buffer:
+ * both take the next piece from the member's `fill` word and count it in its `fill_done`
+ * once made, so two cores copy at once and the copy is made whoever gets there.
  * allreduce, inline: every member folds all records' operands in rank order into its own
  * buffer. Nobody waits for anyone's CPU.
  * allreduce over CMA: the result is cut into chunks (FMPL_COLL_SEG bytes, whole
@@ -58,7 +59,6 @@
 #include "coll/coll_impl.h"
 
 enum { OFF_BCAST, OFF_ALLREDUCE };
-enum { FILL_TAKEN = 1, FILL_DONE = 2, FILL_FAILED = 3 };
 enum { PH_REUSE, PH_RUN, PH_OVER };
 
 struct coll_offload {
@@ -67,7 +67,8 @@ struct coll_offload {
     uint64_t seq; /* instance of the run under way (or of the last one) */
     const void *in;
     void *out; /* bcast: in = out = the buffer */
-    size_t size, count, chunk;
+    size_t size, count;
+    size_t chunk;    /* allreduce over CMA: bytes of a chunk; bcast over CMA: of a piece */
     uint64_t depth;  /* instances of a persistent call's inline data in its record, in turn */
     uint64_t stride; /* bytes between them */
     uint64_t seen;   /* every member was done with this instance at the last look */
@@ -76,12 +77,10 @@ struct coll_offload {
     int phase, err;
     int sized; /* persistent inline: the sizes were compared at the first start; -1 differ */
     vnic_key_t key_in, key_out;
-    uint64_t since; /* bcast root over CMA: its first look at the fills (ns) */
 };
 
 /* Settings (read once). */
 static int off_enabled = -1;
-static uint64_t off_grace_ns;
 
 static void off_settings(void)
 {
@@ -90,10 +89,6 @@ static void off_settings(void)
     off_enabled = (int)base_env_int("FMPL_COLL_OFFLOAD", 1, 0, 1,
                                     "nonblocking and persistent bcast/allreduce on one host "
                                     "finish without a member busy elsewhere (1), or not (0)");
-    off_grace_ns = 1000 * (uint64_t)base_env_int(
-                              "FMPL_COLL_OFFLOAD_GRACE_US", 20, 0, 1000000,
-                              "offloaded bcast over CMA: how long the root lets a member claim "
-                              "its own copy before the root makes it");
 }
 
 static inline coll_board_rec_t *off_rec(const coll_offload_t *o, int member)
@@ -201,6 +196,8 @@ coll_offload_t *coll_offload_bcast(coll_sched_t *s, coll_group_t *g, int entry, 
         o->size = size;
         o->root = root;
         off_set_depth(o);
+        size_t sixteenth = BASE_ALIGN_UP(size / 16, (size_t)4096); /* whole pages */
+        o->chunk = BASE_MAX(g->st->seg, sixteenth);
     }
     return o;
 }
@@ -232,7 +229,6 @@ int coll_offload_begin(coll_offload_t *o)
     o->seq += o->persistent;
     o->phase = PH_REUSE;
     o->err = 0;
-    o->since = 0;
     o->key_in = o->key_out = VNIC_KEY_INVALID;
     return 0;
 }
@@ -380,40 +376,36 @@ static int off_copy(coll_offload_t *o, int j, int get, void *buf, vnic_key_t key
     return rc == VNIC_AGAIN ? FMPL_ERR_UNSUPPORTED : rc;
 }
 
-/* bcast over CMA: takes member j's fill if nobody has and makes it (j reads the root's
- * buffer, or the root writes j's). 1 when it is done (by anyone), 0 while another member
- * makes it. */
+/* bcast over CMA: makes pieces of member j's copy while any are left (j reads the root's
+ * buffer, or the root writes j's). 1 once every piece is made (by anyone). */
 static int off_fill(coll_offload_t *o, int j)
 {
     coll_board_rec_t *rj = off_rec(o, j);
-    uint64_t w = off_load(&rj->fill);
-    if (w >> 2 != o->seq) {
-        if (!__atomic_compare_exchange_n(&rj->fill, &w, o->seq << 2 | FILL_TAKEN, 0,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            return 0;
+    uint64_t n = (o->size + o->chunk - 1) / o->chunk;
+    int64_t k;
+    while ((k = off_take(&rj->fill, o->seq, n)) >= 0) {
+        uint64_t off = (uint64_t)k * o->chunk;
+        size_t len = BASE_MIN(o->chunk, o->size - off);
         int rc;
         if (o->g->rank == o->root)
-            rc = off_copy(o, j, 0, (void *)(uintptr_t)o->in, rj->key_out, 0, o->size);
+            rc = off_copy(o, j, 0, (char *)(uintptr_t)o->in + off, rj->key_out, off, len);
         else
-            rc = off_copy(o, o->root, 1, o->out, off_rec(o, o->root)->key_in, 0, o->size);
+            rc = off_copy(o, o->root, 1, (char *)o->out + off, off_rec(o, o->root)->key_in, off,
+                          len);
         if (rc != FMPL_SUCCESS)
-            off_fail(o, o->root, rc);
-        __atomic_store_n(&rj->fill, o->seq << 2 | (rc ? FILL_FAILED : FILL_DONE), __ATOMIC_RELEASE);
-        vnic_peer_wake(o->g->v, o->g->members[j == o->g->rank ? o->root : j]);
-        return 1;
+            off_fail(o, o->root, rc); /* counted as made all the same: nobody waits for ever */
+        if (off_take(&rj->fill_done, o->seq, n) == (int64_t)n - 1) /* the other may wait */
+            vnic_peer_wake(o->g->v, o->g->members[j == o->g->rank ? o->root : j]);
     }
-    return (w & 3) >= FILL_DONE;
+    return off_count_is(&rj->fill_done, o->seq, n);
 }
 
-/* A bcast member whose size is not the root's: it fails, and marks its copy made so
- * that the root does not make it (over CMA). */
+/* A bcast member whose size is not the root's fails; the root leaves its copy alone. */
 static int off_bcast_mismatch(coll_offload_t *o)
 {
     o->err = off_rec(o, o->root)->size > o->size ? FMPL_ERR_TRUNCATE : FMPL_ERR_MISMATCH;
     if (o->persistent)
         o->sized = -1;
-    if (!off_inline(o))
-        __atomic_store_n(&off_rec(o, o->g->rank)->fill, o->seq << 2 | FILL_DONE, __ATOMIC_RELEASE);
     return 1;
 }
 
@@ -438,20 +430,13 @@ static int off_bcast(coll_offload_t *o)
     }
     if (off_inline(o))
         return 1;
-    uint64_t now = base_time_ns();
-    if (!o->since)
-        o->since = now;
     int all = 1;
     for (int j = 0; j < o->g->size; j++) {
         if (j == root)
             continue;
-        uint64_t w = off_load(&off_rec(o, j)->fill);
-        if (w >> 2 == o->seq && (w & 3) >= FILL_DONE)
-            continue;
-        int same = off_same_size(o, j); /* (a member of another size marks its own) */
-        if (w >> 2 != o->seq && now - o->since >= off_grace_ns && same > 0 && off_fill(o, j))
-            continue;
-        all = 0;
+        int same = off_same_size(o, j); /* (a member of another size fails by itself) */
+        if (same == 0 || (same > 0 && !off_fill(o, j)))
+            all = 0;
     }
     return all;
 }
