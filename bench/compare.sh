@@ -7,7 +7,8 @@
 # our mpicc, .mpich and .openmpi with the peers' wrappers), then for COMPARE_REPS rounds
 # (default 3) runs, one after the other in each round:
 #   1. the native API (issue 2's record): fmpl_pingpong (malloc and shared-heap buffers),
-#      fmpl_coll at 2 and 4 ranks, fmpl_hello at 16 ranks;
+#      fmpl_coll at 2 and 4 ranks (with the persistent bcast and allreduce), fmpl_hello
+#      at 16 ranks;
 #   2. the MPI benchmarks, ours / MPICH / Open MPI one after the other (the order rotates
 #      from round to round):
 #      - mpi_pingpong at 2 ranks: ping-pong latency and bandwidth, streaming and
@@ -205,7 +206,8 @@ measure() {
             COMPARE_TIMEOUT=60 mpi "$who" 4 mpi_incast --csv --k=20000 || true
         done
         for np in 2 4; do
-            fmpl $np "$bin/fmpl_coll" --csv --reps=5 | rows
+            fmpl $np "$bin/fmpl_coll" --csv --reps=5 \
+                --mode=barrier,bcast,allreduce,bcast_persistent,allreduce_persistent | rows
             for who in "${order[@]}"; do
                 mpi "$who" $np mpi_coll --csv --reps=5
             done
@@ -364,6 +366,10 @@ END {
             pp("bcast " sn[i] ", " np " ranks" t " [us]", "bcast|malloc|" np "|" sz[i] "|time_us", "bcast|malloc|" np "|" sz[i] "|time_us", "lower")
         for (i = 1; i <= 3; i++)
             pp("allreduce " sn[i] ", " np " ranks" t " [us]", "allreduce|malloc|" np "|" sz[i] "|time_us", "allreduce|malloc|" np "|" sz[i] "|time_us", "lower")
+        for (i = 1; i <= 3; i++)
+            pp("persistent bcast " sn[i] ", " np " ranks" t " [us]", "bcast_persistent|malloc|" np "|" sz[i] "|time_us", "bcast_persistent|malloc|" np "|" sz[i] "|time_us", "lower")
+        for (i = 1; i <= 3; i++)
+            pp("persistent allreduce " sn[i] ", " np " ranks" t " [us]", "allreduce_persistent|malloc|" np "|" sz[i] "|time_us", "allreduce_persistent|malloc|" np "|" sz[i] "|time_us", "lower")
     }
     pp("peak RSS per rank, 16 ranks [MiB]", "rss|malloc|16|0|peak_rss_mib", "rss|malloc|16|0|peak_rss_mib", "lower")
 

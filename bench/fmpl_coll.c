@@ -1,18 +1,20 @@
 /* fmpl_coll — native FMPL collectives: barrier, bcast and allreduce (double, sum)
- * at 8 B, 8 KiB and 1 MiB; on request also reduce (double, sum, root 0) and allgather
+ * at 8 B, 8 KiB and 1 MiB; on request also reduce (double, sum, root 0), allgather
  * (the coll layer's, on FMPL_COMM_WORLD's group: the native API has none; size = the
- * block of one rank), and other sizes.
+ * block of one rank), the persistent bcast and allreduce (bcast_persistent,
+ * allreduce_persistent: fmpl_bcast_init / fmpl_allreduce_init once per size, then
+ * fmpl_start + fmpl_wait per call), and other sizes.
  *
  *   fmplrun -n 2 fmpl_coll [--csv] [--quick] [--reps=N] [--mem=malloc|heap] [--max=B]
  *                          [--mode=OP,OP,..] [--sizes=A,B,..]
  *
- * --mode: the operations, out of barrier, bcast, reduce, allreduce, allgather (default
- * barrier,bcast,allreduce); --sizes: the message sizes (default 8,8K,1M; K/M suffixes).
- * What is timed: each rank times a loop of `iters` back-to-back calls (root 0 for bcast
- * and reduce) and divides by iters; the figure of a repetition is the largest of the ranks' times,
- * and the table shows the median over --reps repetitions. iters is calibrated so one
- * repetition lasts about 0.1 s (0.04 s with --quick), the same on every rank. Results
- * are checked once per size before timing. With more ranks than CPUs the run is
+ * --mode: the operations, out of barrier, bcast, reduce, allreduce, allgather,
+ * bcast_persistent, allreduce_persistent (default barrier,bcast,allreduce); --sizes: the message
+ * sizes (default 8,8K,1M; K/M suffixes). What is timed: each rank times a loop of `iters`
+ * back-to-back calls (root 0 for bcast and reduce) and divides by iters; the figure of a repetition
+ * is the largest of the ranks' times, and the table shows the median over --reps repetitions. iters
+ * is calibrated so one repetition lasts about 0.1 s (0.04 s with --quick), the same on every rank.
+ * Results are checked once per size before timing. With more ranks than CPUs the run is
  * oversubscribed and the output says so. */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,9 +36,43 @@
         }                                                                                          \
     } while (0)
 
-enum { OP_BARRIER, OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, NOPS };
-static const char *op_name[] = {"barrier", "bcast", "reduce", "allreduce", "allgather"};
+enum {
+    OP_BARRIER,
+    OP_BCAST,
+    OP_REDUCE,
+    OP_ALLREDUCE,
+    OP_ALLGATHER,
+    OP_PBCAST,
+    OP_PALLREDUCE,
+    NOPS
+};
+static const char *op_name[] = {"barrier",
+                                "bcast",
+                                "reduce",
+                                "allreduce",
+                                "allgather",
+                                "bcast_persistent",
+                                "allreduce_persistent"};
 static int rank, nranks;
+
+/* The persistent request of the last (op, n) asked for, made on first use. */
+static fmpl_request persistent(int op, double *buf, size_t n)
+{
+    static fmpl_request req = FMPL_REQUEST_NULL;
+    static int req_op;
+    static size_t req_n;
+    if (req != FMPL_REQUEST_NULL && req_op == op && req_n == n)
+        return req;
+    if (req != FMPL_REQUEST_NULL)
+        CHECK(fmpl_request_free(&req));
+    if (op == OP_PBCAST)
+        CHECK(fmpl_bcast_init(buf, n, 0, W, &req));
+    else
+        CHECK(fmpl_allreduce_init(buf, n / sizeof(double), FMPL_DOUBLE, FMPL_SUM, W, &req));
+    req_op = op;
+    req_n = n;
+    return req;
+}
 
 static void run(int op, double *buf, size_t n, int iters)
 {
@@ -50,7 +86,12 @@ static void run(int op, double *buf, size_t n, int iters)
         case OP_ALLREDUCE:
             CHECK(fmpl_allreduce(buf, n / sizeof(double), FMPL_DOUBLE, FMPL_SUM, W, NULL));
             break;
-        default: CHECK(coll_allgather(fmpl_tool_world_group(), NULL, buf, n));
+        case OP_ALLGATHER: CHECK(coll_allgather(fmpl_tool_world_group(), NULL, buf, n)); break;
+        default: {
+            fmpl_request r = persistent(op, buf, n);
+            CHECK(fmpl_start(r));
+            CHECK(fmpl_wait(r));
+        }
         }
     }
 }
@@ -69,6 +110,7 @@ static double timed(int op, double *buf, size_t n, int iters)
 static void check(int op, double *buf, size_t n)
 {
     size_t cnt = n / sizeof(double);
+    int bcast = op == OP_BCAST || op == OP_PBCAST;
     if (op == OP_BARRIER)
         return;
     if (op == OP_ALLGATHER) { /* block r: doubles r*cnt + i */
@@ -76,14 +118,14 @@ static void check(int op, double *buf, size_t n)
             buf[i] = i / cnt == (size_t)rank ? (double)i : -1.0;
     } else {
         for (size_t i = 0; i < cnt; i++)
-            buf[i] = op == OP_BCAST ? (rank == 0 ? (double)i : -1.0) : (double)(rank + 1);
+            buf[i] = bcast ? (rank == 0 ? (double)i : -1.0) : (double)(rank + 1);
     }
     run(op, buf, n, 1);
     double want_sum = (double)nranks * (nranks + 1) / 2;
     if (op == OP_REDUCE && rank != 0)
         want_sum = rank + 1; /* unchanged */
     for (size_t i = 0; i < (op == OP_ALLGATHER ? cnt * (size_t)nranks : cnt); i++) {
-        double want = op == OP_BCAST || op == OP_ALLGATHER ? (double)i : want_sum;
+        double want = bcast || op == OP_ALLGATHER ? (double)i : want_sum;
         if (buf[i] != want) {
             fprintf(stderr, "fmpl_coll: rank %d: %s of %zu bytes: element %zu is %g, not %g\n",
                     rank, op_name[op], n, i, buf[i], want);
@@ -145,7 +187,7 @@ int main(int argc, char **argv)
                    "mean over a loop, median of %d repetitions\n",
                    FMPL_VERSION_STRING, nranks, heap ? "shared-heap" : "malloc'd", o.reps);
             bench_oversubscribed_note(nranks, o.csv);
-            printf("%10s %10s %14s\n", "operation", "size", "time [us]");
+            printf("%22s %10s %14s\n", "operation", "size", "time [us]");
         }
         fflush(stdout);
     }
@@ -170,7 +212,7 @@ int main(int argc, char **argv)
                            shown, t);
                 } else {
                     char sz[32];
-                    printf("%10s %10s %14.3f\n", op_name[op],
+                    printf("%22s %10s %14.3f\n", op_name[op],
                            op == OP_BARRIER ? "-" : bench_size_str(n, sz, sizeof sz), t);
                 }
                 fflush(stdout);

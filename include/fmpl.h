@@ -215,6 +215,42 @@ int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm comm);
 int fmpl_reduce(void *buf, size_t count, fmpl_type type, fmpl_op op, int root, fmpl_comm comm,
                 void *work);
 int fmpl_allreduce(void *buf, size_t count, fmpl_type type, fmpl_op op, fmpl_comm comm, void *work);
+/* ---- persistent collectives (seed 003) ----
+ * A request made once by fmpl_bcast_init or fmpl_allreduce_init runs its collective at
+ * every fmpl_start; fmpl_wait or fmpl_test completes the run. The arguments are those of
+ * fmpl_bcast and fmpl_allreduce (allreduce works in place, in buf, with no work buffer).
+ * Init is collective over comm like the blocking calls (every member, in the same order,
+ * with the same root, size, count, type and op) and does not communicate. Starts are
+ * collective too: every member starts comm's requests in the same order, and blocking
+ * collectives on comm keep their place in that order (a blocking collective first
+ * completes this rank's runs started before it). From a start until the run completes,
+ * buf belongs to the library.
+ * On one host, once a member has started a run, the others complete it without that
+ * member's CPU: the members that wait read and write its buffer (the first 8 requests of
+ * a communicator; the others run the blocking calls' algorithms in the background,
+ * advanced inside every fmpl call).
+ * Errors: those of the blocking calls; FMPL_ERR_ARG for req or flag NULL, or a handle that
+ * names no live request (FMPL_REQUEST_NULL, freed, freed with its communicator);
+ * FMPL_ERR_BUSY for fmpl_start or fmpl_request_free of a request whose run has not
+ * completed; FMPL_ERR_NO_PENDING for fmpl_wait or fmpl_test with no run to complete.
+ * fmpl_wait and fmpl_test return the run's error: FMPL_ERR_TRUNCATE or FMPL_ERR_MISMATCH
+ * at a member whose size is not the root's (bcast) or the others' (allreduce).
+ * fmpl_comm_free and fmpl_finalize wait for the runs of the communicator's requests and
+ * free them. */
+typedef int fmpl_request;
+#define FMPL_REQUEST_NULL ((fmpl_request)-1)
+int fmpl_bcast_init(void *buf, size_t size, int root, fmpl_comm comm, fmpl_request *req);
+int fmpl_allreduce_init(void *buf, size_t count, fmpl_type type, fmpl_op op, fmpl_comm comm,
+                        fmpl_request *req);
+/* Starts a run. Never blocks. */
+int fmpl_start(fmpl_request req);
+/* Blocks until the run is complete. */
+int fmpl_wait(fmpl_request req);
+/* Never blocks: *flag = 1 when the run is complete (then as fmpl_wait), else 0. */
+int fmpl_test(fmpl_request req, int *flag);
+/* Frees *req and sets it to FMPL_REQUEST_NULL. Local. */
+int fmpl_request_free(fmpl_request *req);
+
 /* A user reduction: fn(inout, in, count) combines count elements of the reduce
  * type, inout[i] = inout[i] (op) in[i]. Must be associative and commutative. Usable with
  * any type. FMPL_ERR_ARG for NULL arguments; FMPL_ERR_NOMEM after 64 operations. */

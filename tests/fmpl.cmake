@@ -19,3 +19,7 @@ fmpl_test(fmpl_any_fewslots fmpl_any.c RANKS 3 7 ENV FMPL_ANY_SLOTS=4 TIMEOUT 60
 fmpl_test(fmpl_any_nocma fmpl_any.c RANKS 4 ENV FMPL_SHM_CMA=0 TIMEOUT 60)
 fmpl_test(fmpl_comm fmpl_comm.c RANKS 1 2 3 4 7 TIMEOUT 60)
 fmpl_test(fmpl_collectives fmpl_collectives.c RANKS 1 2 3 4 7 TIMEOUT 60)
+# Persistent collectives: on the offload board, queued, without the board, without CMA.
+fmpl_test(fmpl_persist fmpl_persist.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(fmpl_persist_off fmpl_persist.c RANKS 2 3 ENV FMPL_COLL_OFFLOAD=0 TIMEOUT 120)
+fmpl_test(fmpl_persist_nocma fmpl_persist.c RANKS 3 ENV FMPL_SHM_CMA=0 TIMEOUT 120)

@@ -56,6 +56,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
   add_test(NAME tools_bench_coll
            COMMAND ${TOOLS_EXPECT} "^ +allreduce +8 KiB" -- ${_run} -n 3
                    $<TARGET_FILE:fmpl_coll> --quick --reps=1 --max=8K)
+  add_test(NAME tools_bench_coll_persistent
+           COMMAND ${TOOLS_EXPECT} "^ +allreduce_persistent +8 KiB" -- ${_run} -n 3
+                   $<TARGET_FILE:fmpl_coll> --quick --reps=1 --max=8K
+                   --mode=bcast_persistent,allreduce_persistent)
   add_test(NAME tools_bench_hello
            COMMAND ${TOOLS_EXPECT} "^fmpl,rss,malloc,2,0,peak_rss_kib,[0-9]+$" -- ${_run} -n 2
                    $<TARGET_FILE:fmpl_hello>)

@@ -561,14 +561,11 @@ static int gs_large(const coll_group_t *g, const coll_gkey_t *k)
     return k->kind == GK_ALLGATHER && !coll_allgather_bruck_fits(g, k->n);
 }
 
-/* The cached schedule of *k, or a new one built (and cached) for it; NULL: out of memory
- * (*rc set) or the builder failed (*rc its code). */
-static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
-                            int *rc)
+/* A new schedule of the algorithm for *k; NULL: out of memory (*rc set) or the builder
+ * failed (*rc its code). */
+static coll_sched_t *gs_build(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
+                              int *rc)
 {
-    for (int i = 0; i < COLL_GCACHE; i++)
-        if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
-            return g->gsched[i];
     int large = gs_large(g, k);
     int acall = k->kind == GK_ALLREDUCE || k->kind == GK_ALLGATHER;
     coll_sched_t *s = large   ? coll_group_sched_fold(g)
@@ -597,6 +594,19 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
         coll_sched_free(s);
         return NULL;
     }
+    return s;
+}
+
+/* The cached schedule of *k, or a new one built (and cached) for it; NULL as gs_build. */
+static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
+                            int *rc)
+{
+    for (int i = 0; i < COLL_GCACHE; i++)
+        if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
+            return g->gsched[i];
+    coll_sched_t *s = gs_build(g, k, op, rc);
+    if (!s)
+        return NULL;
     int i = g->gnext;
     g->gnext = (i + 1) % COLL_GCACHE;
     coll_sched_free(g->gsched[i]);
@@ -694,6 +704,19 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
     GQ_WAIT(g);
     coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
     return gs_call(g, &k, op);
+}
+
+coll_sched_t *coll_sched_for_bcast(coll_group_t *g, void *buf, size_t size, int root, int *rc)
+{
+    coll_gkey_t k = gs_key(GK_BCAST, root, NULL, buf, size, NULL);
+    return gs_build(g, &k, NULL, rc);
+}
+
+coll_sched_t *coll_sched_for_allreduce(coll_group_t *g, void *buf, size_t count,
+                                       const coll_reduce_op_t *op, int *rc)
+{
+    coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
+    return gs_build(g, &k, op, rc);
 }
 
 int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)

@@ -438,10 +438,10 @@ int coll_group_quiesce(coll_group_t *g);
 int coll_offload_take(coll_group_t *g, size_t size, int persistent, int *entry, uint64_t *seq);
 
 typedef struct coll_offload coll_offload_t;
-/* flags of an offloaded call: PERSISTENT, its instance advances at every run
- * (coll_offload_begin); ORDERED, its runs are started in the group's call order, like the
- * blocking calls (nonblocking calls; persistent ones where the program asserts that order),
- * so a blocking call waits for them first (coll_group_quiesce). */
+/* flags of an offloaded call: PERSISTENT, its instance advances at every run; ORDERED, its runs are
+ * started in the group's call order, like the blocking calls (nonblocking calls; persistent ones
+ * where the program asserts that order), so a blocking call waits for them first
+ * (coll_group_quiesce). */
 enum { COLL_OFFLOAD_PERSISTENT = 1, COLL_OFFLOAD_ORDERED = 2 };
 /* The state of an offloaded call, in schedule memory of s (NULL: out of memory, s is
  * refused at start). bcast: size bytes of buf from root's to every member's buf.
@@ -452,14 +452,46 @@ coll_offload_t *coll_offload_bcast(coll_sched_t *s, coll_group_t *g, int entry, 
 coll_offload_t *coll_offload_allreduce(coll_sched_t *s, coll_group_t *g, int entry, uint64_t seq,
                                        unsigned flags, const void *in, void *out, size_t count,
                                        const coll_reduce_op_t *op);
-/* A run's steps: coll_offload_begin at its start (a coll_sched_call step: resets the run,
- * moves a persistent call to its next instance; returns 0), then coll_offload_step until
- * it returns something else than COLL_STEP_AGAIN (a coll_sched_until step): FMPL_SUCCESS,
- * or an FMPL error (a copy failed at some member: every member reports it). Neither
- * blocks. The buffers must stay valid and untouched by the caller between the start and
- * the step's last return. */
-int coll_offload_begin(coll_offload_t *o);
-int coll_offload_step(coll_offload_t *o);
+/* Adds the steps of o's runs to s: a local step at the start (resets the run, moves a
+ * persistent call to its next instance), then an until step that ends with FMPL_SUCCESS
+ * or an FMPL error (a copy failed at some member: every member reports it), given to
+ * map first when map is not NULL (an owner whose schedules report codes of its own).
+ * Neither blocks. The buffers must stay valid and untouched by the caller between a start
+ * and the end of its run. FMPL_SUCCESS, or FMPL_ERR_NOMEM for o NULL (s is refused at
+ * start as for any failed building call). */
+int coll_offload_steps(coll_sched_t *s, coll_offload_t *o, int (*map)(int fmpl_code));
+
+/* ---------------------------------------------------------------- persistent calls
+ * Bcast and allreduce made once and run at every start (the native API's persistent
+ * collectives; coll_persist.c). A call is made alike on every member (same order, same
+ * arguments) without communicating; starts are collective in the group's call order, with
+ * the blocking calls (a blocking call waits for this member's runs started before it). On
+ * one host a call takes the offload board when coll_offload_take gives it an entry: its
+ * runs then finish on the other members without a member that is busy after its start.
+ * One thread per group, like the rest of this layer. */
+typedef struct coll_persist coll_persist_t;
+/* A persistent bcast of size bytes of buf from root / allreduce of count elements of op in
+ * buf, in place. NULL with *rc: FMPL_ERR_COMM (g not a group), FMPL_ERR_ROOT,
+ * FMPL_ERR_BUFFER (NULL with bytes), FMPL_ERR_OP, FMPL_ERR_ARG (count overflows),
+ * FMPL_ERR_NOMEM or a builder's code. Never blocks. */
+coll_persist_t *coll_bcast_init(coll_group_t *g, void *buf, size_t size, int root, int *rc);
+coll_persist_t *coll_allreduce_init(coll_group_t *g, void *buf, size_t count,
+                                    const coll_reduce_op_t *op, int *rc);
+/* Starts a run: FMPL_SUCCESS, FMPL_ERR_BUSY (the last run has not been reaped by test or
+ * wait), FMPL_ERR_NOMEM. The buffer is the library's until the run is reaped. Never
+ * blocks. */
+int coll_persist_start(coll_persist_t *p);
+/* 1 when p has a run started and not reaped. */
+int coll_persist_active(const coll_persist_t *p);
+/* Progresses; 1 and the run reaped (*err: its FMPL code) when it is complete, else 0.
+ * Never blocks. For an active p. */
+int coll_persist_test(coll_persist_t *p, int *err);
+/* Waits (vnic_wait) until the run is complete and reaps it: its FMPL code, or vnic_wait's
+ * error (the run is then still active). For an active p. */
+int coll_persist_wait(coll_persist_t *p);
+/* Frees p (NULL: nothing): FMPL_SUCCESS, or FMPL_ERR_BUSY while it is active. Before its
+ * group is freed. */
+int coll_persist_free(coll_persist_t *p);
 
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);

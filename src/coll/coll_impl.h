@@ -549,6 +549,14 @@ int coll_lanes_drained(coll_group_t *g);
 /* Detaches the lane schedules still bound to g's lanes from g (g is being freed: their
  * release must not touch it). */
 void coll_lanes_orphan(coll_group_t *g);
+/* A new group schedule of the algorithm the blocking call with these arguments runs
+ * (coll.c): bcast of size bytes of buf from root; allreduce of count elements of op in buf,
+ * in place. For a member of 2 or more and a size above 0. NULL: out of memory or the
+ * builder failed (*rc: FMPL_ERR_NOMEM or the builder's code). */
+coll_sched_t *coll_sched_for_bcast(coll_group_t *g, void *buf, size_t size, int root, int *rc);
+coll_sched_t *coll_sched_for_allreduce(coll_group_t *g, void *buf, size_t count,
+                                       const coll_reduce_op_t *op, int *rc);
+
 /* Clears this member's records of g's offload board that it published in (retirement,
  * after the final barrier: no member reads them any more). */
 void coll_board_clear(coll_group_t *g);

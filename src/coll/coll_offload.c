@@ -223,7 +223,7 @@ coll_offload_t *coll_offload_allreduce(coll_sched_t *s, coll_group_t *g, int ent
     return o;
 }
 
-int coll_offload_begin(coll_offload_t *o)
+static int off_begin(coll_offload_t *o)
 {
     o->g->offload_live += o->ordered;
     o->seq += o->persistent;
@@ -488,7 +488,7 @@ static int off_allreduce(coll_offload_t *o)
     return off_count_is(&r0->chunk_done, o->seq, nchunks);
 }
 
-int coll_offload_step(coll_offload_t *o)
+static int off_step(coll_offload_t *o)
 {
     if (o->phase == PH_OVER)
         return o->err;
@@ -518,6 +518,33 @@ int coll_offload_step(coll_offload_t *o)
     o->phase = PH_OVER;
     o->g->offload_live -= o->ordered;
     return o->err;
+}
+
+typedef struct off_args {
+    coll_offload_t *o;
+    int (*map)(int);
+} off_args_t;
+
+static int off_begin_step(const void *a)
+{
+    return off_begin(((const off_args_t *)a)->o);
+}
+
+static int off_run_step(const void *a)
+{
+    const off_args_t *x = a;
+    int rc = off_step(x->o);
+    return rc == COLL_STEP_AGAIN || rc == FMPL_SUCCESS || !x->map ? rc : x->map(rc);
+}
+
+int coll_offload_steps(coll_sched_t *s, coll_offload_t *o, int (*map)(int fmpl_code))
+{
+    if (!o)
+        return FMPL_ERR_NOMEM;
+    off_args_t a = {o, map};
+    coll_sched_call(s, off_begin_step, &a, sizeof a);
+    coll_sched_until(s, off_run_step, &a, sizeof a);
+    return FMPL_SUCCESS;
 }
 
 void coll_board_clear(coll_group_t *g)

@@ -324,8 +324,12 @@ int fmpl_comm_free(fmpl_comm *comm)
     fmpli_comm_t *c = fmpli_comm_get(*comm);
     if (!c)
         return FMPL_ERR_COMM;
-    /* Our sends on it reach their receivers; then every member stops using it. */
+    /* Its persistent requests end; our sends on it reach their receivers; then every
+     * member stops using it. */
+    int prc = fmpli_persist_free_comm(*comm);
     int rc = fmpli_flush_sends(c);
+    if (rc == FMPL_SUCCESS)
+        rc = prc;
     int brc = coll_barrier(c->group);
     if (rc == FMPL_SUCCESS)
         rc = brc;

@@ -88,10 +88,16 @@ int fmpl_init(int *argc, char ***argv)
 int fmpl_finalize(void)
 {
     FMPLI_CHECK_INIT();
-    /* Spooled and pending sends must reach their receivers before we go. */
+    /* Persistent requests end, and spooled and pending sends must reach their receivers,
+     * before we go. */
+    int prc = fmpli_persist_free_comm(FMPL_COMM_NULL);
+    if (prc != FMPL_SUCCESS)
+        base_log("fmpl_finalize: a persistent collective did not end: %s", base_strerror(prc));
     int rc = fmpli_flush_sends(NULL);
     if (rc != FMPL_SUCCESS)
         base_log("fmpl_finalize: flushing pending sends failed: %s", base_strerror(rc));
+    if (rc == FMPL_SUCCESS)
+        rc = prc;
     if (fmpli.spool.base) {
         fmpli.spool.base = NULL;
         fmpli.spool.len = 0;

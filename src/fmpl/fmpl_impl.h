@@ -234,6 +234,12 @@ static inline fmpli_comm_t *fmpli_comm_get(fmpl_comm h)
     return &fmpli.comms[h];
 }
 
+/* ---- persist.c ---- */
+/* Waits for the running persistent requests of comm (FMPL_COMM_NULL: of every
+ * communicator, and the request table goes) and frees them: their handles name nothing
+ * any more. FMPL_SUCCESS, or the error of a wait that failed (that request stays). */
+int fmpli_persist_free_comm(fmpl_comm comm);
+
 /* ---- comm.c ---- */
 /* Creates COMM_WORLD (ctx 0, well-known area key). Called once by fmpl_init. */
 int fmpli_comm_world_init(void);

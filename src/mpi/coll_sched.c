@@ -323,29 +323,9 @@ unsigned mpii_co_flags(const mpii_comm_t *c, const mpii_cmode_t *m)
     return COLL_OFFLOAD_PERSISTENT | (mpii_cg_strict_order(c) ? COLL_OFFLOAD_ORDERED : 0);
 }
 
-typedef struct co_args {
-    coll_offload_t *o;
-} co_args_t;
-
-static int co_begin_step(const void *a)
-{
-    return coll_offload_begin(((const co_args_t *)a)->o);
-}
-
-static int co_run_step(const void *a)
-{
-    int rc = coll_offload_step(((const co_args_t *)a)->o);
-    return rc == COLL_STEP_AGAIN || rc == FMPL_SUCCESS ? rc : mpii_err_from_fmpl(rc);
-}
-
 int mpii_co_steps(coll_sched_t *s, coll_offload_t *o)
 {
-    if (!o)
-        return MPI_ERR_NO_MEM;
-    co_args_t a = {o};
-    coll_sched_call(s, co_begin_step, &a, sizeof a);
-    coll_sched_until(s, co_run_step, &a, sizeof a);
-    return MPI_SUCCESS;
+    return coll_offload_steps(s, o, mpii_err_from_fmpl) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ cache */
