@@ -127,14 +127,19 @@ static inline int bench_sizes(const bench_opts_t *o, size_t *out, int cap)
     return n;
 }
 
-/* CPUs this process may use. */
+/* CPUs the job may use: this process's, or its launcher's (the parent: fmplrun, Hydra's
+ * proxy, Open MPI's daemon) when that is more, since a launcher that binds its ranks
+ * gives each one CPU of its own set. */
 static inline int bench_ncpus(void)
 {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+    if (sched_getaffinity(getppid(), sizeof set, &set) == 0 && CPU_COUNT(&set) > n)
+        n = CPU_COUNT(&set);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : online > 0 ? (int)online : 1;
 }
 
 /* Peak resident set of this process in KiB (VmHWM), or -1. */
