@@ -60,26 +60,38 @@ static int group_usable(const coll_group_t *g)
     return g && g->magic == COLL_GROUP_MAGIC;
 }
 
+/* The rest of an init whose arguments are checked: bcast of n bytes from root, or
+ * allreduce of n elements of op (bytes in all). */
+static coll_persist_t *persist_init(coll_group_t *g, int bcast, void *buf, size_t n, size_t bytes,
+                                    int root, const coll_reduce_op_t *op, int *rc)
+{
+    coll_persist_t *p = persist_new(g, rc);
+    if (!p || bytes == 0 || g->size == 1)
+        return p;
+    int entry;
+    uint64_t seq;
+    if ((!bcast && !op->commutative) || !coll_offload_take(g, bytes, 1, &entry, &seq))
+        return persist_built(p,
+                             bcast ? coll_sched_for_bcast(g, buf, n, root, rc)
+                                   : coll_sched_for_allreduce(g, buf, n, op, rc),
+                             rc);
+    coll_sched_t *s = persist_board_sched(g, rc);
+    if (s) {
+        unsigned f = COLL_OFFLOAD_PERSISTENT | COLL_OFFLOAD_ORDERED;
+        p->o = bcast ? coll_offload_bcast(s, g, entry, seq, f, buf, n, root)
+                     : coll_offload_allreduce(s, g, entry, seq, f, buf, buf, n, op);
+        coll_offload_steps(s, p->o, NULL); /* (o NULL: s is refused at start) */
+    }
+    return persist_built(p, s, rc);
+}
+
 coll_persist_t *coll_bcast_init(coll_group_t *g, void *buf, size_t size, int root, int *rc)
 {
     *rc = !group_usable(g)              ? FMPL_ERR_COMM
           : root < 0 || root >= g->size ? FMPL_ERR_ROOT
           : !buf && size                ? FMPL_ERR_BUFFER
                                         : FMPL_SUCCESS;
-    coll_persist_t *p = *rc ? NULL : persist_new(g, rc);
-    if (!p || size == 0 || g->size == 1)
-        return p;
-    int entry;
-    uint64_t seq;
-    if (!coll_offload_take(g, size, 1, &entry, &seq))
-        return persist_built(p, coll_sched_for_bcast(g, buf, size, root, rc), rc);
-    coll_sched_t *s = persist_board_sched(g, rc);
-    if (s) {
-        p->o = coll_offload_bcast(s, g, entry, seq, COLL_OFFLOAD_PERSISTENT | COLL_OFFLOAD_ORDERED,
-                                  buf, size, root);
-        coll_offload_steps(s, p->o, NULL); /* (o NULL: s is refused at start) */
-    }
-    return persist_built(p, s, rc);
+    return *rc ? NULL : persist_init(g, 1, buf, size, size, root, NULL, rc);
 }
 
 coll_persist_t *coll_allreduce_init(coll_group_t *g, void *buf, size_t count,
@@ -90,20 +102,7 @@ coll_persist_t *coll_allreduce_init(coll_group_t *g, void *buf, size_t count,
           : !buf && count                                     ? FMPL_ERR_BUFFER
           : op->elem_size && count > SIZE_MAX / op->elem_size ? FMPL_ERR_ARG
                                                               : FMPL_SUCCESS;
-    coll_persist_t *p = *rc ? NULL : persist_new(g, rc);
-    if (!p || count == 0 || g->size == 1)
-        return p;
-    int entry;
-    uint64_t seq;
-    if (!op->commutative || !coll_offload_take(g, count * op->elem_size, 1, &entry, &seq))
-        return persist_built(p, coll_sched_for_allreduce(g, buf, count, op, rc), rc);
-    coll_sched_t *s = persist_board_sched(g, rc);
-    if (s) {
-        p->o = coll_offload_allreduce(
-            s, g, entry, seq, COLL_OFFLOAD_PERSISTENT | COLL_OFFLOAD_ORDERED, buf, buf, count, op);
-        coll_offload_steps(s, p->o, NULL); /* (o NULL: s is refused at start) */
-    }
-    return persist_built(p, s, rc);
+    return *rc ? NULL : persist_init(g, 0, buf, count, count * op->elem_size, 0, op, rc);
 }
 
 static void persist_done(void *arg, int err)

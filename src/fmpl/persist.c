@@ -63,33 +63,31 @@ static void persist_drop(persist_entry_t *e)
     e->gen = (uint16_t)(e->gen % 32767 + 1);
 }
 
-int fmpl_bcast_init(void *buf, size_t size, int root, fmpl_comm comm, fmpl_request *req)
+/* The checks every init makes first: *c the communicator of comm. */
+static int persist_check(fmpl_comm comm, const fmpl_request *req, fmpli_comm_t **c)
 {
     FMPLI_CHECK_INIT();
-    fmpli_comm_t *c = fmpli_comm_get(comm);
-    if (!c)
-        return FMPL_ERR_COMM;
-    if (!req)
-        return FMPL_ERR_ARG;
-    int rc;
-    coll_persist_t *p = coll_bcast_init(c->group, buf, size, root, &rc);
+    *c = fmpli_comm_get(comm);
+    return !*c ? FMPL_ERR_COMM : !req ? FMPL_ERR_ARG : FMPL_SUCCESS;
+}
+
+int fmpl_bcast_init(void *buf, size_t size, int root, fmpl_comm comm, fmpl_request *req)
+{
+    fmpli_comm_t *c;
+    int rc = persist_check(comm, req, &c);
+    coll_persist_t *p = rc ? NULL : coll_bcast_init(c->group, buf, size, root, &rc);
     return p ? persist_add(p, comm, req) : rc;
 }
 
 int fmpl_allreduce_init(void *buf, size_t count, fmpl_type type, fmpl_op op, fmpl_comm comm,
                         fmpl_request *req)
 {
-    FMPLI_CHECK_INIT();
-    fmpli_comm_t *c = fmpli_comm_get(comm);
-    if (!c)
-        return FMPL_ERR_COMM;
-    if (!req)
-        return FMPL_ERR_ARG;
+    fmpli_comm_t *c;
     coll_reduce_op_t rop;
-    int rc = fmpli_op_lookup(type, op, &rop); /* FMPL_ERR_TYPE, FMPL_ERR_OP */
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    coll_persist_t *p = coll_allreduce_init(c->group, buf, count, &rop, &rc);
+    int rc = persist_check(comm, req, &c);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpli_op_lookup(type, op, &rop); /* FMPL_ERR_TYPE, FMPL_ERR_OP */
+    coll_persist_t *p = rc ? NULL : coll_allreduce_init(c->group, buf, count, &rop, &rc);
     return p ? persist_add(p, comm, req) : rc;
 }
 
