@@ -461,6 +461,55 @@ coll_offload_t *coll_offload_allreduce(coll_sched_t *s, coll_group_t *g, int ent
 int coll_offload_begin(coll_offload_t *o);
 int coll_offload_step(coll_offload_t *o);
 
+/* ---------------------------------------------------------------- the LogGP-planned bcast
+ * A LogGP model of coll_build_bcast's two algorithms (coll_loggp.c explains it: what L, o,
+ * g and G are, the formulas, how every member comes to plan alike). Times in ns. */
+typedef struct coll_loggp {
+    double latency;  /* L: flight time of a small message */
+    double overhead; /* o: sender's CPU time per message */
+    double gap;      /* g: time between two messages of a stream */
+    double per_byte; /* G: time per byte of a large message */
+    int cpus;        /* CPUs the ranks of a host share (more ranks: oversubscribed) */
+} coll_loggp_t;
+/* The smallest chain segment the model picks (bytes). */
+#define COLL_LOGGP_SEG_MIN 1024
+/* What the model predicts of a bcast of `bytes` among `ranks` members: the binomial tree's
+ * time, the pipelined chain's in segments of seg bytes (0: one segment); 0 for fewer than
+ * two ranks or no bytes. Pure. */
+double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks);
+double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg);
+/* The chain segment (a multiple of 64, in [min(COLL_LOGGP_SEG_MIN, seg_max), seg_max], or
+ * bytes rounded up to 64 when smaller) that minimises coll_loggp_chain. Pure. */
+size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg_max);
+/* A plan: chain 0 = binomial tree, 1 = chain of seg-byte segments; its predicted time. */
+typedef struct coll_bcast_plan {
+    int chain;
+    size_t seg;
+    double predicted;
+} coll_bcast_plan_t;
+/* The model's plan: the tree when bytes <= tree_max and it is not slower than the chain at
+ * its best segment (at most seg_max). Pure. */
+coll_bcast_plan_t coll_loggp_plan(const coll_loggp_t *m, size_t bytes, int ranks, size_t tree_max,
+                                  size_t seg_max);
+/* The plan coll_build_bcast follows for a group of `ranks` members on a channel schedule:
+ * the model's with the parameters the job agreed at coll_init, unless settings fix the
+ * choice (FMPL_COLL_LOGGP=0, FMPL_COLL_BCAST_TREE_MAX or FMPL_COLL_SEG set). The same on
+ * every rank of the job. Zeroes before coll_init. */
+coll_bcast_plan_t coll_bcast_plan(size_t bytes, int ranks);
+/* The parameters the job agreed at coll_init (rank 0's cache file or the built-in ones,
+ * then the FMPL_COLL_LOGGP_* settings); NULL before coll_init. */
+const coll_loggp_t *coll_loggp_agreed(void);
+/* The built-in parameters. */
+const coll_loggp_t *coll_loggp_builtin(void);
+/* The cache file of measured parameters (FMPL_COLL_LOGGP_CACHE): its path into buf (1), or
+ * 0 when there is none. Read: 1 and *m when the file has a line of `transport` ("shm",
+ * "udp") for this host (CPU model and count), else 0. Write: replaces that line (other
+ * lines stay); path gets the file's name; FMPL_SUCCESS, FMPL_ERR_ARG (no cache file) or
+ * FMPL_ERR_SYS. */
+int coll_loggp_cache_path(char *buf, size_t len);
+int coll_loggp_cache_read(const char *transport, coll_loggp_t *m);
+int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *path, size_t len);
+
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);
 

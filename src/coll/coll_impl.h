@@ -87,9 +87,13 @@ typedef struct coll_state {
     size_t bcast_tree_max;
     size_t reduce_tree_max;
     size_t allgather_bruck_max;
-    int lanes;          /* lanes of this process (FMPL_COLL_LANES) */
-    size_t lane_room;   /* payload room of a small lane cell (FMPL_COLL_LANE_BYTES) */
-    size_t lane_stride; /* bytes of a small lane cell, flag included, line aligned */
+    int seg_set, bcast_tree_set; /* FMPL_COLL_SEG, FMPL_COLL_BCAST_TREE_MAX set by the user */
+    int loggp_on;                /* FMPL_COLL_LOGGP: plan bcast with the model */
+    coll_loggp_t loggp;          /* the model's parameters, agreed at coll_init */
+    double loggp_set[4];         /* FMPL_COLL_LOGGP_{L,O,GAP,G}: > 0 replaces the agreed */
+    int lanes;                   /* lanes of this process (FMPL_COLL_LANES) */
+    size_t lane_room;            /* payload room of a small lane cell (FMPL_COLL_LANE_BYTES) */
+    size_t lane_stride;          /* bytes of a small lane cell, flag included, line aligned */
     int lane_big_depth; /* big lane cells per cell index (coll_init: COLL_LANE_BIG_DEPTH) */
     size_t lanes_off;   /* offset of the lanes in the area (after the group slots) */
     /* Lanes (coll_gsched.c): state of each, the schedule bound to a taken one and the group
@@ -336,6 +340,16 @@ static inline size_t coll_slot_size(const coll_state_t *st)
 {
     return coll_board_off(st, COLL_BOARD_ENTRIES);
 }
+
+/* Where rank 0 publishes the LogGP parameters it read (coll_loggp.c "Agreement"): after
+ * the lanes, at the end of the area. */
+static inline size_t coll_loggp_off(const coll_state_t *st)
+{
+    return coll_lane_off(st, st->lanes);
+}
+/* The bcast plan of a group of `ranks` members under st's parameters and settings
+ * (coll.h, coll_bcast_plan). */
+coll_bcast_plan_t coll_loggp_group_plan(const coll_state_t *st, size_t bytes, int ranks);
 
 /* ------------------------------------------------------------ group ranks */
 
