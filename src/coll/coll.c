@@ -71,7 +71,7 @@ static void read_settings(coll_state_t *st)
     static const struct {
         const char *name, *what;
         double unit; /* ns per unit of the setting */
-    } param[4] = {
+    } param[COLL_LOGGP_SETTINGS] = {
         {"FMPL_COLL_LOGGP_L",
          "LogGP latency L of the bcast model (ns; 0: measured, "
          "fmpl-info --loggp)",
@@ -84,8 +84,12 @@ static void read_settings(coll_state_t *st)
          "LogGP gap per byte G of the bcast model (picoseconds per byte; "
          "0: measured)",
          1e-3},
+        {"FMPL_COLL_LOGGP_S",
+         "CPU switch S of the bcast model: added to a hop when ranks outnumber CPUs (ns; 0: "
+         "measured)",
+         1.0},
     };
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < COLL_LOGGP_SETTINGS; i++)
         st->loggp_set[i] =
             (double)base_env_int(param[i].name, 0, 0, 100000000, param[i].what) * param[i].unit;
 }
@@ -112,9 +116,9 @@ static int agree_loggp(coll_state_t *st, int publish)
         if (rc != FMPL_SUCCESS)
             return rc;
     }
-    double *field[4] = {&st->loggp.latency, &st->loggp.overhead, &st->loggp.gap,
-                        &st->loggp.per_byte};
-    for (int i = 0; i < 4; i++)
+    double *field[COLL_LOGGP_SETTINGS] = {&st->loggp.latency, &st->loggp.overhead, &st->loggp.gap,
+                                          &st->loggp.per_byte, &st->loggp.switch_cost};
+    for (int i = 0; i < COLL_LOGGP_SETTINGS; i++)
         if (st->loggp_set[i] > 0)
             *field[i] = st->loggp_set[i];
     return FMPL_SUCCESS;

@@ -465,11 +465,12 @@ int coll_offload_step(coll_offload_t *o);
  * A LogGP model of coll_build_bcast's two algorithms (coll_loggp.c explains it: what L, o,
  * g and G are, the formulas, how every member comes to plan alike). Times in ns. */
 typedef struct coll_loggp {
-    double latency;  /* L: flight time of a small message */
-    double overhead; /* o: sender's CPU time per message */
-    double gap;      /* g: time between two messages of a stream */
-    double per_byte; /* G: time per byte of a large message */
-    int cpus;        /* CPUs the ranks of a host share (more ranks: oversubscribed) */
+    double latency;     /* L: flight time of a small message */
+    double overhead;    /* o: sender's CPU time per message */
+    double gap;         /* g: time between two messages of a stream */
+    double per_byte;    /* G: time per byte of a large message */
+    double switch_cost; /* S: added to a hop whose receiver must first get a CPU */
+    int cpus;           /* CPUs the ranks of a host share (more ranks: oversubscribed) */
 } coll_loggp_t;
 /* The smallest chain segment the model picks (bytes). */
 #define COLL_LOGGP_SEG_MIN 1024

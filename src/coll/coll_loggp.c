@@ -63,21 +63,31 @@
 
 #include "coll/coll_impl.h"
 
-#define COLL_LOGGP_VERSION 1
+#define COLL_LOGGP_VERSION 2
 
 /* Built-in parameters: `fmpl-info --loggp` on the 2-CPU Xeon (2.5 GHz) the model was
  * written on, shm transport. */
-static const coll_loggp_t loggp_default = {
-    .latency = 250.0, .overhead = 60.0, .gap = 60.0, .per_byte = 0.08, .cpus = 2};
+static const coll_loggp_t loggp_default = {.latency = 250.0,
+                                           .overhead = 60.0,
+                                           .gap = 60.0,
+                                           .per_byte = 0.08,
+                                           .switch_cost = 2000.0,
+                                           .cpus = 2};
 
 const coll_loggp_t *coll_loggp_builtin(void)
 {
     return &loggp_default;
 }
 
-static double copy_ns(const coll_loggp_t *m, size_t bytes)
+static double copy_ns(const coll_loggp_t *m, double bytes)
 {
-    return m->overhead + (double)bytes * m->per_byte;
+    return m->overhead + bytes * m->per_byte;
+}
+
+/* S when the ranks outnumber the CPUs, else 0. */
+static double switch_ns(const coll_loggp_t *m, int ranks)
+{
+    return m->cpus > 0 && ranks > m->cpus ? m->switch_cost : 0.0;
 }
 
 double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks)
@@ -87,7 +97,8 @@ double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks)
     double *ready = malloc((size_t)ranks * sizeof *ready);
     if (!ready)
         return HUGE_VAL;
-    double send = copy_ns(m, bytes), arrive = m->latency + copy_ns(m, bytes), last = 0.0;
+    double send = copy_ns(m, (double)bytes),
+           arrive = m->latency + copy_ns(m, (double)bytes) + switch_ns(m, ranks), last = 0.0;
     int top = 1;
     while (top < ranks)
         top <<= 1;
@@ -114,19 +125,20 @@ double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t s
         return 0.0;
     if (seg == 0 || seg > bytes)
         seg = bytes;
-    double n = (double)((bytes + seg - 1) / seg), copy = copy_ns(m, seg);
-    double hop = m->latency + 2.0 * copy;
-    double stage = BASE_MAX(m->gap, (ranks == 2 ? 1.0 : 2.0) * copy);
-    if (m->cpus > 0 && ranks > m->cpus)
-        stage = BASE_MAX(stage, 2.0 * (ranks - 1) * copy / m->cpus);
+    /* n segments of bytes / n on average (the last one is short) */
+    double n = (double)((bytes + seg - 1) / seg), copy = copy_ns(m, (double)bytes / n);
+    double hop = m->latency + 2.0 * copy + switch_ns(m, ranks);
+    double stage = BASE_MAX(m->gap, 2.0 * copy);
+    if (switch_ns(m, ranks) > 0)
+        stage = BASE_MAX(stage, 2.0 * (ranks - 1) * copy / m->cpus) + m->switch_cost;
     return (ranks - 1) * hop + (n - 1.0) * stage;
 }
 
-/* The segment of n pieces of bytes: ceil(bytes / n), rounded up to 64 and at most max. */
-static size_t seg_of(size_t bytes, size_t n, size_t max)
+/* The segment of n pieces of bytes: ceil(bytes / n), rounded up to 64, in [min, max]. */
+static size_t seg_of(size_t bytes, size_t n, size_t min, size_t max)
 {
     size_t s = BASE_ALIGN_UP((bytes + n - 1) / n, 64);
-    return BASE_MIN(s, max);
+    return BASE_MAX(BASE_MIN(s, max), min);
 }
 
 size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg_max)
@@ -138,15 +150,15 @@ size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_
     size_t lo = (bytes + seg_max - 1) / seg_max, hi = (bytes + seg_min - 1) / seg_min;
     while (hi - lo > 2) { /* convex in n */
         size_t a = lo + (hi - lo) / 3, b = hi - (hi - lo) / 3;
-        if (coll_loggp_chain(m, bytes, ranks, seg_of(bytes, a, seg_max)) <=
-            coll_loggp_chain(m, bytes, ranks, seg_of(bytes, b, seg_max)))
+        if (coll_loggp_chain(m, bytes, ranks, seg_of(bytes, a, seg_min, seg_max)) <=
+            coll_loggp_chain(m, bytes, ranks, seg_of(bytes, b, seg_min, seg_max)))
             hi = b;
         else
             lo = a;
     }
-    size_t best = seg_of(bytes, lo, seg_max);
+    size_t best = seg_of(bytes, lo, seg_min, seg_max);
     for (size_t n = lo + 1; n <= hi; n++) {
-        size_t s = seg_of(bytes, n, seg_max);
+        size_t s = seg_of(bytes, n, seg_min, seg_max);
         if (coll_loggp_chain(m, bytes, ranks, s) < coll_loggp_chain(m, bytes, ranks, best))
             best = s;
     }
@@ -194,7 +206,7 @@ coll_bcast_plan_t coll_loggp_group_plan(const coll_state_t *st, size_t bytes, in
 /* ---------------------------------------------------------------- the cache file
  * One file per user (FMPL_COLL_LOGGP_CACHE; by default $XDG_CACHE_HOME/fmpl/loggp, else
  * ~/.cache/fmpl/loggp), lines "fmpl-loggp <version> <transport> <L> <o> <g> <G> <cpus>
- * <host>", one per transport; a line counts only when its host (the CPU model and the
+ * <S> <host>", one per transport; a line counts only when its host (the CPU model and the
  * number of CPUs) is this one's. */
 
 /* The CPU model (/proc/cpuinfo) and the CPUs online, without blanks. */
@@ -250,16 +262,17 @@ static int cache_line(const char *line, const char *transport, const char *key, 
 {
     int version, cpus;
     char tr[16], host[192];
-    double l, o, g, gb;
-    if (sscanf(line, "fmpl-loggp %d %15s %lf %lf %lf %lf %d %191s", &version, tr, &l, &o, &g, &gb,
-               &cpus, host) != 8)
+    double l, o, g, gb, sw;
+    if (sscanf(line, "fmpl-loggp %d %15s %lf %lf %lf %lf %d %lf %191s", &version, tr, &l, &o, &g,
+               &gb, &cpus, &sw, host) != 9)
         return 0;
     if (version != COLL_LOGGP_VERSION || strcmp(tr, transport) || strcmp(host, key))
         return 0;
-    if (!(l >= 0 && o >= 0 && g >= 0 && gb >= 0 && l < 1e9 && o < 1e9 && g < 1e9 && gb < 1e6) ||
+    if (!(l >= 0 && o >= 0 && g >= 0 && gb >= 0 && sw >= 0 && l < 1e9 && o < 1e9 && g < 1e9 &&
+          gb < 1e6 && sw < 1e9) ||
         cpus < 1)
         return 0;
-    *m = (coll_loggp_t){l, o, g, gb, cpus};
+    *m = (coll_loggp_t){l, o, g, gb, sw, cpus};
     return 1;
 }
 
@@ -312,8 +325,8 @@ int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *p
                 fputs(line, out);
         fclose(in);
     }
-    fprintf(out, "fmpl-loggp %d %s %.1f %.1f %.1f %.4f %d %s\n", COLL_LOGGP_VERSION, transport,
-            m->latency, m->overhead, m->gap, m->per_byte, m->cpus, key);
+    fprintf(out, "fmpl-loggp %d %s %.1f %.1f %.1f %.4f %d %.1f %s\n", COLL_LOGGP_VERSION, transport,
+            m->latency, m->overhead, m->gap, m->per_byte, m->cpus, m->switch_cost, key);
     int bad = ferror(out);
     bad |= fclose(out) != 0;
     if (bad || rename(tmp, path) != 0) {
