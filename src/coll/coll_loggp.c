@@ -11,10 +11,15 @@
  *   o  overhead: the sender's CPU time per small message (one post of an 8-byte put);
  *   g  gap: the time between two small messages of a stream from one sender (the
  *      reciprocal of the message rate), at least o;
- *   G  gap per byte: the added one-way time per byte of large messages (the slope of the
- *      ping-pong time between 64 KiB and 1 MiB); on shm a put is a copy into the peer's
- *      mapped memory, so G is also what the receiver pays to copy a message out of its
- *      mailbox into the user's buffer.
+ *   G  gap per byte: the added time per byte of large messages. On shm a put is a copy
+ *      into the peer's mapped memory, and the message is there for the receiver once it
+ *      has copied it out (as a mailbox receive does into the user's buffer), so G is
+ *      measured as half the slope of the one-way ping-pong time, the receiver copying
+ *      each message out, between 64 KiB and 1 MiB: the time per byte of one such copy.
+ * and one term of our own:
+ *   S  CPU switch: what a hop costs on top of L when its receiver must first get a CPU
+ *      (the ranks of a host outnumber its CPUs; waiting ranks yield at every poll): the
+ *      one-way time of an 8-byte ping-pong with both ranks on one CPU, minus L + 2o.
  *
  * What a message costs in the mailboxes (coll_gsched.c): the sender puts it into the
  * receiver's cell (o + mG), it flies (L), the receiver copies it out of the cell into the
@@ -23,24 +28,33 @@
  *
  * Binomial tree (build_bcast_binomial): a rank that has the data sends it to its children
  * one after the other, farthest first; child j of a rank ready at t has it at
- *      t + j (o + mG) + L + o + mG,
+ *      t + j (o + mG) + L + o + mG  (+ S when the ranks outnumber the CPUs),
  * and the bcast takes as long as the last rank to be ready. coll_loggp_tree works this out
  * for every rank in the builder's order (no closed form: ranks that are not a power of two
  * leave holes in the tree).
  *
- * Pipelined chain (build_bcast_chain): root -> root+1 -> ... -> root+p-1 in n segments of
- * s bytes (n = ceil(m / s)). The first segment reaches the last rank after p - 1 hops;
- * the others follow at the pace of the slowest stage: a rank in the middle copies every
- * segment out of its cell and puts it into the next rank's (2(o + sG)), with two ranks the
- * root's put and the receiver's copy overlap (o + sG); never faster than g. When the
- * ranks outnumber the CPUs they share (c = cpus < p), the CPUs must also do all the
- * copies of a segment, 2(p - 1)(o + sG) at every step, c at a time:
- *      stage(s) = max(g, (p == 2 ? 1 : 2)(o + sG), [p > c] 2(p - 1)(o + sG) / c)
+ * Pipelined chain (build_bcast_chain): root -> root+1 -> ... -> root+p-1 in n = ceil(m/s)
+ * segments of s bytes, m/n on average (the model uses the average: the last segment is
+ * short). The first segment reaches the last rank after p - 1 hops; the others follow at
+ * the pace of the slowest stage: a rank in the middle copies every segment out of its
+ * cell and puts it into the next rank's, 2(o + sG); with two ranks the root's put and the
+ * receiver's copy overlap (the big channel has two cells), o + sG; never faster than g.
+ * When the ranks outnumber the CPUs (c = cpus < p), the CPUs must also do all 2(p - 1)
+ * copies of a segment, c at a time, and every stage waits for a switch:
+ *      hop(s)   = L + 2o + 2sG (+ S)
+ *      stage(s) = max(g, (p == 2 ? 1 : 2)(o + sG))                         (p <= c)
+ *               = max(g, 2(o + sG), 2(p - 1)(o + sG) / c) + S              (p > c)
  *      T_chain(m, p, s) = (p - 1) hop(s) + (n - 1) stage(s).
  * (Seed 003's eq. 1, T = (hops + 1)(L + sG) + (n - 1)(sG + g), is the same shape for a
- * NIC that copies without the CPU.) T_chain is convex in n, so the best segment is found
- * by a ternary search over n between the segment bounds: segments are at most the big
- * cell's room (FMPL_COLL_SEG, fixed by the area's layout) and at least COLL_LOGGP_SEG_MIN.
+ * NIC that copies without the CPU.) With s = m/n, T_chain is convex in n (its 1/n terms
+ * have non-negative weights), so the best segment is found by a ternary search over n
+ * between the segment bounds: segments are at most the big cell's room (FMPL_COLL_SEG,
+ * fixed by the area's layout) and at least COLL_LOGGP_SEG_MIN, multiples of 64.
+ *
+ * What the model leaves out (docs/performance.md, "LogGP-planned bcast", has the
+ * errors): caches (G is measured on messages that fit the L2 cache; from 2 MiB on, the
+ * copies of a bcast run from the L3 cache or memory and take longer), and the engine's
+ * own costs per transfer beyond o (acknowledgements, schedule steps).
  *
  * The choice: the tree when m fits its cells (FMPL_COLL_SMALL) and T_tree <= T_chain at
  * the best segment, else the chain. Settings the user sets override the model: an
@@ -65,13 +79,13 @@
 
 #define COLL_LOGGP_VERSION 2
 
-/* Built-in parameters: `fmpl-info --loggp` on the 2-CPU Xeon (2.5 GHz) the model was
- * written on, shm transport. */
-static const coll_loggp_t loggp_default = {.latency = 250.0,
-                                           .overhead = 60.0,
-                                           .gap = 60.0,
-                                           .per_byte = 0.08,
-                                           .switch_cost = 2000.0,
+/* Built-in parameters: `fmpl-info --loggp` on the 2-CPU Xeon (2.5 GHz) guest the model
+ * was written on, shm transport (2026-11-28). */
+static const coll_loggp_t loggp_default = {.latency = 66.6,
+                                           .overhead = 151.1,
+                                           .gap = 151.1,
+                                           .per_byte = 0.0928,
+                                           .switch_cost = 1278.8,
                                            .cpus = 2};
 
 const coll_loggp_t *coll_loggp_builtin(void)
@@ -128,7 +142,7 @@ double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t s
     /* n segments of bytes / n on average (the last one is short) */
     double n = (double)((bytes + seg - 1) / seg), copy = copy_ns(m, (double)bytes / n);
     double hop = m->latency + 2.0 * copy + switch_ns(m, ranks);
-    double stage = BASE_MAX(m->gap, 2.0 * copy);
+    double stage = BASE_MAX(m->gap, (ranks == 2 ? 1.0 : 2.0) * copy);
     if (switch_ns(m, ranks) > 0)
         stage = BASE_MAX(stage, 2.0 * (ranks - 1) * copy / m->cpus) + m->switch_cost;
     return (ranks - 1) * hop + (n - 1.0) * stage;
@@ -318,10 +332,13 @@ int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *p
     if (!out)
         return FMPL_ERR_SYS;
     FILE *in = fopen(path, "r");
-    if (in) { /* keep the other transports' and hosts' lines */
+    if (in) { /* keep the other transports' and hosts' lines of this format */
         coll_loggp_t other;
+        char version[32];
+        int vlen = snprintf(version, sizeof version, "fmpl-loggp %d ", COLL_LOGGP_VERSION);
         while (fgets(line, sizeof line, in))
-            if (strncmp(line, "fmpl-loggp ", 11) == 0 && !cache_line(line, transport, key, &other))
+            if (strncmp(line, version, (size_t)vlen) == 0 &&
+                !cache_line(line, transport, key, &other))
                 fputs(line, out);
         fclose(in);
     }
