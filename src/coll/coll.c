@@ -72,18 +72,13 @@ static void read_settings(coll_state_t *st)
         const char *name, *what;
         double unit; /* ns per unit of the setting */
     } param[COLL_LOGGP_SETTINGS] = {
-        {"FMPL_COLL_LOGGP_L",
-         "LogGP latency L of the bcast model (ns; 0: measured, "
-         "fmpl-info --loggp)",
-         1.0},
+        {"FMPL_COLL_LOGGP_L", "LogGP latency L of the bcast model (ns; 0: measured)", 1.0},
         {"FMPL_COLL_LOGGP_O", "LogGP overhead o of the bcast model (ns per message; 0: measured)",
          1.0},
         {"FMPL_COLL_LOGGP_GAP", "LogGP gap g of the bcast model (ns per message; 0: measured)",
          1.0},
         {"FMPL_COLL_LOGGP_G",
-         "LogGP gap per byte G of the bcast model (picoseconds per byte; "
-         "0: measured)",
-         1e-3},
+         "LogGP gap per byte G of the bcast model (picoseconds per byte; 0: measured)", 1e-3},
         {"FMPL_COLL_LOGGP_S",
          "CPU switch S of the bcast model: added to a hop when ranks outnumber CPUs (ns; 0: "
          "measured)",
@@ -94,25 +89,26 @@ static void read_settings(coll_state_t *st)
             (double)base_env_int(param[i].name, 0, 0, 100000000, param[i].what) * param[i].unit;
 }
 
-/* The job's LogGP parameters (coll_loggp.c "Agreement"): rank 0's, published in its area
- * before coll_init's fence (publish 1), read from there after it (publish 0); then the
- * settings. */
-static int agree_loggp(coll_state_t *st, int publish)
+/* The job's LogGP parameters (coll_loggp.c "Agreement"). Before coll_init's fence: rank 0
+ * publishes its own (its cache file's, else the built-in ones) at the end of its area. */
+static void loggp_publish(coll_state_t *st)
 {
-    vnic_t *v = st->v;
-    if (publish && st->world_rank == 0) {
-        coll_loggp_t m = *coll_loggp_builtin();
-        const char *tr = vnic_info(v)->transports;
-        if (!coll_loggp_cache_read(tr && !strstr(tr, "shm") ? "udp" : "shm", &m))
-            m.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-        memcpy(st->area + coll_loggp_off(st), &m, sizeof m);
-    }
-    if (publish)
-        return FMPL_SUCCESS;
-    if (st->world_rank == 0)
+    if (st->world_rank != 0)
+        return;
+    coll_loggp_t m = *coll_loggp_builtin();
+    const char *tr = vnic_info(st->v)->transports;
+    if (!coll_loggp_cache_read(tr && !strstr(tr, "shm") ? "udp" : "shm", &m))
+        m.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    memcpy(st->area + coll_loggp_off(st), &m, sizeof m);
+}
+
+/* After the fence: every rank takes rank 0's, then applies the settings. */
+static int loggp_agree(coll_state_t *st)
+{
+    if (st->world_rank == 0) {
         memcpy(&st->loggp, st->area + coll_loggp_off(st), sizeof st->loggp);
-    else {
-        int rc = vnic_get(v, 0, &st->loggp, sizeof st->loggp, COLL_KEY, coll_loggp_off(st));
+    } else {
+        int rc = vnic_get(st->v, 0, &st->loggp, sizeof st->loggp, COLL_KEY, coll_loggp_off(st));
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -190,10 +186,10 @@ int coll_init(vnic_t *v)
                          VNIC_ACC_REMOTE_READ | VNIC_ACC_REMOTE_WRITE);
     if (rc != FMPL_SUCCESS)
         goto fail_cntr;
-    agree_loggp(st, 1);
+    loggp_publish(st);
     rc = vnic_fence(v); /* every rank's area is registered before any peer uses it */
     if (rc == FMPL_SUCCESS)
-        rc = agree_loggp(st, 0);
+        rc = loggp_agree(st);
     if (rc != FMPL_SUCCESS) {
         vnic_mr_dereg(v, COLL_KEY);
         goto fail_cntr;

@@ -29,9 +29,11 @@
  *                     member must have distinct ctx % FMPL_COLL_GROUPS;
  *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX (bytes, at most FMPL_COLL_SMALL,
  *                     default FMPL_COLL_SMALL): the largest message that takes the
- *                     tree/recursive algorithm; FMPL_COLL_ALLGATHER_BRUCK_MAX (default
- *                     4 * FMPL_COLL_SMALL): the largest round of Bruck's allgather and
- *                     alltoall (split over up to K+2 all-call mailboxes);
+ *                     tree/recursive algorithm (the bcast's when set, else the LogGP
+ *                     model's choice: "the LogGP-planned bcast" below);
+ *   FMPL_COLL_ALLGATHER_BRUCK_MAX (default 4 * FMPL_COLL_SMALL): the largest round of
+ *                     Bruck's allgather and alltoall (split over up to K+2 all-call
+ *                     mailboxes);
  *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per process and the payload room of
  *                     their small cells (default 8, 248; see "lanes" below).
  * Algorithms (all of them cached group schedules, see "group schedules" below; the
@@ -300,10 +302,10 @@ size_t coll_group_small(const coll_group_t *g);
 size_t coll_group_depth(const coll_group_t *g);
 /* Dissemination barrier. */
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g);
-/* size bytes from root's buf to every member's buf: binomial tree up to
- * FMPL_COLL_BCAST_TREE_MAX, else a chain of FMPL_COLL_SEG segments; on a lane schedule
- * (any size) binomial up to FMPL_COLL_SMALL, else a chain of FMPL_COLL_SMALL segments (a
- * lane's big cells). */
+/* size bytes from root's buf to every member's buf: binomial tree or a chain of segments
+ * as coll_bcast_plan(size, group size) says (the LogGP model, or FMPL_COLL_BCAST_TREE_MAX
+ * and FMPL_COLL_SEG when set); on a lane schedule (any size) binomial up to
+ * FMPL_COLL_SMALL, else a chain of FMPL_COLL_SMALL segments (a lane's big cells). */
 int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, int root);
 /* count elements: `in` of every member combined (in group-rank order when the op is not
  * commutative) into `out` at root (in == out allowed; out unused elsewhere); binomial
@@ -472,8 +474,10 @@ typedef struct coll_loggp {
     double switch_cost; /* S: added to a hop whose receiver must first get a CPU */
     int cpus;           /* CPUs the ranks of a host share (more ranks: oversubscribed) */
 } coll_loggp_t;
-/* The smallest chain segment the model picks (bytes). */
+/* The smallest chain segment the model picks, and the largest bcast it always sends down
+ * the tree (bytes; coll_loggp.c says why). */
 #define COLL_LOGGP_SEG_MIN 1024
+#define COLL_LOGGP_TREE_MIN 4096
 /* What the model predicts of a bcast of `bytes` among `ranks` members: the binomial tree's
  * time, the pipelined chain's in segments of seg bytes (0: one segment); 0 for fewer than
  * two ranks or no bytes. Pure. */
@@ -488,8 +492,8 @@ typedef struct coll_bcast_plan {
     size_t seg;
     double predicted;
 } coll_bcast_plan_t;
-/* The model's plan: the tree when bytes <= tree_max and it is not slower than the chain at
- * its best segment (at most seg_max). Pure. */
+/* The model's plan: the tree when bytes <= tree_max and either bytes <= COLL_LOGGP_TREE_MIN
+ * or the tree is not slower than the chain at its best segment (at most seg_max). Pure. */
 coll_bcast_plan_t coll_loggp_plan(const coll_loggp_t *m, size_t bytes, int ranks, size_t tree_max,
                                   size_t seg_max);
 /* The plan coll_build_bcast follows for a group of `ranks` members on a channel schedule:

@@ -47,9 +47,10 @@
  *      T_chain(m, p, s) = (p - 1) hop(s) + (n - 1) stage(s).
  * (Seed 003's eq. 1, T = (hops + 1)(L + sG) + (n - 1)(sG + g), is the same shape for a
  * NIC that copies without the CPU.) With s = m/n, T_chain is convex in n (its 1/n terms
- * have non-negative weights), so the best segment is found by a ternary search over n
+ * have non-negative weights), so the best count is found by a ternary search over n
  * between the segment bounds: segments are at most the big cell's room (FMPL_COLL_SEG,
- * fixed by the area's layout) and at least COLL_LOGGP_SEG_MIN, multiples of 64.
+ * fixed by the area's layout) and at least COLL_LOGGP_SEG_MIN; then the best multiple of
+ * 64 bytes near m/n (not every count is possible with such segments).
  *
  * What the model leaves out (docs/performance.md, "LogGP-planned bcast", has the
  * errors): caches (G is measured on messages that fit the L2 cache; from 2 MiB on, the
@@ -57,10 +58,15 @@
  * own costs per transfer beyond o (acknowledgements, schedule steps).
  *
  * The choice: the tree when m fits its cells (FMPL_COLL_SMALL) and T_tree <= T_chain at
- * the best segment, else the chain. Settings the user sets override the model: an
- * explicit FMPL_COLL_BCAST_TREE_MAX fixes the switch, an explicit FMPL_COLL_SEG the
- * segment, FMPL_COLL_LOGGP=0 both (the fixed rules of before), and FMPL_COLL_LOGGP_*
- * replace single parameters.
+ * the best segment, else the chain; but always the tree up to COLL_LOGGP_TREE_MIN (4 KiB),
+ * though at 2 ranks the model finds a chain of two segments some 10% faster from about
+ * 3 KiB: sizes on both sides of the tiny/small channel boundary (248 B) then stay on the
+ * tree's channels, where ranks that disagree on the size fail and the channels stay in
+ * step (mpi_coll_mismatch), while a disagreement across the tree/chain switch gives up the
+ * big channel (it ends the job under the default error handler: coll_mismatch_fatal.sh). Settings
+ * the user sets override the model: an explicit FMPL_COLL_BCAST_TREE_MAX fixes the switch, an
+ * explicit FMPL_COLL_SEG the segment, FMPL_COLL_LOGGP=0 both (the fixed rules of before), and
+ * FMPL_COLL_LOGGP_* replace single parameters.
  *
  * Agreement: every member of a group must build the same schedule, so the plan depends
  * only on (bytes, ranks) and on parameters that are the same on every rank: rank 0 reads
@@ -133,14 +139,10 @@ double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks)
     return last;
 }
 
-double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg)
+/* T_chain for n segments of bytes / n on average (n real: convex in n). */
+static double chain_time(const coll_loggp_t *m, size_t bytes, int ranks, double n)
 {
-    if (ranks < 2 || bytes == 0)
-        return 0.0;
-    if (seg == 0 || seg > bytes)
-        seg = bytes;
-    /* n segments of bytes / n on average (the last one is short) */
-    double n = (double)((bytes + seg - 1) / seg), copy = copy_ns(m, (double)bytes / n);
+    double copy = copy_ns(m, (double)bytes / n);
     double hop = m->latency + 2.0 * copy + switch_ns(m, ranks);
     double stage = BASE_MAX(m->gap, (ranks == 2 ? 1.0 : 2.0) * copy);
     if (switch_ns(m, ranks) > 0)
@@ -148,11 +150,13 @@ double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t s
     return (ranks - 1) * hop + (n - 1.0) * stage;
 }
 
-/* The segment of n pieces of bytes: ceil(bytes / n), rounded up to 64, in [min, max]. */
-static size_t seg_of(size_t bytes, size_t n, size_t min, size_t max)
+double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg)
 {
-    size_t s = BASE_ALIGN_UP((bytes + n - 1) / n, 64);
-    return BASE_MAX(BASE_MIN(s, max), min);
+    if (ranks < 2 || bytes == 0)
+        return 0.0;
+    if (seg == 0 || seg > bytes)
+        seg = bytes;
+    return chain_time(m, bytes, ranks, (double)((bytes + seg - 1) / seg));
 }
 
 size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg_max)
@@ -161,21 +165,27 @@ size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_
     if (bytes <= COLL_LOGGP_SEG_MIN || ranks < 2)
         return BASE_MIN(BASE_ALIGN_UP(BASE_MAX(bytes, (size_t)1), 64), seg_max);
     size_t seg_min = BASE_MIN((size_t)COLL_LOGGP_SEG_MIN, seg_max);
+    /* the best segment count n: ternary search (convex) */
     size_t lo = (bytes + seg_max - 1) / seg_max, hi = (bytes + seg_min - 1) / seg_min;
-    while (hi - lo > 2) { /* convex in n */
+    while (hi - lo > 2) {
         size_t a = lo + (hi - lo) / 3, b = hi - (hi - lo) / 3;
-        if (coll_loggp_chain(m, bytes, ranks, seg_of(bytes, a, seg_min, seg_max)) <=
-            coll_loggp_chain(m, bytes, ranks, seg_of(bytes, b, seg_min, seg_max)))
+        if (chain_time(m, bytes, ranks, (double)a) <= chain_time(m, bytes, ranks, (double)b))
             hi = b;
         else
             lo = a;
     }
-    size_t best = seg_of(bytes, lo, seg_min, seg_max);
-    for (size_t n = lo + 1; n <= hi; n++) {
-        size_t s = seg_of(bytes, n, seg_min, seg_max);
-        if (coll_loggp_chain(m, bytes, ranks, s) < coll_loggp_chain(m, bytes, ranks, best))
-            best = s;
-    }
+    size_t n = lo;
+    for (size_t k = lo + 1; k <= hi; k++)
+        if (chain_time(m, bytes, ranks, (double)k) < chain_time(m, bytes, ranks, (double)n))
+            n = k;
+    /* segments are multiples of 64, so not every count is possible: the best of the
+     * segments around bytes / n (from the largest: fewer transfers when equal) */
+    size_t s_lo = BASE_MAX(bytes / (n + 3) / 64 * 64, seg_min);
+    size_t s_hi = BASE_MIN(BASE_ALIGN_UP(bytes / (n > 3 ? n - 3 : 1), 64) + 64, seg_max);
+    size_t best = s_hi;
+    for (size_t seg = s_hi; seg >= s_lo && seg >= 64; seg -= 64)
+        if (coll_loggp_chain(m, bytes, ranks, seg) < coll_loggp_chain(m, bytes, ranks, best))
+            best = seg;
     return best;
 }
 
@@ -188,7 +198,7 @@ coll_bcast_plan_t coll_loggp_plan(const coll_loggp_t *m, size_t bytes, int ranks
     p.chain = 1;
     if (bytes <= tree_max) {
         double tree = coll_loggp_tree(m, bytes, ranks);
-        if (tree <= p.predicted) {
+        if (tree <= p.predicted || bytes <= COLL_LOGGP_TREE_MIN) {
             p.chain = 0;
             p.predicted = tree;
         }
