@@ -179,11 +179,12 @@ size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_
         if (chain_time(m, bytes, ranks, (double)k) < chain_time(m, bytes, ranks, (double)n))
             n = k;
     /* segments are multiples of 64, so not every count is possible: the best of the
-     * segments around bytes / n (from the largest: fewer transfers when equal) */
+     * segments around bytes / n, the smallest of those that give the same count (the
+     * most even split: the model takes the average segment) */
     size_t s_lo = BASE_MAX(bytes / (n + 3) / 64 * 64, seg_min);
     size_t s_hi = BASE_MIN(BASE_ALIGN_UP(bytes / (n > 3 ? n - 3 : 1), 64) + 64, seg_max);
-    size_t best = s_hi;
-    for (size_t seg = s_hi; seg >= s_lo && seg >= 64; seg -= 64)
+    size_t best = s_lo;
+    for (size_t seg = s_lo + 64; seg <= s_hi; seg += 64)
         if (coll_loggp_chain(m, bytes, ranks, seg) < coll_loggp_chain(m, bytes, ranks, best))
             best = seg;
     return best;
