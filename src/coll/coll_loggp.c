@@ -75,7 +75,6 @@
  * other rank reads them from there; the settings, which every rank must see alike
  * anyway, are applied after that. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -110,33 +109,28 @@ static double switch_ns(const coll_loggp_t *m, int ranks)
     return m->cpus > 0 && ranks > m->cpus ? m->switch_cost : 0.0;
 }
 
+/* When the last rank of the subtree of relative rank c (which has the data at t; its
+ * children are c + mask for the masks below low, farthest first) has it. */
+static double tree_last(int c, int low, int ranks, double t, double send, double arrive)
+{
+    double last = t, sent = t;
+    for (int mask = low >> 1; mask > 0; mask >>= 1)
+        if (c + mask < ranks) {
+            sent += send;
+            last = BASE_MAX(last, tree_last(c + mask, mask, ranks, sent + arrive, send, arrive));
+        }
+    return last;
+}
+
 double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks)
 {
     if (ranks < 2 || bytes == 0)
         return 0.0;
-    double *ready = malloc((size_t)ranks * sizeof *ready);
-    if (!ready)
-        return HUGE_VAL;
-    double send = copy_ns(m, (double)bytes),
-           arrive = m->latency + copy_ns(m, (double)bytes) + switch_ns(m, ranks), last = 0.0;
     int top = 1;
     while (top < ranks)
         top <<= 1;
-    ready[0] = 0.0;
-    /* relative rank c receives from c - lowbit(c) before it sends: in increasing c every
-     * parent is done before its children */
-    for (int c = 0; c < ranks; c++) {
-        int low = c ? c & -c : top;
-        double t = ready[c];
-        last = BASE_MAX(last, t);
-        for (int mask = low >> 1; mask > 0; mask >>= 1)
-            if (c + mask < ranks) {
-                t += send;
-                ready[c + mask] = t + arrive;
-            }
-    }
-    free(ready);
-    return last;
+    double send = copy_ns(m, (double)bytes);
+    return tree_last(0, top, ranks, 0.0, send, m->latency + send + switch_ns(m, ranks));
 }
 
 /* T_chain for n segments of bytes / n on average (n real: convex in n). */

@@ -7,8 +7,9 @@
  * what it found (fmpl_tool.h), and finalizes. Under a launcher every rank does the
  * same and rank 0 prints.
  *
- * --loggp measures the LogGP parameters of the transport between ranks 0 and 1 (L, o, g
- * and G: src/coll/coll_loggp.c says what each means and how the bcast planner uses them),
+ * --loggp measures the LogGP parameters of the transport between ranks 0 and 1 (L, o, g,
+ * G and our S: src/coll/coll_loggp.c says what each means and how the bcast planner uses
+ * them),
  * prints them with how they were measured, and stores them in the cache file the
  * collectives read at start-up. It needs two ranks: started alone, it runs itself under
  * the fmplrun next to it (fmplrun -n 2 fmpl-info --loggp); FMPL_TRANSPORT=udp measures
@@ -337,7 +338,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* Started without a launcher: runs `fmplrun -n 2 <this program> --loggp` (the fmplrun of
  * the same build or installation). Returns only when that is impossible. */
-static void loggp_relaunch(char **argv)
+static void loggp_relaunch(void)
 {
     char self[PATH_MAX], run[PATH_MAX + 16];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -349,7 +350,6 @@ static void loggp_relaunch(char **argv)
     if (access(run, X_OK) != 0)
         return;
     char *args[] = {run, "-n", "2", self, "--loggp", NULL};
-    (void)argv;
     fflush(stdout);
     execv(run, args);
 }
@@ -357,7 +357,7 @@ static void loggp_relaunch(char **argv)
 static int loggp_main(int *argc, char ***argv)
 {
     if (!getenv("PMI_FD") && !getenv("PMI_PORT"))
-        loggp_relaunch(*argv);
+        loggp_relaunch();
     int rc = fmpl_init(argc, argv);
     if (rc != FMPL_SUCCESS) {
         fprintf(stderr, "fmpl-info: fmpl_init: %s\n", fmpl_error_string(rc));
