@@ -96,8 +96,7 @@ static void loggp_publish(coll_state_t *st)
     if (st->world_rank != 0)
         return;
     coll_loggp_t m = *coll_loggp_builtin();
-    const char *tr = vnic_info(st->v)->transports;
-    if (!coll_loggp_cache_read(tr && !strstr(tr, "shm") ? "udp" : "shm", &m))
+    if (!coll_loggp_cache_read(coll_loggp_transport(st->v), &m))
         m.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
     memcpy(st->area + coll_loggp_off(st), &m, sizeof m);
 }

@@ -512,6 +512,9 @@ const coll_loggp_t *coll_loggp_builtin(void);
  * lines stay); path gets the file's name; FMPL_SUCCESS, FMPL_ERR_ARG (no cache file) or
  * FMPL_ERR_SYS. */
 int coll_loggp_cache_path(char *buf, size_t len);
+/* The transport whose parameters apply to v's peers: "udp" when FMPL_TRANSPORT=udp forces
+ * it for every peer, else "shm" (the ranks of a host). */
+const char *coll_loggp_transport(vnic_t *v);
 int coll_loggp_cache_read(const char *transport, coll_loggp_t *m);
 int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *path, size_t len);
 

@@ -255,6 +255,12 @@ static void host_key(char *buf, size_t len)
     snprintf(buf, len, "%s/%ld", model, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+const char *coll_loggp_transport(vnic_t *v)
+{
+    const char *tr = vnic_info(v)->transports;
+    return tr && strstr(tr, "udp(forced)") ? "udp" : "shm";
+}
+
 int coll_loggp_cache_path(char *buf, size_t len)
 {
     const char *set = base_env_str("FMPL_COLL_LOGGP_CACHE", "auto",

@@ -372,8 +372,7 @@ static int loggp_main(int *argc, char ***argv)
         fmpl_finalize();
         return 2;
     }
-    const char *tr = vnic_info(v)->transports;
-    const char *transport = tr && !strstr(tr, "shm") ? "udp" : "shm";
+    const char *transport = coll_loggp_transport(v);
     loggp_run_t x = {v, 1 - rank, NULL, NULL, NULL, 0, 0, 0};
     vnic_key_t mykey = 0;
     int ok = 1;
