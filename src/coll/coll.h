@@ -465,7 +465,7 @@ int coll_offload_step(coll_offload_t *o);
 
 /* ---------------------------------------------------------------- the LogGP-planned bcast
  * A LogGP model of coll_build_bcast's two algorithms (coll_loggp.c explains it: what L, o,
- * g and G are, the formulas, how every member comes to plan alike). Times in ns. */
+ * g, G and our S are, the formulas, how every member comes to plan alike). Times in ns. */
 typedef struct coll_loggp {
     double latency;     /* L: flight time of a small message */
     double overhead;    /* o: sender's CPU time per message */
@@ -506,15 +506,15 @@ coll_bcast_plan_t coll_bcast_plan(size_t bytes, int ranks);
 const coll_loggp_t *coll_loggp_agreed(void);
 /* The built-in parameters. */
 const coll_loggp_t *coll_loggp_builtin(void);
+/* The transport whose parameters apply to v's peers: "udp" when FMPL_TRANSPORT=udp forces
+ * it for every peer, else "shm" (the ranks of a host). */
+const char *coll_loggp_transport(vnic_t *v);
 /* The cache file of measured parameters (FMPL_COLL_LOGGP_CACHE): its path into buf (1), or
  * 0 when there is none. Read: 1 and *m when the file has a line of `transport` ("shm",
  * "udp") for this host (CPU model and count), else 0. Write: replaces that line (other
  * lines stay); path gets the file's name; FMPL_SUCCESS, FMPL_ERR_ARG (no cache file) or
  * FMPL_ERR_SYS. */
 int coll_loggp_cache_path(char *buf, size_t len);
-/* The transport whose parameters apply to v's peers: "udp" when FMPL_TRANSPORT=udp forces
- * it for every peer, else "shm" (the ranks of a host). */
-const char *coll_loggp_transport(vnic_t *v);
 int coll_loggp_cache_read(const char *transport, coll_loggp_t *m);
 int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *path, size_t len);
 
