@@ -23,6 +23,20 @@ foreach(t bcast reduce allgather repeat large)
             ENV FMPL_COLL_SMALL=64 FMPL_COLL_SEG=4096 TIMEOUT 120)
 endforeach()
 
+# The LogGP-planned bcast: the model's functions, the cache file, the agreed parameters,
+# and bcasts at odd sizes with the segments the model picks under parameters that make
+# them small (costly bytes), large (costly messages) or the machine's, and the fixed rules.
+set(LOGGP_RANKS 1 2 3 4 7)
+fmpl_test(coll_test_loggp coll_test_loggp.c RANKS ${LOGGP_RANKS}
+          ENV FMPL_COLL_LOGGP_CACHE=none TIMEOUT 120)
+fmpl_test(coll_test_loggp_smallseg coll_test_loggp.c RANKS ${LOGGP_RANKS}
+          ENV FMPL_COLL_LOGGP_CACHE=none FMPL_COLL_LOGGP_O=1 FMPL_COLL_LOGGP_GAP=1
+              FMPL_COLL_LOGGP_G=20000 TIMEOUT 120)
+fmpl_test(coll_test_loggp_bigseg coll_test_loggp.c RANKS ${LOGGP_RANKS}
+          ENV FMPL_COLL_LOGGP_CACHE=none FMPL_COLL_LOGGP_O=100000 FMPL_COLL_LOGGP_G=1 TIMEOUT 120)
+fmpl_test(coll_test_loggp_fixed coll_test_loggp.c RANKS 1 3 4
+          ENV FMPL_COLL_LOGGP=0 TIMEOUT 120)
+
 # Runs that send each peer several times as many messages as an edge has cells (the
 # acknowledgement window: a reader frees messages out of order, acknowledges in order).
 fmpl_test(coll_test_window coll_test_window.c RANKS 2 3 4 5 7 TIMEOUT 120)

@@ -36,6 +36,11 @@ expect FMPL_SHM_HEAP=12Q "FMPL_SHM_HEAP=12Q: unexpected 'Q'" "exited with status
 expect FMPL_SHM_HEAP=0 "FMPL_SHM_HEAP=0 is out of range [1048576," "exited with status 78"
 expect FMPL_SHM_FASTBOX=maybe "FMPL_SHM_FASTBOX=maybe is not a boolean" "exited with status 78"
 expect FMPL_TRANSPORT=carrier-pigeon "FMPL_TRANSPORT=carrier-pigeon: expected auto or udp"
+expect FMPL_COLL_LOGGP_L=-5 "FMPL_COLL_LOGGP_L=-5 is out of range [0, 100000000]" \
+    "exited with status 78"
+expect FMPL_COLL_LOGGP_G=fast "FMPL_COLL_LOGGP_G=fast is not a number" "exited with status 78"
+expect FMPL_COLL_LOGGP=sometimes "FMPL_COLL_LOGGP=sometimes is not a boolean" \
+    "exited with status 78"
 expect FMPL_SHM_HEAP=1M "FMPL_SHM_HEAP=1048576" "raise FMPL_SHM_HEAP to at least" \
     "the engine did not start"
 exit $fail

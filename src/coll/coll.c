@@ -1,6 +1,7 @@
 /* coll.c — set-up of the collectives (the area, its settings, groups) and the
  * argument checks of the public calls; the algorithms live in coll_<op>.c. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "coll/coll_impl.h"
 
@@ -61,6 +62,72 @@ static void read_settings(coll_state_t *st)
                                          "payload bytes of a lane mailbox: the largest message "
                                          "of a persistent collective that runs on a lane");
     st->lane_room = BASE_ALIGN_UP(st->lane_room, 8);
+    st->seg_set = base_env_find("FMPL_COLL_SEG")->from_env;
+    st->bcast_tree_set = base_env_find("FMPL_COLL_BCAST_TREE_MAX")->from_env;
+    st->loggp_on = base_env_bool("FMPL_COLL_LOGGP", 1,
+                                 "plan the broadcast (tree or chain, chain segment) with the "
+                                 "LogGP model unless FMPL_COLL_BCAST_TREE_MAX / FMPL_COLL_SEG "
+                                 "are set; 0: the fixed threshold and segment");
+    static const struct {
+        const char *name, *what;
+        double unit; /* ns per unit of the setting */
+    } param[COLL_LOGGP_SETTINGS] = {
+        {"FMPL_COLL_LOGGP_L", "LogGP latency L of the bcast model (ns; 0: measured)", 1.0},
+        {"FMPL_COLL_LOGGP_O", "LogGP overhead o of the bcast model (ns per message; 0: measured)",
+         1.0},
+        {"FMPL_COLL_LOGGP_GAP", "LogGP gap g of the bcast model (ns per message; 0: measured)",
+         1.0},
+        {"FMPL_COLL_LOGGP_G",
+         "LogGP gap per byte G of the bcast model (picoseconds per byte; 0: measured)", 1e-3},
+        {"FMPL_COLL_LOGGP_S",
+         "CPU switch S of the bcast model: added to a hop when ranks outnumber CPUs (ns; 0: "
+         "measured)",
+         1.0},
+    };
+    for (int i = 0; i < COLL_LOGGP_SETTINGS; i++)
+        st->loggp_set[i] =
+            (double)base_env_int(param[i].name, 0, 0, 100000000, param[i].what) * param[i].unit;
+}
+
+/* The job's LogGP parameters (coll_loggp.c "Agreement"). Before coll_init's fence: rank 0
+ * publishes its own (its cache file's, else the built-in ones) at the end of its area. */
+static void loggp_publish(coll_state_t *st)
+{
+    if (st->world_rank != 0)
+        return;
+    coll_loggp_t m = *coll_loggp_builtin();
+    if (!coll_loggp_cache_read(coll_loggp_transport(st->v), &m))
+        m.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    memcpy(st->area + coll_loggp_off(st), &m, sizeof m);
+}
+
+/* After the fence: every rank takes rank 0's, then applies the settings. */
+static int loggp_agree(coll_state_t *st)
+{
+    if (st->world_rank == 0) {
+        memcpy(&st->loggp, st->area + coll_loggp_off(st), sizeof st->loggp);
+    } else {
+        int rc = vnic_get(st->v, 0, &st->loggp, sizeof st->loggp, COLL_KEY, coll_loggp_off(st));
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    double *field[COLL_LOGGP_SETTINGS] = {&st->loggp.latency, &st->loggp.overhead, &st->loggp.gap,
+                                          &st->loggp.per_byte, &st->loggp.switch_cost};
+    for (int i = 0; i < COLL_LOGGP_SETTINGS; i++)
+        if (st->loggp_set[i] > 0)
+            *field[i] = st->loggp_set[i];
+    return FMPL_SUCCESS;
+}
+
+const coll_loggp_t *coll_loggp_agreed(void)
+{
+    return coll_st ? &coll_st->loggp : NULL;
+}
+
+coll_bcast_plan_t coll_bcast_plan(size_t bytes, int ranks)
+{
+    coll_bcast_plan_t p = {0, 0, 0.0};
+    return coll_st ? coll_loggp_group_plan(coll_st, bytes, ranks) : p;
 }
 
 int coll_init(vnic_t *v)
@@ -86,10 +153,10 @@ int coll_init(vnic_t *v)
      * area would then not fit the shared heap: every rank decides alike, from the job's
      * size and settings */
     st->lane_big_depth = COLL_LANE_BIG_DEPTH;
-    st->area_size = BASE_ALIGN_UP(coll_lane_off(st, st->lanes), 4096);
+    st->area_size = BASE_ALIGN_UP(coll_loggp_off(st) + sizeof(coll_loggp_t), 4096);
     if (st->area_size > vnic_info(v)->heap_size) {
         st->lane_big_depth = COLL_LANE_BIG_DEPTH_MIN;
-        st->area_size = BASE_ALIGN_UP(coll_lane_off(st, st->lanes), 4096);
+        st->area_size = BASE_ALIGN_UP(coll_loggp_off(st) + sizeof(coll_loggp_t), 4096);
     }
 
     int rc = FMPL_ERR_NOMEM;
@@ -118,7 +185,10 @@ int coll_init(vnic_t *v)
                          VNIC_ACC_REMOTE_READ | VNIC_ACC_REMOTE_WRITE);
     if (rc != FMPL_SUCCESS)
         goto fail_cntr;
+    loggp_publish(st);
     rc = vnic_fence(v); /* every rank's area is registered before any peer uses it */
+    if (rc == FMPL_SUCCESS)
+        rc = loggp_agree(st);
     if (rc != FMPL_SUCCESS) {
         vnic_mr_dereg(v, COLL_KEY);
         goto fail_cntr;

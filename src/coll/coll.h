@@ -29,9 +29,11 @@
  *                     member must have distinct ctx % FMPL_COLL_GROUPS;
  *   FMPL_COLL_BCAST_TREE_MAX, FMPL_COLL_REDUCE_TREE_MAX (bytes, at most FMPL_COLL_SMALL,
  *                     default FMPL_COLL_SMALL): the largest message that takes the
- *                     tree/recursive algorithm; FMPL_COLL_ALLGATHER_BRUCK_MAX (default
- *                     4 * FMPL_COLL_SMALL): the largest round of Bruck's allgather and
- *                     alltoall (split over up to K+2 all-call mailboxes);
+ *                     tree/recursive algorithm (the bcast's when set, else the LogGP
+ *                     model's choice: "the LogGP-planned bcast" below);
+ *   FMPL_COLL_ALLGATHER_BRUCK_MAX (default 4 * FMPL_COLL_SMALL): the largest round of
+ *                     Bruck's allgather and alltoall (split over up to K+2 all-call
+ *                     mailboxes);
  *   FMPL_COLL_LANES, FMPL_COLL_LANE_BYTES  lanes per process and the payload room of
  *                     their small cells (default 8, 248; see "lanes" below).
  * Algorithms (all of them cached group schedules, see "group schedules" below; the
@@ -300,10 +302,10 @@ size_t coll_group_small(const coll_group_t *g);
 size_t coll_group_depth(const coll_group_t *g);
 /* Dissemination barrier. */
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g);
-/* size bytes from root's buf to every member's buf: binomial tree up to
- * FMPL_COLL_BCAST_TREE_MAX, else a chain of FMPL_COLL_SEG segments; on a lane schedule
- * (any size) binomial up to FMPL_COLL_SMALL, else a chain of FMPL_COLL_SMALL segments (a
- * lane's big cells). */
+/* size bytes from root's buf to every member's buf: binomial tree or a chain of segments
+ * as coll_bcast_plan(size, group size) says (the LogGP model, or FMPL_COLL_BCAST_TREE_MAX
+ * and FMPL_COLL_SEG when set); on a lane schedule (any size) binomial up to
+ * FMPL_COLL_SMALL, else a chain of FMPL_COLL_SMALL segments (a lane's big cells). */
 int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, int root);
 /* count elements: `in` of every member combined (in group-rank order when the op is not
  * commutative) into `out` at root (in == out allowed; out unused elsewhere); binomial
@@ -492,6 +494,61 @@ int coll_persist_wait(coll_persist_t *p);
 /* Frees p (NULL: nothing): FMPL_SUCCESS, or FMPL_ERR_BUSY while it is active. Before its
  * group is freed. */
 int coll_persist_free(coll_persist_t *p);
+
+/* ---------------------------------------------------------------- the LogGP-planned bcast
+ * A LogGP model of coll_build_bcast's two algorithms (coll_loggp.c explains it: what L, o,
+ * g, G and our S are, the formulas, how every member comes to plan alike). Times in ns. */
+typedef struct coll_loggp {
+    double latency;     /* L: flight time of a small message */
+    double overhead;    /* o: sender's CPU time per message */
+    double gap;         /* g: time between two messages of a stream */
+    double per_byte;    /* G: time per byte of a large message */
+    double switch_cost; /* S: added to a hop whose receiver must first get a CPU */
+    int cpus;           /* CPUs the ranks of a host share (more ranks: oversubscribed) */
+} coll_loggp_t;
+/* The smallest chain segment the model picks, and the largest bcast it always sends down
+ * the tree (bytes; coll_loggp.c says why). */
+#define COLL_LOGGP_SEG_MIN 1024
+#define COLL_LOGGP_TREE_MIN 4096
+/* What the model predicts of a bcast of `bytes` among `ranks` members: the binomial tree's
+ * time, the pipelined chain's in segments of seg bytes (0: one segment); 0 for fewer than
+ * two ranks or no bytes. Pure. */
+double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks);
+double coll_loggp_chain(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg);
+/* The chain segment (a multiple of 64, in [min(COLL_LOGGP_SEG_MIN, seg_max), seg_max], or
+ * bytes rounded up to 64 when smaller) that minimises coll_loggp_chain. Pure. */
+size_t coll_loggp_best_seg(const coll_loggp_t *m, size_t bytes, int ranks, size_t seg_max);
+/* A plan: chain 0 = binomial tree, 1 = chain of seg-byte segments; its predicted time. */
+typedef struct coll_bcast_plan {
+    int chain;
+    size_t seg;
+    double predicted;
+} coll_bcast_plan_t;
+/* The model's plan: the tree when bytes <= tree_max and either bytes <= COLL_LOGGP_TREE_MIN
+ * or the tree is not slower than the chain at its best segment (at most seg_max). Pure. */
+coll_bcast_plan_t coll_loggp_plan(const coll_loggp_t *m, size_t bytes, int ranks, size_t tree_max,
+                                  size_t seg_max);
+/* The plan coll_build_bcast follows for a group of `ranks` members on a channel schedule:
+ * the model's with the parameters the job agreed at coll_init, unless settings fix the
+ * choice (FMPL_COLL_LOGGP=0, FMPL_COLL_BCAST_TREE_MAX or FMPL_COLL_SEG set). The same on
+ * every rank of the job. Zeroes before coll_init. */
+coll_bcast_plan_t coll_bcast_plan(size_t bytes, int ranks);
+/* The parameters the job agreed at coll_init (rank 0's cache file or the built-in ones,
+ * then the FMPL_COLL_LOGGP_* settings); NULL before coll_init. */
+const coll_loggp_t *coll_loggp_agreed(void);
+/* The built-in parameters. */
+const coll_loggp_t *coll_loggp_builtin(void);
+/* The transport whose parameters apply to v's peers: "udp" when FMPL_TRANSPORT=udp forces
+ * it for every peer, else "shm" (the ranks of a host). */
+const char *coll_loggp_transport(vnic_t *v);
+/* The cache file of measured parameters (FMPL_COLL_LOGGP_CACHE): its path into buf (1), or
+ * 0 when there is none. Read: 1 and *m when the file has a line of `transport` ("shm",
+ * "udp") for this host (CPU model and count), else 0. Write: replaces that line (other
+ * lines stay); path gets the file's name; FMPL_SUCCESS, FMPL_ERR_ARG (no cache file) or
+ * FMPL_ERR_SYS. */
+int coll_loggp_cache_path(char *buf, size_t len);
+int coll_loggp_cache_read(const char *transport, coll_loggp_t *m);
+int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *path, size_t len);
 
 /* Removes the engine's progress hook from v (at finalize, when nothing runs). */
 void coll_sched_shutdown(vnic_t *v);

@@ -1069,10 +1069,18 @@ int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, i
 {
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    if (gs_lane(s) ? size <= g->st->small : size <= g->st->bcast_tree_max)
+    if (gs_lane(s)) { /* a lane has no big cells: its segments are its cells of COLL_SMALL */
+        if (size <= g->st->small)
+            build_bcast_binomial(s, g, buf, size, root);
+        else
+            build_bcast_chain(s, g, buf, size, root, g->st->small);
+        return FMPL_SUCCESS;
+    }
+    coll_bcast_plan_t plan = coll_loggp_group_plan(g->st, size, g->size); /* alike everywhere */
+    if (plan.chain)
+        build_bcast_chain(s, g, buf, size, root, plan.seg);
+    else
         build_bcast_binomial(s, g, buf, size, root);
-    else /* a lane has no big cells: its segments are its cells of FMPL_COLL_SMALL */
-        build_bcast_chain(s, g, buf, size, root, gs_lane(s) ? g->st->small : g->st->seg);
     return FMPL_SUCCESS;
 }
 

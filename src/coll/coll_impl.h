@@ -65,6 +65,7 @@
 #define COLL_BOARD_ENTRIES (COLL_BOARD_NB + COLL_BOARD_PERSIST)
 
 enum { COLL_DIR_DOWN = 0, COLL_DIR_UP = 1, COLL_NDIR = 2 };
+#define COLL_LOGGP_SETTINGS 5 /* FMPL_COLL_LOGGP_L, _O, _GAP, _G, _S */
 
 /* Process-wide collective state (one per process, made by coll_init). */
 typedef struct coll_state {
@@ -87,7 +88,11 @@ typedef struct coll_state {
     size_t bcast_tree_max;
     size_t reduce_tree_max;
     size_t allgather_bruck_max;
-    int lanes;          /* lanes of this process (FMPL_COLL_LANES) */
+    int seg_set, bcast_tree_set; /* FMPL_COLL_SEG, FMPL_COLL_BCAST_TREE_MAX set by the user */
+    int loggp_on;                /* FMPL_COLL_LOGGP: plan bcast with the model */
+    coll_loggp_t loggp;          /* the model's parameters, agreed at coll_init */
+    double loggp_set[COLL_LOGGP_SETTINGS]; /* FMPL_COLL_LOGGP_{L,O,GAP,G,S}: > 0 replaces */
+    int lanes;                             /* lanes of this process (FMPL_COLL_LANES) */
     size_t lane_room;   /* payload room of a small lane cell (FMPL_COLL_LANE_BYTES) */
     size_t lane_stride; /* bytes of a small lane cell, flag included, line aligned */
     int lane_big_depth; /* big lane cells per cell index (coll_init: COLL_LANE_BIG_DEPTH) */
@@ -337,6 +342,16 @@ static inline size_t coll_slot_size(const coll_state_t *st)
 {
     return coll_board_off(st, COLL_BOARD_ENTRIES);
 }
+
+/* Where rank 0 publishes the LogGP parameters it read (coll_loggp.c "Agreement"): after
+ * the lanes, at the end of the area. */
+static inline size_t coll_loggp_off(const coll_state_t *st)
+{
+    return coll_lane_off(st, st->lanes);
+}
+/* The bcast plan of a group of `ranks` members under st's parameters and settings
+ * (coll.h, coll_bcast_plan). */
+coll_bcast_plan_t coll_loggp_group_plan(const coll_state_t *st, size_t bytes, int ranks);
 
 /* ------------------------------------------------------------ group ranks */
 
