@@ -279,6 +279,27 @@ int base_ncpus(void)
     return n > 0 ? (int)n : 1;
 }
 
+void base_cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (colon && (strncmp(line, "model name", 10) == 0 || strncmp(line, "cpu model", 9) == 0)) {
+            char *p = colon + 1;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            p[strcspn(p, "\n")] = 0;
+            snprintf(buf, size, "%s", p);
+            break;
+        }
+    }
+    fclose(f);
+}
+
 /* ---- CPU placement ---- */
 
 /* A sysfs topology number of cpu (core_id, physical_package_id), or dflt. */

@@ -138,6 +138,9 @@ static inline void base_cpu_relax(void)
 }
 /* Number of CPUs this process may run on (sched_getaffinity). */
 int base_ncpus(void);
+/* The CPU's model name (/proc/cpuinfo's "model name" or "cpu model"; "unknown") in buf, cut
+ * short when buf is too small: what tuning caches are keyed by. Reads a file. */
+void base_cpu_model(char *buf, size_t size);
 
 /* ---- CPU placement ----
  * Which CPUs of `set` local rank `index` of `nlocal` ranks is bound to (out), by the

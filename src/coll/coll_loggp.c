@@ -231,24 +231,8 @@ coll_bcast_plan_t coll_loggp_group_plan(const coll_state_t *st, size_t bytes, in
 /* The CPU model (/proc/cpuinfo) and the CPUs online, without blanks. */
 static void host_key(char *buf, size_t len)
 {
-    char model[128] = "unknown";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':');
-            if (colon &&
-                (strncmp(line, "model name", 10) == 0 || strncmp(line, "cpu model", 9) == 0)) {
-                char *p = colon + 1;
-                while (*p == ' ' || *p == '\t')
-                    p++;
-                p[strcspn(p, "\n")] = 0;
-                snprintf(model, sizeof model, "%s", p);
-                break;
-            }
-        }
-        fclose(f);
-    }
+    char model[128];
+    base_cpu_model(model, sizeof model);
     for (char *p = model; *p; p++)
         if (*p == ' ' || *p == '\t')
             *p = '_';

@@ -138,24 +138,9 @@ static uint64_t fnv1a(const char *p, size_t n)
  * how many CPUs there are. */
 static void host_key(char *buf, size_t len)
 {
-    char model[128] = "unknown";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':');
-            if (colon &&
-                (strncmp(line, "model name", 10) == 0 || strncmp(line, "cpu model", 9) == 0)) {
-                char *p = colon + 1;
-                while (*p == ' ' || *p == '\t')
-                    p++;
-                p[strcspn(p, "\n|")] = 0;
-                snprintf(model, sizeof model, "%s", p);
-                break;
-            }
-        }
-        fclose(f);
-    }
+    char model[128];
+    base_cpu_model(model, sizeof model);
+    model[strcspn(model, "|")] = 0; /* the key's separator */
     struct utsname u;
     if (uname(&u) != 0)
         snprintf(u.release, sizeof u.release, "unknown");
