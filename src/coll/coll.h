@@ -509,7 +509,7 @@ typedef struct coll_loggp {
 /* The smallest chain segment the model picks, and the largest bcast it always sends down
  * the tree (bytes; coll_loggp.c says why). */
 #define COLL_LOGGP_SEG_MIN 1024
-#define COLL_LOGGP_TREE_MIN 4096
+#define COLL_LOGGP_TREE_MIN 8192
 /* What the model predicts of a bcast of `bytes` among `ranks` members: the binomial tree's
  * time, the pipelined chain's in segments of seg bytes (0: one segment); 0 for fewer than
  * two ranks or no bytes. Pure. */

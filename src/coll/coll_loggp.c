@@ -58,15 +58,18 @@
  * own costs per transfer beyond o (acknowledgements, schedule steps).
  *
  * The choice: the tree when m fits its cells (FMPL_COLL_SMALL) and T_tree <= T_chain at
- * the best segment, else the chain; but always the tree up to COLL_LOGGP_TREE_MIN (4 KiB),
- * though at 2 ranks the model finds a chain of two segments some 10% faster from about
- * 3 KiB: sizes on both sides of the tiny/small channel boundary (248 B) then stay on the
- * tree's channels, where ranks that disagree on the size fail and the channels stay in
- * step (mpi_coll_mismatch), while a disagreement across the tree/chain switch gives up the
- * big channel (it ends the job under the default error handler: coll_mismatch_fatal.sh). Settings
- * the user sets override the model: an explicit FMPL_COLL_BCAST_TREE_MAX fixes the switch, an
- * explicit FMPL_COLL_SEG the segment, FMPL_COLL_LOGGP=0 both (the fixed rules of before), and
- * FMPL_COLL_LOGGP_* replace single parameters.
+ * the best segment, else the chain; but always the tree up to COLL_LOGGP_TREE_MIN (8 KiB,
+ * one default mailbox). At 2 ranks the model finds a chain of two 4 KiB segments faster at
+ * 8 KiB, but it measured 1.62-1.69 us against the tree's 0.87-1.01 (mpi_coll, 3
+ * interleaved runs with FMPL_COLL_LOGGP=0 and 1): the engine's cost per transfer beyond o
+ * is missing from the model. Also, sizes on both sides of the tiny/small channel boundary
+ * (248 B) then stay on the tree's channels, where ranks that disagree on the size fail and the
+ * channels stay in step (mpi_coll_mismatch), while a disagreement across the tree/chain switch
+ * gives up the big channel (it ends the job under the default error handler:
+ * coll_mismatch_fatal.sh). Settings the user sets override the model: an explicit
+ * FMPL_COLL_BCAST_TREE_MAX fixes the switch, an explicit FMPL_COLL_SEG the segment,
+ * FMPL_COLL_LOGGP=0 both (the fixed rules of before), and FMPL_COLL_LOGGP_* replace single
+ * parameters.
  *
  * Agreement: every member of a group must build the same schedule, so the plan depends
  * only on (bytes, ranks) and on parameters that are the same on every rank: rank 0 reads
