@@ -300,6 +300,23 @@ void base_cpu_model(char *buf, size_t size)
     fclose(f);
 }
 
+int base_cache_file(const char *set, const char *name, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (strcmp(set, "none") == 0)
+        return 0;
+    if (strcmp(set, "auto") != 0) {
+        snprintf(buf, size, "%s", set);
+        return buf[0] != 0;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(buf, size, "%s/fmpl/%s", xdg, name);
+    else if (home && home[0] == '/')
+        snprintf(buf, size, "%s/.cache/fmpl/%s", home, name);
+    return buf[0] != 0;
+}
+
 /* ---- CPU placement ---- */
 
 /* A sysfs topology number of cpu (core_id, physical_package_id), or dflt. */

@@ -141,6 +141,11 @@ int base_ncpus(void);
 /* The CPU's model name (/proc/cpuinfo's "model name" or "cpu model"; "unknown") in buf, cut
  * short when buf is too small: what tuning caches are keyed by. Reads a file. */
 void base_cpu_model(char *buf, size_t size);
+/* The file of a tuning cache named `name` from its setting's value `set`: "none" gives
+ * "" (no file), "auto" the user's cache directory ($XDG_CACHE_HOME/fmpl/name, else
+ * $HOME/.cache/fmpl/name; "" when neither is an absolute path), anything else is the path
+ * itself. Written to buf; returns 1 when buf names a file. */
+int base_cache_file(const char *set, const char *name, char *buf, size_t size);
 
 /* ---- CPU placement ----
  * Which CPUs of `set` local rank `index` of `nlocal` ranks is bound to (out), by the

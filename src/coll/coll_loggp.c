@@ -254,19 +254,7 @@ int coll_loggp_cache_path(char *buf, size_t len)
                                    "file of the LogGP parameters fmpl-info --loggp measured "
                                    "(auto: $XDG_CACHE_HOME/fmpl/loggp or ~/.cache/fmpl/loggp; "
                                    "none: the built-in ones)");
-    buf[0] = 0;
-    if (strcmp(set, "none") == 0)
-        return 0;
-    if (strcmp(set, "auto") != 0) {
-        snprintf(buf, len, "%s", set);
-        return 1;
-    }
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && xdg[0] == '/')
-        snprintf(buf, len, "%s/fmpl/loggp", xdg);
-    else if (home && home[0] == '/')
-        snprintf(buf, len, "%s/.cache/fmpl/loggp", home);
-    return buf[0] != 0;
+    return base_cache_file(set, "loggp", buf, len);
 }
 
 /* Parses one line of the file; 1 when it is a valid one of `transport` for this host. */

@@ -155,18 +155,7 @@ static void cache_path(char *buf, size_t len, int *is_default)
                                    "(auto: $XDG_CACHE_HOME/fmpl/shm-tune or "
                                    "~/.cache/fmpl/shm-tune; none: measure at every start)");
     *is_default = strcmp(set, "auto") == 0;
-    buf[0] = 0;
-    if (strcmp(set, "none") == 0)
-        return;
-    if (!*is_default) {
-        snprintf(buf, len, "%s", set);
-        return;
-    }
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && xdg[0] == '/')
-        snprintf(buf, len, "%s/fmpl/shm-tune", xdg);
-    else if (home && home[0] == '/')
-        snprintf(buf, len, "%s/.cache/fmpl/shm-tune", home);
+    base_cache_file(set, "shm-tune", buf, len);
 }
 
 static void cache_format(const tune_result_t *t, const char *key, char *buf, size_t len)
