@@ -945,6 +945,41 @@ static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, 
 
 /* ------------------------------------------------------------------ algorithms */
 
+/* The group as the algorithms' carrier (algo.h): byte counts, the cells they name, and
+ * reductions by the group's op (inout = inout (op) in: the result lands in `lower`). */
+static void carrier_copy(const coll_algo_t *a, void *dst, const void *src, int64_t n)
+{
+    gx_copy(a->s, dst, src, (size_t)n);
+}
+
+static void *carrier_scratch(const coll_algo_t *a, int64_t n)
+{
+    return coll_sched_mem(a->s, (size_t)(n > 0 ? n : 1));
+}
+
+static void carrier_reduce(const coll_algo_t *a, const void *lower, const void *upper, void *into,
+                           int64_t n)
+{
+    const coll_reduce_op_t *op = a->carrier;
+    gx_reduce(a->s, op, into, into == lower ? upper : lower, (size_t)n / op->elem_size);
+}
+
+static const coll_algo_ops_t carrier_ops = {carrier_copy, carrier_scratch, carrier_reduce};
+
+/* Contract: coll_impl.h. */
+coll_algo_t coll_group_algo(coll_sched_t *s, const coll_group_t *g, const coll_reduce_op_t *op)
+{
+    return (coll_algo_t){.s = s,
+                         .ops = &carrier_ops,
+                         .n = g->size,
+                         .me = g->rank,
+                         .cells = 1,
+                         .spare = (unsigned)g->st->rounds,
+                         .extent = 1,
+                         .commutative = !op || op->commutative,
+                         .carrier = op};
+}
+
 /* The all-call barrier's steps: step i sends an empty message on A cell i to the member
  * barrier_dist(i) ahead and takes one from the member as far behind. Few members (one cell
  * per other member, as gs_direct): every step at once, d = i + 1, so nobody waits for a
@@ -968,14 +1003,10 @@ static int barrier_dist(int i, int at_once)
 
 int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
 {
-    int p = g->size, r = g->rank, at_once, n = barrier_steps(g, &at_once);
-    for (int i = 0; i < n; i++) {
-        int d = barrier_dist(i, at_once);
-        coll_sched_recv(s, NULL, 0, (uintptr_t)i, coll_mod(r - d, p));
-        coll_sched_send(s, NULL, 0, (uintptr_t)i, coll_mod(r + d, p));
-        if (!at_once)
-            coll_sched_fence(s);
-    }
+    int at_once;
+    barrier_steps(g, &at_once);
+    coll_algo_t a = coll_group_algo(s, g, NULL);
+    coll_algo_barrier_dissemination(&a, at_once);
     return FMPL_SUCCESS;
 }
 
@@ -1013,29 +1044,13 @@ int coll_barrier_run(coll_group_t *g)
     return err;
 }
 
-/* Cell index of a transfer 2^k apart on a lane (channels ignore it): k. */
-static inline uintptr_t gx_cell(int mask)
-{
-    return (uintptr_t)__builtin_ctz((unsigned)mask);
-}
-
-/* Binomial tree in ranks relative to the root: every transfer is 2^k apart (a rank
- * receives once and sends to each child at a different distance: one writer per cell
- * index and reader, as lanes need). */
+/* Binomial tree (algo.h): every transfer is 2^k apart, on cell k (a rank receives once
+ * and sends to each child at a different distance: one writer per cell index and reader,
+ * as lanes need). */
 static void build_bcast_binomial(coll_sched_t *s, coll_group_t *g, char *buf, size_t size, int root)
 {
-    int p = g->size, c = coll_mod(g->rank - root, p), mask = 1;
-    while (mask < p) {
-        if (c & mask) {
-            coll_sched_recv(s, buf, (int64_t)size, gx_cell(mask), coll_mod(g->rank - mask, p));
-            coll_sched_fence(s);
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (c + mask < p)
-            coll_sched_send(s, buf, (int64_t)size, gx_cell(mask), coll_mod(g->rank + mask, p));
+    coll_algo_t a = coll_group_algo(s, g, NULL);
+    coll_algo_bcast_binomial(&a, buf, (int64_t)size, root);
 }
 
 /* Pipelined chain root -> root+1 -> ... in segments of seg bytes (the big channel of DOWN
@@ -1084,70 +1099,15 @@ int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, i
     return FMPL_SUCCESS;
 }
 
-/* Binomial reduction of `in` to the tree's root vroot; returns the buffer holding this
- * rank's partial result after its last step (the result, at vroot). acc and tmp: count
- * elements of scratch each. A subtree covers consecutive relative ranks and acc always
- * holds the lower ones, so with vroot 0 the operands combine in rank order
- * (non-commutative ops). */
-static char *build_reduce_tree(coll_sched_t *s, coll_group_t *g, const void *in, char *acc,
-                               char *tmp, size_t count, const coll_reduce_op_t *op, int vroot)
-{
-    int p = g->size, c = coll_mod(g->rank - vroot, p);
-    size_t n = count * op->elem_size;
-    const char *cur = in;
-    for (int mask = 1; mask < p; mask <<= 1) {
-        if (c & mask) {
-            coll_sched_send(s, cur, (int64_t)n, gx_cell(mask), coll_mod(g->rank - mask, p));
-            coll_sched_fence(s);
-            return (char *)cur;
-        }
-        if (c + mask >= p)
-            continue;
-        if (cur != acc) {
-            gx_copy(s, acc, cur, n);
-            cur = acc;
-        }
-        coll_sched_recv(s, tmp, (int64_t)n, gx_cell(mask), coll_mod(g->rank + mask, p));
-        coll_sched_fence(s);
-        gx_reduce(s, op, acc, tmp, count); /* acc holds the lower ranks: acc (op) tmp */
-    }
-    return (char *)cur;
-}
-
+/* Binomial tree (algo.h); a non-commutative op's result goes from rank 0 to the root
+ * along DOWN edges (lane cell K = rounds: each rank sends and receives it at most once). */
 int coll_build_reduce(coll_sched_t *s, coll_group_t *g, const void *in, void *out, size_t count,
                       const coll_reduce_op_t *op, int root)
 {
-    int p = g->size, r = g->rank;
-    size_t n = count * op->elem_size;
-    if (n == 0)
+    if (count == 0)
         return FMPL_SUCCESS;
-    if (p == 1) {
-        gx_copy(s, out, in, n);
-        return FMPL_SUCCESS;
-    }
-    int vroot = op->commutative ? root : 0;
-    char *acc = coll_sched_mem(s, n), *tmp = coll_sched_mem(s, n);
-    if (!acc || !tmp)
-        return FMPL_ERR_NOMEM;
-    char *res = build_reduce_tree(s, g, in, acc, tmp, count, op, vroot);
-    if (vroot != root) { /* forward 0 -> root along DOWN edges: 0, 2^a, 2^a + 2^b, ...
-                          * (lane cell K: each rank sends and receives it at most once) */
-        uintptr_t K = (uintptr_t)g->st->rounds;
-        int cur = 0;
-        for (int k = 0; (1 << k) <= root; k++) {
-            if (!(root & (1 << k)))
-                continue;
-            int next = cur + (1 << k);
-            if (r == cur)
-                coll_sched_send(s, r == 0 ? res : tmp, (int64_t)n, K, next);
-            else if (r == next)
-                coll_sched_recv(s, next == root ? out : tmp, (int64_t)n, K, cur);
-            coll_sched_fence(s);
-            cur = next;
-        }
-    } else if (r == root) {
-        gx_copy(s, out, res, n);
-    }
+    coll_algo_t a = coll_group_algo(s, g, op);
+    coll_algo_reduce_binomial(&a, in, out, (int64_t)(count * op->elem_size), root);
     return FMPL_SUCCESS;
 }
 
@@ -1186,42 +1146,10 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
         build_bcast_binomial(s, g, out, n, 0);
         return rc;
     }
-    char *tmp = coll_sched_mem(s, n);
-    if (!tmp)
-        return FMPL_ERR_NOMEM;
-    /* Recursive doubling over the 2^floor(log2 p) members; with p not a power of two
-     * (A cells only) the first 2*rem ranks pair up first: even r hands its vector to r+1
-     * (A cell K) and gets the result back (A cell K+1). The lower ranks' operand always
-     * goes left, so every member gets the same bits. */
-    int K = g->st->rounds, p2 = 1;
-    while (p2 * 2 <= p)
-        p2 *= 2;
-    int rem = p - p2, newrank = r < 2 * rem ? (r & 1 ? r / 2 : -1) : r - rem;
-    if (r < 2 * rem && !(r & 1)) {
-        coll_sched_send(s, out, (int64_t)n, (uintptr_t)K, r + 1);
-        coll_sched_recv(s, out, (int64_t)n, (uintptr_t)K + 1, r + 1);
-        return FMPL_SUCCESS;
-    }
-    if (r < 2 * rem) {
-        coll_sched_recv(s, tmp, (int64_t)n, (uintptr_t)K, r - 1);
-        coll_sched_fence(s);
-        gx_reduce(s, op, tmp, out, count); /* r-1's operand is the lower one */
-        gx_copy(s, out, tmp, n);
-    }
-    for (int k = 0, mask = 1; mask < p2; k++, mask <<= 1) {
-        int np = newrank ^ mask, peer = np < rem ? 2 * np + 1 : np + rem;
-        coll_sched_recv(s, tmp, (int64_t)n, (uintptr_t)k, peer);
-        coll_sched_send(s, out, (int64_t)n, (uintptr_t)k, peer);
-        coll_sched_fence(s);
-        if (op->commutative || peer > r) {
-            gx_reduce(s, op, out, tmp, count); /* out holds the lower ranks */
-        } else {
-            gx_reduce(s, op, tmp, out, count); /* tmp does: tmp (op) out, into out */
-            gx_copy(s, out, tmp, n);
-        }
-    }
-    if (r < 2 * rem)
-        coll_sched_send(s, out, (int64_t)n, (uintptr_t)K + 1, r - 1);
+    /* Recursive doubling (algo.h); with p not a power of two (A cells only) the pairing
+     * takes A cells K and K + 1 (K = rounds). */
+    coll_algo_t a = coll_group_algo(s, g, op);
+    coll_algo_allreduce_recdbl(&a, out, coll_sched_mem(s, n), (int64_t)n);
     return FMPL_SUCCESS;
 }
 

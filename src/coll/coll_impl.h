@@ -52,6 +52,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "coll/algo/algo.h"
 #include "coll/coll.h"
 
 #define COLL_MAX_ROUNDS 32                   /* rounds of a log2 algorithm: any int group size */
@@ -635,6 +636,9 @@ int coll_build_allreduce_chain(coll_sched_t *s, coll_group_t *g, const void *in,
 /* Ring allgather (fold schedule, plain transfers): in step t = 0 .. p-2, rank r
  * passes block r-t to r+1 and gets block r-1-t from r-1, segment by segment
  * (one segment each way per round). */
+/* The group as the carrier of the algorithms (algo.h) that build into g's schedule s:
+ * byte counts, the cells they name, op the reduction (NULL: none). */
+coll_algo_t coll_group_algo(coll_sched_t *s, const coll_group_t *g, const coll_reduce_op_t *op);
 int coll_build_allgather_ring(coll_sched_t *s, coll_group_t *g, const void *send, void *recv,
                               size_t size);
 

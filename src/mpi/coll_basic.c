@@ -85,16 +85,12 @@ static int mc_root_n(const mpii_comm_t *c, int root)
 
 /* ------------------------------------------------------------------ barrier */
 
-/* Contract: coll_impl.h. Dissemination: round k exchanges an empty message with the
- * ranks 2^k away. */
+/* Contract: coll_impl.h. Dissemination (coll/algo). */
 int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
-    int p = c->size, r = c->rank;
-    for (int d = 1; d < p; d *= 2) {
-        mpii_cs_recv(s, NULL, 0, MPI_BYTE, (r - d + p) % p);
-        mpii_cs_send(s, NULL, 0, MPI_BYTE, (r + d) % p);
-        mpii_cs_fence(s);
-    }
+    mpii_algo_t m;
+    coll_algo_barrier_dissemination(
+        mpii_cs_algo(&m, s, NULL, c->size, c->rank, MPI_BYTE, MPI_OP_NULL), 0);
     return MPI_SUCCESS;
 }
 
@@ -127,27 +123,17 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
 
 /* ------------------------------------------------------------------ bcast */
 
-/* Contract: coll_impl.h. Binomial tree rooted at root: receive from the parent, then
- * send to the children. */
+/* Contract: coll_impl.h. Binomial tree (coll/algo). */
 void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
                         MPI_Datatype type, int root)
 {
-    int p = c->size, vr = (c->rank - root + p) % p, mask = 1;
-    while (mask < p) {
-        if (vr & mask) {
-            mpii_cs_recv(s, buf, count, type, (vr - mask + root) % p);
-            mpii_cs_fence(s);
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < p)
-            mpii_cs_send(s, buf, count, type, (vr + mask + root) % p);
+    mpii_algo_t m;
+    coll_algo_bcast_binomial(mpii_cs_algo(&m, s, NULL, c->size, c->rank, type, MPI_OP_NULL), buf,
+                             count, root);
 }
 
 /* Scatter of n bytes (binomial, a chunk per rank) then ring allgather of the chunks. */
-static void cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, int root)
+static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, int root)
 {
     int p = c->size, vr = (c->rank - root + p) % p;
     int64_t chunk = (n + p - 1) / p;
@@ -168,13 +154,19 @@ static void cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, i
             mpii_cs_send(s, b + lo, hi - lo, MPI_BYTE, (vr + mask + root) % p);
         }
     mpii_cs_fence(s);
-    int right = (c->rank + 1) % p, left = (c->rank - 1 + p) % p;
-    for (int k = 0; k < p - 1; k++) {
-        int sb = (vr - k + p) % p, rb = (vr - k - 1 + 2 * p) % p;
-        mpii_cs_recv(s, b + LO(rb), LO(rb + 1) - LO(rb), MPI_BYTE, left);
-        mpii_cs_send(s, b + LO(sb), LO(sb + 1) - LO(sb), MPI_BYTE, right);
-        mpii_cs_fence(s);
+    /* the ring: rank j's chunk is that of its rank relative to the root */
+    int64_t *cd = mpii_cs_bytes(s, 2 * (int64_t)p * (int64_t)sizeof *cd);
+    if (!cd)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < p; j++) {
+        int rel = (j - root + p) % p;
+        cd[p + j] = LO(rel);
+        cd[j] = LO(rel + 1) - LO(rel);
     }
+    mpii_algo_t m;
+    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, c->rank, MPI_BYTE, MPI_OP_NULL), b, cd,
+                             cd + p, 0, 0);
+    return MPI_SUCCESS;
 #undef LO
 }
 
@@ -251,22 +243,20 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
         mpii_cb_bcast_tree(s, c, buf, count, type, root);
         return MPI_SUCCESS;
     }
-    if (dt_is_contig(t, count)) {
-        cb_bcast_scag(s, c, (char *)buf + dt_true_lb(t), n, root);
-        return MPI_SUCCESS;
-    }
+    if (dt_is_contig(t, count))
+        return cb_bcast_scag(s, c, (char *)buf + dt_true_lb(t), n, root);
     char *tmp = mpii_cs_bytes(s, n);
     mpii_cs_type(s, type); /* holds t: a derived type is never predefined */
     cb_pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
-    cb_bcast_scag(s, c, tmp, n, root);
+    int rc = cb_bcast_scag(s, c, tmp, n, root);
     if (c->rank != root) {
         mpii_cs_fence(s);
         a.unpack = 1;
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     }
-    return MPI_SUCCESS;
+    return rc;
 }
 
 /* Bcast over c's group mailboxes, of count x type as bytes: in place when contiguous,
@@ -604,13 +594,9 @@ static int cb_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
     char *b = rbuf;
     if (sbuf != MPI_IN_PLACE)
         mpii_cs_copy(s, sbuf, scount, stype, b + displs[r] * ext, counts[r], rtype);
-    int right = (r + 1) % p, left = (r - 1 + p) % p;
-    for (int k = 0; k < p - 1; k++) {
-        int sb = (r - k + p) % p, rb = (r - k - 1 + 2 * p) % p;
-        mpii_cs_recv(s, b + displs[rb] * ext, counts[rb], rtype, left);
-        mpii_cs_send(s, b + displs[sb] * ext, counts[sb], rtype, right);
-        mpii_cs_fence(s);
-    }
+    mpii_algo_t m;
+    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, r, rtype, MPI_OP_NULL), b, counts, displs,
+                             0, 0);
     return MPI_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #ifndef FMPL_MPI_COLL_IMPL_H
 #define FMPL_MPI_COLL_IMPL_H
 
+#include "coll/algo/algo.h"
 #include "mpi/p2p_impl.h"
 #include "mpi/tool_impl.h"
 
@@ -390,6 +391,22 @@ typedef struct mpii_coll_tune {
 } mpii_coll_tune_t;
 extern mpii_coll_tune_t mpii_coll_tune;
 
+/* The MPI face as the carrier of the collective algorithms (coll/algo/algo.h): m becomes
+ * the carrier of schedule s's transfers among the n ranks rk (NULL: 0 .. n-1) of the
+ * schedule's communicator, me this process's index, in elements of type, reductions by
+ * op (MPI_OP_NULL: none; both checked by the caller). Returns &m->a, valid while m is. */
+typedef struct mpii_algo {
+    coll_algo_t a; /* first: the carrier's ops find the rest from it */
+    MPI_Datatype type;
+    MPI_Op op;
+} mpii_algo_t;
+const coll_algo_t *mpii_cs_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, int n, int me,
+                                MPI_Datatype type, MPI_Op op);
+
+/* Runs s to its end with tag, waiting (blocking), and frees it (s NULL: MPI_ERR_NO_MEM):
+ * for the library's own collectives (libcoll.c). An MPI error class, not raised. */
+int mpii_cs_run_tagged(coll_sched_t *s, int tag);
+
 /* Builders shared between files (arguments checked; counts/displs in elements). The
  * mpii_cb_ ones are for intracommunicators (c may be an intercommunicator's local, see
  * mpii_cs_comm); they return an MPI error class. */
@@ -403,22 +420,18 @@ void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t coun
 int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
                      const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
                      MPI_Datatype rtype, int root);
-/* Binomial reduce among the n ranks rk[0..n) of the schedule's communicator (rk NULL: the
- * ranks 0..n-1), me being this process's index: every index's operand `in` into `out`
- * at index ri (in == out allowed there; out unused elsewhere). Not commutative: the tree
- * is rooted at index 0, where the operands combine in index order, and the result is
- * forwarded to ri. Shared by the flat reduce and the node-aware steps (coll_node.c). */
+/* Binomial reduce (coll/algo) among the n ranks rk[0..n) of the schedule's communicator
+ * (rk NULL: the ranks 0..n-1), me being this process's index: every index's operand `in`
+ * into `out` at index ri (in == out allowed there; out unused elsewhere). Shared by the
+ * flat reduce and the node-aware steps (coll_node.c). */
 void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
-                         void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute);
+                         void *out, int64_t count, MPI_Datatype type, MPI_Op op);
 /* Allreduce in place in buf among the n ranks rk[0..n) (rk NULL: 0..n-1), me being this
- * process's index, tmp count elements of scratch: recursive doubling, or for a
+ * process's index, tmp count elements of scratch (coll/algo): recursive doubling, or for a
  * commutative op from FMPL_MPI_ALLREDUCE_LARGE bytes Rabenseifner's reduce-scatter +
- * allgather; for n not a power of two, indices < 2 rem pair up first (the even one hands
- * its operand to the odd one and gets the result at the end). Operands combine in index
- * order. Shared by the flat allreduce and the node-aware leaders' step (coll_node.c).
- * Returns an MPI error class (MPI_ERR_NO_MEM). */
-int mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
-                           int64_t count, MPI_Datatype type, MPI_Op op, int commute);
+ * allgather. Shared by the flat allreduce and the node-aware leaders' step (coll_node.c). */
+void mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                            int64_t count, MPI_Datatype type, MPI_Op op);
 /* Reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at root,
  * operands combined in rank order. rbuf is used at the root only. */
 int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,

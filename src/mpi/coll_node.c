@@ -175,18 +175,8 @@ int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox)
 static void cn_bcast_list(coll_sched_t *s, const int *rk, int n, int me, int ri, void *buf,
                           int64_t count, MPI_Datatype type)
 {
-    int vr = (me - ri + n) % n, mask = 1;
-    while (mask < n) {
-        if (vr & mask) {
-            mpii_cs_recv(s, buf, count, type, rk[(vr - mask + ri) % n]);
-            mpii_cs_fence(s);
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < n)
-            mpii_cs_send(s, buf, count, type, rk[(vr + mask + ri) % n]);
+    mpii_algo_t m;
+    coll_algo_bcast_binomial(mpii_cs_algo(&m, s, rk, n, me, type, MPI_OP_NULL), buf, count, ri);
 }
 
 /* Binomial fan-in of empty messages to index 0: returns once every index of the subtree
@@ -204,11 +194,8 @@ static void cn_fanin_list(coll_sched_t *s, const int *rk, int n, int me)
 /* Dissemination barrier. */
 static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
 {
-    for (int d = 1; d < n; d *= 2) {
-        mpii_cs_recv(s, NULL, 0, MPI_BYTE, rk[(me - d + n) % n]);
-        mpii_cs_send(s, NULL, 0, MPI_BYTE, rk[(me + d) % n]);
-        mpii_cs_fence(s);
-    }
+    mpii_algo_t m;
+    coll_algo_barrier_dissemination(mpii_cs_algo(&m, s, rk, n, me, MPI_BYTE, MPI_OP_NULL), 0);
 }
 
 /* ------------------------------------------------------------------ the collectives */
@@ -292,18 +279,17 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     const mpii_cnode_t *m = c->cnode;
     const int *rk;
     int n, me, rn = m->node_of[root], mynode = m->node_of[r];
-    int commute = mpii_op_get(op)->commute;
     cn_node(c, &rk, &n, &me);
     int li = mynode == rn ? m->idx_of[root] : 0;
     /* the node's partial result: in rbuf at the root, a temporary at other leaders */
     void *part = r == root ? rbuf : me == li ? mpii_cs_tmp(s, type, count) : NULL;
-    mpii_cb_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op, commute);
+    mpii_cb_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op);
     if (me == li) {
         int *l = cn_leaders(c, root);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_cs_fence(s);
-        mpii_cb_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op, commute);
+        mpii_cb_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op);
         free(l);
     }
     return MPI_SUCCESS;
@@ -318,20 +304,18 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
         return MPI_SUCCESS;
     const mpii_cnode_t *m = c->cnode;
     const int *rk;
-    int n, me, commute = mpii_op_get(op)->commute;
+    int n, me;
     cn_node(c, &rk, &n, &me);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    mpii_cb_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op, commute);
+    mpii_cb_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op);
     mpii_cs_fence(s);
     if (me == 0) {
         int *l = cn_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
-        int rc = mpii_cb_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
-                                        mpii_cs_tmp(s, type, count), count, type, op, commute);
+        mpii_cb_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
+                               mpii_cs_tmp(s, type, count), count, type, op);
         free(l);
-        if (rc)
-            return rc;
         mpii_cs_fence(s);
     }
     cn_bcast_list(s, rk, n, me, 0, rbuf, count, type);

@@ -73,48 +73,10 @@ static int cg_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out,
 
 /* Contract: coll_impl.h. */
 void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
-                         void *out, int64_t count, MPI_Datatype type, MPI_Op op, int commute)
+                         void *out, int64_t count, MPI_Datatype type, MPI_Op op)
 {
-#define RK(i) (rk ? rk[i] : (i))
-    int vroot = commute ? ri : 0, vr = (me - vroot + n) % n;
-    const void *acc = in;
-    void *accw = NULL, *tmp = NULL;
-    for (int mask = 1; mask < n; mask <<= 1) {
-        if (vr & mask) {
-            mpii_cs_send(s, acc, count, type, RK((vr - mask + vroot) % n));
-            break;
-        }
-        if (vr + mask >= n)
-            continue;
-        if (!tmp) {
-            tmp = mpii_cs_tmp(s, type, count);
-            accw = me == ri && commute ? out : mpii_cs_tmp(s, type, count);
-            if (accw != in)
-                mpii_cs_copy(s, in, count, type, accw, count, type);
-            acc = accw;
-        }
-        mpii_cs_recv(s, tmp, count, type, RK((vr + mask + vroot) % n));
-        mpii_cs_fence(s);
-        if (commute) {
-            mpii_cs_reduce(s, op, tmp, accw, count, type);
-        } else { /* acc covers the lower indices: acc op tmp, then swap */
-            mpii_cs_reduce(s, op, accw, tmp, count, type);
-            void *x = accw;
-            accw = tmp;
-            tmp = x;
-            acc = accw;
-        }
-    }
-    if (me == vroot && me == ri) {
-        if (acc != out)
-            mpii_cs_copy(s, acc, count, type, out, count, type);
-    } else if (me == vroot) { /* non-commutative, ri != 0: forward the result */
-        mpii_cs_send(s, acc, count, type, RK(ri));
-    } else if (me == ri) {
-        mpii_cs_fence(s); /* our operand (perhaps out itself) has left */
-        mpii_cs_recv(s, out, count, type, RK(vroot));
-    }
-#undef RK
+    mpii_algo_t m;
+    coll_algo_reduce_binomial(mpii_cs_algo(&m, s, rk, n, me, type, op), in, out, count, ri);
 }
 
 /* Contract: coll_impl.h. Binomial reduce over the communicator's ranks. */
@@ -127,7 +89,7 @@ int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
             mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
         return MPI_SUCCESS;
     }
-    mpii_cb_reduce_list(s, NULL, p, r, root, sbuf, rbuf, count, type, op, mc_commute(op));
+    mpii_cb_reduce_list(s, NULL, p, r, root, sbuf, rbuf, count, type, op);
     return MPI_SUCCESS;
 }
 
@@ -184,149 +146,43 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
 
 /* ------------------------------------------------------------------ allreduce */
 
-#define RK(i) (rk ? rk[i] : (i))
-
-/* Rabenseifner on the p2 members (newrank) of the list rk (mpii_cb_allreduce_list),
- * commutative op, count >= p2: recursive halving reduce-scatter then recursive doubling
- * allgather, in place in rbuf. */
-static int cb_allreduce_rsag(coll_sched_t *s, const int *rk, void *rbuf, void *tmp, int64_t count,
-                             MPI_Datatype type, MPI_Op op, int p2, int rem, int newrank)
-{
-    int64_t ext = mpii_coll_ext(type);
-    int64_t *cnts = malloc(2 * (size_t)p2 * sizeof *cnts);
-    if (!cnts)
-        return MPI_ERR_NO_MEM;
-    int64_t *disps = cnts + p2;
-    for (int i = 0; i < p2; i++) {
-        cnts[i] = count / p2 + (i < count % p2);
-        disps[i] = i ? disps[i - 1] + cnts[i - 1] : 0;
-    }
-    char *rb = rbuf, *tb = tmp;
-    int mask = 1, send_idx = 0, recv_idx = 0, last_idx = p2;
-#define REAL(nr) RK((nr) < rem ? (nr)*2 + 1 : (nr) + rem)
-    while (mask < p2) {
-        int nd = newrank ^ mask, dst = REAL(nd);
-        int64_t scnt = 0, rcnt = 0;
-        if (newrank < nd) {
-            send_idx = recv_idx + p2 / (mask * 2);
-            for (int i = send_idx; i < last_idx; i++)
-                scnt += cnts[i];
-            for (int i = recv_idx; i < send_idx; i++)
-                rcnt += cnts[i];
-        } else {
-            recv_idx = send_idx + p2 / (mask * 2);
-            for (int i = send_idx; i < recv_idx; i++)
-                scnt += cnts[i];
-            for (int i = recv_idx; i < last_idx; i++)
-                rcnt += cnts[i];
-        }
-        cb_sendrecv(s, rb + disps[send_idx] * ext, scnt, tb + disps[recv_idx] * ext, rcnt, type,
-                    dst);
-        mpii_cs_reduce(s, op, tb + disps[recv_idx] * ext, rb + disps[recv_idx] * ext, rcnt, type);
-        send_idx = recv_idx;
-        mask <<= 1;
-        if (mask < p2)
-            last_idx = recv_idx + p2 / mask;
-    }
-    mask >>= 1;
-    while (mask > 0) {
-        int nd = newrank ^ mask, dst = REAL(nd);
-        int64_t scnt = 0, rcnt = 0;
-        if (newrank < nd) {
-            if (mask != p2 / 2)
-                last_idx = last_idx + p2 / (mask * 2);
-            recv_idx = send_idx + p2 / (mask * 2);
-            for (int i = send_idx; i < recv_idx; i++)
-                scnt += cnts[i];
-            for (int i = recv_idx; i < last_idx; i++)
-                rcnt += cnts[i];
-        } else {
-            recv_idx = send_idx - p2 / (mask * 2);
-            for (int i = send_idx; i < last_idx; i++)
-                scnt += cnts[i];
-            for (int i = recv_idx; i < send_idx; i++)
-                rcnt += cnts[i];
-        }
-        cb_sendrecv(s, rb + disps[send_idx] * ext, scnt, rb + disps[recv_idx] * ext, rcnt, type,
-                    dst);
-        if (newrank > nd)
-            send_idx = recv_idx;
-        mask >>= 1;
-    }
-#undef REAL
-    free(cnts);
-    return MPI_SUCCESS;
-}
-
-/* Contract: coll_impl.h. */
-int mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
-                           int64_t count, MPI_Datatype type, MPI_Op op, int commute)
+/* 1 when an allreduce of count x type by op among n takes Rabenseifner's algorithm: a
+ * commutative op, FMPL_MPI_ALLREDUCE_LARGE bytes or more, an element per member. */
+static int cb_rabenseifner(int n, int64_t count, MPI_Datatype type, MPI_Op op)
 {
     int p2 = 1;
     while (p2 * 2 <= n)
         p2 *= 2;
-    int rem = n - p2, newrank;
-    /* Fold: among indices < 2*rem, even ones hand their operand to the next odd one. */
-    if (me < 2 * rem) {
-        if (me % 2 == 0) {
-            mpii_cs_send(s, buf, count, type, RK(me + 1));
-            newrank = -1;
-        } else {
-            mpii_cs_recv(s, tmp, count, type, RK(me - 1));
-            mpii_cs_fence(s);
-            mpii_cs_reduce(s, op, tmp, buf, count, type);
-            newrank = me / 2;
-        }
-    } else {
-        newrank = me - rem;
-    }
     int64_t bytes = count * dt_size(mpii_type_get(type));
-    int rc = MPI_SUCCESS;
-    if (newrank >= 0) {
-        if (commute && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1) {
-            rc = cb_allreduce_rsag(s, rk, buf, tmp, count, type, op, p2, rem, newrank);
-        } else {
-            for (int mask = 1; mask < p2; mask <<= 1) {
-                int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-                cb_sendrecv(s, buf, count, tmp, count, type, RK(dst));
-                if (commute || dst < me) {
-                    mpii_cs_reduce(s, op, tmp, buf, count, type);
-                } else { /* buf covers the lower indices: buf op tmp */
-                    mpii_cs_reduce(s, op, buf, tmp, count, type);
-                    mpii_cs_copy(s, tmp, count, type, buf, count, type);
-                }
-            }
-        }
-    }
-    if (me < 2 * rem) {
-        mpii_cs_fence(s);
-        if (me % 2)
-            mpii_cs_send(s, buf, count, type, RK(me - 1));
-        else
-            mpii_cs_recv(s, buf, count, type, RK(me + 1));
-    }
-    return rc;
+    return mc_commute(op) && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1;
 }
-#undef RK
+
+/* Contract: coll_impl.h. */
+void mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                            int64_t count, MPI_Datatype type, MPI_Op op)
+{
+    mpii_algo_t m;
+    const coll_algo_t *a = mpii_cs_algo(&m, s, rk, n, me, type, op);
+    if (cb_rabenseifner(n, count, type, op))
+        coll_algo_allreduce_rabenseifner(a, buf, tmp, count);
+    else
+        coll_algo_allreduce_recdbl(a, buf, tmp, count);
+}
 
 /* Allreduce into rbuf; sbuf is this rank's operand (MPI_IN_PLACE: already in rbuf). */
 static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
                         int64_t count, MPI_Datatype type, MPI_Op op)
 {
-    int p2 = 1, commute = mc_commute(op);
-    while (p2 * 2 <= c->size)
-        p2 *= 2;
-    int64_t bytes = count * dt_size(mpii_type_get(type));
-    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE),
-                   commute && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1
-                       ? MPII_ALG_RABENSEIFNER
-                       : MPII_ALG_RECURSIVE_DOUBLING);
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), cb_rabenseifner(c->size, count, type, op)
+                                                          ? MPII_ALG_RABENSEIFNER
+                                                          : MPII_ALG_RECURSIVE_DOUBLING);
     if (sbuf != MPI_IN_PLACE)
         mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
     if (c->size == 1 || count == 0)
         return MPI_SUCCESS;
-    return mpii_cb_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_cs_tmp(s, type, count),
-                                  count, type, op, mc_commute(op));
+    mpii_cb_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_cs_tmp(s, type, count), count,
+                           type, op);
+    return MPI_SUCCESS;
 }
 
 /* Allreduce on c's offload board (mpii_co_take gave entry, seq); a predefined type and op. */

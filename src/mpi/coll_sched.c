@@ -147,11 +147,13 @@ void mpii_cs_fence(coll_sched_t *s)
 
 int mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
 {
-    int rc = mpii_cb_reduce(s, c, in, out, 1, MPI_UINT64_T, MPI_BAND, 0);
+    mpii_algo_t m;
+    const coll_algo_t *a = mpii_cs_algo(&m, s, NULL, c->size, c->rank, MPI_UINT64_T, MPI_BAND);
+    coll_algo_reduce_binomial(a, in, out, 1, 0);
     mpii_cs_fence(s);
-    mpii_cb_bcast_tree(s, c, out, 1, MPI_UINT64_T, 0);
+    coll_algo_bcast_binomial(a, out, 1, 0);
     mpii_cs_fence(s);
-    return rc;
+    return MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ local steps */
@@ -237,6 +239,53 @@ void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
     }
     char *m = coll_sched_mem(s, (size_t)(hi - lo));
     return m ? m - lo : NULL;
+}
+
+/* ------------------------------------------------------------------ algorithms' carrier */
+
+static const mpii_algo_t *algo_of(const coll_algo_t *a)
+{
+    return (const mpii_algo_t *)(const void *)a;
+}
+
+static void algo_copy(const coll_algo_t *a, void *dst, const void *src, int64_t count)
+{
+    if (dst != src)
+        mpii_cs_copy(a->s, src, count, algo_of(a)->type, dst, count, algo_of(a)->type);
+}
+
+static void *algo_scratch(const coll_algo_t *a, int64_t count)
+{
+    return mpii_cs_tmp(a->s, algo_of(a)->type, count);
+}
+
+/* MPI_Reduce_local's order: the result lands in the second operand. */
+static void algo_reduce(const coll_algo_t *a, const void *lower, const void *upper, void *into,
+                        int64_t count)
+{
+    const mpii_algo_t *m = algo_of(a);
+    /* into == lower: a commutative op */
+    mpii_cs_reduce(a->s, m->op, into == upper ? lower : upper, into, count, m->type);
+}
+
+static const coll_algo_ops_t algo_ops = {algo_copy, algo_scratch, algo_reduce};
+
+const coll_algo_t *mpii_cs_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, int n, int me,
+                                MPI_Datatype type, MPI_Op op)
+{
+    mpii_op_t *o = op == MPI_OP_NULL ? NULL : mpii_op_get(op);
+    m->a = (coll_algo_t){.s = s,
+                         .ops = &algo_ops,
+                         .ranks = rk,
+                         .n = n,
+                         .me = me,
+                         .word = mpii_cs_type(s, type),
+                         .extent = mpii_coll_ext(type),
+                         .commutative = !o || o->commute,
+                         .into_upper = 1};
+    m->type = type;
+    m->op = op;
+    return &m->a;
 }
 
 /* ------------------------------------------------------------------ mailbox schedules */
@@ -461,6 +510,19 @@ static int cs_ready(void *arg)
 {
     cs_wait_t *w = arg;
     return coll_sched_advance(w->s, &w->err);
+}
+
+/* Contract: coll_impl.h. */
+int mpii_cs_run_tagged(coll_sched_t *s, int tag)
+{
+    cs_wait_t w = {s, 0};
+    int rc = MPI_ERR_NO_MEM;
+    if (s && !coll_sched_start(s, tag, 0, NULL, NULL)) {
+        rc = coll_sched_advance(s, &w.err) ? FMPL_SUCCESS : vnic_wait(mpii.vnic, cs_ready, &w, -1);
+        rc = rc == FMPL_SUCCESS ? w.err : mpii_err_from_fmpl(rc);
+    }
+    coll_sched_free(s);
+    return rc;
 }
 
 /* A background run finished (err: an MPI class): the request completes with an empty
