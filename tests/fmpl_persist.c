@@ -7,6 +7,14 @@
  *   - starts mixed with blocking collectives, completed by fmpl_test polling;
  *   - twelve requests on one communicator (the first 8 get board entries, the rest run
  *     queued), started together and waited for in reverse order;
+ *   - reuse: a bcast and an allreduce made, started once and freed REUSE_ROUNDS times on
+ *     FMPL_COMM_WORLD, far more than its 8 board entries (the later calls take entries
+ *     earlier ones freed: coll_offload.c "Persistent entries"), busy rank k = round % size
+ *     sleeping after its starts and the others' waits ending within half of it in every
+ *     round; inline and CMA sizes in turn; the bcast root is k, or k + 1 freeing its
+ *     request as soon as its wait returns (k has not read its data yet); the two requests
+ *     freed in a different order at odd ranks, a round later (after the next inits) at
+ *     every third one;
  *   - a busy member: after its start rank k sleeps DELAY_MS and the others' waits must end
  *     within half of it (on a fresh communicator, whose requests take the board; with
  *     FMPL_COLL_OFFLOAD=0 or FMPL_SHM_CMA=0 only the contents are checked);
@@ -24,6 +32,8 @@
 
 #define W FMPL_COMM_WORLD
 #define DELAY_MS 200
+#define REUSE_ROUNDS 40
+#define REUSE_DELAY_MS 100
 
 static int rank, size;
 
@@ -183,8 +193,9 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* 1 when a request of n bytes on a fresh communicator runs on the offload board (which
- * needs CMA above its inline room, FMPL_COLL_SMALL). */
+/* 1 when a request of n bytes on a communicator with a free board entry (a fresh one, or
+ * one whose earlier requests every rank freed) runs on the offload board (which needs CMA
+ * above its inline room, FMPL_COLL_SMALL). */
 static int on_board(size_t n)
 {
     const char *off = getenv("FMPL_COLL_OFFLOAD"), *cma = getenv("FMPL_SHM_CMA");
@@ -230,6 +241,80 @@ static void busy_case(void)
     CHECK_RC(fmpl_request_free(&rb), FMPL_SUCCESS);
     CHECK_RC(fmpl_request_free(&ra), FMPL_SUCCESS);
     CHECK_RC(fmpl_comm_free(&c), FMPL_SUCCESS);
+    free(a);
+    free(s);
+}
+
+/* Waits for r on a rank other than busy rank k; checks the wait is short when timed. */
+static void reuse_wait(fmpl_request r, int k, int t, int timed, const char *what, size_t n)
+{
+    double t0 = now_ms();
+    CHECK_RC(fmpl_wait(r), FMPL_SUCCESS);
+    double waited = now_ms() - t0;
+    if (timed && rank != k && waited > REUSE_DELAY_MS / 2) {
+        fprintf(stderr, "rank %d: round %d: %s of %zu B waited %.1f ms for busy rank %d\n", rank, t,
+                what, n, waited, k);
+        exit(1);
+    }
+}
+
+/* The requests of a round, in this rank's order (r[0] the bcast, r[1] the allreduce). */
+static void reuse_free(fmpl_request *r)
+{
+    for (int i = 0; i < 2; i++) {
+        fmpl_request *q = &r[rank % 2 ? 1 - i : i];
+        if (*q != FMPL_REQUEST_NULL)
+            CHECK_RC(fmpl_request_free(q), FMPL_SUCCESS);
+    }
+}
+
+/* Rounds of a bcast (a) and an allreduce in place (s) made, run once and freed on W (see
+ * the banner). */
+static void reuse_case(void)
+{
+    static const size_t counts[] = {1, 64, 4097, 1024}; /* doubles: 8 B .. 32 KiB + 8 */
+    double *a = malloc(4097 * sizeof *a), *s = malloc(4097 * sizeof *s);
+    CHECK(a && s);
+    int lazy = size > 2 && rank % 3 == 2;
+    fmpl_request kept[2] = {FMPL_REQUEST_NULL, FMPL_REQUEST_NULL};
+    for (int t = 0; t < REUSE_ROUNDS; t++) {
+        size_t n = counts[t % 4];
+        int k = t % size, root = t % 2 ? (k + 1) % size : k, timed = on_board(n * sizeof *a);
+        for (size_t i = 0; i < n; i++) {
+            a[i] = rank == root ? (double)(t * 1000 + root * 100 + (int)(i % 97)) : -1;
+            s[i] = (double)(rank + t + i % 5);
+        }
+        fmpl_request r[2];
+        CHECK_RC(fmpl_bcast_init(a, n * sizeof *a, root, W, &r[0]), FMPL_SUCCESS);
+        CHECK_RC(fmpl_allreduce_init(s, n, FMPL_DOUBLE, FMPL_SUM, W, &r[1]), FMPL_SUCCESS);
+        if (lazy) /* the last round's, after this round's inits */
+            reuse_free(kept);
+        CHECK_RC(fmpl_barrier(W), FMPL_SUCCESS);
+        CHECK_RC(fmpl_start(r[0]), FMPL_SUCCESS);
+        CHECK_RC(fmpl_start(r[1]), FMPL_SUCCESS);
+        if (rank == k) {
+            if (size > 1)
+                sleep_ms(REUSE_DELAY_MS);
+            CHECK_RC(fmpl_wait(r[0]), FMPL_SUCCESS);
+            CHECK_RC(fmpl_wait(r[1]), FMPL_SUCCESS);
+        } else {
+            reuse_wait(r[0], k, t, timed, "bcast", n * sizeof *a);
+            if (rank == root) /* (k has not read it yet) */
+                CHECK_RC(fmpl_request_free(&r[0]), FMPL_SUCCESS);
+            reuse_wait(r[1], k, t, timed, "allreduce", n * sizeof *a);
+        }
+        for (size_t i = 0; i < n; i++) {
+            CHECK(a[i] == (double)(t * 1000 + root * 100 + (int)(i % 97)));
+            CHECK(s[i] == (double)size * (t + i % 5) + (double)size * (size - 1) / 2);
+        }
+        if (lazy) {
+            kept[0] = r[0];
+            kept[1] = r[1];
+        } else {
+            reuse_free(r);
+        }
+    }
+    reuse_free(kept);
     free(a);
     free(s);
 }
@@ -351,6 +436,7 @@ int main(int argc, char **argv)
     mixed_case();
     many_case();
     busy_case();
+    reuse_case();
     errors();
     CHECK_RC(fmpl_finalize(), FMPL_SUCCESS);
     if (rank == 0)

@@ -13,7 +13,16 @@
  * buffer is checked unchanged. Error path: a persistent bcast whose size differs at one
  * rank (inline and over CMA, larger and smaller than the root's, on a duplicate of
  * MPI_COMM_WORLD, whose board entries are all free) fails there (MPI_ERR_COUNT or
- * MPI_ERR_TRUNCATE) at every start and nowhere else, and the others' data is right. */
+ * MPI_ERR_TRUNCATE) at every start and nowhere else, and the others' data is right.
+ * Reuse (reuse_case): a persistent bcast and allreduce made, started once and freed
+ * REUSE_ROUNDS times on one communicator, far more than its 8 persistent board entries, so
+ * the later calls run on entries earlier ones freed (coll_offload.c "Persistent entries"):
+ * busy rank k = round % size sleeps REUSE_DELAY_MS after its starts and the others' waits
+ * must end before half of it in every round (on the board: the late rounds too); sizes cycle
+ * through inline and CMA ones; the bcast root is k in even rounds, and k + 1 in odd ones,
+ * where it frees its request as soon as its wait returns, while k has yet to read its data;
+ * the ranks free the two requests in different orders, and every third rank frees a round's
+ * requests only after the next round's inits. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +33,8 @@
 #include "test_util.h"
 
 #define DELAY_MS 200
+#define REUSE_ROUNDS 40
+#define REUSE_DELAY_MS 100
 
 static int rank, size, timed, plain;
 
@@ -63,8 +74,7 @@ static void finish(MPI_Request *r, int k, const char *what, size_t n)
 }
 
 /* The root is rank 0: busy in turn like every rank. pb: the persistent bcast of n doubles
- * at buf, made once per size (as programs do: a group's first 8 persistent calls get a board
- * entry of their own, the later ones take the other paths), or NULL for MPI_Ibcast. */
+ * at buf, made once per size (as programs do), or NULL for MPI_Ibcast. */
 static void bcast_case(double *buf, size_t n, int k, MPI_Request *pb, int salt)
 {
     for (int start = 0; start < (pb ? 2 : 1); start++) {
@@ -144,6 +154,90 @@ static void mismatch_case(MPI_Comm comm, int n, int d)
     free(buf);
 }
 
+/* Waits for r (not MPI_REQUEST_NULL) on a rank other than busy rank k; checks the wait is
+ * short when timed. */
+static void reuse_wait(MPI_Request *r, int k, int t, int timed, const char *what, int n)
+{
+    double t0 = MPI_Wtime();
+    CHECK_RC(MPI_Wait(r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    double waited = (MPI_Wtime() - t0) * 1e3;
+    if (timed && rank != k && waited > REUSE_DELAY_MS / 2) {
+        fprintf(stderr,
+                "rank %d: round %d: persistent %s of %d doubles waited %.1f ms for busy "
+                "rank %d\n",
+                rank, t, what, n, waited, k);
+        CHECK(0);
+    }
+}
+
+/* The requests of a round, in this rank's order (r[0] the bcast, r[1] the allreduce). */
+static void reuse_free(MPI_Request *r)
+{
+    for (int i = 0; i < 2; i++) {
+        MPI_Request *q = &r[rank % 2 ? 1 - i : i];
+        if (*q != MPI_REQUEST_NULL)
+            CHECK_RC(MPI_Request_free(q), MPI_SUCCESS);
+    }
+}
+
+/* Rounds of a persistent bcast (a) and allreduce (b into b + n, or in place) made, run once
+ * and freed on MPI_COMM_WORLD; see the banner. */
+static void reuse_case(double *a, double *b)
+{
+    static const int counts[] = {1, 64, 4097, 1024}; /* 8 B, 512 B, 32 KiB + 8, 8 KiB */
+    int lazy = size > 2 && rank % 3 == 2;
+    MPI_Request kept[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    for (int t = 0; t < REUSE_ROUNDS; t++) {
+        int n = counts[t % 4], k = t % size, root = t % 2 ? (k + 1) % size : k, salt = 1000 + t;
+        int in_place = t % 3 == 0, timed = on_board((size_t)n * 8);
+        double *in = b, *out = in_place ? b : b + n;
+        for (int i = 0; i < n; i++) {
+            a[i] = rank == root ? val(salt, root, (size_t)i) : -1.0;
+            in[i] = val(salt, rank, (size_t)i);
+            if (!in_place)
+                out[i] = -1.0;
+        }
+        MPI_Request r[2];
+        CHECK_RC(MPI_Bcast_init(a, n, MPI_DOUBLE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]),
+                 MPI_SUCCESS);
+        CHECK_RC(MPI_Allreduce_init(in_place ? MPI_IN_PLACE : in, out, n, MPI_DOUBLE, MPI_SUM,
+                                    MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]),
+                 MPI_SUCCESS);
+        if (lazy) /* the last round's, after this round's inits */
+            reuse_free(kept);
+        CHECK_RC(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS); /* all start together */
+        CHECK_RC(MPI_Start(&r[0]), MPI_SUCCESS);
+        CHECK_RC(MPI_Start(&r[1]), MPI_SUCCESS);
+        if (rank == k) {
+            if (size > 1)
+                sleep_ms(REUSE_DELAY_MS);
+            CHECK_RC(MPI_Wait(&r[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK_RC(MPI_Wait(&r[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            reuse_wait(&r[0], k, t, timed, "bcast", n);
+            if (rank == root) /* (k has not read it yet) */
+                CHECK_RC(MPI_Request_free(&r[0]), MPI_SUCCESS);
+            reuse_wait(&r[1], k, t, timed, "allreduce", n);
+        }
+        for (int i = 0; i < n; i++) {
+            double want = 0;
+            for (int q = 0; q < size; q++)
+                want += val(salt, q, (size_t)i);
+            CHECK(a[i] == val(salt, root, (size_t)i));
+            CHECK(out[i] == want);
+            if (!in_place)
+                CHECK(in[i] == val(salt, rank, (size_t)i));
+        }
+        if (lazy) {
+            kept[0] = r[0];
+            kept[1] = r[1];
+        } else {
+            reuse_free(r);
+        }
+    }
+    reuse_free(kept);
+}
+
 static void mismatch_cases(void)
 {
     if (size < 2)
@@ -187,6 +281,7 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Request_free(&pb), MPI_SUCCESS);
         CHECK_RC(MPI_Request_free(&pa), MPI_SUCCESS);
     }
+    reuse_case(a, b);
     mismatch_cases();
     free(a);
     free(b);

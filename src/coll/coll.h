@@ -243,8 +243,9 @@ const coll_sched_ops_t *coll_sched_ops(const coll_sched_t *s);
  * switched it); also the one ops->begin gets. */
 void *coll_sched_ctx_of(const coll_sched_t *s);
 /* Keeps obj alive for the schedule's lifetime: release(obj) runs when s is freed (the
- * owner's reference on a datatype or operation its steps use). Same failure rule as the
- * building calls. */
+ * owner's reference on a datatype or operation its steps use), before s's memory
+ * (coll_sched_mem) goes, so obj may live there. Same failure rule as the building calls
+ * (failed: release(obj) has run). */
 int coll_sched_hold(coll_sched_t *s, void (*release)(void *), void *obj);
 
 /* Starts a run of s with tag `tag`. background = 1: runs the first rounds as far as
@@ -433,10 +434,13 @@ int coll_group_quiesce(coll_group_t *g);
 /* Whether the call being built on g (size bytes; persistent 1 for a persistent request)
  * runs offloaded: FMPL_COLL_OFFLOAD is on, g has 2 or more members whose slots are all
  * mapped here, and, above the board's inline room (FMPL_COLL_SMALL), every member's private
- * memory is reachable (CMA); a persistent call also needs a board entry of its own (the first 8
- * of a group get one; entries are not reused). On success takes the call's entry and returns 1 with
- * *entry and *seq (the instance: for a persistent call, that of its first start minus 1); else 0
- * with nothing taken. Never blocks. */
+ * memory is reachable (CMA); a persistent call also needs a board entry of its own: one of
+ * 8 that no earlier call holds, where an entry goes back when every member has freed the
+ * schedule its call was built into (coll_offload.c "Persistent entries": every member
+ * takes the same entry, or none, for the same call whatever the order of the frees). On
+ * success takes the call's entry and returns 1 with *entry and *seq (the instance: for a
+ * persistent call, that of its first start minus 1); else 0 with nothing taken. Never
+ * blocks. */
 int coll_offload_take(coll_group_t *g, size_t size, int persistent, int *entry, uint64_t *seq);
 
 typedef struct coll_offload coll_offload_t;
@@ -446,7 +450,9 @@ typedef struct coll_offload coll_offload_t;
  * (coll_group_quiesce). */
 enum { COLL_OFFLOAD_PERSISTENT = 1, COLL_OFFLOAD_ORDERED = 2 };
 /* The state of an offloaded call, in schedule memory of s (NULL: out of memory, s is
- * refused at start). bcast: size bytes of buf from root's to every member's buf.
+ * refused at start). A persistent call's entry is released when s is freed, which must
+ * not be before this member's last run is over. bcast: size bytes of buf from root's to
+ * every member's buf.
  * allreduce: count elements of op (commutative, elem_size bytes each) of every member's
  * in (in may be out) into every member's out, in rank order, the same bits everywhere. */
 coll_offload_t *coll_offload_bcast(coll_sched_t *s, coll_group_t *g, int entry, uint64_t seq,

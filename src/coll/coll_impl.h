@@ -157,11 +157,15 @@ struct coll_group {
     uint64_t q_popped;
     /* The offload board (coll_offload.c): -1 not looked at yet, 0 unusable, 1 usable
      * (every member's slot mapped here); offloaded calls so far (nonblocking, persistent);
-     * the entries this member has published in (cleared at retirement). */
+     * the entries this member has published in (cleared at retirement). Per persistent
+     * entry: the call that took it here last, and that call's state, whose schedule's free
+     * releases the entry (NULL once released; orphaned at retirement). */
     int board_ok;
     uint64_t board_nb;
-    int board_persist;
+    uint64_t board_calls;
     uint32_t board_span[COLL_BOARD_ENTRIES]; /* bytes of each entry written (0: unused) */
+    uint64_t board_call[COLL_BOARD_PERSIST];
+    struct coll_offload *board_hold[COLL_BOARD_PERSIST];
     int offload_live; /* offloaded runs of this member under way (coll_group_quiesce) */
 };
 #define COLL_PEER_UNKNOWN ((char *)1)
@@ -308,22 +312,26 @@ static inline uint64_t *coll_lane_sent(const coll_state_t *st, int lane, int tie
  * entries of one record each: a header line written by the record's member alone, a line
  * of claim words any member updates with atomics, then inline data: st->small bytes for
  * the COLL_BOARD_NB entries that nonblocking offloaded calls take in turn, and
- * COLL_BOARD_PERSIST_ROOM times that for the COLL_BOARD_PERSIST entries that the first
- * persistent ones of a group keep (their instances take turns in it). */
+ * COLL_BOARD_PERSIST_ROOM times that for the COLL_BOARD_PERSIST entries that persistent
+ * calls hold from init to free (their instances take turns in it; a freed entry goes to a
+ * later call by the rule in coll_offload.c, "Persistent entries"). */
 typedef struct coll_board_rec {
     /* line 0, the member's: */
     uint64_t seq;             /* instance whose fields below are valid (stored last) */
     uint64_t done;            /* instance this member is through with (coll_offload.c) */
     uint64_t size;            /* bytes of the instance */
     uint32_t key_in, key_out; /* its registered buffers (CMA forms) */
-    uint64_t pad0[4];
+    uint64_t call;            /* persistent: the call whose words these are (stored last) */
+    uint64_t released;        /* persistent: the last call here whose request was freed */
+    uint64_t pad0[2];
     /* line 1, claims: (instance << 32) | count */
     uint64_t fill;       /* bcast: pieces of this member's copy taken */
     uint64_t fill_done;  /* bcast: pieces of this member's copy made */
     uint64_t chunk_next; /* allreduce, member 0's: chunks taken */
     uint64_t chunk_done; /* allreduce, member 0's: chunks finished */
     uint64_t failed;     /* the instance a copy failed in (member 0's, the root's) */
-    uint64_t pad1[3];
+    uint64_t verdict;    /* persistent, member 0's: (owner call << 32) | last refused call */
+    uint64_t pad1[2];
 } coll_board_rec_t;
 _Static_assert(sizeof(coll_board_rec_t) == 2 * BASE_CACHE_LINE, "two lines");
 /* Inline data bytes of entry e. */
@@ -573,8 +581,10 @@ coll_sched_t *coll_sched_for_bcast(coll_group_t *g, void *buf, size_t size, int 
 coll_sched_t *coll_sched_for_allreduce(coll_group_t *g, void *buf, size_t count,
                                        const coll_reduce_op_t *op, int *rc);
 
-/* Clears this member's records of g's offload board that it published in (retirement,
- * after the final barrier: no member reads them any more). */
+/* Clears this member's records of g's offload board that it published in, and the
+ * headers of the persistent entries (retirement, after the final barrier: no member reads
+ * them any more); a persistent request freed later releases nothing (its state is
+ * orphaned). */
 void coll_board_clear(coll_group_t *g);
 
 /* ---- fold schedules (coll_gsched.c): the large reductions ----

@@ -50,6 +50,41 @@
  * root's is longer, else FMPL_ERR_MISMATCH) and the root, which does not fill it, succeeds;
  * an allreduce fails on every member. Nobody hangs, and a persistent call keeps failing
  * at every start.
+ * Persistent entries. A call holds its entry from its init until its request is freed
+ * (the schedule holding its state, off_new), then the entry may go to a later call of the
+ * same group. Members make the calls in the same order, so they number them alike (call
+ * k: the group's k-th persistent call that gets this far in coll_offload_take), but they
+ * free requests in any order and at any time, so what a member sees of the others' frees
+ * at its init differs from member to member. The rule:
+ *   - at its free, a member stores the call in its record's `released` (its last run is
+ *     over: it reads nothing of the entry's records or the call's buffers any more, and
+ *     writes nothing there; with release order);
+ *   - member 0's record of each persistent entry has a verdict word, (owner << 32) |
+ *     refused: the call that holds the entry (0: none yet) and the latest call that was
+ *     refused it;
+ *   - call k looks at the entries in order and takes the first whose verdict for k is
+ *     yes; when none is, it takes none and runs on the other paths. The verdict for
+ *     (entry, k) is decided by whichever member looks first, from what it sees then: yes
+ *     when every member's `released` is the owner (every member is done with the old
+ *     call: nobody reads or writes a word of it any more), else no; it is recorded with
+ *     one compare-and-swap, owner = k or refused = k, before anyone acts on it (a member
+ *     that loses the race reads the winner's). A member that looks later reads it: owner
+ *     k is yes; owner above k, or refused at k or above, is no. (Had k been given the
+ *     entry, no later call could own it before this member freed k, which it has not even
+ *     inited; and a member that looked at the entry for a later call had looked at it for
+ *     k first, having been refused the same entries before it as this member was: so it
+ *     recorded a refusal of k.) Frees only change what the first looker sees, never a
+ *     recorded verdict, so every member takes the same entry, or falls back, for the same
+ *     call. Nobody waits at init; call numbers past 2^32 - 1 are not offloaded (alike).
+ *   - a member that takes an entry for k clears its own record of it (all but `released`
+ *     and the verdict: no member reads or writes the old call's words any more) and then
+ *     stores `call` = k, with release order. Before a member sees `call` = k in a peer's
+ *     record it takes nothing in it for k's (its header still holds the old call's
+ *     instances): so k's instances count from 1 again, and no stale seq, done, flag or
+ *     claim word passes for one of k's. The first run of k waits for that as for the
+ *     peer's start, which follows its init.
+ * A request that is never freed keeps its entry; a call that finds all 8 held runs on the
+ * other paths, on every member alike.
  * Progress: the until step runs at every advance of the owner's schedule, i.e. whenever
  * the owner enters the library; a member sleeping in vnic_wait is woken (vnic_peer_wake)
  * by whoever changes a word it waits for. A blocking collective on the group first waits
@@ -64,7 +99,9 @@ enum { PH_REUSE, PH_RUN, PH_OVER };
 struct coll_offload {
     coll_group_t *g;
     int kind, entry, persistent, ordered, root;
-    uint64_t seq; /* instance of the run under way (or of the last one) */
+    uint64_t call; /* a persistent entry's: the call (0 a nonblocking entry's) */
+    int joined;    /* every member's record of the entry holds this call's words */
+    uint64_t seq;  /* instance of the run under way (or of the last one) */
     const void *in;
     void *out; /* bcast: in = out = the buffer */
     size_t size, count;
@@ -91,11 +128,15 @@ static void off_settings(void)
                                     "finish without a member busy elsewhere (1), or not (0)");
 }
 
+static inline coll_board_rec_t *board_rec(coll_group_t *g, int member, int entry)
+{
+    char *slot = member == g->rank ? g->area : coll_peer_slot(g, member);
+    return (coll_board_rec_t *)(void *)(slot + coll_board_off(g->st, entry));
+}
+
 static inline coll_board_rec_t *off_rec(const coll_offload_t *o, int member)
 {
-    coll_group_t *g = o->g;
-    char *slot = member == g->rank ? g->area : coll_peer_slot(g, member);
-    return (coll_board_rec_t *)(void *)(slot + coll_board_off(g->st, o->entry));
+    return board_rec(o->g, member, o->entry);
 }
 
 /* The inline data of instance o->seq in record r, and its flag (the instance, stored
@@ -126,6 +167,78 @@ static int off_inline(const coll_offload_t *o)
     return o->size <= o->g->st->small;
 }
 
+/* ---- persistent entries: which call takes which (the rule in the banner) */
+
+#define OFF_CALLS_MAX 0xffffffffu /* call numbers fill half of a verdict word */
+
+/* The verdict for (entry, call): 1 the call takes the entry. Recorded by this member when
+ * it is the first to look. */
+static int board_verdict(coll_group_t *g, int entry, uint64_t call)
+{
+    uint64_t *word = &board_rec(g, 0, entry)->verdict;
+    uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    for (;;) {
+        uint64_t owner = cur >> 32, refused = cur & 0xffffffffu;
+        if (owner == call)
+            return 1;
+        if (owner > call || refused >= call)
+            return 0;
+        int all = 1;
+        for (int j = 0; j < g->size && all; j++)
+            all = __atomic_load_n(&board_rec(g, j, entry)->released, __ATOMIC_ACQUIRE) == owner;
+        uint64_t next = all ? call << 32 | refused : owner << 32 | call;
+        if (__atomic_compare_exchange_n(word, &cur, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return all;
+    }
+}
+
+/* This member takes entry for call: clears its record of the old call's words, then says
+ * whose they are. */
+static void board_join(coll_group_t *g, int entry, uint64_t call)
+{
+    coll_board_rec_t *me = board_rec(g, g->rank, entry);
+    uint32_t *span = &g->board_span[entry];
+    me->seq = me->done = me->size = 0;
+    me->key_in = me->key_out = 0;
+    me->fill = me->fill_done = me->chunk_next = me->chunk_done = me->failed = 0;
+    if (*span > sizeof *me)
+        memset(me + 1, 0, *span - sizeof *me);
+    *span = (uint32_t)BASE_MAX(*span, sizeof *me);
+    g->board_call[entry - COLL_BOARD_NB] = call;
+    __atomic_store_n(&me->call, call, __ATOMIC_RELEASE);
+}
+
+/* This member is through with a persistent entry's call: the entry goes back, as far as
+ * this member is concerned. */
+static void board_released(coll_group_t *g, int entry, uint64_t call)
+{
+    g->board_hold[entry - COLL_BOARD_NB] = NULL;
+    __atomic_store_n(&board_rec(g, g->rank, entry)->released, call, __ATOMIC_RELEASE);
+}
+
+/* The schedule holding o, a persistent entry's call, is being freed (after its last run
+ * here; coll_sched_free releases before it frees the schedule's memory). */
+static void board_release(void *obj)
+{
+    coll_offload_t *o = obj;
+    if (o->g) /* (NULL: orphaned, the group retired) */
+        board_released(o->g, o->entry, o->call);
+}
+
+static int board_take_persistent(coll_group_t *g, int *entry)
+{
+    if (g->board_calls >= OFF_CALLS_MAX)
+        return 0;
+    uint64_t call = ++g->board_calls;
+    for (int e = COLL_BOARD_NB; e < COLL_BOARD_ENTRIES; e++)
+        if (board_verdict(g, e, call)) {
+            board_join(g, e, call);
+            *entry = e;
+            return 1;
+        }
+    return 0;
+}
+
 int coll_offload_take(coll_group_t *g, size_t size, int persistent, int *entry, uint64_t *seq)
 {
     off_settings();
@@ -140,9 +253,8 @@ int coll_offload_take(coll_group_t *g, size_t size, int persistent, int *entry, 
     if (!g->board_ok || (size > g->st->small && !vnic_info(g->v)->cma))
         return 0;
     if (persistent) {
-        if (g->board_persist >= COLL_BOARD_PERSIST)
+        if (!board_take_persistent(g, entry))
             return 0;
-        *entry = COLL_BOARD_NB + g->board_persist++;
         *seq = 0;
     } else {
         uint64_t n = g->board_nb++;
@@ -156,8 +268,13 @@ static coll_offload_t *off_new(coll_sched_t *s, coll_group_t *g, int kind, int e
                                unsigned flags)
 {
     coll_offload_t *o = coll_sched_mem(s, sizeof *o);
-    if (!o)
+    int persistent_entry = entry >= COLL_BOARD_NB;
+    uint64_t call = persistent_entry ? g->board_call[entry - COLL_BOARD_NB] : 0;
+    if (!o) { /* s is refused at start: this member is through with the call */
+        if (persistent_entry)
+            board_released(g, entry, call);
         return NULL;
+    }
     memset(o, 0, sizeof *o);
     o->g = g;
     o->kind = kind;
@@ -167,6 +284,12 @@ static coll_offload_t *off_new(coll_sched_t *s, coll_group_t *g, int kind, int e
     o->ordered = !!(flags & COLL_OFFLOAD_ORDERED);
     o->phase = PH_OVER;
     o->depth = 1;
+    o->call = call;
+    o->joined = !persistent_entry;
+    if (persistent_entry) { /* released when s is freed (failed: at once, s is refused) */
+        g->board_hold[entry - COLL_BOARD_NB] = o;
+        coll_sched_hold(s, board_release, o);
+    }
     return o;
 }
 
@@ -268,12 +391,30 @@ static void off_fail(coll_offload_t *o, int owner, int rc)
 
 /* ---- phases */
 
+/* Whether member j's record of a persistent entry holds this call's words (it has
+ * taken the entry for it: "Persistent entries"); before, nothing in it is this call's. */
+static int off_joined(coll_offload_t *o, int j)
+{
+    return o->joined || off_load(&off_rec(o, j)->call) == o->call;
+}
+
+static int off_all_joined(coll_offload_t *o)
+{
+    for (int j = 0; j < o->g->size && !o->joined; j++)
+        if (!off_joined(o, j))
+            return 0;
+    o->joined = 1;
+    return 1;
+}
+
 /* Step 1: every member is done with the instance whose place this one takes. */
 static int off_reusable(coll_offload_t *o)
 {
     uint64_t need = o->seq > o->depth ? o->seq - o->depth : 0, low = UINT64_MAX;
     if (o->seen >= need)
         return 1;
+    if (!off_all_joined(o)) /* (a member that has not has done none of it) */
+        return 0;
     for (int j = 0; j < o->g->size; j++) {
         uint64_t d = off_load(&off_rec(o, j)->done); /* (once: BASE_MIN reads twice) */
         low = BASE_MIN(low, d);
@@ -330,6 +471,8 @@ static int off_same_size(coll_offload_t *o, int j)
 {
     if (off_persistent_inline(o) && o->sized)
         return o->sized;
+    if (!off_joined(o, j)) /* (first: its seq may still be the old call's) */
+        return 0;
     coll_board_rec_t *r = off_rec(o, j);
     if (off_load(&r->seq) < o->seq)
         return 0;
@@ -550,8 +693,16 @@ int coll_offload_steps(coll_sched_t *s, coll_offload_t *o, int (*map)(int fmpl_c
 void coll_board_clear(coll_group_t *g)
 {
     for (int e = 0; e < COLL_BOARD_ENTRIES; e++) {
-        if (g->board_span[e])
-            memset(g->area + coll_board_off(g->st, e), 0, g->board_span[e]);
+        size_t span = g->board_span[e];
+        if (e >= COLL_BOARD_NB) /* (a verdict, a release: written by the others, or unseen) */
+            span = BASE_MAX(span, sizeof(coll_board_rec_t));
+        if (span)
+            memset(g->area + coll_board_off(g->st, e), 0, span);
         g->board_span[e] = 0;
     }
+    for (int i = 0; i < COLL_BOARD_PERSIST; i++)
+        if (g->board_hold[i]) {
+            g->board_hold[i]->g = NULL;
+            g->board_hold[i] = NULL;
+        }
 }

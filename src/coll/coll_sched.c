@@ -117,12 +117,12 @@ void coll_sched_free(coll_sched_t *s)
         return;
     if (s->listed)
         bg_remove(s);
+    for (int i = 0; i < s->nholds; i++) /* (first: an object may live in s's memory) */
+        s->holds[i].release(s->holds[i].obj);
+    free(s->holds);
     for (int i = 0; i < s->nmem; i++)
         free(s->mem[i]);
     free(s->mem);
-    for (int i = 0; i < s->nholds; i++)
-        s->holds[i].release(s->holds[i].obj);
-    free(s->holds);
     free(s->steps);
     free(s->round_end);
     free(s->round_xend);

@@ -245,8 +245,10 @@ static inline coll_sched_t *mpii_cs_hit(mpii_comm_t *c, const mpii_cmode_t *m,
  * Nonblocking and persistent MPI_Bcast and MPI_Allreduce on an intracommunicator whose
  * members share this host run on the communicator's offload board: the others finish
  * without a member that is busy elsewhere once it has started. mpii_co_take decides (the
- * same on every member: the communicator, the mode and the byte count) and takes the
- * call's board entry; mpii_co_steps adds the run's steps for the offload state o (NULL:
+ * same on every member: the communicator, the mode, the byte count and, for a persistent
+ * call, which board entries every member has freed: coll_offload.c "Persistent entries")
+ * and takes the call's board entry (a persistent request gives it back when it is freed,
+ * with its schedule); mpii_co_steps adds the run's steps for the offload state o (NULL:
  * out of memory) to s and returns an MPI class. */
 int mpii_co_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry, uint64_t *seq);
 int mpii_co_steps(coll_sched_t *s, coll_offload_t *o);
