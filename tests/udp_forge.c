@@ -51,7 +51,7 @@ static int forge_all(const unsigned char *p, size_t n, unsigned char out[][VNIC_
     for (size_t i = 0; i < sizeof kinds; i++) {
         udp_hdr_t h = h0;
         h.type = UDP_T_DATA;
-        h.pad0 = 0;
+        h.flags = 0;
         h.ctr = h0.ctr + 1000 + (uint64_t)k;
         h.seq = h0.seq ? h0.seq + 1 : 1;
         udp_op_t o;
@@ -78,7 +78,7 @@ static int forge_all(const unsigned char *p, size_t n, unsigned char out[][VNIC_
     for (uint8_t type = UDP_T_ACK; type < UDP_T_MAX; type++) {
         udp_hdr_t h = h0;
         h.type = type;
-        h.pad0 = 0;
+        h.flags = 0;
         h.ctr = h0.ctr + 1000 + (uint64_t)k;
         h.seq = 0;
         h.ack = type == UDP_T_BYE ? h0.ack : 0x7fffffff;
@@ -190,7 +190,7 @@ int main(void)
                   (ssize_t)flen[i]);
         udp_hdr_t h;
         memcpy(&h, xf.pkt[0], sizeof h);
-        h.pad0 |= UDP_HF_TWIN; /* claims to come from rank 1's twin socket */
+        h.flags |= UDP_HF_TWIN; /* claims to come from rank 1's twin socket */
         memcpy(forged[0], xf.pkt[0], xf.len[0]);
         memcpy(forged[0], &h, sizeof h);
         CHECK(sendto(fd, forged[0], xf.len[0], 0, (struct sockaddr *)&sa, sizeof sa) ==

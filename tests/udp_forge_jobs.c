@@ -62,7 +62,7 @@ static int forge(const unsigned char *p, size_t n, unsigned char out[][VNIC_UDP_
     for (int zero = 0; zero < 2; zero++) {
         udp_hdr_t h = h0;
         h.type = UDP_T_DATA;
-        h.pad0 = 0;
+        h.flags = 0;
         h.ctr = h0.ctr + 1000 + (uint64_t)k;
         h.seq = h0.seq ? h0.seq + 1 : 1;
         h.len = (uint32_t)(sizeof(udp_op_t) + 8);
@@ -82,7 +82,7 @@ static int forge(const unsigned char *p, size_t n, unsigned char out[][VNIC_UDP_
     for (int i = 0; i < 2; i++) {
         udp_hdr_t h = h0;
         h.type = types[i];
-        h.pad0 = 0;
+        h.flags = 0;
         h.ctr = h0.ctr + 1000 + (uint64_t)k;
         h.seq = 0;
         h.len = 0;
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < c.n; i++) {
             udp_hdr_t h;
             memcpy(&h, c.pkt[i], sizeof h);
-            CHECK_RC(vnic_udp_inject(v, id[0], (h.pad0 & UDP_HF_TWIN) != 0, c.pkt[i], c.len[i]),
+            CHECK_RC(vnic_udp_inject(v, id[0], (h.flags & UDP_HF_TWIN) != 0, c.pkt[i], c.len[i]),
                      FMPL_SUCCESS);
         }
         static unsigned char forged[NFORGED][VNIC_UDP_CAPTURE_BYTES];

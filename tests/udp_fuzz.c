@@ -190,7 +190,7 @@ int main(void)
         {
             udp_hdr_t b;
             memcpy(&b, buf, sizeof b);
-            b.pad0 |= UDP_HF_MORE;
+            b.flags |= UDP_HF_MORE;
             memcpy(bun, buf, n);
             memcpy(bun, &b, sizeof b);
             CHECK(udp_auth_seal(&auth_on, bun, n) == 0);

@@ -876,7 +876,7 @@ static void udp_ctrl(udp_t *s, int rank, udp_peer_t *p, uint8_t type, uint32_t k
     h.dst = udp_wire_rank(s, rank);
     h.ack = k;
     if (udp_twin(s, rank, p)) {
-        h.pad0 = UDP_HF_TWIN;
+        h.flags = UDP_HF_TWIN;
         udp_seal(s, p, &h, sizeof h);
         udp_send1(s, s->twin_fd, NULL, &h, sizeof h);
     } else {
@@ -1019,16 +1019,16 @@ static inline int udp_sendable(const udp_t *s, int rank, const udp_peer_t *p, ui
 static inline void udp_tx_prep(udp_t *s, udp_peer_t *p, uint32_t i, uint16_t hf, uint64_t now)
 {
     udp_hdr_t *h = udp_slot_hdr(s, i);
-    if (h->pad1) {
+    if (h->sent) {
         s->st.retransmits++;
-        h->pad1 = 2; /* retransmitted: no round-trip sample (the receiver ignores it) */
+        h->sent = 2; /* retransmitted: no round-trip sample (the receiver ignores it) */
     } else {
         s->st.data_sent++;
-        h->pad1 = 1;
+        h->sent = 1;
     }
     s->slot_sent[i] = now;
     h->ack = p->recv;
-    h->pad0 = (uint16_t)(hf | (BASE_UNLIKELY(s->slot_ackreq[i]) ? UDP_HF_ACK : 0));
+    h->flags = (uint16_t)(hf | (BASE_UNLIKELY(s->slot_ackreq[i]) ? UDP_HF_ACK : 0));
     udp_seal_slot(s, p, i);
     p->txnext = s->slot_next[i];
     if (!p->timer_ns)
@@ -1166,7 +1166,7 @@ static void udp_acked(udp_t *s, udp_peer_t *p, uint32_t k)
     while (p->head != UDP_NIL && seq_le(udp_slot_hdr(s, p->head)->seq, k)) {
         uint32_t i = p->head;
         udp_hdr_t *h = udp_slot_hdr(s, i);
-        if (h->seq == k && h->pad1 == 1 && now > s->slot_sent[i]) {
+        if (h->seq == k && h->sent == 1 && now > s->slot_sent[i]) {
             uint64_t sample = now - s->slot_sent[i];
             s->srtt_ns = s->srtt_ns ? (7 * s->srtt_ns + sample) / 8 : sample;
             s->rto_cur = BASE_MIN(BASE_MAX(s->rto_ns, 2 * s->srtt_ns), 4 * s->rto_ns);
@@ -1867,7 +1867,7 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
         s->st.ooo_dropped++;
         /* one LOSE per gap; a retransmitted packet beyond the gap means the sender went
          * back and lost the head again: that is a new gap */
-        if (!(p->flags & PF_LOSE_SENT) || m->h.pad1 == 2) {
+        if (!(p->flags & PF_LOSE_SENT) || m->h.sent == 2) {
             p->flags |= PF_LOSE_SENT;
             udp_ctrl(s, src, p, UDP_T_LOSE, p->recv);
         }
@@ -1895,7 +1895,7 @@ static void udp_rx_data(udp_t *s, int src, udp_peer_t *p, const udp_parsed_t *m)
     p->flags |= PF_ACK_DUE;
     p->rx_unacked_bytes += m->h.len;
     if (++p->rx_unacked >= s->ack_every || p->rx_unacked_bytes >= UDP_ACK_BYTES ||
-        (m->h.pad0 & UDP_HF_ACK))
+        (m->h.flags & UDP_HF_ACK))
         p->flags |= PF_ACK_NOW;
     else if (!p->ack_ns)
         p->ack_ns = udp_now(s) + s->ack_delay_ns;
@@ -1932,7 +1932,7 @@ static int udp_foreign_of(const udp_t *s, const udp_hdr_t *h, const struct socka
     for (int i = 0; i < s->npeers - s->size; i++) {
         const udp_peer_t *p = s->peer[s->size + i];
         if (s->foreign[i].rank == h->src && p->ip == from->sin_addr.s_addr &&
-            from->sin_port == ((h->pad0 & UDP_HF_TWIN) ? p->twin_port : p->port))
+            from->sin_port == ((h->flags & UDP_HF_TWIN) ? p->twin_port : p->port))
             return s->size + i;
     }
     return -1;
@@ -1979,7 +1979,7 @@ static void udp_rx_packet(udp_t *s, const char *buf, const char *ext, size_t n,
         }
         if (src >= 0 &&
             BASE_UNLIKELY(from->sin_addr.s_addr != p->ip ||
-                          from->sin_port != ((m.h.pad0 & UDP_HF_TWIN) ? p->twin_port : p->port)))
+                          from->sin_port != ((m.h.flags & UDP_HF_TWIN) ? p->twin_port : p->port)))
             src = -1; /* not from the address the claimed sender registered */
     }
     if (BASE_UNLIKELY(src < 0) && !ext && s->npeers > s->size &&
@@ -2057,7 +2057,7 @@ static void udp_rx_packet(udp_t *s, const char *buf, const char *ext, size_t n,
              * for the timer on a fast network (the receiver drops the duplicates). */
             uint32_t i = p->head;
             uint64_t now = base_time_ns();
-            if (udp_slot_hdr(s, i)->pad1 && now - s->slot_sent[i] < 20000u)
+            if (udp_slot_hdr(s, i)->sent && now - s->slot_sent[i] < 20000u)
                 s->st.lose_ignored++;
             else
                 udp_go_back(s, rank, p);
@@ -2176,7 +2176,7 @@ static int udp_place_match(const udp_t *s, const char *hb, size_t n)
     memcpy(&h, hb, sizeof h);
     memcpy(&o, hb + sizeof h, sizeof o);
     return h.type == UDP_T_DATA && h.src == udp_wire_rank(s, s->place_peer) &&
-           h.seq == s->place_seq && h.len == n - sizeof h && !(h.pad0 & UDP_HF_MORE) &&
+           h.seq == s->place_seq && h.len == n - sizeof h && !(h.flags & UDP_HF_MORE) &&
            o.kind == s->place_kind && o.len == n - UDP_HDRS && o.off == s->place_off &&
            (s->place_kind == UDP_OP_PUT ? o.key == s->place_key && !o.flags
                                         : o.aux == s->place_key && !o.a && o.b == o.len);
@@ -2324,7 +2324,7 @@ static int udp_timers(udp_t *s, uint64_t now)
                     uint32_t i = p->head;
                     udp_hdr_t *h = udp_slot_hdr(s, i);
                     h->ack = p->recv;
-                    h->pad0 = 0;
+                    h->flags = 0;
                     udp_seal_slot(s, p, i);
                     udp_tx_slot(s, p, i);
                     s->st.retransmits++;

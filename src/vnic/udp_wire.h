@@ -47,7 +47,7 @@ enum {
     UDP_T_MAX
 };
 
-/* Header flags (pad0). */
+/* Header flags (udp_hdr_t.flags). */
 enum {
     UDP_HF_TWIN = 1, /* sent from the sender's twin socket: its source port is not the one
                       * the sender receives on (never learn the address from it) */
@@ -79,11 +79,11 @@ typedef struct udp_hdr {
     uint32_t src, dst; /* src, dst, ctr: the MAC's nonce (udp_auth_nonce) */
     uint64_t ctr;
     uint8_t type, version;
-    uint16_t pad0;
+    uint16_t flags; /* UDP_HF_* */
     uint32_t seq, ack;
     uint32_t len;
-    uint32_t pad1;
-    uint32_t pad2;
+    uint32_t sent; /* DATA, the sender's own mark: 1 sent once, 2 sent again (no RTT sample) */
+    uint32_t pad;
 } udp_hdr_t;
 _Static_assert(sizeof(udp_hdr_t) == 56, "wire header is 56 bytes");
 _Static_assert(offsetof(udp_hdr_t, src) == UDP_TAG_BYTES && offsetof(udp_hdr_t, ctr) == 24,
@@ -260,7 +260,7 @@ static inline size_t udp_part(const void *pkt, size_t n, size_t *next)
         return n;
     udp_hdr_t h;
     memcpy(&h, pkt, sizeof h);
-    if (!(h.pad0 & UDP_HF_MORE) || h.len > n - sizeof h)
+    if (!(h.flags & UDP_HF_MORE) || h.len > n - sizeof h)
         return n;
     size_t end = sizeof h + h.len, at = (end + 7) & ~(size_t)7;
     *next = at < n ? at : n;
