@@ -192,8 +192,8 @@ void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int
 void mpii_cs_fence(coll_sched_t *s);
 /* Appends an AND over the members of *in into *out on every member (a reduction to rank 0,
  * then a binomial bcast), fenced after: the agreements of lanes and of FMPL_MPI_CHECK.
- * Returns an MPI class (building). */
-int mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out);
+ * Out of memory is remembered by s (coll_sched_start refuses it). */
+void mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out);
 /* A temporary of the schedule holding count elements of type in the type's own layout
  * (the address to use as buffer; it may differ from the memory by the type's lower
  * bound); NULL: out of memory (the

@@ -145,7 +145,7 @@ void mpii_cs_fence(coll_sched_t *s)
     coll_sched_fence(s);
 }
 
-int mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
+void mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
 {
     mpii_algo_t m;
     const coll_algo_t *a = mpii_cs_algo(&m, s, NULL, c->size, c->rank, MPI_UINT64_T, MPI_BAND);
@@ -153,7 +153,6 @@ int mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
     mpii_cs_fence(s);
     coll_algo_bcast_binomial(a, out, 1, 0);
     mpii_cs_fence(s);
-    return MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ local steps */
@@ -650,12 +649,8 @@ static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
     pl->atag = mpii_coll_tag(c);
     pl->seq = c->lane_seq++;
     coll_sched_call(a, pl_offer_step, &pl, sizeof pl);
-    int rc = mpii_cs_and(a, c, &pl->offer, &pl->agreed);
+    mpii_cs_and(a, c, &pl->offer, &pl->agreed);
     coll_sched_call(a, pl_settle_step, &pl, sizeof pl);
-    if (rc) {
-        pl_free(pl);
-        return rc;
-    }
     r->plane = pl;
     return MPI_SUCCESS;
 }

@@ -192,12 +192,8 @@ static int verify_build(verify_t *v, const char *fname)
     free(v->send);
     mpii_cs_fence(s);
     coll_sched_call(s, verify_judge_step, &vr, sizeof vr);
-    int rc = mpii_cs_and(s, c, &vr->ok, &vr->all_ok);
+    mpii_cs_and(s, c, &vr->ok, &vr->all_ok);
     coll_sched_call(s, verify_final_step, &vr, sizeof vr);
-    if (rc) {
-        coll_sched_free(s);
-        return MPII_ERR_COMM(c->handle, rc, fname);
-    }
     coll_sched_free(verify_check); /* (an entry that failed after its check was built) */
     verify_check = s;
     verify_check_tag = mpii_coll_tag(c);
