@@ -1,4 +1,5 @@
-/* base_unit.c — unit tests of the base layer: messages, settings, back-off, futex. */
+/* base_unit.c — unit tests of the base layer: messages, streaming copies, settings, back-off,
+ * futex. */
 #include "base/base.h"
 
 #include <signal.h>
@@ -33,6 +34,25 @@ int main(void)
     }
     CHECK(strcmp(base_strerror(-5), "unknown error code") == 0);
     CHECK(strcmp(base_strerror(FMPL_ERR_LAST), "unknown error code") == 0);
+
+    /* streaming copies: every head alignment, short and long lengths, nothing outside */
+    {
+        enum { ROOM = 4096 + 256 };
+        static unsigned char src[ROOM], dst[ROOM + 64];
+        for (int i = 0; i < ROOM; i++)
+            src[i] = (unsigned char)(i * 7 + 3);
+        const size_t lens[] = {0, 1, 15, 63, 64, 65, 127, 200, 1000, 4096};
+        for (size_t off = 0; off < 16; off++)
+            for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+                memset(dst, 0xee, sizeof dst);
+                base_copy_stream(dst + 16 + off, src + off, lens[k]);
+                CHECK(memcmp(dst + 16 + off, src + off, lens[k]) == 0);
+                for (size_t i = 0; i < 16 + off; i++)
+                    CHECK(dst[i] == 0xee);
+                for (size_t i = 16 + off + lens[k]; i < sizeof dst; i++)
+                    CHECK(dst[i] == 0xee);
+            }
+    }
 
     /* settings: suffixes, defaults, booleans, strings, and the record of them */
     setenv("FMPL_TEST_SIZE", "3M", 1);

@@ -12,6 +12,9 @@
 #include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 /* ---- status ---- */
 
@@ -579,4 +582,31 @@ base_backoff_action_t base_backoff_decide(base_backoff_t *b)
 int64_t base_backoff_sleep_ns(void)
 {
     return base_bo.sleep_ns ? base_bo.sleep_ns : 2000000;
+}
+
+/* ---- memory ---- */
+
+void base_copy_stream(void *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__)
+    char *d = dst;
+    const char *sp = src;
+    size_t head = (size_t)(-(uintptr_t)d & 15);
+    if (n < head + 64) {
+        memcpy(dst, src, n);
+        return;
+    }
+    memcpy(d, sp, head);
+    d += head;
+    sp += head;
+    n -= head;
+    for (; n >= 64; n -= 64, d += 64, sp += 64)
+        for (int k = 0; k < 64; k += 16)
+            _mm_stream_si128((__m128i *)(void *)(d + k),
+                             _mm_loadu_si128((const __m128i *)(const void *)(sp + k)));
+    memcpy(d, sp, n);
+    _mm_sfence();
+#else
+    memcpy(dst, src, n);
+#endif
 }

@@ -119,6 +119,12 @@ static inline void base_zero(void *p, size_t n)
         memset((char *)p + n / 16 * 16, 0, n % 16);
 }
 
+/* Copies n bytes from src to dst with non-temporal stores where the CPU has them (x86-64:
+ * 16-byte streaming stores to the 16-byte-aligned middle; memcpy elsewhere): for data that
+ * another process reads next, so that the writer neither fetches the destination's lines
+ * nor keeps them. Ends with a store fence (the stores are ordered before later ones). */
+void base_copy_stream(void *dst, const void *src, size_t n);
+
 /* ---- clocks ---- */
 static inline uint64_t base_time_ns(void)
 {

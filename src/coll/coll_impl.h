@@ -75,6 +75,7 @@ typedef struct coll_state {
     int rounds;          /* K = ceil(log2(world size)), at least 1 */
     size_t small;        /* payload room of a small cell (COLL_SMALL) */
     size_t seg;          /* payload room of a segment cell (COLL_SEG) */
+    int stream;          /* FMPL_COLL_STREAM: coll_put_segment's non-temporal stores */
     size_t small_stride; /* bytes of a small cell, flag included, line aligned */
     size_t seg_stride;   /* bytes of a segment cell */
     int depth;           /* cells of a small channel (FMPL_COLL_DEPTH) */
@@ -486,6 +487,14 @@ static inline void coll_store_cell(coll_group_t *g, int peer, char *end, const v
  * ones as two ordered puts straight from data. data may be NULL when len is 0. */
 int coll_put_cell(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
                   uint64_t flag);
+/* coll_put_cell for a message its reader copies out of the cell (never folds into it in
+ * place): a large one to a slot mapped here is written with non-temporal stores when
+ * FMPL_COLL_STREAM is on, so the writer neither fetches the cell's lines from the reader's
+ * cache (where its last copy left them) nor keeps them. Measured on an AMD EPYC guest whose
+ * two vCPUs sometimes share no cache: a 1 MiB bcast chain at 2 ranks took 490 us with
+ * cached stores and 65 with these (docs/performance.md). */
+int coll_put_segment(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
+                     uint64_t flag);
 
 /* Like coll_put_cell for an A cell: payload gathered from two pieces (either may be
  * empty), always through the outbox (len1 + len2 <= COLL_SMALL). */

@@ -75,6 +75,19 @@ int coll_put_cell(coll_group_t *g, int peer, uint64_t flag_off, const void *data
     return put_contig(g, peer, &flag, 8, flag_off, VNIC_F_RCNTR | VNIC_F_TAIL_FLAG);
 }
 
+int coll_put_segment(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
+                     uint64_t flag)
+{
+    char *slot = len > g->st->small && g->st->stream ? coll_peer_slot(g, peer) : NULL;
+    if (!slot)
+        return coll_put_cell(g, peer, flag_off, data, len, flag);
+    char *end = slot + flag_off;
+    base_copy_stream(end - len, data, len); /* (fenced: the payload is visible first) */
+    __atomic_store_n((uint64_t *)end, flag, __ATOMIC_RELEASE);
+    vnic_peer_wake(g->v, g->members[peer]);
+    return FMPL_SUCCESS;
+}
+
 int coll_put_word(coll_group_t *g, int peer, uint64_t line_off, uint64_t value)
 {
     char *slot = coll_peer_slot(g, peer);
