@@ -486,11 +486,14 @@ END {
 
     # Collectives without their callers (seed 003, mpi_offload at 4 ranks).
     print ""
-    print "== Offload (mpi_offload, 4 ranks: delayed rank = completion of the others / 50 ms that one rank spends away from MPI after the start, worst rank, lower is better; overlap % while computing as long as the collective takes, worst rank, higher is better)"
+    print "== Offload (mpi_offload, 4 ranks: one call = a single start + wait after a barrier, slowest rank; delayed rank = completion of the others / 50 ms that one rank spends away from MPI after the start, worst rank, lower is better; overlap % while computing as long as one call takes, worst rank, higher is better)"
     hdr("FMPL-MPI")
     split("ibcast iallreduce bcast_persistent allreduce_persistent", oops, " ")
     split("8 262144 1048576", osz, " ")
     t = 4 > ncpu ? "*" : ""
+    for (c = 1; c <= 4; c++)
+        for (i = 1; i <= 3; i++)
+            mp("one call, " oops[c] " " hs(osz[i]) t " [us]", oops[c] "|malloc|4|" osz[i] "|once_us", "lower")
     for (c = 1; c <= 4; c++)
         for (i = 1; i <= 3; i++)
             mp("delayed rank, " oops[c] " " hs(osz[i]) t, "delayed_" oops[c] "|malloc|4|" osz[i] "|delay_frac", "lower")

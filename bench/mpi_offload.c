@@ -14,7 +14,8 @@
  *
  * For each operation and size, --reps repetitions (default 5, 3 with --quick; the median
  * reported) of three measures, every one after a barrier:
- *   time_us     start + wait, the slowest rank's time: what the collective takes;
+ *   once_us     one start + wait after a barrier, the slowest rank's time: what one
+ *               collective takes on its own (not time_us: mpi_coll's loop of calls has that);
  *   delay_frac  delayed rank: every rank starts the collective, then rank k computes for
  *               --delay ms (default 50) without calling MPI and only then waits; the
  *               other ranks wait at once. The figure is the others' slowest completion
@@ -24,8 +25,8 @@
  *               bench delayed_<op>; --mode=each adds each k's figure to the table); with
  *               one rank there are no others and no row;
  *   overlap_pct overlap, as the OSU benchmarks define it: start, compute for as long as
- *               the collective takes (time_us), wait; overlap = 100 * (1 - (total -
- *               compute) / time_us), clipped to 0..100; the worst rank's (rows with bench
+ *               the collective takes (once_us), wait; overlap = 100 * (1 - (total -
+ *               compute) / once_us), clipped to 0..100; the worst rank's (rows with bench
  *               overlap_<op>).
  * "Computing" is a loop reading the clock (clock_gettime, not MPI_Wtime: no library
  * gets a chance to progress in it).
@@ -193,7 +194,7 @@ static void measure(const bench_opts_t *o, const char *impl, int op, size_t n, d
     for (int r = 0; r < reps; r++)
         v[r] = reduce_max(run(op, n, -1, 0));
     double t = bench_median(v, reps);
-    row(o, impl, op_name[op], n, "time_us", t * 1e6, 0);
+    row(o, impl, op_name[op], n, "once_us", t * 1e6, 0);
     /* delayed rank: the others' slowest time / delay, worst k */
     double worst = 0;
     for (int k = 0; k < nranks && nranks > 1; k++) {
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < nsizes; i++) {
             size_t n = sizes[i];
             if (is_persistent(op) && persistent_init(op, n) != MPI_SUCCESS) {
-                row(&o, impl, op_name[op], n, "time_us", 0, 1);
+                row(&o, impl, op_name[op], n, "once_us", 0, 1);
                 continue;
             }
             measure(&o, impl, op, n, delay);
