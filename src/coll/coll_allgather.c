@@ -20,6 +20,6 @@ int coll_build_allgather_ring(coll_sched_t *s, coll_group_t *g, const void *send
     if (send)
         coll_sched_copy(s, rb + (size_t)r * size, send, size);
     coll_algo_t a = coll_group_algo(s, g, NULL);
-    coll_algo_allgather_ring(&a, rb, NULL, NULL, (int64_t)size, (int64_t)seg);
+    coll_algo_allgather_ring(&a, rb, NULL, NULL, NULL, (int64_t)size, (int64_t)seg);
     return FMPL_SUCCESS;
 }

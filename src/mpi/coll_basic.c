@@ -164,8 +164,8 @@ static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, in
         cd[j] = LO(rel + 1) - LO(rel);
     }
     mpii_algo_t m;
-    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, c->rank, MPI_BYTE, MPI_OP_NULL), b, cd,
-                             cd + p, 0, 0);
+    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, c->rank, MPI_BYTE, MPI_OP_NULL), b, NULL,
+                             cd, cd + p, 0, 0);
     return MPI_SUCCESS;
 #undef LO
 }
@@ -592,11 +592,14 @@ static int cb_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
     int p = c->size, r = c->rank;
     int64_t ext = mpii_coll_ext(rtype);
     char *b = rbuf;
-    if (sbuf != MPI_IN_PLACE)
+    /* The own block leaves from sbuf when it has the receive layout (the ring copies it
+     * while the first transfers move), else it is copied in first. */
+    const void *own = sbuf != MPI_IN_PLACE && stype == rtype && scount == counts[r] ? sbuf : NULL;
+    if (sbuf != MPI_IN_PLACE && !own)
         mpii_cs_copy(s, sbuf, scount, stype, b + displs[r] * ext, counts[r], rtype);
     mpii_algo_t m;
-    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, r, rtype, MPI_OP_NULL), b, counts, displs,
-                             0, 0);
+    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, r, rtype, MPI_OP_NULL), b, own, counts,
+                             displs, 0, 0);
     return MPI_SUCCESS;
 }
 

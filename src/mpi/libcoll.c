@@ -46,7 +46,7 @@ int mpii_lib_allgather_tag(mpii_comm_t *c, const int *map, int p, int me, const 
     mpii_algo_t m;
     if (s)
         coll_algo_allgather_ring(mpii_cs_algo(&m, s, map, p, me, MPI_BYTE, MPI_OP_NULL), out, NULL,
-                                 NULL, (int64_t)len, 0);
+                                 NULL, NULL, (int64_t)len, 0);
     return mpii_cs_run_tagged(s, tag);
 }
 

@@ -100,13 +100,16 @@ void coll_algo_barrier_dissemination(const coll_algo_t *a, int at_once);
  * a different distance. */
 void coll_algo_bcast_binomial(const coll_algo_t *a, void *buf, int64_t count, int root);
 
-/* Allgather's passing steps over a ring (the member's own block must already be in
- * place): n - 1 rounds; in round t member r sends block r - t to r + 1 and receives block
- * r - 1 - t from r - 1 (cell 0), in pieces of at most seg elements, one out and one in
- * per round (seg 0: whole blocks). Block i: counts[i] elements at displs[i] (elements of
- * extent from buf); counts NULL: count elements each, block i at i * count. */
-void coll_algo_allgather_ring(const coll_algo_t *a, void *buf, const int64_t *counts,
-                              const int64_t *displs, int64_t count, int64_t seg);
+/* Allgather's passing steps over a ring: n - 1 rounds; in round t member r sends block
+ * r - t to r + 1 and receives block r - 1 - t from r - 1 (cell 0), in pieces of at most seg
+ * elements, one out and one in per round (seg 0: whole blocks). Block i: counts[i]
+ * elements at displs[i] (elements of extent from buf); counts NULL: count elements each,
+ * block i at i * count. own NULL: the member's own block is already in place in buf; else
+ * own holds it (same count and layout), and round 0 sends it from there and copies it into
+ * buf while its first transfers move (the copy does not hold up the first send). */
+void coll_algo_allgather_ring(const coll_algo_t *a, void *buf, const void *own,
+                              const int64_t *counts, const int64_t *displs, int64_t count,
+                              int64_t seg);
 
 /* Reduce of count elements of every member's `in` to member root's `out` by a binomial
  * tree. A commutative op roots the tree at root; otherwise at member 0, whose subtrees
