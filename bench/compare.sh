@@ -57,7 +57,8 @@
 # agree), then every point of the MPI sweep, every collective and every proxy where
 # ours is more than COMPARE_WORSE (default 1.25) times worse than the faster peer, then
 # robust.sh's tables. The report starts with the machine: date, CPU count and model,
-# kernel, library versions, load average.
+# kernel, library versions, load average, and the cache-line floor between CPUs 0 and 1
+# (bench/cacheline) at each round and at the end.
 # Output in bench/out/: compare-<time>.csv (every row of every round), -summary.csv (the
 # medians), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
 # -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png,
@@ -134,7 +135,7 @@ measure() {
     # 2. Build (re-configure so a newly installed mpicc is found).
     [ -f "$build/CMakeCache.txt" ] && cmake "$build" >/dev/null
     make --no-print-directory build BUILD="$build"
-    for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load; do
+    for p in fmplrun fmpl_pingpong fmpl_coll fmpl_hello load cacheline; do
         [ -x "$bin/$p" ] || { echo "compare: $bin/$p was not built" >&2; exit 1; }
     done
     for p in mpi_pingpong mpi_coll mpi_neighbor mpi_offload mpi_hello mpi_match mpi_incast mpi_robust mpi_rma mpi_io "${apps[@]}"; do
@@ -193,6 +194,9 @@ measure() {
     echo "  application proxies"
     for round in $(seq 1 "$reps"); do
         echo "  round $round/$reps ($((SECONDS - start)) s)"
+        # the cache-line floor between the two first CPUs: on a guest whose vCPUs the host
+        # moves it changes within seconds, and every library's figures with it
+        [ "$(nproc)" -lt 2 ] || echo "# round $round: $("$bin/cacheline")" >>"$machine"
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" | rows
         fmpl 2 "$bin/fmpl_pingpong" "${pp[@]}" --mem=heap | rows
         for who in "${order[@]}"; do
@@ -254,6 +258,7 @@ measure() {
             echo "compare: bench/robust.sh failed: no robustness tables" >&2
         fi
     fi
+    [ "$(nproc)" -lt 2 ] || echo "# at the end: $("$bin/cacheline")" >>"$machine"
     echo "# load average at the end: $(cut -d ' ' -f 1-3 /proc/loadavg);" \
         "measured in $((SECONDS - start)) s" >>"$machine"
     echo "compare: measured in $((SECONDS - start)) s"

@@ -77,6 +77,14 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/bench/CMakeLists.txt)
   add_test(NAME tools_bench_offload
            COMMAND ${TOOLS_EXPECT} "^ *overlap_allreduce_persistent +64 KiB" -- ${_run} -n 3
                    ${CMAKE_BINARY_DIR}/bin/mpi_offload.fmpl --reps=1 --sizes=8,64K --delay=2)
+  # mpi_coll_large (large bcast, allreduce, allgather): it checks every result once.
+  add_test(NAME tools_bench_coll_large
+           COMMAND ${TOOLS_EXPECT} "^mpi,allgather,malloc,3,1048576,time_us," -- ${_run} -n 3
+                   ${CMAKE_BINARY_DIR}/bin/mpi_coll_large.fmpl --csv --reps=1 --sizes=64K,1M)
+  # the machine's cache-line floor (bench/cacheline), no library
+  add_test(NAME tools_bench_cacheline
+           COMMAND ${TOOLS_EXPECT} "^cacheline,0,1,one_way_us,[0-9.]+$" --
+                   $<TARGET_FILE:cacheline> --csv --trips=1000)
   # mpi_robust (bench/robust.sh's job), our build, tiny: the rows it prints, not the figures.
   add_test(NAME tools_bench_robust
            COMMAND ${TOOLS_EXPECT} "^PASS$" -- sh ${CMAKE_CURRENT_SOURCE_DIR}/tools_robust.sh
