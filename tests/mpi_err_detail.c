@@ -1,7 +1,8 @@
 /* mpi_err_detail.c — what an error returned under MPI_ERRORS_RETURN says: the detailed
  * code names the call, the argument and its value (MPI_Error_string), its class comes
  * back from MPI_Error_class, and an old code whose message the ring has dropped still
- * gives its class's text. Also the small error paths: a message that ends inside a
+ * gives its class's text; the same for the argument checks of the collectives. Also the
+ * small error paths: a message that ends inside a
  * basic element of the receive type, MPI_Waitall(-1), a failed MPI_Cart_create,
  * MPI_Reduce_local on aliased buffers, and running out of context ids (argument
  * "contexts": slow, so a test of its own). */
@@ -58,6 +59,45 @@ static void messages(void)
     says(old, MPI_ERR_RANK, NULL, NULL, NULL);
     /* the program's own codes through MPI_Comm_call_errhandler are left alone */
     CHECK_RC(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_TAG), MPI_SUCCESS);
+}
+
+/* Collectives: every rank makes the same erroneous call, so every rank fails at once. */
+static void collectives(void)
+{
+    int x = 1, y = 0;
+    char want[64];
+    snprintf(want, sizeof want, "root %d is not in 0..%d", size + 2, size - 1);
+    says(MPI_Bcast(&x, 1, MPI_INT, size + 2, MPI_COMM_WORLD), MPI_ERR_ROOT, "MPI_Bcast", want,
+         NULL);
+    says(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, -1, MPI_COMM_WORLD), MPI_ERR_ROOT, "MPI_Reduce",
+         "root -1", NULL);
+    says(MPI_Allreduce(&x, &y, -2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT,
+         "MPI_Allreduce", "count -2 < 0", NULL);
+    says(MPI_Bcast(&x, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "MPI_Bcast",
+         "datatype", "not a valid");
+    says(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP,
+         "MPI_Allreduce", "not a reduction operation", NULL);
+    int *rb = calloc((size_t)size + 1, sizeof *rb), *cnt = calloc((size_t)size, sizeof *cnt),
+        *dsp = calloc((size_t)size, sizeof *dsp);
+    CHECK(rb && cnt && dsp);
+    /* the send block overlaps the receive buffer without being any rank's slot */
+    says(MPI_Allgather(rb + (size > 1), 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+         "MPI_Allgather", "share memory", NULL);
+    for (int i = 0; i < size; i++)
+        cnt[i] = 1, dsp[i] = i;
+    cnt[size - 1] = -1;
+    snprintf(want, sizeof want, "counts[%d] = -1 < 0", size - 1);
+    says(MPI_Allgatherv(&x, 1, MPI_INT, rb, cnt, dsp, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+         "MPI_Allgatherv", want, NULL);
+    says(MPI_Allgatherv(&x, 1, MPI_INT, rb, NULL, dsp, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG,
+         "MPI_Allgatherv", "counts array NULL", NULL);
+    free(rb);
+    free(cnt);
+    free(dsp);
+    /* the communicator still works, and a later error of another kind says its own words */
+    CHECK_RC(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK(y == size);
+    says(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Barrier", NULL, NULL);
 }
 
 static void small_paths(void)
@@ -130,6 +170,7 @@ int main(int argc, char **argv)
         contexts();
     } else {
         messages();
+        collectives();
         small_paths();
         split_element();
     }

@@ -327,8 +327,8 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return mpii_ci_bcast(c, comm, buf, count, type, root, m);
     if ((rc = mpii_coll_check_buf(buf, count, type, 0)))
         return mpii_coll_fail(comm, rc, m->fname);
-    if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, m->fname);
+    if ((rc = mpii_coll_check_root(root, c->size)))
+        return mpii_coll_fail(comm, rc, m->fname);
     if (mpii_verify_on(c, m) && (rc = mpii_verify_bcast(c, count, type, root, m->fname)))
         return rc;
     int entry;
@@ -400,8 +400,8 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
         free(cd);
         return rc;
     }
-    if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
+    if ((rc = mpii_coll_check_root(root, c->size)))
+        return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
     if (!(me_root && sbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
         return mpii_coll_fail(comm, rc, fname);
@@ -444,8 +444,8 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     if (c->rgroup)
         return mpii_ci_gatherv(c, comm, sbuf, scount, stype, rbuf, counts, displs, rtype, root, m,
                                NULL);
-    if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
+    if ((rc = mpii_coll_check_root(root, c->size)))
+        return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
     if (!(me_root && sbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
         return mpii_coll_fail(comm, rc, fname);
@@ -515,8 +515,8 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         free(cd);
         return rc;
     }
-    if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
+    if ((rc = mpii_coll_check_root(root, c->size)))
+        return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
     if (!(me_root && rbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
         return mpii_coll_fail(comm, rc, fname);
@@ -560,8 +560,8 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
     if (c->rgroup)
         return mpii_ci_scatterv(c, comm, sbuf, counts, displs, stype, rbuf, rcount, rtype, root, m,
                                 NULL);
-    if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
+    if ((rc = mpii_coll_check_root(root, c->size)))
+        return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
     if (!(me_root && rbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
         return mpii_coll_fail(comm, rc, fname);
@@ -707,18 +707,19 @@ static int64_t mc_block_cg(mpii_comm_t *c, const mpii_cmode_t *m, const void *sb
                            MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
                            int p, int allgather)
 {
+    int64_t n = 0;
     if (!c || !mpii_comm_cgroup(c) || m->kind != MPII_CM_BLOCK || !rbuf ||
         mpii_coll_alias(sbuf, scount * (allgather ? 1 : p), stype, rbuf, rcount * p, rtype) ||
         (sbuf == rbuf && !allgather) || rcount < 0 || mpii_type_check_comm(rtype) != MPI_SUCCESS ||
         mpii_coll_check_buf(rbuf, rcount * p, rtype, 0) != MPI_SUCCESS)
-        return 0;
-    int64_t n = rcount * dt_size(mpii_type_get(rtype));
-    if (sbuf == MPI_IN_PLACE)
-        return allgather ? n : 0;
-    if (scount < 0 || mpii_type_check_comm(stype) != MPI_SUCCESS ||
-        mpii_coll_check_buf(sbuf, scount * (allgather ? 1 : p), stype, 0) != MPI_SUCCESS)
-        return 0;
-    return n; /* (a send block of another size: mc_send_block reports it) */
+        n = 0;
+    else if (sbuf == MPI_IN_PLACE)
+        n = allgather ? rcount * dt_size(mpii_type_get(rtype)) : 0;
+    else if (scount >= 0 && mpii_type_check_comm(stype) == MPI_SUCCESS &&
+             mpii_coll_check_buf(sbuf, scount * (allgather ? 1 : p), stype, 0) == MPI_SUCCESS)
+        n = rcount * dt_size(mpii_type_get(rtype)); /* (another send size: mc_send_block) */
+    mpii_coll_why_clear(); /* (the checks were tests here: the entry reports what fails) */
+    return n;
 }
 
 static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,

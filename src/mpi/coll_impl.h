@@ -67,11 +67,21 @@ static inline int64_t mpii_coll_ext(MPI_Datatype t)
     return dt_extent(mpii_type_get(t));
 }
 
-/* Raises rc on comm unless it is MPI_SUCCESS; returns the code the handler leaves. */
-static inline int mpii_coll_fail(MPI_Comm comm, int rc, const char *fname)
-{
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : MPII_ERR_COMM(comm, rc, fname);
-}
+/* The checks above, mpii_coll_alias and mpii_coll_check_root record, when they fail, what
+ * they found wrong (the argument and its value: the thread's "why"); mpii_coll_fail hands
+ * it to an error of the same class (MPI_Error_string then names the argument and its
+ * value, as the fatal message does) and forgets it. A caller that uses a check as a mere
+ * test forgets it itself (mpii_coll_why_clear), so nothing is left for a later call. */
+void mpii_coll_why_clear(void);
+/* MPI_ERR_ROOT (and the why) unless 0 <= root < size. */
+int mpii_coll_check_root(int root, int size);
+/* Checks count/type/op of a reduction: MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP (invalid
+ * op, MPI_REPLACE / MPI_NO_OP, or a pair 6.9.2 forbids), with the why. */
+int mpii_coll_check_op(int64_t count, MPI_Datatype type, MPI_Op op);
+
+/* Raises rc on comm unless it is MPI_SUCCESS, with the failed check's detail (if any);
+ * returns the code the handler leaves. */
+int mpii_coll_fail(MPI_Comm comm, int rc, const char *fname);
 
 /* ------------------------------------------------------------ schedules (coll_sched.c)
  * Every collective is built as a schedule (coll.h) whose transfers are mpii_lib_isend /

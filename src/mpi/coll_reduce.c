@@ -20,19 +20,6 @@
 
 #include "mpi/coll_impl.h"
 
-/* Checks count/type/op of a reduction: MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP (invalid
- * op, MPI_REPLACE / MPI_NO_OP, or a pair 6.9.2 forbids). */
-static int mc_check_op(int64_t count, MPI_Datatype type, MPI_Op op)
-{
-    if (count < 0)
-        return MPI_ERR_COUNT;
-    if (mpii_type_check_comm(type) != MPI_SUCCESS)
-        return MPI_ERR_TYPE;
-    if (!mpii_op_get(op) || op == MPI_REPLACE || op == MPI_NO_OP)
-        return MPI_ERR_OP;
-    return mpii_op_apply(op, NULL, NULL, 0, type);
-}
-
 static int mc_commute(MPI_Op op)
 {
     return mpii_op_get(op)->commute;
@@ -112,12 +99,12 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     coll_sched_t *hit = c->rgroup ? NULL : mpii_cs_hit(c, m, &kb); /* skips the checks */
     if (hit)
         return mpii_cs_run_cached(c, comm, hit, fname);
-    if ((rc = mc_check_op(count, type, op)))
+    if ((rc = mpii_coll_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if (c->rgroup)
         return mpii_ci_reduce(c, comm, sbuf, rbuf, count, type, op, root, m);
-    if (root < 0 || root >= c->size)
-        return mpii_coll_fail(comm, MPI_ERR_ROOT, fname);
+    if ((rc = mpii_coll_check_root(root, c->size)))
+        return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
     if ((rc = mpii_coll_check_buf(sbuf, count, type, me_root)))
         return mpii_coll_fail(comm, rc, fname);
@@ -214,7 +201,7 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
     if (hit)
         return mpii_cs_run_cached(c, comm, hit, fname);
-    if ((rc = mc_check_op(count, type, op)))
+    if ((rc = mpii_coll_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     int inter = c->rgroup != NULL;
     if ((rc = mpii_coll_check_buf(sbuf, count, type, !inter)) ||
@@ -300,11 +287,11 @@ static int mc_reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *
         return mpii_coll_fail(comm, MPI_ERR_ARG, fname);
     int64_t total = 0;
     for (int i = 0; i < c->size; i++) {
-        if ((rc = mc_check_op(counts[i], type, op)))
+        if ((rc = mpii_coll_check_op(counts[i], type, op)))
             return mpii_coll_fail(comm, rc, fname);
         total += counts[i];
     }
-    if ((rc = mc_check_op(0, type, op)))
+    if ((rc = mpii_coll_check_op(0, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     int inter = c->rgroup != NULL;
     if ((rc = mpii_coll_check_buf(sbuf, total, type, !inter)) ||
@@ -423,7 +410,7 @@ static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Dataty
     if (c->rgroup)
         return MPII_ERRF_COMM(comm, MPI_ERR_COMM, fname, "%s",
                               "scans are defined on intracommunicators only");
-    if ((rc = mc_check_op(count, type, op)))
+    if ((rc = mpii_coll_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if ((rc = mpii_coll_check_buf(sbuf, count, type, 1)) ||
         (rc = mpii_coll_check_buf(rbuf, count, type, 0)))

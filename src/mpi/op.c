@@ -380,8 +380,10 @@ static int reduce_local(const void *inbuf, void *inoutbuf, int64_t count, MPI_Da
     if (count > 0 && (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE ||
                       (FMPL_MPI_DT_IS_PREDEF(datatype) && (!inbuf || !inoutbuf))))
         return MPII_ERR(MPI_ERR_BUFFER, fname);
-    if (mpii_coll_alias(inbuf, count, datatype, inoutbuf, count, datatype))
+    if (mpii_coll_alias(inbuf, count, datatype, inoutbuf, count, datatype)) {
+        mpii_coll_why_clear(); /* (its own words) */
         return MPII_ERRF(MPI_ERR_BUFFER, fname, "%s", "inbuf and inoutbuf overlap");
+    }
     int rc = mpii_op_apply(op, inbuf, inoutbuf, count, datatype);
     return rc ? MPII_ERR(rc, fname) : MPI_SUCCESS;
 }
