@@ -22,7 +22,7 @@ static inline void coll_job_start(coll_job_t *j)
 {
     CHECK_RC(boot_init(&j->boot), FMPL_SUCCESS);
     CHECK_RC(vnic_open(j->boot, &j->v), FMPL_SUCCESS);
-    CHECK_RC(coll_init(j->v), FMPL_SUCCESS);
+    CHECK_RC(coll_init(j->v, 0), FMPL_SUCCESS);
     j->rank = vnic_rank(j->v);
     j->size = vnic_size(j->v);
     int *members = malloc((size_t)j->size * sizeof *members);

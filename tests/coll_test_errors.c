@@ -17,8 +17,8 @@ int main(void)
     CHECK(coll_max_groups() == 0);
     coll_job_start(&j);
     const int p = j.size, me = j.rank;
-    CHECK_RC(coll_init(j.v), FMPL_ERR_INIT);
-    CHECK_RC(coll_init(NULL), FMPL_ERR_ARG);
+    CHECK_RC(coll_init(j.v, 0), FMPL_ERR_INIT);
+    CHECK_RC(coll_init(NULL, 0), FMPL_ERR_ARG);
 
     /* group creation */
     int *m = malloc((size_t)p * sizeof *m);

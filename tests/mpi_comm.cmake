@@ -45,6 +45,21 @@ mpi_connect_variant(authoff_udp 1 2 FMPL_TRANSPORT=udp FMPL_UDP_AUTH=off)
 add_test(NAME mpi_connect_authmismatch COMMAND env MISMATCH=1 sh
          ${CMAKE_CURRENT_SOURCE_DIR}/mpi_connect.sh ${FMPLRUN} $<TARGET_FILE:mpi_connect> 1 2)
 set_tests_properties(mpi_connect_authmismatch PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS")
+# A connect nobody accepts (MPICH's errors/spawn/connect_timeout_no_accept): MPI_ERR_PORT on
+# every member of the connecting group after the wait that MPICH's
+# MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT asks for (2 s), or FMPL_PORT_TIMEOUT_MS (1.5 s) when both
+# are set, then after the info key timeout (1 s); the messages name the setting and its value.
+foreach(n 2 5)
+  add_test(NAME mpi_connect_timeout.np${n} COMMAND ${FMPLRUN} -n ${n} --timeout 60
+           $<TARGET_FILE:mpi_connect> timeout MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT 2000)
+  set_tests_properties(mpi_connect_timeout.np${n} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT=2" PASS_REGULAR_EXPRESSION "timeout: OK")
+endforeach()
+add_test(NAME mpi_connect_timeout_both COMMAND ${FMPLRUN} -n 2 --timeout 60
+         $<TARGET_FILE:mpi_connect> timeout FMPL_PORT_TIMEOUT_MS 1500)
+set_tests_properties(mpi_connect_timeout_both PROPERTIES TIMEOUT 60
+  ENVIRONMENT "MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT=2;FMPL_PORT_TIMEOUT_MS=1500"
+  PASS_REGULAR_EXPRESSION "timeout: OK")
 
 # Spawning (src/mpi/spawn.c): 1, 2 and 3 parents spawn 1, 2, 3 children, talk both ways,
 # merge, disconnect; spawn_multiple of two commands; a missing program -> MPI_ERR_SPAWN

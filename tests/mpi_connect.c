@@ -18,7 +18,13 @@
  * (the remote process is one of this job's: its world rank, over shm). With a third
  * argument "authmismatch" (the script starts the two jobs with different FMPL_UDP_AUTH),
  * only the rank 0s join, and both fail with MPI_ERR_OTHER naming FMPL_UDP_AUTH.
- * Usage: mpi_connect server|client|self DIR [authmismatch] */
+ * "timeout" mode, within one job of two or more ranks (as MPICH's
+ * errors/spawn/connect_timeout): the odd ranks connect together to a port the even ranks
+ * opened and never accept on, first without info (every member gets MPI_ERR_PORT after
+ * the wait of the setting SETTING, MS ms, which the message names with its value), then
+ * with the info key timeout = 1 (after 1 s, the message naming the key).
+ * Usage: mpi_connect server|client|self DIR [authmismatch]
+ *        mpi_connect timeout SETTING MS */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
@@ -185,6 +191,62 @@ static void join_pair(int listener, const char *name, MPI_Comm *inter, int expec
     CHECK(MPI_Comm_disconnect(inter) == MPI_SUCCESS && *inter == MPI_COMM_NULL);
 }
 
+/* One connect of the odd ranks to port, which nobody accepts on: every member returns
+ * MPI_ERR_PORT, no communicator, a message with `want`, after wait_ms (less 5%, at most
+ * 4 s more: a loaded machine). */
+static void connect_fails(const char *port, MPI_Info info, MPI_Comm group, const char *want,
+                          int wait_ms)
+{
+    MPI_Comm inter = MPI_COMM_WORLD;
+    char msg[MPI_MAX_ERROR_STRING];
+    int cls, len, rank;
+    MPI_Comm_rank(group, &rank);
+    double t0 = MPI_Wtime();
+    int rc = MPI_Comm_connect(port, info, 0, group, &inter);
+    double waited = MPI_Wtime() - t0;
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, msg, &len);
+    if (rank == 0)
+        printf("connect (%.1f s): %s\n", waited, msg);
+    CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL);
+    CHECK(strstr(msg, "no MPI_Comm_accept on it within") && strstr(msg, want));
+    CHECK(waited >= 0.95 * wait_ms / 1000 && waited < wait_ms / 1000.0 + 4);
+}
+
+/* "timeout" mode (see the header): setting=value is what the message must name. */
+static void connect_timeout(const char *setting, int ms)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm group;
+    CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &group) == MPI_SUCCESS);
+    MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0)
+        CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS);
+    CHECK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    if (rank % 2) {
+        char want[96];
+        /* the setting in seconds (MPICH's) or milliseconds (ours) */
+        if (strncmp(setting, "MPIR_CVAR_", 10) == 0)
+            snprintf(want, sizeof want, "within %d ms (%s=%d)", ms, setting, ms / 1000);
+        else
+            snprintf(want, sizeof want, "within %d ms (%s=%d)", ms, setting, ms);
+        connect_fails(port, MPI_INFO_NULL, group, want, ms);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "timeout", "1");
+        connect_fails(port, info, group, "within 1000 ms (the info key timeout=1)", 1000);
+        MPI_Info_free(&info);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK(MPI_Close_port(port) == MPI_SUCCESS);
+        printf("mpi_connect timeout: OK\n");
+    }
+    MPI_Comm_free(&group);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -203,6 +265,12 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
             printf("mpi_connect: OK\n");
+        MPI_Finalize();
+        return 0;
+    }
+    if (strcmp(argv[1], "timeout") == 0) {
+        CHECK(argc == 4 && size >= 2);
+        connect_timeout(argv[2], atoi(argv[3]));
         MPI_Finalize();
         return 0;
     }

@@ -8,11 +8,13 @@ prog=$2
 fail=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# run "ENV=VALUE" "expected text"...: the job fails, says every text, and crashes nowhere
+# run "ENV=VALUE[ ENV=VALUE...]" "expected text"...: the job (NP ranks, default 2) fails,
+# says every text, and crashes nowhere
 expect() {
     local setting=$1
     shift
-    env "$setting" "$fmplrun" -n 2 --timeout 60 "$prog" >"$out" 2>&1
+    # shellcheck disable=SC2086 # several settings, split at blanks
+    env $setting "$fmplrun" -n "${NP:-2}" --timeout 60 "$prog" >"$out" 2>&1
     local rc=$?
     if [ "$rc" -eq 0 ]; then
         echo "FAIL: $setting: the job succeeded"
@@ -43,4 +45,21 @@ expect FMPL_COLL_LOGGP=sometimes "FMPL_COLL_LOGGP=sometimes is not a boolean" \
     "exited with status 78"
 expect FMPL_SHM_HEAP=1M "FMPL_SHM_HEAP=1048576" "raise FMPL_SHM_HEAP to at least" \
     "the engine did not start"
+# the matching area of MPI_COMM_WORLD: 4 ranks x 65536 headers of 64 bytes = 16M on top of the
+# collective mailboxes' (the text names both settings, their values and the sizes); the
+# FMPL_SHM_HEAP it asks for is enough: the job then starts
+NP=4 expect "FMPL_SHM_HEAP=24M FMPL_MAI_MAX=65535" \
+    "the matching area of a communicator of 4 ranks needs 16777216 bytes" \
+    "(4 ranks x 4194304 bytes for FMPL_MAI_MAX=65535)" "of FMPL_SHM_HEAP=25165824 are in use" \
+    "raise FMPL_SHM_HEAP to at least" "or lower FMPL_MAI_MAX" "the engine did not start"
+heap=$(grep -oE 'raise FMPL_SHM_HEAP to at least [0-9]+M' "$out" | head -n 1 | grep -oE '[0-9]+M$')
+if [ -z "$heap" ]; then
+    echo "FAIL: no size asked for"
+    fail=1
+elif ! env FMPL_SHM_HEAP="$heap" FMPL_MAI_MAX=65535 "$fmplrun" -n 4 --timeout 60 "$prog" \
+    >"$out" 2>&1; then
+    echo "FAIL: FMPL_SHM_HEAP=$heap, the size asked for, is not enough:"
+    cat "$out"
+    fail=1
+fi
 exit $fail

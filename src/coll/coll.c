@@ -133,7 +133,7 @@ coll_bcast_plan_t coll_bcast_plan(size_t bytes, int ranks)
     return coll_st ? coll_loggp_group_plan(coll_st, bytes, ranks) : p;
 }
 
-int coll_init(vnic_t *v)
+int coll_init(vnic_t *v, size_t heap_after)
 {
     if (!v)
         return FMPL_ERR_ARG;
@@ -153,11 +153,12 @@ int coll_init(vnic_t *v)
     st->slot_size = BASE_ALIGN_UP(coll_slot_size(st), 4096);
     st->lanes_off = (size_t)st->ngroups * st->slot_size;
     /* deep big lane cells (a bcast chain on a lane runs 16 segments ahead) unless the
-     * area would then not fit the shared heap: every rank decides alike, from the job's
-     * size and settings */
+     * area and the caller's heap_after would then not fit the shared heap: every rank
+     * decides alike, from the job's size and settings */
     st->lane_big_depth = COLL_LANE_BIG_DEPTH;
     st->area_size = BASE_ALIGN_UP(coll_loggp_off(st) + sizeof(coll_loggp_t), 4096);
-    if (st->area_size > vnic_info(v)->heap_size) {
+    if (st->area_size > vnic_info(v)->heap_size ||
+        heap_after > vnic_info(v)->heap_size - st->area_size) {
         st->lane_big_depth = COLL_LANE_BIG_DEPTH_MIN;
         st->area_size = BASE_ALIGN_UP(coll_loggp_off(st) + sizeof(coll_loggp_t), 4096);
     }

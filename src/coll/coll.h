@@ -61,9 +61,11 @@ typedef struct coll_group coll_group_t;
  * (COLL_KEY), opens COLL_ORDER_CNTR, and waits until every rank of the job has done
  * the same (so peers may write to it as soon as a group exists). Called once after
  * vnic_open, on every rank, before any group exists. Collective over the job; blocks.
- * FMPL_ERR_ARG (v NULL), FMPL_ERR_INIT (already initialised), FMPL_ERR_NOMEM (no
- * room in the shared heap), or the vnic's error. */
-int coll_init(vnic_t *v);
+ * heap_after: bytes of the shared heap the caller will allocate next (its own areas);
+ * the area takes its deep lane cells only when they leave that much room, and the same
+ * on every rank when heap_after is. FMPL_ERR_ARG (v NULL), FMPL_ERR_INIT (already
+ * initialised), FMPL_ERR_NOMEM (no room in the shared heap), or the vnic's error. */
+int coll_init(vnic_t *v, size_t heap_after);
 /* Releases the area. Call after every group has been freed and before vnic_close;
  * not collective (coll_group_free already synchronised the members). */
 void coll_finalize(vnic_t *v);

@@ -102,15 +102,24 @@ static void fmpli_comm_release(fmpli_comm_t *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Allocates and clears this rank's matching area for a communicator of `size` members. */
+/* Allocates and clears this rank's matching area for a communicator of `size` members.
+ * FMPL_ERR_NOMEM when the shared heap has no room: the logged line names FMPL_SHM_HEAP and
+ * FMPL_MAI_MAX with their values, the bytes the area needs, the bytes already in use and
+ * the FMPL_SHM_HEAP that would hold both. */
 static int fmpli_area_alloc(fmpli_comm_t *c)
 {
     c->area_len = (size_t)c->size * fmpli.row_stride;
     c->area = vnic_mem_alloc(fmpli.vnic, c->area_len);
     if (!c->area) {
-        base_log("fmpl: no room in the shared heap for a matching area of %zu bytes "
-                 "(raise FMPL_SHM_HEAP or lower FMPL_MAI_MAX)",
-                 c->area_len);
+        size_t heap = vnic_info(fmpli.vnic)->heap_size, used = vnic_mem_heap_used(fmpli.vnic);
+        size_t mib = (size_t)1 << 20, need_mib = (used + c->area_len + mib - 1) / mib;
+        base_log("fmpl: the matching area of a communicator of %d ranks needs %zu bytes of "
+                 "the shared heap (%d ranks x %zu bytes for FMPL_MAI_MAX=%d), and %zu of "
+                 "FMPL_SHM_HEAP=%zu are in use: raise FMPL_SHM_HEAP to at least %zuM "
+                 "(MPI_Alloc_mem and other communicators need room too), or lower "
+                 "FMPL_MAI_MAX",
+                 c->size, c->area_len, c->size, fmpli.row_stride, fmpli.mai_max, used, heap,
+                 need_mib);
         return FMPL_ERR_NOMEM;
     }
     memset(c->area, 0, c->area_len);

@@ -60,7 +60,8 @@ int fmpl_init(int *argc, char ***argv)
     fmpli.rank = vnic_rank(fmpli.vnic);
     fmpli.size = vnic_size(fmpli.vnic);
     base_log_set_rank(fmpli.rank);
-    rc = coll_init(fmpli.vnic);
+    /* the collective area leaves room for the world's matching area (fmpli_area_alloc) */
+    rc = coll_init(fmpli.vnic, (size_t)fmpli.size * fmpli.row_stride);
     if (rc != FMPL_SUCCESS) {
         fmpli_init_unwind(0);
         return rc;

@@ -10,23 +10,24 @@
  * next connection when one fails the exchange (a stranger, a wrong token, junk, silence
  * for 10 s or FMPL_PORT_TIMEOUT_MS if less), so nobody can hold or spoil a port without its name;
  * connect waits FMPL_PORT_TIMEOUT_MS at most for the accept (or its info key "timeout", seconds, as
- * MPICH's). Over that stream the roots then exchange the sizes and vnic addresses of both groups
- * (each root has gathered its group's), broadcast them and the link in their groups (the job's own
- * channels), and every process registers the other group's processes as vnic peers under the link
- * (vnic_peer_add: ids >= world size, served by the udp transport with keys of their own,
- * see udp.c OTHER JOBS). What follows the exchange on the stream is not secret; a
- * tampered address or context word only makes the connection fail (no process but the
- * named one holds the keys derived for that pair). The context pair of the intercommunicator is
- * agreed like MPI_Intercomm_create's (comm.c), the roots combining their groups' words
- * through the stream. From then on the intercommunicator is an ordinary one whose remote
- * group holds those ids: point-to-point, collectives and MPI_Intercomm_merge work as
- * usual; each job's own traffic stays on its transports (shm) untouched.
- * MPI_Comm_disconnect: a barrier over the communicator (everything sent before it by
+ * MPICH's; or MPICH's MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT, seconds, when only that is set). Over
+ * that stream the roots then exchange the sizes and vnic addresses of both groups (each root has
+ * gathered its group's), broadcast them and the link in their groups (the job's own channels), and
+ * every process registers the other group's processes as vnic peers under the link (vnic_peer_add:
+ * ids >= world size, served by the udp transport with keys of their own, see udp.c OTHER JOBS).
+ * What follows the exchange on the stream is not secret; a tampered address or context word only
+ * makes the connection fail (no process but the named one holds the keys derived for that pair).
+ * The context pair of the intercommunicator is agreed like MPI_Intercomm_create's (comm.c), the
+ * roots combining their groups' words through the stream. From then on the intercommunicator is an
+ * ordinary one whose remote group holds those ids: point-to-point, collectives and
+ * MPI_Intercomm_merge work as usual; each job's own traffic stays on its transports (shm)
+ * untouched. MPI_Comm_disconnect: a barrier over the communicator (everything sent before it by
  * either side has arrived), then MPI_Comm_free. Nonblocking operations the program left
  * pending are its own to complete first.
  *
  * Errors: a port name that is not one of ours, or whose port is closed or unreachable,
- * or whose accept does not come within FMPL_PORT_TIMEOUT_MS, or whose job disagrees on
+ * or whose accept does not come within that wait (the message names the setting or info
+ * key and its value), or whose job disagrees on
  * FMPL_UDP_AUTH -> MPI_ERR_PORT (connect; accept and close of a port not open in this
  * process) with the reason; a stream that breaks during the exchange -> MPI_ERR_PORT
  * (join: MPI_ERR_OTHER); bad arguments -> the usual classes. Errors of the root, and
@@ -172,16 +173,41 @@ int PMPI_Close_port(const char *port_name)
 }
 MPII_WEAK(MPI_Close_port, PMPI_Close_port)
 
-/* FMPL_PORT_TIMEOUT_MS: how long connect (and join) wait for the other side. */
-static int dpm_timeout_ms(void)
+/* How long connect (and join) wait for the other side, in ms, when no info key says:
+ * FMPL_PORT_TIMEOUT_MS when the environment sets it; else MPICH's
+ * MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT (seconds) when set, so that programs and test
+ * lists written for MPICH keep the wait they ask for; else 180 s. *source (when not NULL)
+ * receives the setting in force and its value as text, e.g. "FMPL_PORT_TIMEOUT_MS=2000",
+ * valid for the process. Both settings are recorded (fmpl-info, MPI_T) at the first call. */
+static int dpm_timeout_ms(const char **source)
 {
     static int ms;
-    if (!ms)
-        ms = (int)base_env_int("FMPL_PORT_TIMEOUT_MS", 180000, 1, 86400000,
-                               "milliseconds MPI_Comm_connect waits for the MPI_Comm_accept "
-                               "of the port it reached (MPI_Comm_join for its other side, "
-                               "MPI_Comm_accept for a connection's key exchange, 10 s at "
-                               "most) before failing with MPI_ERR_PORT");
+    static char text[96];
+    if (!ms) {
+        long long fmpl_ms =
+            base_env_int("FMPL_PORT_TIMEOUT_MS", 180000, 1, 86400000,
+                         "milliseconds MPI_Comm_connect waits for the MPI_Comm_accept "
+                         "of the port it reached (MPI_Comm_join for its other side, "
+                         "MPI_Comm_accept for a connection's key exchange, 10 s at "
+                         "most) before failing with MPI_ERR_PORT; the info key \"timeout\" "
+                         "(seconds) of MPI_Comm_connect overrides it");
+        long long mpich_sec = base_env_int(
+            "MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT", 180, 1, 86400,
+            "MPICH's name for that wait, in seconds: in force when FMPL_PORT_TIMEOUT_MS "
+            "is not set");
+        const base_setting_t *fmpl_set = base_env_find("FMPL_PORT_TIMEOUT_MS");
+        const base_setting_t *mpich_set = base_env_find("MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT");
+        if (fmpl_set && !fmpl_set->from_env && mpich_set && mpich_set->from_env) {
+            snprintf(text, sizeof text, "MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT=%lld", mpich_sec);
+            ms = (int)(mpich_sec * 1000);
+        } else {
+            snprintf(text, sizeof text, "FMPL_PORT_TIMEOUT_MS=%lld%s", fmpl_ms,
+                     fmpl_set && fmpl_set->from_env ? "" : ", the default");
+            ms = (int)fmpl_ms;
+        }
+    }
+    if (source)
+        *source = text;
     return ms;
 }
 
@@ -343,7 +369,7 @@ static int dpm_accept_root(int i, int *sock, vnic_link_t *link, char *why)
     struct sockaddr_in sa;
     if (port_parse(dpm_port[i].name, &sa, token) != 0)
         return MPI_ERR_INTERN;
-    int ms = BASE_MIN(dpm_timeout_ms(), 10000);
+    int ms = BASE_MIN(dpm_timeout_ms(NULL), 10000);
     for (;;) {
         int fd = accept4(dpm_port[i].fd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {
@@ -400,9 +426,10 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 MPII_WEAK(MPI_Comm_accept, PMPI_Comm_accept)
 
 /* The root of connect: its stream to the port's accepting root, with the link; waits
- * timeout_ms at most for the accept. */
-static int dpm_connect_root(const char *port_name, int timeout_ms, int *sock, vnic_link_t *link,
-                            char *why)
+ * timeout_ms at most for the accept, then fails with MPI_ERR_PORT, and why names the wait
+ * and timeout_from (the setting or info key that set it, with its value). */
+static int dpm_connect_root(const char *port_name, int timeout_ms, const char *timeout_from,
+                            int *sock, vnic_link_t *link, char *why)
 {
     char token[VNIC_LINK_TOKEN_MAX];
     struct sockaddr_in sa;
@@ -427,8 +454,7 @@ static int dpm_connect_root(const char *port_name, int timeout_ms, int *sock, vn
         close(fd);
         if (err == FMPL_ERR_TIMEOUT)
             snprintf(why, DPM_WHY, "no MPI_Comm_accept on it within %d ms (%s)", timeout_ms,
-                     timeout_ms == dpm_timeout_ms() ? "FMPL_PORT_TIMEOUT_MS"
-                                                    : "the info key timeout");
+                     timeout_from);
         return MPI_ERR_PORT;
     }
     *sock = fd;
@@ -449,18 +475,23 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     char why[DPM_WHY] = "";
     memset(&link, 0, sizeof link);
     if (l->rank == root) {
-        /* info key "timeout" (seconds, as MPICH): the wait for the accept, else the setting */
-        int ms = dpm_timeout_ms(), flag = 0;
-        char val[32];
+        /* info key "timeout" (seconds, as MPICH's): the wait for the accept, else the
+         * setting's (dpm_timeout_ms) */
+        const char *from;
+        int ms = dpm_timeout_ms(&from), flag = 0;
+        char val[32], from_info[64];
         if (info != MPI_INFO_NULL &&
             PMPI_Info_get(info, "timeout", (int)sizeof val - 1, val, &flag) == MPI_SUCCESS &&
             flag) {
             char *end;
             long sec = strtol(val, &end, 10);
-            if (end != val && *end == 0 && sec > 0 && sec <= 86400)
+            if (end != val && *end == 0 && sec > 0 && sec <= 86400) {
                 ms = (int)sec * 1000;
+                snprintf(from_info, sizeof from_info, "the info key timeout=%ld", sec);
+                from = from_info;
+            }
         }
-        rc = dpm_connect_root(port_name, ms, &sock, &link, why);
+        rc = dpm_connect_root(port_name, ms, from, &sock, &link, why);
     }
     mpii_comm_t *c = NULL;
     rc = dpm_join(l, root, sock, rc, &link, why, &c);
@@ -482,7 +513,7 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
         return MPII_ERRF(MPI_ERR_ARG, fn, "fd is %d, not a socket", fd);
     vnic_link_t link;
     char why[DPM_WHY] = "";
-    int err = vnic_link_agree(mpii.vnic, fd, NULL, dpm_timeout_ms(), &link, why, sizeof why);
+    int err = vnic_link_agree(mpii.vnic, fd, NULL, dpm_timeout_ms(NULL), &link, why, sizeof why);
     if (err != FMPL_SUCCESS)
         return MPII_ERRF(err == FMPL_ERR_MISMATCH ? MPI_ERR_OTHER : mpii_err_from_fmpl(err), fn,
                          "the key exchange over socket %d failed: %s", fd, why);

@@ -179,6 +179,13 @@ int vnic_mem_free(vnic_t *v, void *p)
     return vnic_heap_free(v->heap, p);
 }
 
+size_t vnic_mem_heap_used(const vnic_t *v)
+{
+    if (!v || !v->heap)
+        return 0;
+    return v->heap_size - vnic_heap_free_bytes(v->heap, NULL);
+}
+
 int vnic_mem_in_heap(const vnic_t *v, const void *p, size_t len)
 {
     if (!v || !p || !v->heap_base)

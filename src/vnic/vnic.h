@@ -128,6 +128,9 @@ const vnic_info_t *vnic_info(const vnic_t *v);
 void *vnic_mem_alloc(vnic_t *v, size_t size);
 /* FMPL_ERR_BUFFER when p did not come from vnic_mem_alloc. NULL is accepted. */
 int vnic_mem_free(vnic_t *v, void *p);
+/* Bytes of this process's shared heap held by live blocks (heap size less the free
+ * extents; 0 without a heap): for messages that say how much heap a need takes. */
+size_t vnic_mem_heap_used(const vnic_t *v);
 /* 1 when [p, p+len) lies inside this process's shared heap. */
 int vnic_mem_in_heap(const vnic_t *v, const void *p, size_t len);
 /* Offset of p inside this process's heap (valid only when vnic_mem_in_heap). */
