@@ -1,6 +1,8 @@
 /* coll_check.c — the argument checks every collective entry shares: a (buffer, count,
- * type) triple, the per-process counts of a v-collective, and aliasing between a send
- * and a receive buffer.
+ * type) triple, the per-process counts of a v-collective, the root, a reduction's count,
+ * type and op, and aliasing between a send and a receive buffer; each failed check
+ * records what it found (the argument and its value) for the error that mpii_coll_fail
+ * raises.
  *
  * Aliasing is checked on every rank for its own buffers, so that an erroneous call that
  * every rank makes (a send block inside the receive buffer, as in MPICH's errors/coll
