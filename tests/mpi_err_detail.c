@@ -104,8 +104,13 @@ static void small_paths(void)
 {
     /* MPI_Waitall with a negative count */
     MPI_Request r = MPI_REQUEST_NULL;
-    CHECK_CLASS(MPI_Waitall(-1, &r, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
-    CHECK_CLASS(MPI_Testall(-2, &r, &(int){0}, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+    says(MPI_Waitall(-1, &r, MPI_STATUSES_IGNORE), MPI_ERR_COUNT, "MPI_Waitall", "count -1 < 0",
+         NULL);
+    says(MPI_Testall(-2, &r, &(int){0}, MPI_STATUSES_IGNORE), MPI_ERR_COUNT, "MPI_Testall",
+         "count -2 < 0", NULL);
+    MPI_Request bad[2] = {MPI_REQUEST_NULL, (MPI_Request)0x7654321};
+    says(MPI_Waitall(2, bad, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST, "MPI_Waitall", "requests[1]",
+         "is not a request");
     /* a failed MPI_Cart_create leaves MPI_COMM_NULL */
     MPI_Comm cart = MPI_COMM_WORLD;
     int dims[2] = {size + 1, 1}, periods[2] = {0, 0};
@@ -113,8 +118,10 @@ static void small_paths(void)
     CHECK(cart == MPI_COMM_NULL);
     /* MPI_Reduce_local on aliased buffers */
     int a[4] = {1, 2, 3, 4};
-    CHECK_CLASS(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
-    CHECK_CLASS(MPI_Reduce_local(a, a + 1, 3, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    says(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER, "MPI_Reduce_local",
+         "inbuf and inoutbuf overlap", NULL);
+    says(MPI_Reduce_local(a, a + 1, 3, MPI_INT, MPI_SUM), MPI_ERR_BUFFER, "MPI_Reduce_local",
+         "overlap", NULL);
     CHECK_RC(MPI_Reduce_local(a, a + 2, 2, MPI_INT, MPI_SUM), MPI_SUCCESS);
     CHECK(a[2] == 4 && a[3] == 6);
 }

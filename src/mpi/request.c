@@ -262,16 +262,18 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 }
 MPII_WEAK(MPI_Test, PMPI_Test)
 
-/* Validates an array of requests; MPI_SUCCESS or MPI_ERR_REQUEST / MPI_ERR_ARG. */
-static int mpii_reqs_check(int count, const MPI_Request reqs[])
+/* Validates an array of requests for fname: MPI_SUCCESS, or the error raised (what is wrong
+ * named: MPI_ERR_COUNT, MPI_ERR_ARG for a NULL array, MPI_ERR_REQUEST). */
+static int mpii_reqs_check(int count, const MPI_Request reqs[], const char *fname)
 {
     if (count < 0)
-        return MPI_ERR_COUNT;
+        return MPII_ERRF(MPI_ERR_COUNT, fname, "count %d < 0", count);
     if (count > 0 && !reqs)
-        return MPI_ERR_ARG;
+        return MPII_ERRF(MPI_ERR_ARG, fname, "array of requests NULL with count %d", count);
     for (int i = 0; i < count; i++)
         if (reqs[i] != MPI_REQUEST_NULL && !mpii_req_get(reqs[i]))
-            return MPI_ERR_REQUEST;
+            return MPII_ERRF(MPI_ERR_REQUEST, fname, "requests[%d] = %#x is not a request", i,
+                             (unsigned)reqs[i]);
     return MPI_SUCCESS;
 }
 
@@ -303,9 +305,11 @@ static int mpii_anyone(int count, MPI_Request reqs[], int *index, int *flag, MPI
                        int block, const char *fname)
 {
     MPII_CHECK_INIT(fname);
-    int rc = mpii_reqs_check(count, reqs);
-    if (rc || !index || (!block && !flag))
-        return MPII_ERR(rc ? rc : MPI_ERR_ARG, fname);
+    int rc = mpii_reqs_check(count, reqs, fname);
+    if (rc)
+        return rc;
+    if (!index || (!block && !flag))
+        return MPII_ERR(MPI_ERR_ARG, fname);
     mpii_any_t a = {count, reqs, -1};
     if (block) {
         vnic_wait(mpii.vnic, mpii_any_ready, &a, -1);
@@ -404,9 +408,9 @@ static int mpii_collect_all(int count, MPI_Request reqs[], MPI_Status *sts, cons
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     MPII_CHECK_INIT("MPI_Waitall");
-    int rc = mpii_reqs_check(count, array_of_requests);
+    int rc = mpii_reqs_check(count, array_of_requests, "MPI_Waitall");
     if (rc)
-        return MPII_ERR(rc, "MPI_Waitall");
+        return rc;
     mpii_all_t a = {count, array_of_requests, 0};
     vnic_wait(mpii.vnic, mpii_all_ready, &a, -1);
     return mpii_collect_all(count, array_of_requests, array_of_statuses, "MPI_Waitall");
@@ -417,9 +421,11 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                  MPI_Status array_of_statuses[])
 {
     MPII_CHECK_INIT("MPI_Testall");
-    int rc = mpii_reqs_check(count, array_of_requests);
-    if (rc || !flag)
-        return MPII_ERR(rc ? rc : MPI_ERR_ARG, "MPI_Testall");
+    int rc = mpii_reqs_check(count, array_of_requests, "MPI_Testall");
+    if (rc)
+        return rc;
+    if (!flag)
+        return MPII_ERR(MPI_ERR_ARG, "MPI_Testall");
     mpii_all_t a = {count, array_of_requests, 0};
     if (!mpii_all_ready(&a))
         mpii_progress();
@@ -434,9 +440,11 @@ static int mpii_some(int incount, MPI_Request reqs[], int *outcount, int indices
                      int block, const char *fname)
 {
     MPII_CHECK_INIT(fname);
-    int rc = mpii_reqs_check(incount, reqs);
-    if (rc || !outcount || (incount > 0 && !indices))
-        return MPII_ERR(rc ? rc : MPI_ERR_ARG, fname);
+    int rc = mpii_reqs_check(incount, reqs, fname);
+    if (rc)
+        return rc;
+    if (!outcount || (incount > 0 && !indices))
+        return MPII_ERR(MPI_ERR_ARG, fname);
     mpii_any_t a = {incount, reqs, -1};
     if (block)
         vnic_wait(mpii.vnic, mpii_any_ready, &a, -1);
