@@ -43,8 +43,23 @@ expect FMPL_COLL_LOGGP_L=-5 "FMPL_COLL_LOGGP_L=-5 is out of range [0, 100000000]
 expect FMPL_COLL_LOGGP_G=fast "FMPL_COLL_LOGGP_G=fast is not a number" "exited with status 78"
 expect FMPL_COLL_LOGGP=sometimes "FMPL_COLL_LOGGP=sometimes is not a boolean" \
     "exited with status 78"
-expect FMPL_SHM_HEAP=1M "FMPL_SHM_HEAP=1048576" "raise FMPL_SHM_HEAP to at least" \
-    "the engine did not start"
+expect FMPL_SHM_HEAP=1M "FMPL_SHM_HEAP=1048576" "and the world's matching area" \
+    "raise FMPL_SHM_HEAP to at least" "the engine did not start"
+# the FMPL_SHM_HEAP it asks for is enough: the job then starts
+starts_with_asked() { # VARS...: the environment besides the FMPL_SHM_HEAP asked for in $out
+    heap=$(grep -oE 'raise FMPL_SHM_HEAP to at least [0-9]+M' "$out" | head -n 1 |
+        grep -oE '[0-9]+M$')
+    if [ -z "$heap" ]; then
+        echo "FAIL: no size asked for"
+        fail=1
+    elif ! env FMPL_SHM_HEAP="$heap" "$@" "$fmplrun" -n "${NP:-2}" --timeout 60 "$prog" \
+        >"$out" 2>&1; then
+        echo "FAIL: FMPL_SHM_HEAP=$heap, the size asked for, is not enough:"
+        cat "$out"
+        fail=1
+    fi
+}
+starts_with_asked
 # the matching area of MPI_COMM_WORLD: 4 ranks x 65536 headers of 64 bytes = 16M on top of the
 # collective mailboxes' (the text names both settings, their values and the sizes); the
 # FMPL_SHM_HEAP it asks for is enough: the job then starts
@@ -52,14 +67,5 @@ NP=4 expect "FMPL_SHM_HEAP=24M FMPL_MAI_MAX=65535" \
     "the matching area of a communicator of 4 ranks needs 16777216 bytes" \
     "(4 ranks x 4194304 bytes for FMPL_MAI_MAX=65535)" "of FMPL_SHM_HEAP=25165824 are in use" \
     "raise FMPL_SHM_HEAP to at least" "or lower FMPL_MAI_MAX" "the engine did not start"
-heap=$(grep -oE 'raise FMPL_SHM_HEAP to at least [0-9]+M' "$out" | head -n 1 | grep -oE '[0-9]+M$')
-if [ -z "$heap" ]; then
-    echo "FAIL: no size asked for"
-    fail=1
-elif ! env FMPL_SHM_HEAP="$heap" FMPL_MAI_MAX=65535 "$fmplrun" -n 4 --timeout 60 "$prog" \
-    >"$out" 2>&1; then
-    echo "FAIL: FMPL_SHM_HEAP=$heap, the size asked for, is not enough:"
-    cat "$out"
-    fail=1
-fi
+NP=4 starts_with_asked FMPL_MAI_MAX=65535
 exit $fail

@@ -171,11 +171,12 @@ int coll_init(vnic_t *v, size_t heap_after)
     if (!st->slot_used || !st->lane_sent || !st->outbox || !st->area) {
         if (!st->area)
             base_log("coll: the collective mailboxes need %zu bytes of the shared heap "
-                     "(FMPL_SHM_HEAP=%zu): raise FMPL_SHM_HEAP to at least %zuM (the "
-                     "matching areas and MPI_Alloc_mem need room too), or lower "
-                     "FMPL_COLL_GROUPS (now %d) or FMPL_COLL_SEG",
-                     st->area_size, vnic_info(v)->heap_size, (st->area_size >> 20) + 2,
-                     st->ngroups);
+                     "(FMPL_SHM_HEAP=%zu), and the world's matching area %zu after them: "
+                     "raise FMPL_SHM_HEAP to at least %zuM (MPI_Alloc_mem and other "
+                     "communicators need room too), or lower FMPL_COLL_GROUPS (now %d) or "
+                     "FMPL_COLL_SEG",
+                     st->area_size, vnic_info(v)->heap_size, heap_after,
+                     ((st->area_size + heap_after) >> 20) + 2, st->ngroups);
         goto fail;
     }
     /* No clearing: coll_init is the first user of this process's shared heap (fmpl_init
