@@ -100,6 +100,29 @@ static void collectives(void)
     says(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Barrier", NULL, NULL);
 }
 
+/* Datatype constructors: the argument and its value. */
+static void datatypes(void)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    says(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT, "MPI_Type_contiguous", "count -1 < 0",
+         NULL);
+    says(MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE, "MPI_Type_contiguous",
+         "oldtype", "is not a datatype");
+    says(MPI_Type_vector(2, -3, 4, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_vector",
+         "blocklength -3 < 0", NULL);
+    int bl[2] = {1, -2}, disp[2] = {0, 4};
+    says(MPI_Type_indexed(2, bl, disp, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_indexed",
+         "blocklengths[1] = -2 < 0", NULL);
+    says(MPI_Type_indexed(-4, bl, disp, MPI_INT, &t), MPI_ERR_COUNT, "MPI_Type_indexed",
+         "count -4 < 0", NULL);
+    says(MPI_Type_indexed(2, NULL, disp, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_indexed",
+         "blocklengths NULL with count 2", NULL);
+    CHECK(t == MPI_DATATYPE_NULL);
+    /* a correct call still works after them */
+    CHECK_RC(MPI_Type_contiguous(2, MPI_INT, &t), MPI_SUCCESS);
+    CHECK_RC(MPI_Type_free(&t), MPI_SUCCESS);
+}
+
 static void small_paths(void)
 {
     /* MPI_Waitall with a negative count */
@@ -178,6 +201,7 @@ int main(int argc, char **argv)
     } else {
         messages();
         collectives();
+        datatypes();
         small_paths();
         split_element();
     }

@@ -270,15 +270,18 @@ static int type_handle_for(dt_t *t, MPI_Datatype *out)
                 (dst)[i_] = (int64_t)(src)[i_];                                                    \
     } while (0)
 
-/* Common argument checks of a constructor on `old`. */
-static int ctor_check(int64_t count, MPI_Datatype old, MPI_Datatype *newtype, dt_t **t)
+/* Common argument checks of a constructor on `old` for fname: MPI_SUCCESS (and *t), or the
+ * error raised with what is wrong named. */
+static int ctor_check(int64_t count, MPI_Datatype old, MPI_Datatype *newtype, dt_t **t,
+                      const char *fname)
 {
     if (!newtype)
-        return MPI_ERR_ARG;
+        return MPII_ERRF(MPI_ERR_ARG, fname, "newtype NULL");
     if (count < 0)
-        return MPI_ERR_COUNT;
+        return MPII_ERRF(MPI_ERR_COUNT, fname, "count %lld < 0", (long long)count);
     *t = mpii_type_get(old);
-    return *t ? MPI_SUCCESS : MPI_ERR_TYPE;
+    return *t ? MPI_SUCCESS
+              : MPII_ERRF(MPI_ERR_TYPE, fname, "oldtype %#x is not a datatype", (unsigned)old);
 }
 
 /* Finishes a constructor: dt's result rc and type out become a handle or an error. */
@@ -295,9 +298,9 @@ static int contiguous(int64_t count, MPI_Datatype old, MPI_Datatype *newtype, in
 {
     MPII_CHECK_INIT(fname);
     dt_t *t, *out = NULL;
-    int rc = ctor_check(count, old, newtype, &t);
+    int rc = ctor_check(count, old, newtype, &t, fname);
     if (rc)
-        return MPII_ERR(rc, fname);
+        return rc;
     rc = dt_contiguous(count, t, &out); /* before ctor_done reads out */
     return ctor_done(rc, out, large, newtype, fname);
 }
@@ -319,11 +322,11 @@ static int vector(int64_t count, int64_t blen, int64_t stride, int bytes, MPI_Da
 {
     MPII_CHECK_INIT(fname);
     dt_t *t, *out = NULL;
-    int rc = ctor_check(count, old, newtype, &t);
-    if (!rc && blen < 0)
-        rc = MPI_ERR_ARG;
+    int rc = ctor_check(count, old, newtype, &t, fname);
     if (rc)
-        return MPII_ERR(rc, fname);
+        return rc;
+    if (blen < 0)
+        return MPII_ERRF(MPI_ERR_ARG, fname, "blocklength %lld < 0", (long long)blen);
     rc = bytes ? dt_hvector(count, blen, stride, t, &out) : dt_vector(count, blen, stride, t, &out);
     return ctor_done(rc, out, large, newtype, fname);
 }
@@ -370,15 +373,16 @@ static int indexed(int kind, int64_t count, const int64_t *bl, const int64_t *di
         rc = !newtype ? MPI_ERR_ARG : count < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
         if (!rc && count > 0 && !types)
             rc = MPI_ERR_ARG;
-    } else {
-        rc = ctor_check(count, old, newtype, &t);
+        if (rc)
+            return MPII_ERR(rc, fname);
+    } else if ((rc = ctor_check(count, old, newtype, &t, fname))) {
+        return rc;
     }
-    if (rc)
-        return MPII_ERR(rc, fname);
     int64_t nbl = (kind == K_INDEXED_BLOCK || kind == K_HINDEXED_BLOCK) ? 1 : count;
     for (int64_t i = 0; i < nbl; i++)
         if (bl[i] < 0)
-            return MPII_ERR(MPI_ERR_ARG, fname);
+            return MPII_ERRF(MPI_ERR_ARG, fname, "blocklengths[%lld] = %lld < 0", (long long)i,
+                             (long long)bl[i]);
     if (kind == K_STRUCT) {
         tv = malloc(sizeof *tv * (size_t)(count > 0 ? count : 1));
         if (!tv)
@@ -406,11 +410,13 @@ static int indexed(int kind, int64_t count, const int64_t *bl, const int64_t *di
     do {                                                                                           \
         MPII_CHECK_INIT(fname);                                                                    \
         if ((count) > 0 && !(blp))                                                                 \
-            return MPII_ERR(MPI_ERR_ARG, fname);                                                   \
+            return MPII_ERRF(MPI_ERR_ARG, fname, "blocklengths NULL with count %lld",              \
+                             (long long)(count));                                                  \
         if ((count) > 0 && !(dispp))                                                               \
-            return MPII_ERR(MPI_ERR_ARG, fname);                                                   \
+            return MPII_ERRF(MPI_ERR_ARG, fname, "displacements NULL with count %lld",             \
+                             (long long)(count));                                                  \
         if ((count) < 0)                                                                           \
-            return MPII_ERR(MPI_ERR_COUNT, fname);                                                 \
+            return MPII_ERRF(MPI_ERR_COUNT, fname, "count %lld < 0", (long long)(count));          \
         int64_t *bl_, *dp_;                                                                        \
         WIDEN(bl_, blp, nbl);                                                                      \
         WIDEN(dp_, dispp, count);                                                                  \
@@ -527,8 +533,10 @@ static int subarray(int ndims, const int64_t *sizes, const int64_t *subsizes, co
                     const char *fname)
 {
     dt_t *t, *out = NULL;
-    int rc = ctor_check(0, old, newtype, &t);
-    if (!rc && (ndims < 1 || order_to_dt(order) < 0))
+    int rc = ctor_check(0, old, newtype, &t, fname);
+    if (rc)
+        return rc;
+    if (ndims < 1 || order_to_dt(order) < 0)
         rc = MPI_ERR_ARG;
     for (int i = 0; !rc && i < ndims; i++)
         if (sizes[i] < 1 || subsizes[i] < 0 || starts[i] < 0 || starts[i] + subsizes[i] > sizes[i])
@@ -582,9 +590,11 @@ static int darray(int size, int rank, int ndims, const int64_t *gsizes, const in
 {
     MPII_CHECK_INIT(fname);
     dt_t *t, *out = NULL;
-    int rc = ctor_check(0, old, newtype, &t);
-    if (!rc && (size < 1 || rank < 0 || rank >= size || ndims < 1 || order_to_dt(order) < 0 ||
-                !gsizes || !distribs || !dargs || !psizes))
+    int rc = ctor_check(0, old, newtype, &t, fname);
+    if (rc)
+        return rc;
+    if (size < 1 || rank < 0 || rank >= size || ndims < 1 || order_to_dt(order) < 0 || !gsizes ||
+        !distribs || !dargs || !psizes)
         rc = MPI_ERR_ARG;
     if (rc)
         return MPII_ERR(rc, fname);
@@ -654,9 +664,9 @@ static int resized(MPI_Datatype old, int64_t lb, int64_t extent, MPI_Datatype *n
 {
     MPII_CHECK_INIT(fname);
     dt_t *t, *out = NULL;
-    int rc = ctor_check(0, old, newtype, &t);
+    int rc = ctor_check(0, old, newtype, &t, fname);
     if (rc)
-        return MPII_ERR(rc, fname);
+        return rc;
     rc = dt_resized(t, lb, extent, &out);
     return ctor_done(rc, out, large, newtype, fname);
 }
@@ -680,9 +690,9 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     static const char fname[] = "MPI_Type_dup";
     MPII_CHECK_INIT(fname);
     dt_t *t, *out = NULL;
-    int rc = ctor_check(0, oldtype, newtype, &t);
+    int rc = ctor_check(0, oldtype, newtype, &t, fname);
     if (rc)
-        return MPII_ERR(rc, fname);
+        return rc;
     if ((rc = dt_dup(t, &out)))
         return MPII_ERR(fmpl2mpi(rc), fname);
     MPI_Datatype h;
