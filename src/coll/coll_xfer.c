@@ -83,8 +83,7 @@ int coll_put_segment(coll_group_t *g, int peer, uint64_t flag_off, const void *d
         return coll_put_cell(g, peer, flag_off, data, len, flag);
     char *end = slot + flag_off;
     base_copy_stream(end - len, data, len); /* (fenced: the payload is visible first) */
-    __atomic_store_n((uint64_t *)end, flag, __ATOMIC_RELEASE);
-    vnic_peer_wake(g->v, g->members[peer]);
+    coll_store_cell(g, peer, end, NULL, 0, flag);
     return FMPL_SUCCESS;
 }
 

@@ -30,6 +30,16 @@ static int why(int rc, const char *fmt, ...)
     return rc;
 }
 
+/* A count and a datatype argument: MPI_ERR_COUNT or MPI_ERR_TYPE (with the why), or 0. */
+static int check_count_type(int64_t count, MPI_Datatype type)
+{
+    if (BASE_UNLIKELY(count < 0))
+        return why(MPI_ERR_COUNT, "count %lld < 0", (long long)count);
+    if (BASE_UNLIKELY(mpii_type_check_comm(type) != MPI_SUCCESS))
+        return why(MPI_ERR_TYPE, "datatype %#x is not a valid committed datatype", (unsigned)type);
+    return MPI_SUCCESS;
+}
+
 /* Contract: coll_impl.h. */
 void mpii_coll_why_clear(void)
 {
@@ -62,13 +72,12 @@ int mpii_coll_check_root(int root, int size)
 /* Contract: coll_impl.h. */
 int mpii_coll_check_op(int64_t count, MPI_Datatype type, MPI_Op op)
 {
-    if (count < 0)
-        return why(MPI_ERR_COUNT, "count %lld < 0", (long long)count);
-    if (mpii_type_check_comm(type) != MPI_SUCCESS)
-        return why(MPI_ERR_TYPE, "datatype %#x is not a valid committed datatype", (unsigned)type);
+    int rc = check_count_type(count, type);
+    if (rc)
+        return rc;
     if (!mpii_op_get(op) || op == MPI_REPLACE || op == MPI_NO_OP)
         return why(MPI_ERR_OP, "op %#x is not a reduction operation", (unsigned)op);
-    int rc = mpii_op_apply(op, NULL, NULL, 0, type);
+    rc = mpii_op_apply(op, NULL, NULL, 0, type);
     return rc ? why(rc, "op %#x is not defined for datatype %#x", (unsigned)op, (unsigned)type)
               : MPI_SUCCESS;
 }
@@ -76,10 +85,9 @@ int mpii_coll_check_op(int64_t count, MPI_Datatype type, MPI_Op op)
 /* Contract: coll_impl.h. */
 int mpii_coll_check_buf(const void *buf, int64_t count, MPI_Datatype type, int in_place_ok)
 {
-    if (BASE_UNLIKELY(count < 0))
-        return why(MPI_ERR_COUNT, "count %lld < 0", (long long)count);
-    if (BASE_UNLIKELY(mpii_type_check_comm(type) != MPI_SUCCESS))
-        return why(MPI_ERR_TYPE, "datatype %#x is not a valid committed datatype", (unsigned)type);
+    int rc = check_count_type(count, type);
+    if (BASE_UNLIKELY(rc))
+        return rc;
     if (buf == MPI_IN_PLACE)
         return in_place_ok ? MPI_SUCCESS
                            : why(MPI_ERR_BUFFER, "MPI_IN_PLACE where this call takes none");
