@@ -59,8 +59,15 @@
 # robust.sh's tables. The report starts with the machine: date, CPU count and model,
 # kernel, library versions, load average, and the cache-line floor between CPUs 0 and 1
 # (bench/cacheline) at each round and at the end.
-# Output in bench/out/: compare-<time>.csv (every row of every round), -summary.csv (the
-# medians), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
+# Cache states: on a guest whose host moves its vCPUs, that floor flips within seconds
+# between ~0.03 us and 0.2-0.7 us, and every library's figures with it. So every run is
+# tagged with the state before it (the last run's end) and after it: F (fast, below
+# 0.1 us both times), S (slow, both) or M (mixed). The report counts the runs of each
+# library in each state, and every entry of the "worse" list also gives the factor from
+# the runs in the fast state alone, when every library had one.
+# Output in bench/out/: compare-<time>.csv (every row of every round), -state.csv (the
+# state of every row's run), -summary.csv (the medians), -fast-summary.csv (the medians
+# of the fast-state runs), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
 # -bandwidth.png, -submatrix.png (the MPI sweep), .png (native ratios), -mpi-ratios.png,
 # -apps-ratios.png (the proxies); robust.sh's rows and tables in -robust.csv and
 # -robust.txt.
@@ -149,6 +156,16 @@ measure() {
     stamp=$(date +%Y%m%d-%H%M%S)
     raw=bench/out/compare-$stamp.csv
     echo "round,impl,bench,mem,np,size,metric,value" >"$raw"
+    states=bench/out/compare-$stamp-state.csv
+    echo "round,impl,bench,mem,np,size,metric,state" >"$states"
+    prev_state=$(mktemp)
+    trap 'rm -f "$prev_state"' EXIT
+    # F when the cache-line floor reads below 0.1 us, else S; F on one CPU (no floor)
+    cache_state() {
+        [ "$(nproc)" -ge 2 ] || { echo F; return; }
+        "$bin/cacheline" | awk '{ print ($(NF - 3) < 0.1 ? "F" : "S") }'
+    }
+    cache_state >"$prev_state"
     # The machine and its load: other tenants' work shows in the figures.
     machine=bench/out/compare-$stamp-machine.txt
     {
@@ -172,8 +189,22 @@ measure() {
         [ "$n" -gt "$(nproc)" ] && over=(--oversubscribe)
         timeout "${COMPARE_TIMEOUT:-0}" mpirun.openmpi "${over[@]}" -n "$n" "$@"
     }
-    # Appends the CSV rows of one run (header dropped) to the raw file, tagged with the round.
-    rows() { grep -v '^impl,' | grep ',' | sed "s/^/$round,/" >>"$raw"; }
+    # Appends the CSV rows of one run (header dropped) to the raw file, tagged with the
+    # round, and their cache state to the state file (see the top): the floor read once
+    # the run is over, and the one read after the run before it (a read while a run is
+    # under way would slow it down).
+    rows() {
+        local got after before state
+        got=$(grep -v '^impl,' | grep ',' | sed "s/^/$round,/" || true)
+        [ -n "$got" ] || return 0
+        echo "$got" >>"$raw"
+        after=$(cache_state)
+        before=$(cat "$prev_state")
+        echo "$after" >"$prev_state"
+        state=M
+        [ "$before" != "$after" ] || state=$after
+        echo "$got" | sed "s/,[^,]*\$/,$state/" >>"$states"
+    }
     # mpi WHO NP PROG ARGS...: the MPI program PROG built for WHO (fmpl, mpich, openmpi).
     mpi() {
         local who=$1 n=$2 prog=$3
@@ -277,26 +308,39 @@ out=bench/out/compare-$stamp
 sum=$out-summary.csv
 
 # 3. Medians over rounds (RSS: the mean over ranks of a round first), then the table.
-# Key: impl|bench|mem|np|size|metric.
-awk -F, 'NR > 1 {
-    k = $2 "|" $3 "|" $4 "|" $5 "|" $6 "|" $7
-    if ($3 == "rss") { k = $2 "|rss|" $4 "|" $5 "|" $6 "|peak_rss_mib"; s[$1 "|" k] += $8 / 1024; c[$1 "|" k]++ }
-    else print k "," $8
-}
-END { for (rk in s) { split(rk, a, "|"); sub(/^[^|]*\|/, "", rk); print rk "," s[a[1] "|" rk] / c[a[1] "|" rk] } }' "$raw" |
-    sort -t, -k1,1 -k2,2g |
-    awk -F, '
-    # Median of the numbers (the same value in every round, such as a checksum, stays as
-    # written); a key that only ever had "missing" (a library without that operation,
-    # e.g. persistent collectives) stays "missing".
-    function flush() {
-        if (n) { m = same ? x[1] : n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2; print key "," m }
-        else if (miss) print key ",missing"
+# medians RAW OUT: the medians of RAW's rows, keyed impl,bench,mem,np,size,metric.
+medians() {
+    awk -F, 'NR > 1 {
+        k = $2 "|" $3 "|" $4 "|" $5 "|" $6 "|" $7
+        if ($3 == "rss") { k = $2 "|rss|" $4 "|" $5 "|" $6 "|peak_rss_mib"; s[$1 "|" k] += $8 / 1024; c[$1 "|" k]++ }
+        else print k "," $8
     }
-    $1 != key { flush(); key = $1; n = 0; miss = 0; same = 1 }
-    $2 == "missing" { miss = 1; next }
-    { x[++n] = $2; if ($2 != x[1]) same = 0 }
-    END { flush() }' | tr '|' ',' | sort >"$sum"
+    END { for (rk in s) { split(rk, a, "|"); sub(/^[^|]*\|/, "", rk); print rk "," s[a[1] "|" rk] / c[a[1] "|" rk] } }' "$1" |
+        sort -t, -k1,1 -k2,2g |
+        awk -F, '
+        # Median of the numbers (the same value in every round, such as a checksum, stays as
+        # written); a key that only ever had "missing" (a library without that operation,
+        # e.g. persistent collectives) stays "missing".
+        function flush() {
+            if (n) { m = same ? x[1] : n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2; print key "," m }
+            else if (miss) print key ",missing"
+        }
+        $1 != key { flush(); key = $1; n = 0; miss = 0; same = 1 }
+        $2 == "missing" { miss = 1; next }
+        { x[++n] = $2; if ($2 != x[1]) same = 0 }
+        END { flush() }' | tr '|' ',' | sort >"$2"
+}
+medians "$raw" "$sum"
+# The same over the runs in the fast cache state alone (see the top), when they were tagged.
+fastsum=$out-fast-summary.csv
+states=$out-state.csv
+rm -f "$fastsum"
+if [ -f "$states" ]; then
+    fastraw=$(mktemp)
+    paste -d, "$raw" "$states" | awk -F, 'NR == 1 || $NF == "F"' | cut -d, -f1-8 >"$fastraw"
+    medians "$fastraw" "$fastsum"
+    rm -f "$fastraw"
+fi
 
 rm -f "$out-plot.dat" "$out-mpi-plot.dat" "$out-apps-plot.dat"
 {
@@ -306,7 +350,10 @@ else
     echo "# no record of the machine ($out-machine.txt is missing): CPU model, load and versions unknown"
 fi
 awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
-    -v mpiplot="$out-mpi-plot.dat" -v appplot="$out-apps-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" '
+    -v mpiplot="$out-mpi-plot.dat" -v appplot="$out-apps-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" \
+    -v fastfile="$fastsum" '
+# (the fast-state medians come first, when there are any)
+FILENAME == fastfile { vf[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7; next }
 { v[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7
   if ($1 == "fmpl-mpi" || $1 == "mpich" || $1 == "openmpi") {
       if ($2 == "pingpong" || $2 == "stream" || $2 == "bibw") sizes[$5 + 0] = 1
@@ -317,7 +364,10 @@ awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
   }
 }
 # A value: a number, "missing" (the library lacks the operation) or "" (not measured).
-function get(impl, k) { return (impl "|" k) in v ? v[impl "|" k] : "" }
+function get(impl, k) {
+    if (usefast) return (impl "|" k) in vf ? vf[impl "|" k] : ""
+    return (impl "|" k) in v ? v[impl "|" k] : ""
+}
 function isnum(x) { return x != "" && x != "missing" }
 function num(x) { return isnum(x) ? x : "" }
 function fmt(x) { return x == "" ? sprintf("%10s", "-") : x == "missing" ? sprintf("%10s", x) : sprintf("%10.3f", x) }
@@ -347,6 +397,11 @@ function slowdown(k, lower,    o, m, p, best) {
     if (o == "" || o == 0 || (m == "" && p == "")) return ""
     if (lower) { best = m == "" ? p : p == "" ? m : (m < p ? m : p); return o / best }
     best = m == "" ? p : p == "" ? m : (m > p ? m : p); return best / o
+}
+# The factor of slowdown() from the fast-state runs alone, as a note ("" without them).
+function fastnote(k, lower,    f) {
+    usefast = 1; f = slowdown(k, lower); usefast = 0
+    return f == "" ? "" : sprintf(" (fast state %.2fx)", f)
 }
 function faster(k, lower,    m, p) {
     m = num(get("mpich", k)); p = num(get("openmpi", k))
@@ -572,36 +627,43 @@ END {
         split(kinds[j], kd, "|"); list = ""
         for (i = 1; i <= n; i++) {
             k = kd[1] "|malloc|2|" keys[i] "|" kd[2]; f = slowdown(k, kd[3] == "lower")
-            if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("%s %.2fx %s", hs(keys[i]), f, faster(k, kd[3] == "lower"))
+            if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("%s %.2fx %s%s", hs(keys[i]), f, faster(k, kd[3] == "lower"), fastnote(k, kd[3] == "lower"))
         }
         if (list != "") { printf "  %s: %s\n", kd[4], list; any = 1 }
     }
     list = ""
     for (i = 1; i <= ns; i++) {
         split(subs[i], a, "|"); k = a[3] "|malloc|2|" a[4] "|latency_us"; f = slowdown(k, 1)
-        if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("n=%d z=%d %.2fx %s", a[1], a[2], f, faster(k, 1))
+        if (f != "" && f > worse) list = list (list == "" ? "" : ", ") sprintf("n=%d z=%d %.2fx %s%s", a[1], a[2], f, faster(k, 1), fastnote(k, 1))
     }
     if (list != "") { printf "  sub-matrix latency: %s\n", list; any = 1 }
     list = ""
     for (i = 1; i <= nc; i++) {
         f = slowdown(ck[i], 1)
-        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", cl[i], f, faster(ck[i], 1))
+        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s%s", cl[i], f, faster(ck[i], 1), fastnote(ck[i], 1))
     }
     if (list != "") { printf "  collectives: %s\n", list; any = 1 }
     list = ""
     for (i = 1; i <= na; i++) {
         f = slowdown(ak[i], 0)
-        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", al[i], f, faster(ak[i], 0))
+        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s%s", al[i], f, faster(ak[i], 0), fastnote(ak[i], 0))
     }
     if (list != "") { printf "  application proxies: %s\n", list; any = 1 }
     list = ""
     for (i = 1; i <= nio; i++) {
         f = slowdown(iok[i], 0)
-        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s", iol[i], f, faster(iok[i], 0))
+        if (f != "" && f > worse) list = list (list == "" ? "" : "; ") sprintf("%s %.2fx %s%s", iol[i], f, faster(iok[i], 0), fastnote(iok[i], 0))
     }
     if (list != "") { printf "  MPI-IO: %s\n", list; any = 1 }
     if (!any) print "  none"
-}' "$sum"
+}' $([ -f "$fastsum" ] && echo "$fastsum") "$sum"
+if [ -f "$states" ]; then
+    echo
+    echo "== cache state of the runs (see the top: F fast, S slow, M mixed; rows of each library)"
+    awk -F, 'NR > 1 { n[$2 "|" $8]++; t[$2]++ }
+    END { for (i in t) printf "%-10s F %d  S %d  M %d  of %d\n", i, n[i "|F"], n[i "|S"], n[i "|M"], t[i] }' \
+        "$states" | sort
+fi
 if [ -f "$out-robust.txt" ]; then
     echo
     echo "== robustness (bench/robust.sh, once per run): separate jobs of mpi_robust per library," \
