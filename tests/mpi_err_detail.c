@@ -1,11 +1,12 @@
 /* mpi_err_detail.c — what an error returned under MPI_ERRORS_RETURN says: the detailed
  * code names the call, the argument and its value (MPI_Error_string), its class comes
  * back from MPI_Error_class, and an old code whose message the ring has dropped still
- * gives its class's text; the same for the argument checks of the collectives. Also the
- * small error paths: a message that ends inside a
- * basic element of the receive type, MPI_Waitall(-1), a failed MPI_Cart_create,
- * MPI_Reduce_local on aliased buffers, and running out of context ids (argument
- * "contexts": slow, so a test of its own). */
+ * gives its class's text; the same for the argument checks of the collectives, the
+ * datatype constructors, the communicator, group and topology calls (whose failed
+ * creations leave their output handle alone, or MPI_COMM_NULL). Also the small error
+ * paths: a message that ends inside a basic element of the receive type,
+ * MPI_Waitall(-1), MPI_Reduce_local on aliased buffers, and running out of context ids
+ * (argument "contexts": slow, so a test of its own). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,60 @@ static void datatypes(void)
     CHECK_RC(MPI_Type_free(&t), MPI_SUCCESS);
 }
 
+/* A bogus handle of no kind the library hands out. */
+#define BOGUS 0x7654321
+
+/* Communicators: bad handles, NULL outputs, bad colors, tags and leaders; nothing is
+ * created. */
+static void communicators(void)
+{
+    char want[96];
+    int n = -1;
+    MPI_Comm nc = MPI_COMM_NULL, wc = MPI_COMM_WORLD;
+    says(MPI_Comm_size(MPI_COMM_NULL, &n), MPI_ERR_COMM, "MPI_Comm_size", "comm is MPI_COMM_NULL",
+         NULL);
+    says(MPI_Comm_rank((MPI_Comm)BOGUS, &n), MPI_ERR_COMM, "MPI_Comm_rank", "comm 0x7654321",
+         "is not a communicator");
+    CHECK(n == -1);
+    says(MPI_Comm_compare(wc, MPI_COMM_NULL, &n), MPI_ERR_COMM, "MPI_Comm_compare",
+         "comm2 is MPI_COMM_NULL", NULL);
+    says(MPI_Comm_size(wc, NULL), MPI_ERR_ARG, "MPI_Comm_size", "size NULL", NULL);
+    says(MPI_Comm_dup(wc, NULL), MPI_ERR_ARG, "MPI_Comm_dup", "newcomm NULL", NULL);
+    says(MPI_Comm_dup_with_info(wc, (MPI_Info)BOGUS, &nc), MPI_ERR_INFO, "MPI_Comm_dup_with_info",
+         "info 0x7654321 is not an info object", NULL);
+    says(MPI_Comm_split(wc, -5, 0, &nc), MPI_ERR_ARG, "MPI_Comm_split", "color -5 < 0", NULL);
+    says(MPI_Comm_split_type(wc, 12345, 0, MPI_INFO_NULL, &nc), MPI_ERR_ARG, "MPI_Comm_split_type",
+         "split_type 12345 is not", NULL);
+    says(MPI_Comm_create(wc, MPI_GROUP_NULL, &nc), MPI_ERR_GROUP, "MPI_Comm_create",
+         "group is MPI_GROUP_NULL", NULL);
+    MPI_Group wg;
+    CHECK_RC(MPI_Comm_group(wc, &wg), MPI_SUCCESS);
+    if (size > 1) { /* the world's group is no subgroup of MPI_COMM_SELF's */
+        snprintf(want, sizeof want, "rank %d of group (world rank %d) is not in the group of comm",
+                 rank == 0, rank == 0);
+        says(MPI_Comm_create(MPI_COMM_SELF, wg, &nc), MPI_ERR_GROUP, "MPI_Comm_create", want, NULL);
+    }
+    says(MPI_Comm_create_group(wc, wg, -3, &nc), MPI_ERR_TAG, "MPI_Comm_create_group",
+         "tag -3 is not in 0..", NULL);
+    says(MPI_Comm_create_from_group(MPI_GROUP_NULL, "t", MPI_INFO_NULL, MPI_ERRORS_RETURN, &nc),
+         MPI_ERR_GROUP, "MPI_Comm_create_from_group", "group is MPI_GROUP_NULL", NULL);
+    says(MPI_Comm_create_from_group(wg, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, &nc), MPI_ERR_ARG,
+         "MPI_Comm_create_from_group", "stringtag NULL", NULL);
+    CHECK_RC(MPI_Group_free(&wg), MPI_SUCCESS);
+    snprintf(want, sizeof want, "local_leader %d is not in 0..%d", size, size - 1);
+    says(MPI_Intercomm_create(wc, size, wc, 0, 0, &nc), MPI_ERR_RANK, "MPI_Intercomm_create", want,
+         NULL);
+    says(MPI_Intercomm_merge(wc, 0, &nc), MPI_ERR_COMM, "MPI_Intercomm_merge", "intercomm 0x",
+         "is not an intercommunicator");
+    says(MPI_Comm_remote_size(wc, &n), MPI_ERR_COMM, "MPI_Comm_remote_size",
+         "is not an intercommunicator", NULL);
+    CHECK(nc == MPI_COMM_NULL);
+    says(MPI_Comm_free(&wc), MPI_ERR_COMM, "MPI_Comm_free", "MPI_COMM_WORLD, a predefined", NULL);
+    CHECK(wc == MPI_COMM_WORLD);
+    says(MPI_Comm_free(&nc), MPI_ERR_COMM, "MPI_Comm_free", "*comm is MPI_COMM_NULL", NULL);
+    says(MPI_Comm_free(NULL), MPI_ERR_ARG, "MPI_Comm_free", "comm NULL", NULL);
+}
+
 static void small_paths(void)
 {
     /* MPI_Waitall with a negative count */
@@ -134,11 +189,6 @@ static void small_paths(void)
     MPI_Request bad[2] = {MPI_REQUEST_NULL, (MPI_Request)0x7654321};
     says(MPI_Waitall(2, bad, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST, "MPI_Waitall", "requests[1]",
          "is not a request");
-    /* a failed MPI_Cart_create leaves MPI_COMM_NULL */
-    MPI_Comm cart = MPI_COMM_WORLD;
-    int dims[2] = {size + 1, 1}, periods[2] = {0, 0};
-    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart) != MPI_SUCCESS);
-    CHECK(cart == MPI_COMM_NULL);
     /* MPI_Reduce_local on aliased buffers */
     int a[4] = {1, 2, 3, 4};
     says(MPI_Reduce_local(a, a, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER, "MPI_Reduce_local",
@@ -196,12 +246,14 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN), MPI_SUCCESS);
     if (argc > 1 && strcmp(argv[1], "contexts") == 0) {
         contexts();
     } else {
         messages();
         collectives();
         datatypes();
+        communicators();
         small_paths();
         split_element();
     }
