@@ -178,6 +178,116 @@ static void communicators(void)
     says(MPI_Comm_free(NULL), MPI_ERR_ARG, "MPI_Comm_free", "comm NULL", NULL);
 }
 
+/* Groups: bad ranks, repeated ranks, bad ranges, bad handles; no group is created. */
+static void groups(void)
+{
+    char want[96];
+    MPI_Group wg, ng = MPI_GROUP_NULL;
+    CHECK_RC(MPI_Comm_group(MPI_COMM_WORLD, &wg), MPI_SUCCESS);
+    int r[2] = {0, size};
+    snprintf(want, sizeof want, "ranks[1] = %d is not in 0..%d", size, size - 1);
+    says(MPI_Group_incl(wg, 2, r, &ng), MPI_ERR_RANK, "MPI_Group_incl",
+         size > 1 ? want : "n 2 > 1, the size of group", NULL);
+    r[1] = 0;
+    says(MPI_Group_excl(wg, 2, r, &ng), MPI_ERR_RANK, "MPI_Group_excl",
+         size > 1 ? "ranks[1] = 0 repeats ranks[0]" : "n 2 > 1", NULL);
+    says(MPI_Group_excl(wg, -1, r, &ng), MPI_ERR_ARG, "MPI_Group_excl", "n -1 < 0", NULL);
+    says(MPI_Group_incl(wg, 1, NULL, &ng), MPI_ERR_ARG, "MPI_Group_incl", "ranks NULL with n 1",
+         NULL);
+    int ranges[2][3] = {{0, size, 1}, {0, 0, 1}};
+    snprintf(want, sizeof want, "ranges[0][1] = %d (last) is not in 0..%d", size, size - 1);
+    says(MPI_Group_range_incl(wg, 1, ranges, &ng), MPI_ERR_RANK, "MPI_Group_range_incl", want,
+         NULL);
+    ranges[0][1] = 0;
+    ranges[0][2] = 0;
+    says(MPI_Group_range_excl(wg, 1, ranges, &ng), MPI_ERR_ARG, "MPI_Group_range_excl",
+         "ranges[0] = {0, 0, 0}: stride 0", NULL);
+    ranges[0][2] = 1;
+    says(MPI_Group_range_incl(wg, 2, ranges, &ng), MPI_ERR_RANK, "MPI_Group_range_incl",
+         size > 1 ? "rank 0 is in ranges[0] and ranges[1]" : "name 2 ranks, more than the 1", NULL);
+    r[0] = size + 3;
+    int out[1] = {-7};
+    snprintf(want, sizeof want, "ranks1[0] = %d is not in 0..%d (group1)", size + 3, size - 1);
+    says(MPI_Group_translate_ranks(wg, 1, r, wg, out), MPI_ERR_RANK, "MPI_Group_translate_ranks",
+         want, NULL);
+    CHECK(out[0] == -7);
+    int res;
+    says(MPI_Group_compare(MPI_GROUP_NULL, wg, &res), MPI_ERR_GROUP, "MPI_Group_compare",
+         "group1 is MPI_GROUP_NULL", NULL);
+    says(MPI_Group_union(wg, (MPI_Group)BOGUS, &ng), MPI_ERR_GROUP, "MPI_Group_union",
+         "group2 0x7654321 is not a group", NULL);
+    says(MPI_Group_difference(wg, wg, NULL), MPI_ERR_ARG, "MPI_Group_difference", "newgroup NULL",
+         NULL);
+    CHECK(ng == MPI_GROUP_NULL);
+    says(MPI_Group_free(&ng), MPI_ERR_GROUP, "MPI_Group_free", "*group is MPI_GROUP_NULL", NULL);
+    CHECK_RC(MPI_Group_free(&wg), MPI_SUCCESS);
+}
+
+/* Topologies: dims, coordinates, ranks, directions, graphs; failed creations leave
+ * MPI_COMM_NULL. */
+static void topologies(void)
+{
+    char want[128];
+    MPI_Comm wc = MPI_COMM_WORLD, cart = MPI_COMM_WORLD, nc = MPI_COMM_NULL;
+    int dims[2] = {size + 1, 1}, periods[2] = {0, 0}, n = -1;
+    snprintf(want, sizeof want, "dims[0] = %d: the product %d exceeds the %d ranks of comm_old",
+             size + 1, size + 1, size);
+    says(MPI_Cart_create(wc, 2, dims, periods, 0, &cart), MPI_ERR_TOPOLOGY, "MPI_Cart_create", want,
+         NULL);
+    CHECK(cart == MPI_COMM_NULL);
+    says(MPI_Cart_create(wc, -1, dims, periods, 0, &cart), MPI_ERR_DIMS, "MPI_Cart_create",
+         "ndims -1 < 0", NULL);
+    dims[0] = 1;
+    dims[1] = 0;
+    says(MPI_Cart_create(wc, 2, dims, periods, 0, &cart), MPI_ERR_DIMS, "MPI_Cart_create",
+         "dims[1] = 0 is not positive", NULL);
+    says(MPI_Cart_map(wc, 2, NULL, periods, &n), MPI_ERR_ARG, "MPI_Cart_map",
+         "dims NULL with ndims 2", NULL);
+    CHECK(cart == MPI_COMM_NULL);
+    says(MPI_Cartdim_get(wc, &n), MPI_ERR_TOPOLOGY, "MPI_Cartdim_get", "has no Cartesian topology",
+         NULL);
+    dims[0] = size;
+    CHECK_RC(MPI_Cart_create(wc, 1, dims, periods, 0, &cart), MPI_SUCCESS);
+    int co[1] = {size};
+    snprintf(want, sizeof want, "coords[0] = %d is not in 0..%d", size, size - 1);
+    says(MPI_Cart_rank(cart, co, &n), MPI_ERR_ARG, "MPI_Cart_rank", want, NULL);
+    snprintf(want, sizeof want, "rank %d is not in 0..%d", size + 1, size - 1);
+    says(MPI_Cart_coords(cart, size + 1, 1, co), MPI_ERR_RANK, "MPI_Cart_coords", want, NULL);
+    says(MPI_Cart_coords(cart, 0, 0, co), MPI_ERR_ARG, "MPI_Cart_coords", "maxdims 0 < 1", NULL);
+    says(MPI_Cart_shift(cart, 1, 1, &n, &n), MPI_ERR_ARG, "MPI_Cart_shift",
+         "direction 1 is not in 0..0", NULL);
+    says(MPI_Cart_sub(cart, NULL, &nc), MPI_ERR_ARG, "MPI_Cart_sub", "remain_dims NULL", NULL);
+    CHECK_RC(MPI_Comm_free(&cart), MPI_SUCCESS);
+    /* MPI_Dims_create with dims that cannot be met */
+    int d2[2] = {4, 0};
+    says(MPI_Dims_create(6, 2, d2), MPI_ERR_DIMS, "MPI_Dims_create",
+         "dims[0] = 4: the fixed dims' product 4 does not divide nnodes 6", NULL);
+    d2[1] = 2;
+    says(MPI_Dims_create(6, 2, d2), MPI_ERR_DIMS, "MPI_Dims_create",
+         "dims[0] = 4: the fixed dims' product 4", NULL);
+    d2[0] = 2;
+    says(MPI_Dims_create(8, 2, d2), MPI_ERR_DIMS, "MPI_Dims_create",
+         "the product of dims, 4, is not nnodes 8", NULL);
+    /* graphs */
+    int index[2] = {2, 1}, edges[2] = {0, 5};
+    says(MPI_Graph_create(wc, 1, index, edges, 0, &nc), MPI_ERR_ARG, "MPI_Graph_create",
+         "edges[1] = 5 is not a node (0..0)", NULL);
+    if (size > 1)
+        says(MPI_Graph_create(wc, 2, index, edges, 0, &nc), MPI_ERR_ARG, "MPI_Graph_create",
+             "index[1] = 1 is below the previous entry", NULL);
+    says(MPI_Graph_neighbors_count(wc, 0, &n), MPI_ERR_TOPOLOGY, "MPI_Graph_neighbors_count",
+         "has no graph topology", NULL);
+    int src[1] = {size}, deg[1] = {-1};
+    snprintf(want, sizeof want, "sources[0] = %d is not a rank (0..%d)", size, size - 1);
+    says(MPI_Dist_graph_create_adjacent(wc, 1, src, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
+                                        MPI_INFO_NULL, 0, &nc),
+         MPI_ERR_ARG, "MPI_Dist_graph_create_adjacent", want, NULL);
+    src[0] = 0;
+    says(MPI_Dist_graph_create(wc, 1, src, deg, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &nc),
+         MPI_ERR_ARG, "MPI_Dist_graph_create", "negative degrees[0] = -1", NULL);
+    CHECK(nc == MPI_COMM_NULL);
+}
+
 static void small_paths(void)
 {
     /* MPI_Waitall with a negative count */
@@ -254,6 +364,8 @@ int main(int argc, char **argv)
         collectives();
         datatypes();
         communicators();
+        groups();
+        topologies();
         small_paths();
         split_element();
     }
