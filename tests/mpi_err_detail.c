@@ -16,6 +16,9 @@
 
 static int rank, size;
 
+/* A bogus handle of no kind the library hands out. */
+#define BOGUS 0x7654321
+
 /* The message of code, which must be of class cls and contain every one of the words. */
 static void says(int code, int cls, const char *w1, const char *w2, const char *w3)
 {
@@ -108,7 +111,9 @@ static void datatypes(void)
     says(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT, "MPI_Type_contiguous", "count -1 < 0",
          NULL);
     says(MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE, "MPI_Type_contiguous",
-         "oldtype", "is not a datatype");
+         "oldtype is MPI_DATATYPE_NULL", NULL);
+    says(MPI_Type_contiguous(2, (MPI_Datatype)BOGUS, &t), MPI_ERR_TYPE, "MPI_Type_contiguous",
+         "oldtype 0x7654321 is not a datatype", NULL);
     says(MPI_Type_vector(2, -3, 4, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_vector",
          "blocklength -3 < 0", NULL);
     int bl[2] = {1, -2}, disp[2] = {0, 4};
@@ -118,14 +123,62 @@ static void datatypes(void)
          "count -4 < 0", NULL);
     says(MPI_Type_indexed(2, NULL, disp, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_indexed",
          "blocklengths NULL with count 2", NULL);
+    MPI_Aint adisp[2] = {0, 8};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DATATYPE_NULL};
+    bl[1] = 1;
+    says(MPI_Type_create_struct(2, bl, adisp, types, &t), MPI_ERR_TYPE, "MPI_Type_create_struct",
+         "array_of_types[1] is MPI_DATATYPE_NULL", NULL);
+    says(MPI_Type_create_struct(2, bl, adisp, NULL, &t), MPI_ERR_ARG, "MPI_Type_create_struct",
+         "array_of_types NULL with count 2", NULL);
+    /* subarray: each of sizes, subsizes, starts and order */
+    int sz[2] = {4, 4}, sub[2] = {5, 2}, st[2] = {0, 3};
+    says(MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_subarray", "subsizes[0] = 5 > sizes[0] = 4", NULL);
+    sub[0] = 2;
+    says(MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_subarray", "starts[1] = 3 + subsizes[1] = 2 > sizes[1] = 4", NULL);
+    st[1] = 0;
+    says(MPI_Type_create_subarray(2, sz, sub, st, 99, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_subarray", "order 99 is not MPI_ORDER_C or MPI_ORDER_FORTRAN", NULL);
+    says(MPI_Type_create_subarray(0, sz, sub, st, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_subarray", "ndims 0 < 1", NULL);
+    /* darray: rank, the process grid, a block too short, NONE over several processes */
+    int gs[2] = {4, 4}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+        darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 1}, ps[2] = {2, 3};
+    says(MPI_Type_create_darray(4, 4, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_darray", "rank 4 is not in 0..3", NULL);
+    says(MPI_Type_create_darray(4, 0, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_darray", "dargs[1] = 1 * psizes[1] = 3 < gsizes[1] = 4", NULL);
+    darg[1] = MPI_DISTRIBUTE_DFLT_DARG;
+    says(MPI_Type_create_darray(4, 0, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_darray", "the product of psizes exceeds size 4", NULL);
+    dist[0] = MPI_DISTRIBUTE_NONE;
+    says(MPI_Type_create_darray(4, 0, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+         "MPI_Type_create_darray", "psizes[0] = 2 with distribs[0] MPI_DISTRIBUTE_NONE", NULL);
+    says(MPI_Type_create_resized(MPI_DATATYPE_NULL, 0, 8, &t), MPI_ERR_TYPE,
+         "MPI_Type_create_resized", "oldtype is MPI_DATATYPE_NULL", NULL);
+    says(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG,
+         "MPI_Type_create_f90_real", "p and r are both MPI_UNDEFINED", NULL);
     CHECK(t == MPI_DATATYPE_NULL);
+    /* queries, commit and free on bad or predefined handles */
+    int ni, na, nd, comb, ints[4];
+    says(MPI_Type_get_envelope((MPI_Datatype)BOGUS, &ni, &na, &nd, &comb), MPI_ERR_TYPE,
+         "MPI_Type_get_envelope", "datatype 0x7654321 is not a datatype", NULL);
+    says(MPI_Type_get_contents(MPI_INT, 4, 0, 0, ints, NULL, NULL), MPI_ERR_TYPE,
+         "MPI_Type_get_contents", "is predefined: it has no contents", NULL);
+    CHECK_RC(MPI_Type_vector(2, 1, 2, MPI_INT, &t), MPI_SUCCESS);
+    says(MPI_Type_get_contents(t, 1, 0, 1, ints, NULL, types), MPI_ERR_ARG, "MPI_Type_get_contents",
+         "max_integers 1 < 3", NULL);
+    CHECK_RC(MPI_Type_free(&t), MPI_SUCCESS);
+    says(MPI_Type_commit(&t), MPI_ERR_TYPE, "MPI_Type_commit", "*datatype is MPI_DATATYPE_NULL",
+         NULL);
+    MPI_Datatype pre = MPI_INT;
+    says(MPI_Type_free(&pre), MPI_ERR_TYPE, "MPI_Type_free", "is a predefined datatype", NULL);
+    CHECK(pre == MPI_INT);
     /* a correct call still works after them */
     CHECK_RC(MPI_Type_contiguous(2, MPI_INT, &t), MPI_SUCCESS);
     CHECK_RC(MPI_Type_free(&t), MPI_SUCCESS);
 }
-
-/* A bogus handle of no kind the library hands out. */
-#define BOGUS 0x7654321
 
 /* Communicators: bad handles, NULL outputs, bad colors, tags and leaders; nothing is
  * created. */
