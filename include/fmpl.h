@@ -64,7 +64,8 @@ enum { FMPL_SUM = 1, FMPL_MAX = 2, FMPL_MIN = 3, FMPL_AMAX = 4, FMPL_AMIN = 5 };
  * Collective over the job: blocks until every rank has called it. argc/argv may be
  * NULL (they are not modified). Settings are read from the environment (FMPL_MAI_MAX,
  * FMPL_ANY_SLOTS, FMPL_ANY_INLINE, ...; see fmpl-info). Returns FMPL_ERR_INIT when
- * called a second time (also after fmpl_finalize: the library cannot be restarted). */
+ * called a second time (also after fmpl_finalize: the library cannot be restarted), and
+ * FMPL_ERR_PEER when another rank's start-up failed (that rank logs why). */
 int fmpl_init(int *argc, char ***argv);
 /* Ends the library. Collective over the job. Blocks until every spooled and pending
  * send of this rank has been received, then synchronises all ranks, frees every

@@ -28,6 +28,14 @@ static unsigned fmpli_bits_for(uint32_t n)
     return b;
 }
 
+/* The code of a start-up step that failed talking to a peer. Access refused to a peer's
+ * area, registered before the step began, means the peer gave up (its own start-up failed
+ * and it took its areas back): FMPL_ERR_PEER, and the peer's own message says why. */
+static int startup_peer_rc(int rc)
+{
+    return rc == FMPL_ERR_KEY ? FMPL_ERR_PEER : rc;
+}
+
 int fmpl_init(int *argc, char ***argv)
 {
     (void)argc;
@@ -64,7 +72,7 @@ int fmpl_init(int *argc, char ***argv)
     rc = coll_init(fmpli.vnic, (size_t)fmpli.size * fmpli.row_stride);
     if (rc != FMPL_SUCCESS) {
         fmpli_init_unwind(0);
-        return rc;
+        return startup_peer_rc(rc);
     }
     rc = fmpli_p2p_init();
     if (rc == FMPL_SUCCESS)
@@ -78,9 +86,10 @@ int fmpl_init(int *argc, char ***argv)
     }
     fmpli.status = FMPLI_ACTIVE;
     /* Every rank's areas are registered before any peer may write into them. */
-    rc = coll_barrier(fmpli.comms[FMPL_COMM_WORLD].group);
+    rc = startup_peer_rc(coll_barrier(fmpli.comms[FMPL_COMM_WORLD].group));
     if (rc != FMPL_SUCCESS) {
-        base_log("fmpl_init: start-up barrier failed: %s", base_strerror(rc));
+        if (rc != FMPL_ERR_PEER) /* (else the peer's message says why) */
+            base_log("fmpl_init: start-up barrier failed: %s", base_strerror(rc));
         return rc;
     }
     return FMPL_SUCCESS;

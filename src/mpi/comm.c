@@ -32,6 +32,7 @@
  * one). MPI_Comm_free runs the attribute delete callbacks, drops the error handler and
  * info, forgets the handle and releases the handle's reference; the object goes with
  * the last reference. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -614,17 +615,44 @@ void mpii_comm_finalize(void)
 
 /* ---------------------------------------------------------------- accessors */
 
-#define GET_COMM(c, comm, fn)                                                                      \
+/* Contract: mpi_impl.h. */
+int mpii_comm_arg(MPI_Comm h, const char *arg, int want, const char *fname, mpii_comm_t **cp)
+{
+    mpii_comm_t *c = mpii_comm_get(h);
+    *cp = NULL;
+    if (!c)
+        return mpii_err_handle(0, 0, MPI_ERR_COMM, fname, arg, h);
+    if (want != MPII_COMM_ANY && (c->rgroup != NULL) != (want == MPII_COMM_INTER))
+        return MPII_ERRF_COMM(h, MPI_ERR_COMM, fname, "%s %#x is %s intercommunicator", arg,
+                              (unsigned)h, c->rgroup ? "an" : "not an");
+    *cp = c;
+    return MPI_SUCCESS;
+}
+
+/* c: communicator argument comm of fn (of kind want), or return the error. */
+#define GET_COMM_OF(c, comm, arg, want, fn)                                                        \
     MPII_CHECK_INIT(fn);                                                                           \
-    mpii_comm_t *c = mpii_comm_get(comm);                                                          \
-    if (!c)                                                                                        \
-    return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn)
+    mpii_comm_t *c;                                                                                \
+    do {                                                                                           \
+        int rc_ = mpii_comm_arg(comm, arg, want, fn, &c);                                          \
+        if (!c)                                                                                    \
+            return rc_;                                                                            \
+    } while (0)
+#define GET_COMM(c, comm, fn) GET_COMM_OF(c, comm, "comm", MPII_COMM_ANY, fn)
+
+/* Checks an info argument that may be MPI_INFO_NULL: MPI_SUCCESS or the error raised. */
+static int info_arg(MPI_Comm comm, MPI_Info info, const char *fn)
+{
+    if (info == MPI_INFO_NULL || mpii_handle_get(FMPL_MPI_KIND_INFO, info))
+        return MPI_SUCCESS;
+    return mpii_err_handle(FMPL_MPI_KIND_COMM, comm, MPI_ERR_INFO, fn, "info", info);
+}
 
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     GET_COMM(c, comm, "MPI_Comm_size");
     if (!size)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_size");
+        return MPII_ERR_NULL(comm, "size", "MPI_Comm_size");
     *size = c->size;
     return MPI_SUCCESS;
 }
@@ -634,7 +662,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     GET_COMM(c, comm, "MPI_Comm_rank");
     if (!rank)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_rank");
+        return MPII_ERR_NULL(comm, "rank", "MPI_Comm_rank");
     *rank = c->rank;
     return MPI_SUCCESS;
 }
@@ -644,7 +672,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     GET_COMM(c, comm, "MPI_Comm_test_inter");
     if (!flag)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_test_inter");
+        return MPII_ERR_NULL(comm, "flag", "MPI_Comm_test_inter");
     *flag = c->rgroup != NULL;
     return MPI_SUCCESS;
 }
@@ -652,12 +680,9 @@ MPII_WEAK(MPI_Comm_test_inter, PMPI_Comm_test_inter)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-    GET_COMM(c, comm, "MPI_Comm_remote_size");
-    if (!c->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
-                         "not an intercommunicator");
+    GET_COMM_OF(c, comm, "comm", MPII_COMM_INTER, "MPI_Comm_remote_size");
     if (!size)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_remote_size");
+        return MPII_ERR_NULL(comm, "size", "MPI_Comm_remote_size");
     *size = c->rgroup->size;
     return MPI_SUCCESS;
 }
@@ -665,12 +690,9 @@ MPII_WEAK(MPI_Comm_remote_size, PMPI_Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    GET_COMM(c, comm, "MPI_Comm_remote_group");
-    if (!c->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
-                         "not an intercommunicator");
+    GET_COMM_OF(c, comm, "comm", MPII_COMM_INTER, "MPI_Comm_remote_group");
     if (!group)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_remote_group");
+        return MPII_ERR_NULL(comm, "group", "MPI_Comm_remote_group");
     c->rgroup->refs++;
     int rc = mpii_group_handle(c->rgroup, group);
     return rc == MPI_SUCCESS ? rc : MPII_ERR_COMM(comm, rc, "MPI_Comm_remote_group");
@@ -679,14 +701,10 @@ MPII_WEAK(MPI_Comm_remote_group, PMPI_Comm_remote_group)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
-    MPII_CHECK_INIT("MPI_Comm_compare");
-    mpii_comm_t *a = mpii_comm_get(comm1), *b = mpii_comm_get(comm2);
-    if (!a)
-        return MPII_ERR_COMM(comm1, MPI_ERR_COMM, "MPI_Comm_compare");
-    if (!b)
-        return MPII_ERR_COMM(comm2, MPI_ERR_COMM, "MPI_Comm_compare");
+    GET_COMM_OF(a, comm1, "comm1", MPII_COMM_ANY, "MPI_Comm_compare");
+    GET_COMM_OF(b, comm2, "comm2", MPII_COMM_ANY, "MPI_Comm_compare");
     if (!result)
-        return MPII_ERR_COMM(comm1, MPI_ERR_ARG, "MPI_Comm_compare");
+        return MPII_ERR_NULL(comm1, "result", "MPI_Comm_compare");
     if (a == b) {
         *result = MPI_IDENT;
         return MPI_SUCCESS;
@@ -711,7 +729,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     GET_COMM(c, comm, "MPI_Comm_set_name");
     if (!comm_name)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_set_name");
+        return MPII_ERR_NULL(comm, "comm_name", "MPI_Comm_set_name");
     snprintf(c->name, sizeof c->name, "%s", comm_name);
     return MPI_SUCCESS;
 }
@@ -721,7 +739,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     GET_COMM(c, comm, "MPI_Comm_get_name");
     if (!comm_name || !resultlen)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_get_name");
+        return MPII_ERR_NULL(comm, comm_name ? "resultlen" : "comm_name", "MPI_Comm_get_name");
     size_t n = strlen(c->name);
     memcpy(comm_name, c->name, n + 1);
     *resultlen = (int)n;
@@ -732,10 +750,9 @@ MPII_WEAK(MPI_Comm_get_name, PMPI_Comm_get_name)
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     GET_COMM(c, comm, "MPI_Comm_set_info");
-    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
-        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_set_info");
-    if (info == MPI_INFO_NULL)
-        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_set_info");
+    if (!mpii_handle_get(FMPL_MPI_KIND_INFO, info)) /* MPI_INFO_NULL too */
+        return mpii_err_handle(FMPL_MPI_KIND_COMM, comm, MPI_ERR_INFO, "MPI_Comm_set_info", "info",
+                               info);
     MPI_Info dup;
     int rc = mpii_info_dup(info, &dup);
     if (rc != MPI_SUCCESS)
@@ -751,7 +768,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     GET_COMM(c, comm, "MPI_Comm_get_info");
     if (!info_used)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_get_info");
+        return MPII_ERR_NULL(comm, "info_used", "MPI_Comm_get_info");
     int rc = mpii_info_dup(c->info, info_used);
     return rc == MPI_SUCCESS ? rc : MPII_ERR_COMM(comm, rc, "MPI_Comm_get_info");
 }
@@ -871,7 +888,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     GET_COMM(c, comm, "MPI_Comm_dup");
     if (!newcomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_dup");
+        return MPII_ERR_NULL(comm, "newcomm", "MPI_Comm_dup");
     return comm_dup(c, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup");
 }
 MPII_WEAK(MPI_Comm_dup, PMPI_Comm_dup)
@@ -880,9 +897,10 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     GET_COMM(c, comm, "MPI_Comm_dup_with_info");
     if (!newcomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_dup_with_info");
-    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
-        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info");
+        return MPII_ERR_NULL(comm, "newcomm", "MPI_Comm_dup_with_info");
+    int rc = info_arg(comm, info, "MPI_Comm_dup_with_info");
+    if (rc)
+        return rc;
     return comm_dup(c, info, 1, newcomm, "MPI_Comm_dup_with_info");
 }
 MPII_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info)
@@ -1159,7 +1177,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     GET_COMM(c, comm, "MPI_Comm_idup");
     if (!newcomm || !request)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_idup");
+        return MPII_ERR_NULL(comm, newcomm ? "request" : "newcomm", "MPI_Comm_idup");
     return comm_idup(c, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
 }
 MPII_WEAK(MPI_Comm_idup, PMPI_Comm_idup)
@@ -1168,9 +1186,10 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 {
     GET_COMM(c, comm, "MPI_Comm_idup_with_info");
     if (!newcomm || !request)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_idup_with_info");
-    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
-        return MPII_ERR_COMM(comm, MPI_ERR_INFO, "MPI_Comm_idup_with_info");
+        return MPII_ERR_NULL(comm, newcomm ? "request" : "newcomm", "MPI_Comm_idup_with_info");
+    int rc = info_arg(comm, info, "MPI_Comm_idup_with_info");
+    if (rc)
+        return rc;
     return comm_idup(c, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
 }
 MPII_WEAK(MPI_Comm_idup_with_info, PMPI_Comm_idup_with_info)
@@ -1287,10 +1306,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     GET_COMM(p, comm, "MPI_Comm_split");
     if (!newcomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_split");
+        return MPII_ERR_NULL(comm, "newcomm", "MPI_Comm_split");
     if (color < 0 && color != MPI_UNDEFINED)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, "MPI_Comm_split",
-                         "color %d is negative", color);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Comm_split",
+                              "color %d < 0 and not MPI_UNDEFINED", color);
     int rc;
     if (p->rgroup) {
         rc = comm_split_inter(p, color, key, newcomm);
@@ -1318,13 +1337,12 @@ static int info_wants_shared(MPI_Info info)
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split_type";
-    GET_COMM(p, comm, fn);
+    GET_COMM_OF(p, comm, "comm", MPII_COMM_INTRA, fn);
     if (!newcomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
-    if (p->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator");
-    if (info != MPI_INFO_NULL && !mpii_handle_get(FMPL_MPI_KIND_INFO, info))
-        return MPII_ERR_COMM(comm, MPI_ERR_INFO, fn);
+        return MPII_ERR_NULL(comm, "newcomm", fn);
+    int rc = info_arg(comm, info, fn);
+    if (rc)
+        return rc;
     const boot_nodes_t *nodes = vnic_nodes(mpii.vnic);
     int node = nodes ? nodes->node_of[mpii.world_rank] : 0;
     int color;
@@ -1337,11 +1355,13 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED: color = node; break;
     default:
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn, "unknown split_type %d",
-                         split_type);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn,
+                              "split_type %d is not MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
+                              "_HW_UNGUIDED or MPI_UNDEFINED",
+                              split_type);
     }
     mpii_comm_t *c;
-    int rc = mpii_comm_split_intra(p, color, key, &c);
+    rc = mpii_comm_split_intra(p, color, key, &c);
     if (rc != MPI_SUCCESS)
         return MPII_ERR_COMM(comm, rc, fn);
     if (c && split_type == MPI_COMM_TYPE_HW_UNGUIDED && c->size == p->size) {
@@ -1361,37 +1381,42 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 }
 MPII_WEAK(MPI_Comm_split_type, PMPI_Comm_split_type)
 
-/* Checks that every member of g is a member of p's (local) group. */
-static int group_in_comm(const mpii_group_t *g, const mpii_comm_t *p)
+/* The group argument of MPI_Comm_create(_group) on p (handle comm): MPI_SUCCESS and *gp
+ * when it is a group whose members are all in p's (local) group, else the error raised. */
+static int subgroup_arg(mpii_comm_t *p, MPI_Comm comm, MPI_Group group, const char *fn,
+                        mpii_group_t **gp)
 {
-    if (g->size == 0)
-        return 1;
+    mpii_group_t *g = mpii_group_get(group);
+    if (!g)
+        return mpii_err_handle(FMPL_MPI_KIND_COMM, comm, MPI_ERR_GROUP, fn, "group", group);
     char *in = calloc((size_t)mpii_peer_bound(), 1);
     if (!in)
-        return 0;
+        return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fn);
     for (int i = 0; i < p->size; i++)
         in[p->group->world[i]] = 1;
-    int ok = 1;
-    for (int i = 0; i < g->size && ok; i++)
-        ok = in[g->world[i]];
+    int i = 0;
+    while (i < g->size && in[g->world[i]])
+        i++;
     free(in);
-    return ok;
+    if (i < g->size)
+        return MPII_ERRF_COMM(comm, MPI_ERR_GROUP, fn,
+                              "rank %d of group (world rank %d) is not in the group of comm", i,
+                              g->world[i]);
+    *gp = g;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     GET_COMM(p, comm, fn);
-    mpii_group_t *g = mpii_group_get(group);
-    if (!g)
-        return MPII_ERR_COMM(comm, MPI_ERR_GROUP, fn);
+    mpii_group_t *g;
+    int rc = subgroup_arg(p, comm, group, fn, &g);
+    if (rc)
+        return rc;
     if (!newcomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
-    if (!group_in_comm(g, p))
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_GROUP, fn,
-                         "the group is not a subset of the communicator's group");
+        return MPII_ERR_NULL(comm, "newcomm", fn);
     *newcomm = MPI_COMM_NULL;
-    int rc;
     if (p->rgroup) {
         /* each side names a subgroup of its local group; the result joins the two
          * (MPI_COMM_NULL where either is empty or this process is not in its own) */
@@ -1464,19 +1489,15 @@ MPII_WEAK(MPI_Comm_create, PMPI_Comm_create)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_group";
-    GET_COMM(p, comm, fn);
-    if (p->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator");
-    mpii_group_t *g = mpii_group_get(group);
-    if (!g)
-        return MPII_ERR_COMM(comm, MPI_ERR_GROUP, fn);
+    GET_COMM_OF(p, comm, "comm", MPII_COMM_INTRA, fn);
+    mpii_group_t *g;
+    int rc = subgroup_arg(p, comm, group, fn, &g);
+    if (rc)
+        return rc;
     if (!newcomm)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm, "newcomm", fn);
     if (tag < 0 || tag > MPII_TAG_UB)
-        return MPII_ERR_COMM(comm, MPI_ERR_TAG, fn);
-    if (!group_in_comm(g, p))
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_GROUP, fn,
-                         "the group is not a subset of the communicator's group");
+        return MPII_ERRF_COMM(comm, MPI_ERR_TAG, fn, "tag %d is not in 0..%d", tag, MPII_TAG_UB);
     *newcomm = MPI_COMM_NULL;
     if (g->rank == MPI_UNDEFINED)
         return MPI_SUCCESS; /* not a member: nothing to take part in */
@@ -1495,7 +1516,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     free(inv);
     ctx_dom_t d = {.c = p, .map = map, .p = g->size, .me = g->rank, .tag = MPII_TAG_USERLIB(tag)};
     uint32_t ctx;
-    int rc = ctx_dom_alloc(&d, 1, &ctx);
+    rc = ctx_dom_alloc(&d, 1, &ctx);
     free(map);
     if (rc != MPI_SUCCESS)
         return MPII_ERR_COMM(comm, rc, fn);
@@ -1513,14 +1534,15 @@ int PMPI_Comm_free(MPI_Comm *comm)
 {
     MPII_CHECK_INIT("MPI_Comm_free");
     if (!comm)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Comm_free");
-    mpii_comm_t *c = mpii_comm_get(*comm);
+        return MPII_ERRF(MPI_ERR_ARG, "MPI_Comm_free", "comm NULL");
+    mpii_comm_t *c;
+    int rc = mpii_comm_arg(*comm, "*comm", MPII_COMM_ANY, "MPI_Comm_free", &c);
     if (!c)
-        return MPII_ERR_COMM(*comm, MPI_ERR_COMM, "MPI_Comm_free");
+        return rc;
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
-        return mpii_errf(FMPL_MPI_KIND_COMM, *comm, MPI_ERR_COMM, "MPI_Comm_free",
-                         "predefined communicator");
-    int rc = mpii_attr_delete_all(FMPL_MPI_KIND_COMM, *comm, &c->attrs);
+        return MPII_ERRF_COMM(*comm, MPI_ERR_COMM, "MPI_Comm_free", "*comm is %s, a predefined one",
+                              *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    rc = mpii_attr_delete_all(FMPL_MPI_KIND_COMM, *comm, &c->attrs);
     if (rc == MPI_SUCCESS && c->slotted)
         rc = comm_group_free(c);
     if (rc != MPI_SUCCESS)
@@ -1536,26 +1558,31 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                           int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
-    GET_COMM(l, local_comm, fn);
-    if (l->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, local_comm, MPI_ERR_COMM, fn,
-                         "local_comm is an intercommunicator");
+    GET_COMM_OF(l, local_comm, "local_comm", MPII_COMM_INTRA, fn);
     if (local_leader < 0 || local_leader >= l->size)
-        return MPII_ERR_COMM(local_comm, MPI_ERR_RANK, fn);
+        return MPII_ERRF_COMM(local_comm, MPI_ERR_RANK, fn, "local_leader %d is not in 0..%d",
+                              local_leader, l->size - 1);
     if (!newintercomm)
-        return MPII_ERR_COMM(local_comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(local_comm, "newintercomm", fn);
     mpii_comm_t *peer = NULL;
     int leader = l->rank == local_leader;
     if (leader) {
         peer = mpii_comm_get(peer_comm);
         if (!peer)
-            return MPII_ERR_COMM(local_comm, MPI_ERR_COMM, fn);
+            return mpii_err_handle(FMPL_MPI_KIND_COMM, local_comm, MPI_ERR_COMM, fn, "peer_comm",
+                                   peer_comm);
         int psize = peer->rgroup ? peer->rgroup->size : peer->size;
-        if (remote_leader < 0 || remote_leader >= psize ||
-            (!peer->rgroup && remote_leader == peer->rank))
-            return MPII_ERR_COMM(local_comm, MPI_ERR_RANK, fn);
+        if (remote_leader < 0 || remote_leader >= psize)
+            return MPII_ERRF_COMM(local_comm, MPI_ERR_RANK, fn,
+                                  "remote_leader %d is not in 0..%d (ranks of peer_comm)",
+                                  remote_leader, psize - 1);
+        if (!peer->rgroup && remote_leader == peer->rank)
+            return MPII_ERRF_COMM(local_comm, MPI_ERR_RANK, fn,
+                                  "remote_leader %d is the local leader itself in peer_comm",
+                                  remote_leader);
         if (tag < 0 || tag > MPII_TAG_UB)
-            return MPII_ERR_COMM(local_comm, MPI_ERR_TAG, fn);
+            return MPII_ERRF_COMM(local_comm, MPI_ERR_TAG, fn, "tag %d is not in 0..%d", tag,
+                                  MPII_TAG_UB);
     }
     struct {
         int size;
@@ -1660,12 +1687,9 @@ int mpii_intercomm_sock(mpii_comm_t *l, int root, int sock, int rsize, const int
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char fn[] = "MPI_Intercomm_merge";
-    GET_COMM(ic, intercomm, fn);
-    if (!ic->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, intercomm, MPI_ERR_COMM, fn,
-                         "not an intercommunicator");
+    GET_COMM_OF(ic, intercomm, "intercomm", MPII_COMM_INTER, fn);
     if (!newintracomm)
-        return MPII_ERR_COMM(intercomm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(intercomm, "newintracomm", fn);
     mpii_comm_t *l = ic->local;
     int mine = high != 0, theirs = 0;
     int rc = MPI_SUCCESS;
@@ -1711,31 +1735,69 @@ static int stringtag_tag(const char *t)
     return (int)(h % (uint32_t)MPII_TAG_LIBCOLL);
 }
 
-/* Checks the common arguments of the two calls below. */
-static int from_group_args(const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
-                           const void *out)
+/* Raises code for a call without a communicator yet: on errhandler when it is a valid
+ * communicator handler, else on the default; fmt (may be NULL) says what was wrong. */
+static int from_group_err(MPI_Errhandler errhandler, int code, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int from_group_err(MPI_Errhandler errhandler, int code, const char *fn, const char *fmt, ...)
 {
-    if (!out || !stringtag || strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
-        return MPI_ERR_ARG;
+    char detail[256] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+    }
+    if (mpii_errh_check(errhandler, FMPL_MPI_KIND_COMM) == MPI_SUCCESS)
+        return mpii_err_with(errhandler, FMPL_MPI_KIND_COMM, MPI_COMM_NULL, code, fn,
+                             fmt ? detail : NULL);
+    return MPII_ERRF(code, fn, "%s", detail);
+}
+
+/* Group argument arg = h of the two calls below: the group, or NULL with the error raised
+ * (*rc its code). */
+static mpii_group_t *from_group_group(MPI_Group h, const char *arg, MPI_Errhandler errhandler,
+                                      const char *fn, int *rc)
+{
+    mpii_group_t *g = mpii_group_get(h);
+    if (!g) {
+        char d[128];
+        mpii_bad_handle_text(d, sizeof d, MPI_ERR_GROUP, arg, h);
+        *rc = from_group_err(errhandler, MPI_ERR_GROUP, fn, "%s", d);
+    }
+    return g;
+}
+
+/* Checks the common arguments of the two calls below (out: the output argument, named
+ * out_name): MPI_SUCCESS or the error raised. */
+static int from_group_args(const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                           const void *out, const char *out_name, const char *fn)
+{
+    if (!out)
+        return from_group_err(errhandler, MPI_ERR_ARG, fn, "%s NULL", out_name);
+    if (!stringtag)
+        return from_group_err(errhandler, MPI_ERR_ARG, fn, "stringtag NULL");
+    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return from_group_err(errhandler, MPI_ERR_ARG, fn,
+                              "stringtag of %zu characters, MPI_MAX_STRINGTAG_LEN is %d",
+                              strlen(stringtag), MPI_MAX_STRINGTAG_LEN);
     if (mpii_errh_check(errhandler, FMPL_MPI_KIND_COMM) != MPI_SUCCESS)
-        return MPI_ERR_ARG;
+        return from_group_err(errhandler, MPI_ERR_ARG, fn,
+                              "errhandler %#x is not a communicator error handler",
+                              (unsigned)errhandler);
     if (info != MPI_INFO_NULL) {
         MPI_Info copy;
         int rc = mpii_info_dup(info, &copy);
-        if (rc != MPI_SUCCESS)
-            return rc == MPI_ERR_NO_MEM ? rc : MPI_ERR_INFO;
+        if (rc == MPI_ERR_NO_MEM)
+            return from_group_err(errhandler, rc, fn, NULL);
+        if (rc != MPI_SUCCESS) {
+            char d[128];
+            mpii_bad_handle_text(d, sizeof d, MPI_ERR_INFO, "info", info);
+            return from_group_err(errhandler, MPI_ERR_INFO, fn, "%s", d);
+        }
         mpii_info_free(&copy);
     }
     return MPI_SUCCESS;
-}
-
-/* Raises code for a call without a communicator yet: on errhandler when it is a valid
- * communicator handler, else on the default. */
-static int from_group_err(MPI_Errhandler errhandler, int code, const char *fn)
-{
-    if (mpii_errh_check(errhandler, FMPL_MPI_KIND_COMM) == MPI_SUCCESS)
-        return mpii_err_with(errhandler, FMPL_MPI_KIND_COMM, MPI_COMM_NULL, code, fn, NULL);
-    return MPII_ERR(code, fn);
 }
 
 /* Gives new communicator c the info hints (a copy) and returns its handle in *out. */
@@ -1760,12 +1822,12 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 {
     static const char fn[] = "MPI_Comm_create_from_group";
     MPII_CHECK_INIT(fn);
-    mpii_group_t *g = mpii_group_get(group);
+    int rc;
+    mpii_group_t *g = from_group_group(group, "group", errhandler, fn, &rc);
     if (!g)
-        return from_group_err(errhandler, MPI_ERR_GROUP, fn);
-    int rc = from_group_args(stringtag, info, errhandler, newcomm);
-    if (rc != MPI_SUCCESS)
-        return from_group_err(errhandler, rc, fn);
+        return rc;
+    if ((rc = from_group_args(stringtag, info, errhandler, newcomm, "newcomm", fn)))
+        return rc;
     *newcomm = MPI_COMM_NULL;
     if (g->rank == MPI_UNDEFINED)
         return MPI_SUCCESS;
@@ -1777,13 +1839,13 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     uint32_t ctx;
     rc = ctx_dom_alloc(&d, 1, &ctx);
     if (rc != MPI_SUCCESS)
-        return from_group_err(errhandler, rc, fn);
+        return from_group_err(errhandler, rc, fn, NULL);
     g->refs++;
     mpii_comm_t *c;
     rc = comm_make_errh(errhandler, g, NULL, &ctx, &c);
     if (rc == MPI_SUCCESS)
         rc = from_group_finish(c, info, newcomm);
-    return rc != MPI_SUCCESS ? from_group_err(errhandler, rc, fn) : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? from_group_err(errhandler, rc, fn, NULL) : MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Comm_create_from_group, PMPI_Comm_create_from_group)
 
@@ -1798,17 +1860,31 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
 {
     static const char fn[] = "MPI_Intercomm_create_from_groups";
     MPII_CHECK_INIT(fn);
-    mpii_group_t *lg = mpii_group_get(local_group), *rg = mpii_group_get(remote_group);
-    if (!lg || !rg || lg->size == 0 || rg->size == 0 || lg->rank == MPI_UNDEFINED)
-        return from_group_err(errhandler, MPI_ERR_GROUP, fn);
-    if (local_leader < 0 || local_leader >= lg->size || remote_leader < 0 ||
-        remote_leader >= rg->size)
-        return from_group_err(errhandler, MPI_ERR_RANK, fn);
-    int rc = from_group_args(stringtag, info, errhandler, newintercomm);
-    if (rc != MPI_SUCCESS)
-        return from_group_err(errhandler, rc, fn);
+    int rc;
+    mpii_group_t *lg, *rg;
+    if (!(lg = from_group_group(local_group, "local_group", errhandler, fn, &rc)) ||
+        !(rg = from_group_group(remote_group, "remote_group", errhandler, fn, &rc)))
+        return rc;
+    if (lg->size == 0 || rg->size == 0)
+        return from_group_err(errhandler, MPI_ERR_GROUP, fn, "%s is empty",
+                              lg->size ? "remote_group" : "local_group");
+    if (lg->rank == MPI_UNDEFINED)
+        return from_group_err(errhandler, MPI_ERR_GROUP, fn,
+                              "this process (world rank %d) is not in local_group",
+                              mpii.world_rank);
+    if (local_leader < 0 || local_leader >= lg->size)
+        return from_group_err(errhandler, MPI_ERR_RANK, fn, "local_leader %d is not in 0..%d",
+                              local_leader, lg->size - 1);
+    if (remote_leader < 0 || remote_leader >= rg->size)
+        return from_group_err(errhandler, MPI_ERR_RANK, fn, "remote_leader %d is not in 0..%d",
+                              remote_leader, rg->size - 1);
+    if ((rc = from_group_args(stringtag, info, errhandler, newintercomm, "newintercomm", fn)))
+        return rc;
     if (rg->rank != MPI_UNDEFINED) /* in both: they overlap */
-        return from_group_err(errhandler, MPI_ERR_GROUP, fn);
+        return from_group_err(errhandler, MPI_ERR_GROUP, fn,
+                              "this process (world rank %d) is in both local_group and "
+                              "remote_group",
+                              mpii.world_rank);
     int tag = stringtag_tag(stringtag);
     ctx_dom_t d = {.c = boot_comm,
                    .map = lg->world,
@@ -1823,13 +1899,13 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     uint32_t ctx[2];
     rc = ctx_dom_alloc(&d, 2, ctx);
     if (rc != MPI_SUCCESS)
-        return from_group_err(errhandler, rc, fn);
+        return from_group_err(errhandler, rc, fn, NULL);
     lg->refs++;
     rg->refs++;
     mpii_comm_t *c;
     rc = comm_make_errh(errhandler, lg, rg, ctx, &c);
     if (rc == MPI_SUCCESS)
         rc = from_group_finish(c, info, newintercomm);
-    return rc != MPI_SUCCESS ? from_group_err(errhandler, rc, fn) : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? from_group_err(errhandler, rc, fn, NULL) : MPI_SUCCESS;
 }
 MPII_WEAK(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups)

@@ -43,6 +43,10 @@ static int env_info_init(void)
 static int runtime_start(int *argc, char ***argv, int required, const char *fname)
 {
     int rc = fmpl_init(argc, argv);
+    if (rc == FMPL_ERR_PEER) /* another rank failed first: its message is the one to read */
+        return MPII_ERRF(mpii_err_from_fmpl(rc), fname,
+                         "the engine did not start because another rank's start-up failed; "
+                         "that rank's message says why");
     if (rc != FMPL_SUCCESS)
         return MPII_ERRF(mpii_err_from_fmpl(rc), fname,
                          "the engine did not start (%s); the lines before this one say why",

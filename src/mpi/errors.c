@@ -391,6 +391,35 @@ int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt
     return err_run(kind, handle, code, fname, detail, 1);
 }
 
+/* Contract: mpi_impl.h. */
+void mpii_bad_handle_text(char *buf, size_t len, int code, const char *arg, int h)
+{
+    static const struct {
+        int code, null;
+        const char *null_name, *what;
+    } names[] = {
+        {MPI_ERR_COMM, MPI_COMM_NULL, "MPI_COMM_NULL", "a communicator"},
+        {MPI_ERR_GROUP, MPI_GROUP_NULL, "MPI_GROUP_NULL", "a group"},
+        {MPI_ERR_INFO, MPI_INFO_NULL, "MPI_INFO_NULL", "an info object"},
+        {MPI_ERR_TYPE, MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL", "a datatype"},
+    };
+    size_t i = 0;
+    while (i + 1 < sizeof names / sizeof *names && names[i].code != code)
+        i++;
+    if (h == names[i].null)
+        snprintf(buf, len, "%s is %s", arg, names[i].null_name);
+    else
+        snprintf(buf, len, "%s %#x is not %s", arg, (unsigned)h, names[i].what);
+}
+
+/* Contract: mpi_impl.h. */
+int mpii_err_handle(int kind, int obj, int code, const char *fname, const char *arg, int h)
+{
+    char d[128];
+    mpii_bad_handle_text(d, sizeof d, code, arg, h);
+    return mpii_errf(kind, obj, code, fname, "%s", d);
+}
+
 int mpii_err_from_fmpl(int fmpl_code)
 {
     switch (fmpl_code) {

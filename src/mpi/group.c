@@ -96,14 +96,29 @@ static int group_out(mpii_group_t *g, MPI_Group *newgroup, const char *fname)
     return rc == MPI_SUCCESS ? rc : MPII_ERR(rc, fname);
 }
 
+/* Group argument arg = h of fn: the group, or NULL with MPI_ERR_GROUP raised (*rc its
+ * code). */
+static mpii_group_t *group_arg(MPI_Group h, const char *arg, const char *fn, int *rc)
+{
+    mpii_group_t *g = mpii_group_get(h);
+    if (!g)
+        *rc = mpii_err_handle(0, 0, MPI_ERR_GROUP, fn, arg, h);
+    return g;
+}
+
+/* g: group argument group of fn, or return the error. */
+#define GET_GROUP(g, group, arg, fn)                                                               \
+    int rc_##g;                                                                                    \
+    mpii_group_t *g = group_arg(group, arg, fn, &rc_##g);                                          \
+    if (!g)                                                                                        \
+    return rc_##g
+
 int PMPI_Group_size(MPI_Group group, int *size)
 {
     MPII_CHECK_INIT("MPI_Group_size");
-    mpii_group_t *g = mpii_group_get(group);
-    if (!g)
-        return MPII_ERR(MPI_ERR_GROUP, "MPI_Group_size");
+    GET_GROUP(g, group, "group", "MPI_Group_size");
     if (!size)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Group_size");
+        return MPII_ERR_NULL(MPI_COMM_NULL, "size", "MPI_Group_size");
     *size = g->size;
     return MPI_SUCCESS;
 }
@@ -112,11 +127,9 @@ MPII_WEAK(MPI_Group_size, PMPI_Group_size)
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
     MPII_CHECK_INIT("MPI_Group_rank");
-    mpii_group_t *g = mpii_group_get(group);
-    if (!g)
-        return MPII_ERR(MPI_ERR_GROUP, "MPI_Group_rank");
+    GET_GROUP(g, group, "group", "MPI_Group_rank");
     if (!rank)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Group_rank");
+        return MPII_ERR_NULL(MPI_COMM_NULL, "rank", "MPI_Group_rank");
     *rank = g->rank;
     return MPI_SUCCESS;
 }
@@ -127,14 +140,17 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 {
     static const char fn[] = "MPI_Group_translate_ranks";
     MPII_CHECK_INIT(fn);
-    mpii_group_t *g1 = mpii_group_get(group1), *g2 = mpii_group_get(group2);
-    if (!g1 || !g2)
-        return MPII_ERR(MPI_ERR_GROUP, fn);
-    if (n < 0 || (n > 0 && (!ranks1 || !ranks2)))
-        return MPII_ERR(MPI_ERR_ARG, fn);
+    GET_GROUP(g1, group1, "group1", fn);
+    GET_GROUP(g2, group2, "group2", fn);
+    if (n < 0)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "n %d < 0", n);
+    if (n > 0 && (!ranks1 || !ranks2))
+        return MPII_ERRF(MPI_ERR_ARG, fn, "%s NULL with n %d", ranks1 ? "ranks2" : "ranks1", n);
     for (int i = 0; i < n; i++)
         if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= g1->size))
-            return MPII_ERR(MPI_ERR_RANK, fn);
+            return MPII_ERRF(MPI_ERR_RANK, fn,
+                             "ranks1[%d] = %d is not in 0..%d (group1) or MPI_PROC_NULL", i,
+                             ranks1[i], g1->size - 1);
     if (n == 0)
         return MPI_SUCCESS;
     int *inv = group_inverse(g2);
@@ -175,11 +191,10 @@ int mpii_group_compare(const mpii_group_t *g1, const mpii_group_t *g2)
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     MPII_CHECK_INIT("MPI_Group_compare");
-    mpii_group_t *g1 = mpii_group_get(group1), *g2 = mpii_group_get(group2);
-    if (!g1 || !g2)
-        return MPII_ERR(MPI_ERR_GROUP, "MPI_Group_compare");
+    GET_GROUP(g1, group1, "group1", "MPI_Group_compare");
+    GET_GROUP(g2, group2, "group2", "MPI_Group_compare");
     if (!result)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Group_compare");
+        return MPII_ERR_NULL(MPI_COMM_NULL, "result", "MPI_Group_compare");
     int r = mpii_group_compare(g1, g2);
     if (r < 0)
         return MPII_ERR(MPI_ERR_NO_MEM, "MPI_Group_compare");
@@ -191,13 +206,14 @@ MPII_WEAK(MPI_Group_compare, PMPI_Group_compare)
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     MPII_CHECK_INIT("MPI_Comm_group");
-    mpii_comm_t *c = mpii_comm_get(comm);
+    mpii_comm_t *c;
+    int rc = mpii_comm_arg(comm, "comm", MPII_COMM_ANY, "MPI_Comm_group", &c);
     if (!c)
-        return MPII_ERR_COMM(comm, MPI_ERR_COMM, "MPI_Comm_group");
+        return rc;
     if (!group)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Comm_group");
+        return MPII_ERR_NULL(comm, "group", "MPI_Comm_group");
     c->group->refs++;
-    int rc = mpii_group_handle(c->group, group);
+    rc = mpii_group_handle(c->group, group);
     return rc == MPI_SUCCESS ? rc : MPII_ERR_COMM(comm, rc, "MPI_Comm_group");
 }
 MPII_WEAK(MPI_Comm_group, PMPI_Comm_group)
@@ -207,11 +223,10 @@ static int group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, 
                        const char *fn)
 {
     MPII_CHECK_INIT(fn);
-    mpii_group_t *g1 = mpii_group_get(group1), *g2 = mpii_group_get(group2);
-    if (!g1 || !g2)
-        return MPII_ERR(MPI_ERR_GROUP, fn);
+    GET_GROUP(g1, group1, "group1", fn);
+    GET_GROUP(g2, group2, "group2", fn);
     if (!newgroup)
-        return MPII_ERR(MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newgroup", fn);
     int *inv = group_inverse(g1);
     if (!inv)
         return MPII_ERR(MPI_ERR_NO_MEM, fn);
@@ -265,14 +280,19 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 }
 MPII_WEAK(MPI_Group_difference, PMPI_Group_difference)
 
-/* Checks that ranks[0..n) are valid and distinct ranks of g: MPI_SUCCESS or the class. */
-static int check_ranks(const mpii_group_t *g, int n, const int ranks[], char *seen)
+/* Checks that ranks[0..n) are valid and distinct ranks of g, marking them in seen[]
+ * (zeroed, g->size entries): MPI_SUCCESS or the error raised. */
+static int check_ranks(const mpii_group_t *g, int n, const int ranks[], int *seen, const char *fn)
 {
     for (int i = 0; i < n; i++) {
         int r = ranks[i];
-        if (r < 0 || r >= g->size || seen[r])
-            return MPI_ERR_RANK;
-        seen[r] = 1;
+        if (r < 0 || r >= g->size)
+            return MPII_ERRF(MPI_ERR_RANK, fn, "ranks[%d] = %d is not in 0..%d (group)", i, r,
+                             g->size - 1);
+        if (seen[r])
+            return MPII_ERRF(MPI_ERR_RANK, fn, "ranks[%d] = %d repeats ranks[%d]", i, r,
+                             seen[r] - 1);
+        seen[r] = i + 1;
     }
     return MPI_SUCCESS;
 }
@@ -281,20 +301,22 @@ static int group_incl_excl(MPI_Group group, int n, const int ranks[], MPI_Group 
                            const char *fn)
 {
     MPII_CHECK_INIT(fn);
-    mpii_group_t *g = mpii_group_get(group);
-    if (!g)
-        return MPII_ERR(MPI_ERR_GROUP, fn);
-    if (!newgroup || n < 0 || (n > 0 && !ranks))
-        return MPII_ERR(MPI_ERR_ARG, fn);
+    GET_GROUP(g, group, "group", fn);
+    if (!newgroup)
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newgroup", fn);
+    if (n < 0)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "n %d < 0", n);
+    if (n > 0 && !ranks)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "ranks NULL with n %d", n);
     if (n > g->size)
-        return MPII_ERR(MPI_ERR_RANK, fn);
-    char *seen = calloc((size_t)g->size + 1, 1);
+        return MPII_ERRF(MPI_ERR_RANK, fn, "n %d > %d, the size of group", n, g->size);
+    int *seen = calloc((size_t)g->size + 1, sizeof *seen);
     if (!seen)
         return MPII_ERR(MPI_ERR_NO_MEM, fn);
-    int rc = check_ranks(g, n, ranks, seen);
+    int rc = check_ranks(g, n, ranks, seen, fn);
     if (rc != MPI_SUCCESS) {
         free(seen);
-        return MPII_ERR(rc, fn);
+        return rc;
     }
     mpii_group_t *ng = mpii_group_new(excl ? g->size - n : n);
     if (ng) {
@@ -326,27 +348,35 @@ MPII_WEAK(MPI_Group_excl, PMPI_Group_excl)
 
 /* Expands n triplets into the ranks they name (MPI-4.0 7.3.2). Each triplet needs a
  * nonzero stride, first and last valid ranks of g and first..last in the stride's
- * direction; all computed ranks must be distinct. Returns the class; *out (malloc'ed)
- * and *count on success. */
-static int expand_ranges(const mpii_group_t *g, int n, int ranges[][3], int **out, int *count)
+ * direction; all computed ranks must be distinct. MPI_SUCCESS with *out (malloc'ed) and
+ * *count, or the error raised for fn. */
+static int expand_ranges(const mpii_group_t *g, int n, int ranges[][3], int **out, int *count,
+                         const char *fn)
 {
     long total = 0;
     for (int i = 0; i < n; i++) {
         int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
-        if (first < 0 || first >= g->size || last < 0 || last >= g->size)
-            return MPI_ERR_RANK;
+        for (int e = 0; e < 2; e++)
+            if (ranges[i][e] < 0 || ranges[i][e] >= g->size)
+                return MPII_ERRF(MPI_ERR_RANK, fn, "ranges[%d][%d] = %d (%s) is not in 0..%d", i, e,
+                                 ranges[i][e], e ? "last" : "first", g->size - 1);
         if (stride == 0 || (stride > 0 && first > last) || (stride < 0 && first < last))
-            return MPI_ERR_ARG;
+            return MPII_ERRF(MPI_ERR_ARG, fn,
+                             "ranges[%d] = {%d, %d, %d}: stride %d does not lead from first to "
+                             "last",
+                             i, first, last, stride, stride);
         total += (long)(last - first) / stride + 1;
-        if (total > g->size)
-            return MPI_ERR_RANK; /* some rank would repeat */
+        if (total > g->size) /* some rank would repeat */
+            return MPII_ERRF(MPI_ERR_RANK, fn,
+                             "ranges[0..%d] name %ld ranks, more than the %d of group", i, total,
+                             g->size);
     }
     int *r = malloc((size_t)BASE_MAX(total, 1) * sizeof *r);
-    char *seen = calloc((size_t)g->size + 1, 1);
+    int *seen = calloc((size_t)g->size + 1, sizeof *seen);
     if (!r || !seen) {
         free(r);
         free(seen);
-        return MPI_ERR_NO_MEM;
+        return MPII_ERR(MPI_ERR_NO_MEM, fn);
     }
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -355,11 +385,13 @@ static int expand_ranges(const mpii_group_t *g, int n, int ranges[][3], int **ou
         for (long j = 0; j < cnt; j++) {
             int x = first + (int)(j * stride);
             if (seen[x]) {
+                int prev = seen[x] - 1;
                 free(r);
                 free(seen);
-                return MPI_ERR_RANK;
+                return MPII_ERRF(MPI_ERR_RANK, fn, "rank %d is in ranges[%d] and ranges[%d]", x,
+                                 prev, i);
             }
-            seen[x] = 1;
+            seen[x] = i + 1;
             r[k++] = x;
         }
     }
@@ -373,15 +405,17 @@ static int group_range(MPI_Group group, int n, int ranges[][3], MPI_Group *newgr
                        const char *fn)
 {
     MPII_CHECK_INIT(fn);
-    mpii_group_t *g = mpii_group_get(group);
-    if (!g)
-        return MPII_ERR(MPI_ERR_GROUP, fn);
-    if (!newgroup || n < 0 || (n > 0 && !ranges))
-        return MPII_ERR(MPI_ERR_ARG, fn);
+    GET_GROUP(g, group, "group", fn);
+    if (!newgroup)
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newgroup", fn);
+    if (n < 0)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "n %d < 0", n);
+    if (n > 0 && !ranges)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "ranges NULL with n %d", n);
     int *r = NULL, cnt = 0;
-    int rc = expand_ranges(g, n, ranges, &r, &cnt);
+    int rc = expand_ranges(g, n, ranges, &r, &cnt, fn);
     if (rc != MPI_SUCCESS)
-        return MPII_ERR(rc, fn);
+        return rc;
     /* ranks were checked: incl/excl with them cannot fail but for memory */
     rc = group_incl_excl(group, cnt, r, newgroup, excl, fn);
     free(r);
@@ -404,14 +438,12 @@ int PMPI_Group_free(MPI_Group *group)
 {
     MPII_CHECK_INIT("MPI_Group_free");
     if (!group)
-        return MPII_ERR(MPI_ERR_ARG, "MPI_Group_free");
+        return MPII_ERR_NULL(MPI_COMM_NULL, "group", "MPI_Group_free");
     if (*group == MPI_GROUP_EMPTY) {
         *group = MPI_GROUP_NULL;
         return MPI_SUCCESS;
     }
-    mpii_group_t *g = mpii_group_get(*group);
-    if (!g)
-        return MPII_ERR(MPI_ERR_GROUP, "MPI_Group_free");
+    GET_GROUP(g, *group, "*group", "MPI_Group_free");
     mpii_handle_del(FMPL_MPI_KIND_GROUP, *group);
     mpii_group_release(g);
     *group = MPI_GROUP_NULL;

@@ -236,6 +236,11 @@ static inline mpii_comm_t *mpii_comm_get(MPI_Comm h)
 {
     return (mpii_comm_t *)mpii_handle_get(FMPL_MPI_KIND_COMM, h);
 }
+/* Checks communicator argument arg = h of fname: MPI_SUCCESS and *cp, or MPI_ERR_COMM
+ * raised (its code returned, *cp NULL) when h is not a communicator or not of the kind
+ * wanted. */
+enum { MPII_COMM_ANY, MPII_COMM_INTRA, MPII_COMM_INTER };
+int mpii_comm_arg(MPI_Comm h, const char *arg, int want, const char *fname, mpii_comm_t **cp);
 /* World rank of `rank` in comm's remote group (intercomm) or group (intracomm). */
 static inline int mpii_comm_peer_world(const mpii_comm_t *c, int rank)
 {
@@ -436,6 +441,16 @@ int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt
 #define MPII_ERRF(code, fname, ...) mpii_errf(0, 0, (code), (fname), __VA_ARGS__)
 #define MPII_ERRF_COMM(comm, code, fname, ...)                                                     \
     mpii_errf(FMPL_MPI_KIND_COMM, (comm), (code), (fname), __VA_ARGS__)
+/* What is wrong with handle h, passed as argument arg, for error class code
+ * (MPI_ERR_COMM, _GROUP, _INFO or _TYPE: the kind of object arg must be): "comm is
+ * MPI_COMM_NULL", "group 0x.. is not a group". */
+void mpii_bad_handle_text(char *buf, size_t len, int code, const char *arg, int h);
+/* Raises code like mpii_errf on object (kind, obj) with mpii_bad_handle_text's text. */
+int mpii_err_handle(int kind, int obj, int code, const char *fname, const char *arg, int h);
+/* Raises MPI_ERR_ARG on comm (MPI_COMM_NULL: the default handler) for pointer argument
+ * arg of fname, which is NULL: "newcomm NULL". */
+#define MPII_ERR_NULL(comm, arg, fname)                                                            \
+    mpii_errf(FMPL_MPI_KIND_COMM, (comm), MPI_ERR_ARG, (fname), "%s NULL", (arg))
 /* Error handler references for objects that store one (comm.c: a new communicator takes a
  * reference on the errhandler it inherits, Comm_free releases it). Predefined handlers
  * are never freed; a user handler is freed when MPI_Errhandler_free was called and the

@@ -60,19 +60,19 @@ void mpii_topo_free(struct mpii_topo *t)
     free(t);
 }
 
-int mpii_topo_enter(MPI_Comm comm, int kind, const char *fn, mpii_comm_t **cp)
+int mpii_topo_enter(MPI_Comm comm, const char *arg, int kind, const char *fn, mpii_comm_t **cp)
 {
     MPII_CHECK_INIT(fn);
-    mpii_comm_t *c = mpii_comm_get(comm);
+    mpii_comm_t *c;
+    int rc = mpii_comm_arg(comm, arg, MPII_COMM_INTRA, fn, &c);
     if (!c)
-        return MPII_ERR_COMM(comm, MPI_ERR_COMM, fn);
-    if (c->rgroup)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_COMM, fn, "intercommunicator");
+        return rc ? rc : MPI_ERR_COMM;
     if (kind && (!c->topo || c->topo->kind != kind))
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_TOPOLOGY, fn, "no %s topology",
-                         kind == MPI_CART    ? "Cartesian"
-                         : kind == MPI_GRAPH ? "graph"
-                                             : "distributed graph");
+        return MPII_ERRF_COMM(comm, MPI_ERR_TOPOLOGY, fn, "%s %#x has no %s topology", arg,
+                              (unsigned)comm,
+                              kind == MPI_CART    ? "Cartesian"
+                              : kind == MPI_GRAPH ? "graph"
+                                                  : "distributed graph");
     *cp = c;
     return MPI_SUCCESS;
 }
@@ -97,37 +97,43 @@ static void cart_coords(const struct mpii_topo *t, int rank, int *coords)
     }
 }
 
-/* Checks ndims/dims of a Cart_create/Cart_map call; *nnodes gets their product. */
-static int check_dims(int ndims, const int dims[], const int periods[], int size, int *nnodes)
+/* Checks ndims/dims/periods of a Cart_create/Cart_map call on comm (argument arg, of
+ * size processes): MPI_SUCCESS and *nnodes their product, or the error raised. */
+static int check_dims(int ndims, const int dims[], const int periods[], MPI_Comm comm,
+                      const char *arg, int size, const char *fn, int *nnodes)
 {
     if (ndims < 0)
-        return MPI_ERR_DIMS;
+        return MPII_ERRF_COMM(comm, MPI_ERR_DIMS, fn, "ndims %d < 0", ndims);
     if (ndims > 0 && (!dims || !periods))
-        return MPI_ERR_ARG;
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "%s NULL with ndims %d",
+                              dims ? "periods" : "dims", ndims);
     long n = 1;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] <= 0)
-            return MPI_ERR_DIMS;
+            return MPII_ERRF_COMM(comm, MPI_ERR_DIMS, fn, "dims[%d] = %d is not positive", i,
+                                  dims[i]);
         n *= dims[i];
         if (n > size)
-            return MPI_ERR_TOPOLOGY;
+            return MPII_ERRF_COMM(comm, MPI_ERR_TOPOLOGY, fn,
+                                  "dims[%d] = %d: the product %ld exceeds the %d ranks of %s", i,
+                                  dims[i], n, size, arg);
     }
     *nnodes = (int)n;
     return MPI_SUCCESS;
 }
 
-#define GET_INTRA(c, comm, fn)                                                                     \
-    mpii_comm_t *c;                                                                                \
+#define GET_INTRA(c, comm, arg, fn)                                                                \
+    mpii_comm_t *c = NULL;                                                                         \
     do {                                                                                           \
-        int rc_ = mpii_topo_enter(comm, 0, fn, &c);                                                \
+        int rc_ = mpii_topo_enter(comm, arg, 0, fn, &c);                                           \
         if (rc_)                                                                                   \
             return rc_;                                                                            \
     } while (0)
 
 #define GET_CART(c, comm, fn)                                                                      \
-    mpii_comm_t *c;                                                                                \
+    mpii_comm_t *c = NULL;                                                                         \
     do {                                                                                           \
-        int rc_ = mpii_topo_enter(comm, MPI_CART, fn, &c);                                         \
+        int rc_ = mpii_topo_enter(comm, "comm", MPI_CART, fn, &c);                                 \
         if (rc_)                                                                                   \
             return rc_;                                                                            \
     } while (0)
@@ -154,12 +160,12 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     (void)reorder;
     if (comm_cart)
         *comm_cart = MPI_COMM_NULL; /* what a failed call leaves */
-    GET_INTRA(p, comm_old, fn);
+    GET_INTRA(p, comm_old, "comm_old", fn);
     if (!comm_cart)
-        return MPII_ERR_COMM(comm_old, MPI_ERR_ARG, fn);
-    int nnodes, rc = check_dims(ndims, dims, periods, p->size, &nnodes);
+        return MPII_ERR_NULL(comm_old, "comm_cart", fn);
+    int nnodes, rc = check_dims(ndims, dims, periods, comm_old, "comm_old", p->size, fn, &nnodes);
     if (rc != MPI_SUCCESS)
-        return MPII_ERR_COMM(comm_old, rc, fn);
+        return rc;
     mpii_comm_t *c;
     rc = cart_make(p, nnodes, ndims, dims, periods, &c);
     if (rc != MPI_SUCCESS)
@@ -172,12 +178,12 @@ MPII_WEAK(MPI_Cart_create, PMPI_Cart_create)
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     static const char fn[] = "MPI_Cart_map";
-    GET_INTRA(p, comm, fn);
+    GET_INTRA(p, comm, "comm", fn);
     if (!newrank)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
-    int nnodes, rc = check_dims(ndims, dims, periods, p->size, &nnodes);
+        return MPII_ERR_NULL(comm, "newrank", fn);
+    int nnodes, rc = check_dims(ndims, dims, periods, comm, "comm", p->size, fn, &nnodes);
     if (rc != MPI_SUCCESS)
-        return MPII_ERR_COMM(comm, rc, fn);
+        return rc;
     *newrank = p->rank < nnodes ? p->rank : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
@@ -230,28 +236,30 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
     static const char fn[] = "MPI_Dims_create";
     MPII_CHECK_INIT(fn);
     if (nnodes <= 0)
-        return mpii_errf(0, 0, MPI_ERR_ARG, fn, "nnodes %d is not positive", nnodes);
+        return MPII_ERRF(MPI_ERR_ARG, fn, "nnodes %d is not positive", nnodes);
     if (ndims < 0)
-        return MPII_ERR(MPI_ERR_DIMS, fn);
+        return MPII_ERRF(MPI_ERR_DIMS, fn, "ndims %d < 0", ndims);
     if (ndims > 0 && !dims)
-        return MPII_ERR(MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(MPI_COMM_NULL, "dims", fn);
     int rest = nnodes, nfree = 0;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
-            return MPII_ERR(MPI_ERR_DIMS, fn);
+            return MPII_ERRF(MPI_ERR_DIMS, fn, "dims[%d] = %d < 0", i, dims[i]);
         if (dims[i] == 0) {
             nfree++;
         } else {
             if (rest % dims[i] != 0)
-                return mpii_errf(0, 0, MPI_ERR_DIMS, fn,
-                                 "nnodes %d is not a multiple of the fixed dimensions", nnodes);
+                return MPII_ERRF(MPI_ERR_DIMS, fn,
+                                 "dims[%d] = %d: the fixed dims' product %ld does not divide "
+                                 "nnodes %d",
+                                 i, dims[i], (long)(nnodes / rest) * dims[i], nnodes);
             rest /= dims[i];
         }
     }
     if (nfree == 0) {
         if (rest != 1)
-            return mpii_errf(0, 0, MPI_ERR_DIMS, fn, "the dimensions' product is not nnodes %d",
-                             nnodes);
+            return MPII_ERRF(MPI_ERR_DIMS, fn, "the product of dims, %d, is not nnodes %d",
+                             nnodes / rest, nnodes);
         return MPI_SUCCESS;
     }
     int *f = malloc(2 * (size_t)nfree * sizeof *f);
@@ -270,11 +278,12 @@ MPII_WEAK(MPI_Dims_create, PMPI_Dims_create)
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
     MPII_CHECK_INIT("MPI_Topo_test");
-    mpii_comm_t *c = mpii_comm_get(comm);
+    mpii_comm_t *c;
+    int rc = mpii_comm_arg(comm, "comm", MPII_COMM_ANY, "MPI_Topo_test", &c);
     if (!c)
-        return MPII_ERR_COMM(comm, MPI_ERR_COMM, "MPI_Topo_test");
+        return rc;
     if (!status)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Topo_test");
+        return MPII_ERR_NULL(comm, "status", "MPI_Topo_test");
     *status = c->topo ? c->topo->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
@@ -284,7 +293,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
     GET_CART(c, comm, "MPI_Cartdim_get");
     if (!ndims)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cartdim_get");
+        return MPII_ERR_NULL(comm, "ndims", "MPI_Cartdim_get");
     *ndims = c->topo->ndims;
     return MPI_SUCCESS;
 }
@@ -294,8 +303,14 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 {
     GET_CART(c, comm, "MPI_Cart_get");
     const struct mpii_topo *t = c->topo;
-    if (maxdims < 0 || (maxdims > 0 && (!dims || !periods || !coords)))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cart_get");
+    if (maxdims < 0)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Cart_get", "maxdims %d < 0", maxdims);
+    if (maxdims > 0 && (!dims || !periods || !coords))
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Cart_get", "%s NULL with maxdims %d",
+                              !dims      ? "dims"
+                              : !periods ? "periods"
+                                         : "coords",
+                              maxdims);
     int n = BASE_MIN(maxdims, t->ndims);
     int *co = malloc((size_t)(t->ndims + 1) * sizeof *co);
     if (!co)
@@ -316,14 +331,15 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     GET_CART(c, comm, "MPI_Cart_rank");
     const struct mpii_topo *t = c->topo;
     if (!rank || (t->ndims > 0 && !coords))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cart_rank");
+        return MPII_ERR_NULL(comm, rank ? "coords" : "rank", "MPI_Cart_rank");
     int r = 0;
     for (int i = 0; i < t->ndims; i++) {
         int x = coords[i], d = t->dims[i];
         if (x < 0 || x >= d) {
             if (!t->periods[i])
-                return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, "MPI_Cart_rank",
-                                 "coordinate %d of dimension %d is out of range", x, i);
+                return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Cart_rank",
+                                      "coords[%d] = %d is not in 0..%d (not periodic)", i, x,
+                                      d - 1);
             x %= d;
             if (x < 0)
                 x += d;
@@ -340,9 +356,13 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     GET_CART(c, comm, "MPI_Cart_coords");
     const struct mpii_topo *t = c->topo;
     if (rank < 0 || rank >= c->size)
-        return MPII_ERR_COMM(comm, MPI_ERR_RANK, "MPI_Cart_coords");
-    if (maxdims < t->ndims || (t->ndims > 0 && !coords))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cart_coords");
+        return MPII_ERRF_COMM(comm, MPI_ERR_RANK, "MPI_Cart_coords", "rank %d is not in 0..%d",
+                              rank, c->size - 1);
+    if (maxdims < t->ndims)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Cart_coords",
+                              "maxdims %d < %d, the dimensions of comm", maxdims, t->ndims);
+    if (t->ndims > 0 && !coords)
+        return MPII_ERR_NULL(comm, "coords", "MPI_Cart_coords");
     cart_coords(t, rank, coords);
     return MPI_SUCCESS;
 }
@@ -381,10 +401,11 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
     GET_CART(c, comm, "MPI_Cart_shift");
     const struct mpii_topo *t = c->topo;
     if (!rank_source || !rank_dest)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, "MPI_Cart_shift");
+        return MPII_ERR_NULL(comm, rank_source ? "rank_dest" : "rank_source", "MPI_Cart_shift");
     if (direction < 0 || direction >= t->ndims)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, "MPI_Cart_shift",
-                         "direction %d not in 0..%d", direction, t->ndims - 1);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, "MPI_Cart_shift",
+                              "direction %d is not in 0..%d (the dimensions of comm)", direction,
+                              t->ndims - 1);
     mpii_cart_shift(t, c->rank, direction, disp, rank_source, rank_dest);
     return MPI_SUCCESS;
 }
@@ -396,7 +417,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     GET_CART(c, comm, fn);
     const struct mpii_topo *t = c->topo;
     if (!newcomm || (t->ndims > 0 && !remain_dims))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm, newcomm ? "remain_dims" : "newcomm", fn);
     int *co = malloc((size_t)(t->ndims + 1) * sizeof *co);
     struct mpii_topo *nt = topo_new(t->ndims);
     if (!co || !nt) {

@@ -138,17 +138,16 @@ static struct mpii_topo *dist_topo_of(const int *tri, int m, int v, int weighted
 }
 
 /* Checks n ranks of a list and their weights (w: MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY / an
- * array). what names the list in the message. */
+ * array). deg names n, what the list in the message. */
 static int dist_check_list(int n, const int *ranks, const int *w, int size, MPI_Comm comm,
-                           const char *fn, const char *what)
+                           const char *fn, const char *deg, const char *what)
 {
     if (n < 0)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn, "negative %s count %d", what,
-                         n);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "%s %d < 0", deg, n);
     if (n == 0)
         return MPI_SUCCESS;
     if (!ranks)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn, "%s is NULL", what);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "%s NULL with %s %d", what, deg, n);
     if (w == MPI_WEIGHTS_EMPTY || !w)
         return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn,
                          "%d %s but no weights (MPI_UNWEIGHTED for none)", n, what);
@@ -214,15 +213,15 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     (void)info; /* no hints are used */
     mpii_comm_t *p;
-    int rc = mpii_topo_enter(comm_old, 0, fn, &p);
+    int rc = mpii_topo_enter(comm_old, "comm_old", 0, fn, &p);
     if (rc)
         return rc;
     if (!comm_dist_graph)
-        return MPII_ERR_COMM(comm_old, MPI_ERR_ARG, fn);
-    if ((rc =
-             dist_check_list(indegree, sources, sourceweights, p->size, comm_old, fn, "sources")) ||
+        return MPII_ERR_NULL(comm_old, "comm_dist_graph", fn);
+    if ((rc = dist_check_list(indegree, sources, sourceweights, p->size, comm_old, fn, "indegree",
+                              "sources")) ||
         (rc = dist_check_list(outdegree, destinations, destweights, p->size, comm_old, fn,
-                              "destinations")))
+                              "outdegree", "destinations")))
         return rc;
     int weighted = sourceweights != MPI_UNWEIGHTED;
     const int *sw = dist_weights(sourceweights), *dw = dist_weights(destweights);
@@ -258,11 +257,16 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     static const char fn[] = "MPI_Dist_graph_create";
     (void)info; /* no hints are used */
     mpii_comm_t *p;
-    int rc = mpii_topo_enter(comm_old, 0, fn, &p);
+    int rc = mpii_topo_enter(comm_old, "comm_old", 0, fn, &p);
     if (rc)
         return rc;
-    if (!comm_dist_graph || n < 0 || (n > 0 && (!sources || !degrees)))
-        return MPII_ERR_COMM(comm_old, MPI_ERR_ARG, fn);
+    if (!comm_dist_graph)
+        return MPII_ERR_NULL(comm_old, "comm_dist_graph", fn);
+    if (n < 0)
+        return MPII_ERRF_COMM(comm_old, MPI_ERR_ARG, fn, "n %d < 0", n);
+    if (n > 0 && (!sources || !degrees))
+        return MPII_ERRF_COMM(comm_old, MPI_ERR_ARG, fn, "%s NULL with n %d",
+                              sources ? "degrees" : "sources", n);
     long m = 0;
     for (int i = 0; i < n; i++) {
         if (sources[i] < 0 || sources[i] >= p->size)
@@ -274,9 +278,10 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
         m += degrees[i];
     }
     if (m > INT32_MAX / 3)
-        return MPII_ERR_COMM(comm_old, MPI_ERR_ARG, fn);
-    if ((rc =
-             dist_check_list((int)m, destinations, weights, p->size, comm_old, fn, "destinations")))
+        return MPII_ERRF_COMM(comm_old, MPI_ERR_ARG, fn, "degrees add up to %ld edges, over %d", m,
+                              INT32_MAX / 3);
+    if ((rc = dist_check_list((int)m, destinations, weights, p->size, comm_old, fn,
+                              "the sum of degrees", "destinations")))
         return rc;
     const int *w = dist_weights(weights);
     int *tri = malloc(3 * ((size_t)m + 1) * sizeof *tri);
@@ -303,11 +308,15 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
 {
     static const char fn[] = "MPI_Dist_graph_neighbors_count";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, MPI_DIST_GRAPH, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", MPI_DIST_GRAPH, fn, &c);
     if (rc)
         return rc;
     if (!indegree || !outdegree || !weighted)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm,
+                             !indegree    ? "indegree"
+                             : !outdegree ? "outdegree"
+                                          : "weighted",
+                             fn);
     *indegree = c->topo->indeg;
     *outdegree = c->topo->outdeg;
     *weighted = c->topo->weighted;
@@ -327,13 +336,20 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 {
     static const char fn[] = "MPI_Dist_graph_neighbors";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, MPI_DIST_GRAPH, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", MPI_DIST_GRAPH, fn, &c);
     if (rc)
         return rc;
     const struct mpii_topo *t = c->topo;
-    if (maxindegree < 0 || maxoutdegree < 0 || (BASE_MIN(maxindegree, t->indeg) > 0 && !sources) ||
-        (BASE_MIN(maxoutdegree, t->outdeg) > 0 && !destinations))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    if (maxindegree < 0 || maxoutdegree < 0)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "%s %d < 0",
+                              maxindegree < 0 ? "maxindegree" : "maxoutdegree",
+                              BASE_MIN(maxindegree, maxoutdegree));
+    if (BASE_MIN(maxindegree, t->indeg) > 0 && !sources)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "sources NULL with maxindegree %d",
+                              maxindegree);
+    if (BASE_MIN(maxoutdegree, t->outdeg) > 0 && !destinations)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "destinations NULL with maxoutdegree %d",
+                              maxoutdegree);
     dist_copy(sources, t->src, maxindegree, t->indeg);
     dist_copy(destinations, t->dst, maxoutdegree, t->outdeg);
     if (t->weighted) {

@@ -18,13 +18,14 @@ static int graph_check(int nnodes, const int index[], const int edges[], int siz
     if (nnodes == 0)
         return MPI_SUCCESS;
     if (!index)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "index NULL with nnodes %d", nnodes);
     for (int i = 0; i < nnodes; i++)
         if (index[i] < (i ? index[i - 1] : 0))
             return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn,
                              "index[%d] = %d is below the previous entry", i, index[i]);
     if (index[nnodes - 1] > 0 && !edges)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "edges NULL with index[%d] = %d", nnodes - 1,
+                              index[nnodes - 1]);
     for (int e = 0; e < index[nnodes - 1]; e++)
         if (edges[e] < 0 || edges[e] >= nnodes)
             return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn,
@@ -55,11 +56,11 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 {
     static const char fn[] = "MPI_Graph_create";
     mpii_comm_t *p;
-    int rc = mpii_topo_enter(comm_old, 0, fn, &p);
+    int rc = mpii_topo_enter(comm_old, "comm_old", 0, fn, &p);
     if (rc)
         return rc;
     if (!comm_graph)
-        return MPII_ERR_COMM(comm_old, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm_old, "comm_graph", fn);
     if ((rc = graph_check(nnodes, index, edges, p->size, comm_old, fn)))
         return rc;
     int nedges = nnodes ? index[nnodes - 1] : 0, key;
@@ -88,14 +89,13 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 {
     static const char fn[] = "MPI_Graph_map";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, 0, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", 0, fn, &c);
     if (rc)
         return rc;
     if (!newrank)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm, "newrank", fn);
     if (nnodes <= 0)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_ARG, fn, "nnodes %d is not positive",
-                         nnodes);
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "nnodes %d is not positive", nnodes);
     if ((rc = graph_check(nnodes, index, edges, c->size, comm, fn)))
         return rc;
     if ((rc = graph_key(c, nnodes, index, edges, 1, newrank)) != MPI_SUCCESS)
@@ -108,11 +108,11 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
     static const char fn[] = "MPI_Graphdims_get";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, MPI_GRAPH, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", MPI_GRAPH, fn, &c);
     if (rc)
         return rc;
     if (!nnodes || !nedges)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm, nnodes ? "nedges" : "nnodes", fn);
     *nnodes = c->topo->nnodes;
     *nedges = c->topo->nedges;
     return MPI_SUCCESS;
@@ -123,12 +123,18 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 {
     static const char fn[] = "MPI_Graph_get";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, MPI_GRAPH, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", MPI_GRAPH, fn, &c);
     if (rc)
         return rc;
     const struct mpii_topo *t = c->topo;
-    if (maxindex < 0 || maxedges < 0 || (maxindex > 0 && !index) || (maxedges > 0 && !edges))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+    if (maxindex < 0 || maxedges < 0)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "%s %d < 0",
+                              maxindex < 0 ? "maxindex" : "maxedges", BASE_MIN(maxindex, maxedges));
+    if ((maxindex > 0 && !index) || (maxedges > 0 && !edges))
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "%s NULL with %s %d",
+                              maxindex > 0 && !index ? "index" : "edges",
+                              maxindex > 0 && !index ? "maxindex" : "maxedges",
+                              maxindex > 0 && !index ? maxindex : maxedges);
     if (BASE_MIN(maxindex, t->nnodes) > 0)
         memcpy(index, t->index, (size_t)BASE_MIN(maxindex, t->nnodes) * sizeof(int));
     if (BASE_MIN(maxedges, t->nedges) > 0)
@@ -141,15 +147,15 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     static const char fn[] = "MPI_Graph_neighbors_count";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, MPI_GRAPH, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", MPI_GRAPH, fn, &c);
     if (rc)
         return rc;
     const struct mpii_topo *t = c->topo;
     if (rank < 0 || rank >= t->nnodes)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_RANK, fn, "rank %d not in 0..%d", rank,
-                         t->nnodes - 1);
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_RANK, fn, "rank %d is not in 0..%d",
+                         rank, t->nnodes - 1);
     if (!nneighbors)
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(comm, "nneighbors", fn);
     *nneighbors = t->index[rank] - (rank ? t->index[rank - 1] : 0);
     return MPI_SUCCESS;
 }
@@ -159,15 +165,18 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 {
     static const char fn[] = "MPI_Graph_neighbors";
     mpii_comm_t *c;
-    int rc = mpii_topo_enter(comm, MPI_GRAPH, fn, &c);
+    int rc = mpii_topo_enter(comm, "comm", MPI_GRAPH, fn, &c);
     if (rc)
         return rc;
     const struct mpii_topo *t = c->topo;
     if (rank < 0 || rank >= t->nnodes)
-        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_RANK, fn, "rank %d not in 0..%d", rank,
-                         t->nnodes - 1);
-    if (maxneighbors < 0 || (maxneighbors > 0 && !neighbors))
-        return MPII_ERR_COMM(comm, MPI_ERR_ARG, fn);
+        return mpii_errf(FMPL_MPI_KIND_COMM, comm, MPI_ERR_RANK, fn, "rank %d is not in 0..%d",
+                         rank, t->nnodes - 1);
+    if (maxneighbors < 0)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "maxneighbors %d < 0", maxneighbors);
+    if (maxneighbors > 0 && !neighbors)
+        return MPII_ERRF_COMM(comm, MPI_ERR_ARG, fn, "neighbors NULL with maxneighbors %d",
+                              maxneighbors);
     int first = rank ? t->index[rank - 1] : 0, n = t->index[rank] - first;
     if (BASE_MIN(maxneighbors, n) > 0)
         memcpy(neighbors, t->edges + first, (size_t)BASE_MIN(maxneighbors, n) * sizeof(int));

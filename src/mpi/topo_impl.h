@@ -71,9 +71,10 @@ void mpii_cart_shift(const struct mpii_topo *t, int rank, int direction, int dis
 int mpii_topo_place(mpii_comm_t *c, int n, const int *off, const int *adj, const int *w,
                     int reorder, int *key);
 
-/* The entry checks of the topology queries: c is an intracommunicator with a topology of
- * the kind (0: any). Return MPI_SUCCESS or the error raised on comm. */
-int mpii_topo_enter(MPI_Comm comm, int kind, const char *fname, mpii_comm_t **cp);
+/* The entry checks of the topology calls: comm (argument arg) is an intracommunicator,
+ * with a topology of the kind (0: with or without one). Return MPI_SUCCESS or the error
+ * raised on comm (nonzero: *cp is only set on success). */
+int mpii_topo_enter(MPI_Comm comm, const char *arg, int kind, const char *fname, mpii_comm_t **cp);
 
 /* Creates the communicator of the processes of p with key != MPI_UNDEFINED, ranked by
  * key, with topology t (taken over: freed on failure and for MPI_UNDEFINED); *out NULL

@@ -9,6 +9,7 @@
  * Also here: pack/unpack (native and external32), Get_count/Get_elements and the status
  * setters, Get_address and the Aint arithmetic, Type_match_size. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,18 +271,27 @@ static int type_handle_for(dt_t *t, MPI_Datatype *out)
                 (dst)[i_] = (int64_t)(src)[i_];                                                    \
     } while (0)
 
+/* The count and newtype checks of every constructor for fname: MPI_SUCCESS, or the error
+ * raised with what is wrong named. */
+static int ctor_args(int64_t count, MPI_Datatype *newtype, const char *fname)
+{
+    if (!newtype)
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newtype", fname);
+    if (count < 0)
+        return MPII_ERRF(MPI_ERR_COUNT, fname, "count %lld < 0", (long long)count);
+    return MPI_SUCCESS;
+}
+
 /* Common argument checks of a constructor on `old` for fname: MPI_SUCCESS (and *t), or the
  * error raised with what is wrong named. */
 static int ctor_check(int64_t count, MPI_Datatype old, MPI_Datatype *newtype, dt_t **t,
                       const char *fname)
 {
-    if (!newtype)
-        return MPII_ERRF(MPI_ERR_ARG, fname, "newtype NULL");
-    if (count < 0)
-        return MPII_ERRF(MPI_ERR_COUNT, fname, "count %lld < 0", (long long)count);
+    int rc = ctor_args(count, newtype, fname);
+    if (rc)
+        return rc;
     *t = mpii_type_get(old);
-    return *t ? MPI_SUCCESS
-              : MPII_ERRF(MPI_ERR_TYPE, fname, "oldtype %#x is not a datatype", (unsigned)old);
+    return *t ? MPI_SUCCESS : mpii_err_handle(0, 0, MPI_ERR_TYPE, fname, "oldtype", old);
 }
 
 /* Finishes a constructor: dt's result rc and type out become a handle or an error. */
@@ -370,11 +380,11 @@ static int indexed(int kind, int64_t count, const int64_t *bl, const int64_t *di
     dt_t *t = NULL, *out = NULL, **tv = NULL;
     int rc;
     if (kind == K_STRUCT) {
-        rc = !newtype ? MPI_ERR_ARG : count < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
-        if (!rc && count > 0 && !types)
-            rc = MPI_ERR_ARG;
-        if (rc)
-            return MPII_ERR(rc, fname);
+        if ((rc = ctor_args(count, newtype, fname)))
+            return rc;
+        if (count > 0 && !types)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "array_of_types NULL with count %lld",
+                             (long long)count);
     } else if ((rc = ctor_check(count, old, newtype, &t, fname))) {
         return rc;
     }
@@ -390,7 +400,9 @@ static int indexed(int kind, int64_t count, const int64_t *bl, const int64_t *di
         for (int64_t i = 0; i < count; i++)
             if (!(tv[i] = mpii_type_get(types[i]))) {
                 free(tv);
-                return MPII_ERR(MPI_ERR_TYPE, fname);
+                char arg[48];
+                snprintf(arg, sizeof arg, "array_of_types[%lld]", (long long)i);
+                return mpii_err_handle(0, 0, MPI_ERR_TYPE, fname, arg, types[i]);
             }
     }
     switch (kind) {
@@ -523,9 +535,14 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
 }
 MPII_WEAK(MPI_Type_create_struct_c, PMPI_Type_create_struct_c)
 
-static int order_to_dt(int order)
+/* The order argument of subarray and darray for fname: MPI_SUCCESS and *o its DT_ORDER_*,
+ * or the error raised. */
+static int order_arg(int order, const char *fname, int *o)
 {
-    return order == MPI_ORDER_C ? DT_ORDER_C : order == MPI_ORDER_FORTRAN ? DT_ORDER_FORTRAN : -1;
+    *o = order == MPI_ORDER_C ? DT_ORDER_C : order == MPI_ORDER_FORTRAN ? DT_ORDER_FORTRAN : -1;
+    return *o >= 0 ? MPI_SUCCESS
+                   : MPII_ERRF(MPI_ERR_ARG, fname,
+                               "order %d is not MPI_ORDER_C or MPI_ORDER_FORTRAN", order);
 }
 
 static int subarray(int ndims, const int64_t *sizes, const int64_t *subsizes, const int64_t *starts,
@@ -533,25 +550,40 @@ static int subarray(int ndims, const int64_t *sizes, const int64_t *subsizes, co
                     const char *fname)
 {
     dt_t *t, *out = NULL;
-    int rc = ctor_check(0, old, newtype, &t, fname);
-    if (rc)
+    int o, rc = ctor_check(0, old, newtype, &t, fname);
+    if (rc || (rc = order_arg(order, fname, &o)))
         return rc;
-    if (ndims < 1 || order_to_dt(order) < 0)
-        rc = MPI_ERR_ARG;
-    for (int i = 0; !rc && i < ndims; i++)
-        if (sizes[i] < 1 || subsizes[i] < 0 || starts[i] < 0 || starts[i] + subsizes[i] > sizes[i])
-            rc = MPI_ERR_ARG;
-    if (rc)
-        return MPII_ERR(rc, fname);
-    rc = dt_subarray(ndims, sizes, subsizes, starts, order_to_dt(order), t, &out);
+    for (int i = 0; i < ndims; i++) {
+        long long sz = sizes[i], sub = subsizes[i], st = starts[i];
+        if (sz < 1)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "sizes[%d] = %lld < 1", i, sz);
+        if (sub < 0)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "subsizes[%d] = %lld < 0", i, sub);
+        if (sub > sz)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "subsizes[%d] = %lld > sizes[%d] = %lld", i, sub,
+                             i, sz);
+        if (st < 0)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "starts[%d] = %lld < 0", i, st);
+        if (st + sub > sz)
+            return MPII_ERRF(MPI_ERR_ARG, fname,
+                             "starts[%d] = %lld + subsizes[%d] = %lld > sizes[%d] = %lld", i, st, i,
+                             sub, i, sz);
+    }
+    rc = dt_subarray(ndims, sizes, subsizes, starts, o, t, &out);
     return ctor_done(rc, out, large, newtype, fname);
 }
 
 #define SUBARRAY_CALL(ndims, sz, sub, st, order, old, newtype, large, fname)                       \
     do {                                                                                           \
         MPII_CHECK_INIT(fname);                                                                    \
-        if ((ndims) < 1 || !(sz) || !(sub) || !(st))                                               \
-            return MPII_ERR(MPI_ERR_ARG, fname);                                                   \
+        if ((ndims) < 1)                                                                           \
+            return MPII_ERRF(MPI_ERR_ARG, fname, "ndims %d < 1", (ndims));                         \
+        if (!(sz) || !(sub) || !(st))                                                              \
+            return MPII_ERR_NULL(MPI_COMM_NULL,                                                    \
+                                 !(sz)    ? "array_of_sizes"                                       \
+                                 : !(sub) ? "array_of_subsizes"                                    \
+                                          : "array_of_starts",                                     \
+                                 fname);                                                           \
         int64_t *a_, *b_, *c_;                                                                     \
         WIDEN(a_, sz, ndims);                                                                      \
         WIDEN(b_, sub, ndims);                                                                     \
@@ -590,31 +622,68 @@ static int darray(int size, int rank, int ndims, const int64_t *gsizes, const in
 {
     MPII_CHECK_INIT(fname);
     dt_t *t, *out = NULL;
-    int rc = ctor_check(0, old, newtype, &t, fname);
-    if (rc)
+    int o, rc = ctor_check(0, old, newtype, &t, fname);
+    if (rc || (rc = order_arg(order, fname, &o)))
         return rc;
-    if (size < 1 || rank < 0 || rank >= size || ndims < 1 || order_to_dt(order) < 0 || !gsizes ||
-        !distribs || !dargs || !psizes)
-        rc = MPI_ERR_ARG;
-    if (rc)
-        return MPII_ERR(rc, fname);
+    if (size < 1)
+        return MPII_ERRF(MPI_ERR_ARG, fname, "size %d < 1", size);
+    if (rank < 0 || rank >= size)
+        return MPII_ERRF(MPI_ERR_ARG, fname, "rank %d is not in 0..%d", rank, size - 1);
+    if (ndims < 1)
+        return MPII_ERRF(MPI_ERR_ARG, fname, "ndims %d < 1", ndims);
+    if (!gsizes || !distribs || !dargs || !psizes)
+        return MPII_ERR_NULL(MPI_COMM_NULL,
+                             !gsizes     ? "array_of_gsizes"
+                             : !distribs ? "array_of_distribs"
+                             : !dargs    ? "array_of_dargs"
+                                         : "array_of_psizes",
+                             fname);
+    long long prod = 1;
+    for (int i = 0; i < ndims; i++) {
+        long long g = gsizes[i];
+        int p = psizes[i], d = dargs[i], dflt = d == MPI_DISTRIBUTE_DFLT_DARG;
+        if (g < 1)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "gsizes[%d] = %lld < 1", i, g);
+        if (p < 1)
+            return MPII_ERRF(MPI_ERR_ARG, fname, "psizes[%d] = %d < 1", i, p);
+        if (!dflt && d < 1)
+            return MPII_ERRF(MPI_ERR_ARG, fname,
+                             "dargs[%d] = %d < 1 and not MPI_DISTRIBUTE_DFLT_DARG", i, d);
+        if (distribs[i] == MPI_DISTRIBUTE_BLOCK && !dflt && (long long)d * p < g)
+            return MPII_ERRF(MPI_ERR_ARG, fname,
+                             "dargs[%d] = %d * psizes[%d] = %d < gsizes[%d] = %lld: a block "
+                             "distribution must cover the dimension",
+                             i, d, i, p, i, g);
+        if (distribs[i] == MPI_DISTRIBUTE_NONE && p != 1)
+            return MPII_ERRF(MPI_ERR_ARG, fname,
+                             "psizes[%d] = %d with distribs[%d] MPI_DISTRIBUTE_NONE (must be 1)", i,
+                             p, i);
+        if (distribs[i] != MPI_DISTRIBUTE_BLOCK && distribs[i] != MPI_DISTRIBUTE_CYCLIC &&
+            distribs[i] != MPI_DISTRIBUTE_NONE)
+            return MPII_ERRF(MPI_ERR_ARG, fname,
+                             "distribs[%d] = %d is not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE", i,
+                             distribs[i]);
+        if (prod <= size) /* (past size: wrong already, and no overflow) */
+            prod *= p;
+    }
+    if (prod > size)
+        return MPII_ERRF(MPI_ERR_ARG, fname, "the product of psizes exceeds size %d", size);
+    if (prod < size)
+        return MPII_ERRF(MPI_ERR_ARG, fname, "the product of psizes, %lld, is not size %d", prod,
+                         size);
     int *dis = malloc(sizeof *dis * (size_t)ndims);
     int64_t *dar = malloc(sizeof *dar * (size_t)ndims), *ps = malloc(sizeof *ps * (size_t)ndims);
     if (!dis || !dar || !ps)
         rc = MPI_ERR_NO_MEM;
     for (int i = 0; !rc && i < ndims; i++) {
-        switch (distribs[i]) {
-        case MPI_DISTRIBUTE_BLOCK: dis[i] = DT_DISTRIBUTE_BLOCK; break;
-        case MPI_DISTRIBUTE_CYCLIC: dis[i] = DT_DISTRIBUTE_CYCLIC; break;
-        case MPI_DISTRIBUTE_NONE: dis[i] = DT_DISTRIBUTE_NONE; break;
-        default: rc = MPI_ERR_ARG;
-        }
+        dis[i] = distribs[i] == MPI_DISTRIBUTE_BLOCK    ? DT_DISTRIBUTE_BLOCK
+                 : distribs[i] == MPI_DISTRIBUTE_CYCLIC ? DT_DISTRIBUTE_CYCLIC
+                                                        : DT_DISTRIBUTE_NONE;
         dar[i] = dargs[i] == MPI_DISTRIBUTE_DFLT_DARG ? DT_DISTRIBUTE_DFLT_DARG : dargs[i];
         ps[i] = psizes[i];
     }
     if (!rc)
-        rc = fmpl2mpi(
-            dt_darray(size, rank, ndims, gsizes, dis, dar, ps, order_to_dt(order), t, &out));
+        rc = fmpl2mpi(dt_darray(size, rank, ndims, gsizes, dis, dar, ps, o, t, &out));
     free(dis);
     free(dar);
     free(ps);
@@ -721,12 +790,12 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
     static const char fname[] = "MPI_Type_commit";
     MPII_CHECK_INIT(fname);
     if (!datatype)
-        return MPII_ERR(MPI_ERR_ARG, fname);
+        return MPII_ERR_NULL(MPI_COMM_NULL, "datatype", fname);
     if (predef_id(*datatype))
         return MPI_SUCCESS;
     mpii_type_t *o = mpii_type_obj(*datatype);
     if (!o)
-        return MPII_ERR(MPI_ERR_TYPE, fname);
+        return mpii_err_handle(0, 0, MPI_ERR_TYPE, fname, "*datatype", *datatype);
     dt_commit(o->dt);
     o->committed = 1;
     return MPI_SUCCESS;
@@ -738,14 +807,18 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     static const char fname[] = "MPI_Type_free";
     MPII_CHECK_INIT(fname);
     if (!datatype)
-        return MPII_ERR(MPI_ERR_ARG, fname);
+        return MPII_ERR_NULL(MPI_COMM_NULL, "datatype", fname);
     mpii_type_t *o = mpii_type_obj(*datatype);
+    if (!o && predef_id(*datatype))
+        return MPII_ERRF(MPI_ERR_TYPE, fname, "*datatype %#x is a predefined datatype",
+                         (unsigned)*datatype);
     if (!o)
-        return MPII_ERR(MPI_ERR_TYPE, fname);
+        return mpii_err_handle(0, 0, MPI_ERR_TYPE, fname, "*datatype", *datatype);
     int f90_comb, f90_n, f90[2];
     if (mpii_type_f90_contents(*datatype, &f90_comb, &f90_n, f90))
-        return mpii_errf(0, 0, MPI_ERR_TYPE, fname,
-                         "a type of MPI_Type_create_f90_* is predefined");
+        return MPII_ERRF(MPI_ERR_TYPE, fname,
+                         "*datatype %#x is of MPI_Type_create_f90_*, a predefined datatype",
+                         (unsigned)*datatype);
     if (o->attrs) {
         int rc = mpii_attr_delete_all(FMPL_MPI_KIND_DATATYPE, *datatype, &o->attrs);
         if (rc)
@@ -919,12 +992,22 @@ static int decode(const dt_t *t, int large, decoded_t *d)
     return MPI_SUCCESS;
 }
 
+/* MPI_ERR_TYPE for datatype argument h, which is not a datatype, explained for the caller's
+ * raise (mpii_err_note). */
+static int bad_datatype(MPI_Datatype h)
+{
+    char d[128];
+    mpii_bad_handle_text(d, sizeof d, MPI_ERR_TYPE, "datatype", h);
+    mpii_err_note(MPI_ERR_TYPE, "%s", d);
+    return MPI_ERR_TYPE;
+}
+
 static int envelope(MPI_Datatype h, int large_api, int64_t *ni, int64_t *na, int64_t *nl,
                     int64_t *nt, int *combiner)
 {
     dt_t *t = mpii_type_get(h);
     if (!t)
-        return MPI_ERR_TYPE;
+        return bad_datatype(h);
     if (predef_id(h)) {
         *ni = *na = *nl = *nt = 0;
         *combiner = MPI_COMBINER_NAMED;
@@ -956,11 +1039,18 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     static const char fname[] = "MPI_Type_get_envelope";
     MPII_CHECK_INIT(fname);
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
-        return MPII_ERR(MPI_ERR_ARG, fname);
+        return MPII_ERR_NULL(MPI_COMM_NULL,
+                             !num_integers    ? "num_integers"
+                             : !num_addresses ? "num_addresses"
+                             : !num_datatypes ? "num_datatypes"
+                                              : "combiner",
+                             fname);
     int64_t ni, na, nl, nt;
     int rc = envelope(datatype, 0, &ni, &na, &nl, &nt, combiner);
     if (!rc && (ni > INT_MAX || na > INT_MAX || nt > INT_MAX))
-        rc = MPI_ERR_TYPE; /* needs the large-count variant */
+        return MPII_ERRF(MPI_ERR_TYPE, fname,
+                         "datatype %#x has more than INT_MAX entries: use MPI_Type_get_envelope_c",
+                         (unsigned)datatype);
     if (rc)
         return MPII_ERR(rc, fname);
     *num_integers = (int)ni;
@@ -977,7 +1067,13 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
     static const char fname[] = "MPI_Type_get_envelope_c";
     MPII_CHECK_INIT(fname);
     if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
-        return MPII_ERR(MPI_ERR_ARG, fname);
+        return MPII_ERR_NULL(MPI_COMM_NULL,
+                             !num_integers       ? "num_integers"
+                             : !num_addresses    ? "num_addresses"
+                             : !num_large_counts ? "num_large_counts"
+                             : !num_datatypes    ? "num_datatypes"
+                                                 : "combiner",
+                             fname);
     int64_t ni, na, nl, nt;
     int rc = envelope(datatype, 1, &ni, &na, &nl, &nt, combiner);
     if (rc)
@@ -996,12 +1092,19 @@ static int contents(MPI_Datatype h, int large_api, int64_t maxi, int64_t maxa, i
                     MPI_Datatype *types)
 {
     dt_t *t = mpii_type_get(h);
-    if (!t || predef_id(h))
-        return MPI_ERR_TYPE; /* MPI_COMBINER_NAMED has no contents */
+    if (!t)
+        return bad_datatype(h);
+    if (predef_id(h)) { /* MPI_COMBINER_NAMED has no contents */
+        mpii_err_note(MPI_ERR_TYPE, "datatype %#x is predefined: it has no contents", (unsigned)h);
+        return MPI_ERR_TYPE;
+    }
     int f90[2], n90, comb;
     if (mpii_type_f90_contents(h, &comb, &n90, f90)) {
-        if (maxi < n90 || !ints)
+        if (maxi < n90 || !ints) {
+            mpii_err_note(MPI_ERR_ARG, "max_integers %lld or array_of_integers %p for %d integers",
+                          (long long)maxi, (void *)ints, n90);
             return MPI_ERR_ARG;
+        }
         for (int i = 0; i < n90; i++)
             ints[i] = f90[i];
         return MPI_SUCCESS;
@@ -1011,12 +1114,28 @@ static int contents(MPI_Datatype h, int large_api, int64_t maxi, int64_t maxa, i
     int rc = decode(t, large_api && o->large, &d);
     if (rc)
         return rc;
-    if (maxi < d.ni || maxa < d.na || maxl < d.nl || maxt < d.nt || (d.ni && !ints) ||
-        (d.na && !aints) || (d.nl && !larges) || (d.nt && !types))
-        rc = MPI_ERR_ARG;
+    /* each kind of entry: how many there are, the room and the array given */
+    const struct {
+        const char *max, *array;
+        int64_t n, room;
+        const void *p;
+    } k[] = {{"max_integers", "array_of_integers", d.ni, maxi, ints},
+             {"max_addresses", "array_of_addresses", d.na, maxa, aints},
+             {"max_large_counts", "array_of_large_counts", d.nl, maxl, larges},
+             {"max_datatypes", "array_of_datatypes", d.nt, maxt, types}};
+    for (size_t i = 0; !rc && i < sizeof k / sizeof *k; i++) {
+        if (k[i].room < k[i].n)
+            mpii_err_note(rc = MPI_ERR_ARG, "%s %lld < %lld, the datatype's number of them",
+                          k[i].max, (long long)k[i].room, (long long)k[i].n);
+        else if (k[i].n && !k[i].p)
+            mpii_err_note(rc = MPI_ERR_ARG, "%s NULL for %lld entries", k[i].array,
+                          (long long)k[i].n);
+    }
     for (int64_t i = 0; !rc && i < d.ni; i++) {
-        if (d.ints[i] > INT_MAX || d.ints[i] < INT_MIN)
-            rc = MPI_ERR_TYPE; /* needs the large-count variant */
+        if (d.ints[i] > INT_MAX || d.ints[i] < INT_MIN) /* needs the large-count variant */
+            mpii_err_note(rc = MPI_ERR_TYPE,
+                          "integer %lld of datatype %#x exceeds int: use MPI_Type_get_contents_c",
+                          (long long)i, (unsigned)h);
     }
     if (!rc) {
         for (int64_t i = 0; i < d.ni; i++)

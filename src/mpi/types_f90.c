@@ -90,7 +90,7 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
              {18, MPI_INTEGER8},
              {38, MPI_INTEGER16}};
     if (!newtype)
-        return MPII_ERR(MPI_ERR_ARG, fn);
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newtype", fn);
     int want = r == MPI_UNDEFINED ? 0 : r;
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (want <= k[i].range && mpii_type_get(k[i].t)) {
@@ -116,8 +116,10 @@ static const struct {
 static int f90_real_entry(int complex, int p, int r, MPI_Datatype *newtype, const char *fn)
 {
     MPII_CHECK_INIT(fn);
-    if (!newtype || (p == MPI_UNDEFINED && r == MPI_UNDEFINED))
-        return MPII_ERR(MPI_ERR_ARG, fn);
+    if (!newtype)
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newtype", fn);
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "p and r are both MPI_UNDEFINED");
     int wp = p == MPI_UNDEFINED ? 0 : p, wr = r == MPI_UNDEFINED ? 0 : r;
     for (size_t i = 0; i < sizeof f90_reals / sizeof f90_reals[0]; i++) {
         MPI_Datatype base = complex ? f90_reals[i].complex : f90_reals[i].real;

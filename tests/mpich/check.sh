@@ -7,14 +7,22 @@
 # not on a list are written, in list form, to passing-unlisted-<folder>.txt next to RESULTS.
 # MPICH_LEFT_OUT: a file of "folder/KEY NP" lines left out of the run on purpose
 # (MPICH_SUBSET=quick: long.txt); they are counted as such, not as "not run".
+# MPICH_FOLDERS: the folders the run was asked for; only they are judged (a run of
+# "errors" has not run the other lists' tests). Unset: every folder of RESULTS and of
+# the pass lists.
 set -euo pipefail
 results=${1:?usage: check.sh RESULTS [LISTDIR]}
 listdir=${2:-$(cd "$(dirname "$0")" && pwd)}
 [ -f "$results" ] || { echo "check.sh: no results file $results" >&2; exit 2; }
-folders=$( { awk '{ sub(/\/.*/, "", $1); print $1 }' "$results"
-    for f in "$listdir"/passlist-*.txt; do
-        if [ -f "$f" ]; then basename "$f" .txt | sed 's/^passlist-//'; fi
-    done; } | sort -u)
+if [ -n "${MPICH_FOLDERS:-}" ]; then
+    read -r -a asked <<<"$MPICH_FOLDERS"
+    folders=$(printf '%s\n' "${asked[@]}" | sort -u)
+else
+    folders=$( { awk '{ sub(/\/.*/, "", $1); print $1 }' "$results"
+        for f in "$listdir"/passlist-*.txt; do
+            if [ -f "$f" ]; then basename "$f" .txt | sed 's/^passlist-//'; fi
+        done; } | sort -u)
+fi
 # Passing tests missing from a list go to RESULTS-dir/passing-unlisted-<folder>.txt,
 # in pass-list form, to grow the lists from.
 unlisted=$(dirname "$results")/passing-unlisted

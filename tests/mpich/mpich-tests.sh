@@ -50,4 +50,4 @@ else
 fi
 echo "mpich-tests: $(($(date +%s) - start)) s in all"
 [ "$subset" = quick ] && export MPICH_LEFT_OUT=$here/long.txt
-"$here/check.sh" "$out/results.txt" "$here"
+MPICH_FOLDERS="${folders[*]}" "$here/check.sh" "$out/results.txt" "$here"
