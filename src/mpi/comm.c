@@ -1486,6 +1486,15 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 }
 MPII_WEAK(MPI_Comm_create, PMPI_Comm_create)
 
+/* The tag of a communicator constructor that exchanges messages on the parent: 0..MPII_TAG_UB,
+ * else the error raised on comm. */
+static int tag_arg(MPI_Comm comm, int tag, const char *fn)
+{
+    if (tag < 0 || tag > MPII_TAG_UB)
+        return MPII_ERRF_COMM(comm, MPI_ERR_TAG, fn, "tag %d is not in 0..%d", tag, MPII_TAG_UB);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_group";
@@ -1496,8 +1505,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         return rc;
     if (!newcomm)
         return MPII_ERR_NULL(comm, "newcomm", fn);
-    if (tag < 0 || tag > MPII_TAG_UB)
-        return MPII_ERRF_COMM(comm, MPI_ERR_TAG, fn, "tag %d is not in 0..%d", tag, MPII_TAG_UB);
+    if ((rc = tag_arg(comm, tag, fn)))
+        return rc;
     *newcomm = MPI_COMM_NULL;
     if (g->rank == MPI_UNDEFINED)
         return MPI_SUCCESS; /* not a member: nothing to take part in */
@@ -1580,9 +1589,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
             return MPII_ERRF_COMM(local_comm, MPI_ERR_RANK, fn,
                                   "remote_leader %d is the local leader itself in peer_comm",
                                   remote_leader);
-        if (tag < 0 || tag > MPII_TAG_UB)
-            return MPII_ERRF_COMM(local_comm, MPI_ERR_TAG, fn, "tag %d is not in 0..%d", tag,
-                                  MPII_TAG_UB);
+        int rc = tag_arg(local_comm, tag, fn);
+        if (rc)
+            return rc;
     }
     struct {
         int size;
