@@ -3,8 +3,9 @@
  * disagree on a collective's size (the ranks that can see it fail: mailbox length marks
  * passed down trees, point-to-point sizes), and with FMPL_MPI_CHECK=1 (argument "check")
  * every rank fails alike on sizes, roots, ops and type signatures (blocking, nonblocking
- * and persistent calls, the latter at every start). After each erroneous call a correct
- * collective still gives the right answer.
+ * and persistent calls, the latter at every start), sizes on both sides of the mailbox /
+ * point-to-point boundary included. After each erroneous call a correct collective still
+ * gives the right answer.
  *
  * `mpi_coll_mismatch fatal ROOT OTHER`: a bcast of ROOT bytes at the root and OTHER at the
  * others, under MPI_ERRORS_ARE_FATAL: the rank that sees the difference ends the job
@@ -239,6 +240,38 @@ static void block_length(void)
     free(recv);
 }
 
+/* Sizes on two sides of the mailbox / point-to-point boundary: rank 0 small (mailboxes)
+ * and the others large (point-to-point), and the reverse, in allreduce, reduce, allgather
+ * and alltoall. Each side waits on a transport the other never uses, so without checking
+ * these hang (README, FMPL_MPI_CHECK); with it every rank fails and the communicator
+ * still works. */
+static void cross_transport(void)
+{
+    static const long pairs[][2] = {{40, 16384}, {16384, 40}, {8, 1 << 20}, {1 << 20, 8}};
+    const long most = (long)size << 20;
+    char *a = calloc((size_t)most, 1), *b = calloc((size_t)most, 1);
+    CHECK(a != NULL && b != NULL);
+    for (int op = 0; op < 4; op++)
+        for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+            int n = (int)(rank == 0 ? pairs[i][0] : pairs[i][1]);
+            int rc = op == 0   ? MPI_Allreduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                     : op == 1 ? MPI_Reduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+                     : op == 2 ? MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD)
+                               : MPI_Alltoall(a, n / size, MPI_BYTE, b, n / size, MPI_BYTE,
+                                              MPI_COMM_WORLD);
+            if (rc == MPI_SUCCESS ||
+                (class_of(rc) != MPI_ERR_COUNT && class_of(rc) != MPI_ERR_TRUNCATE &&
+                 class_of(rc) != MPI_ERR_NOT_SAME)) {
+                fprintf(stderr, "rank %d: op %d at %ld / %ld bytes: rc %d\n", rank, op, pairs[i][0],
+                        pairs[i][1], rc);
+                exit(1);
+            }
+            still_works("a collective across the mailbox / point-to-point boundary");
+        }
+    free(a);
+    free(b);
+}
+
 /* Only the checking mode sees these: every rank fails, the rank that found the
  * difference with its class, the others with MPI_ERR_NOT_SAME. */
 static void checked_only(void)
@@ -351,8 +384,10 @@ int main(int argc, char **argv)
     block_length();
     bcast_nonblocking();
     bcast_segments();
-    if (checking)
+    if (checking && size > 1) {
         checked_only();
+        cross_transport();
+    }
     CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
     return 0;
 }
