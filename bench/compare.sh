@@ -63,8 +63,9 @@
 # between ~0.03 us and 0.2-0.7 us, and every library's figures with it. So every run is
 # tagged with the state before it (the last run's end) and after it: F (fast, below
 # 0.1 us both times), S (slow, both) or M (mixed). The report counts the runs of each
-# library in each state, and every entry of the "worse" list also gives the factor from
-# the runs in the fast state alone, when every library had one.
+# library in each state, and every entry of the "worse" list also gives the states of
+# ours and of the faster peer's runs (one letter a round) and the factor from the runs
+# in the fast state alone, when every library had one.
 # Output in bench/out/: compare-<time>.csv (every row of every round), -state.csv (the
 # state of every row's run), -summary.csv (the medians), -fast-summary.csv (the medians
 # of the fast-state runs), .txt (the tables), and PNG plots when gnuplot works: -latency.png,
@@ -351,8 +352,9 @@ else
 fi
 awk -F, -v ncpu="$(nproc)" -v worse="$worse" -v plotdata="$out-plot.dat" \
     -v mpiplot="$out-mpi-plot.dat" -v appplot="$out-apps-plot.dat" -v sweepdat="$out-mpi-sweep.dat" -v subdat="$out-mpi-submatrix.dat" \
-    -v fastfile="$fastsum" '
-# (the fast-state medians come first, when there are any)
+    -v fastfile="$fastsum" -v statefile="$states" '
+# (the run states and the fast-state medians come first, when there are any)
+FILENAME == statefile { if (FNR > 1) runstate[$2 "|" $3 "|" $4 "|" $5 "|" $6 "|" $7] = runstate[$2 "|" $3 "|" $4 "|" $5 "|" $6 "|" $7] $8; next }
 FILENAME == fastfile { vf[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7; next }
 { v[$1 "|" $2 "|" $3 "|" $4 "|" $5 "|" $6] = $7
   if ($1 == "fmpl-mpi" || $1 == "mpich" || $1 == "openmpi") {
@@ -398,10 +400,16 @@ function slowdown(k, lower,    o, m, p, best) {
     if (lower) { best = m == "" ? p : p == "" ? m : (m < p ? m : p); return o / best }
     best = m == "" ? p : p == "" ? m : (m > p ? m : p); return best / o
 }
-# The factor of slowdown() from the fast-state runs alone, as a note ("" without them).
-function fastnote(k, lower,    f) {
-    usefast = 1; f = slowdown(k, lower); usefast = 0
-    return f == "" ? "" : sprintf(" (fast state %.2fx)", f)
+# The cache states of the runs behind key k, as a note: those of ours and of the faster
+# peer, one letter a round, and the factor from the fast-state runs alone when every library had
+# one ("" for a report without states).
+function fastnote(k, lower,    f, peer) {
+    if (!(("fmpl-mpi|" k) in runstate)) return ""
+    usefast = 1
+    f = isnum(get("fmpl-mpi", k)) && isnum(get("mpich", k)) && isnum(get("openmpi", k)) ? slowdown(k, lower) : ""
+    usefast = 0
+    peer = faster(k, lower) == "MPICH" ? "mpich" : "openmpi"
+    return sprintf(" (states %s / %s%s)", runstate["fmpl-mpi|" k], runstate[peer "|" k], f == "" ? "" : sprintf(", fast state %.2fx", f))
 }
 function faster(k, lower,    m, p) {
     m = num(get("mpich", k)); p = num(get("openmpi", k))
@@ -656,7 +664,7 @@ END {
     }
     if (list != "") { printf "  MPI-IO: %s\n", list; any = 1 }
     if (!any) print "  none"
-}' $([ -f "$fastsum" ] && echo "$fastsum") "$sum"
+}' $([ -f "$states" ] && echo "$states" "$fastsum") "$sum"
 if [ -f "$states" ]; then
     echo
     echo "== cache state of the runs (see the top: F fast, S slow, M mixed; rows of each library)"
