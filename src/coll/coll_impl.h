@@ -434,7 +434,9 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
  * two ends cannot be put back in step (a stream on either side: the counts of messages
  * differ), the reader gives the channel up (gx_break): from then on both ends fail every
  * transfer on it at once, and poison carries that on. What is left to FMPL_MPI_CHECK: a
- * receiver whose expected sender sends it nothing. */
+ * receiver whose expected sender sends it nothing, and ranks whose sizes put some on these
+ * mailboxes and others on the MPI face's point-to-point schedules: neither transport sees
+ * the other's messages, so both sides wait. */
 /* The acknowledgement word of a channel its reader gave up (gx_break): never a count. */
 #define COLL_ACK_BROKEN UINT64_MAX
 #define COLL_FLAG_SEQ ((UINT64_C(1) << 47) - 1)
