@@ -204,7 +204,7 @@ measure() {
         echo "$after" >"$prev_state"
         state=M
         [ "$before" != "$after" ] || state=$after
-        echo "$got" | sed "s/,[^,]*\$/,$state/" >>"$states"
+        echo "$got" | awk -F, -v OFS=, -v state="$state" '{ $NF = state; print }' >>"$states"
     }
     # mpi WHO NP PROG ARGS...: the MPI program PROG built for WHO (fmpl, mpich, openmpi).
     mpi() {
@@ -336,7 +336,9 @@ medians "$raw" "$sum"
 fastsum=$out-fast-summary.csv
 states=$out-state.csv
 rm -f "$fastsum"
+tagged=() # the report's extra inputs: the states and the fast-state medians
 if [ -f "$states" ]; then
+    tagged=("$states" "$fastsum")
     fastraw=$(mktemp)
     paste -d, "$raw" "$states" | awk -F, 'NR == 1 || $NF == "F"' | cut -d, -f1-8 >"$fastraw"
     medians "$fastraw" "$fastsum"
@@ -664,7 +666,7 @@ END {
     }
     if (list != "") { printf "  MPI-IO: %s\n", list; any = 1 }
     if (!any) print "  none"
-}' $([ -f "$states" ] && echo "$states" "$fastsum") "$sum"
+}' "${tagged[@]}" "$sum"
 if [ -f "$states" ]; then
     echo
     echo "== cache state of the runs (see the top: F fast, S slow, M mixed; rows of each library)"
