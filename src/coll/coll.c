@@ -40,8 +40,9 @@ static void read_settings(coll_state_t *st)
                                    "segment bytes of the pipelined collective algorithms");
     st->seg = BASE_ALIGN_UP(BASE_MAX(st->seg, st->small), 8);
     st->stream = base_env_bool("FMPL_COLL_STREAM", 1,
-                               "write large mailbox segments that the reader copies out "
-                               "with non-temporal stores (0: cached stores)");
+                               "write large mailbox segments of a rank's own data, which "
+                               "the reader reads once, with non-temporal stores (0: cached "
+                               "stores)");
     st->ngroups = (int)base_env_int("FMPL_COLL_GROUPS", 16, 1, 4096,
                                     "group slots of the collective area per process");
     st->depth = (int)base_env_int("FMPL_COLL_DEPTH", 16, 2, 1024,

@@ -80,7 +80,7 @@ typedef struct gx_req {
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
     unsigned idle;                    /* channel receives: tests that found nothing */
     int routed;                       /* channel transfers: dir and ch are worked out */
-    int copied_out;                   /* sends: the reader copies it out (coll_put_segment) */
+    int copied_out;                   /* sends: read once by the reader (coll_put_segment) */
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
 } gx_req_t;
 
@@ -810,7 +810,7 @@ static int gf_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
     coll_fold_t *f = type == COLL_FOLD ? (coll_fold_t *)(uintptr_t)buf : NULL;
     gx_req_t *x = req;
     x->fold = f;
-    x->copied_out = 0;
+    x->copied_out = !f; /* this rank's own data (a kept cell's forward: cached stores) */
     int rc = gx_start(ctx, f ? NULL : (void *)(uintptr_t)buf, count, peer, seq, req, 1);
     int err = 0;
     if (rc == FMPL_SUCCESS && gf_test(req, &err)) /* put now when the cell is free */

@@ -489,12 +489,14 @@ static inline void coll_store_cell(coll_group_t *g, int peer, char *end, const v
  * ones as two ordered puts straight from data. data may be NULL when len is 0. */
 int coll_put_cell(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
                   uint64_t flag);
-/* coll_put_cell for a message its reader copies out of the cell (never folds into it in
- * place): a large one to a slot mapped here is written with non-temporal stores when
- * FMPL_COLL_STREAM is on, so the writer neither fetches the cell's lines from the reader's
- * cache (where its last copy left them) nor keeps them. Measured on an AMD EPYC guest whose
- * two vCPUs sometimes share no cache: a 1 MiB bcast chain at 2 ranks took 490 us with
- * cached stores and 65 with these (docs/performance.md). */
+/* coll_put_cell for a message its reader reads once (copies it out of the cell, or folds
+ * it into its own data or into the cell): a large one to a slot mapped here is written
+ * with non-temporal stores when FMPL_COLL_STREAM is on, so the writer neither fetches the
+ * cell's lines from the reader's cache (where its last use left them) nor keeps them.
+ * Measured on an AMD EPYC guest whose two vCPUs sometimes share no cache, at 2 ranks: a
+ * 1 MiB bcast chain took 490 us with cached stores and 65 with these; the native 1 MiB
+ * allreduce (two chains) 940-990 / 146-156 us in that state, 238-274 / 149-173 when the
+ * vCPUs share a cache (docs/performance.md). */
 int coll_put_segment(coll_group_t *g, int peer, uint64_t flag_off, const void *data, size_t len,
                      uint64_t flag);
 
