@@ -80,7 +80,7 @@ typedef struct gx_req {
     int dir, ch, peer, send, pending; /* lanes: dir is the tier, ch the cell index */
     unsigned idle;                    /* channel receives: tests that found nothing */
     int routed;                       /* channel transfers: dir and ch are worked out */
-    int copied_out;                   /* sends: read once by the reader (coll_put_segment) */
+    int read_once;                    /* sends: read once by the reader (coll_put_segment) */
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
 } gx_req_t;
 
@@ -296,8 +296,8 @@ static int gx_test(void *req, int *err)
             return 0;
         uint64_t settled = g->chan_runs == 1 ? COLL_FLAG_SETTLED : 0;
         uint64_t flag = coll_flag(x->seq | x->poison | settled, x->mark_len);
-        *err = x->copied_out ? coll_put_segment(g, x->peer, x->flag_off, x->buf, x->len, flag)
-                             : coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, flag);
+        *err = x->read_once ? coll_put_segment(g, x->peer, x->flag_off, x->buf, x->len, flag)
+                            : coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, flag);
     } else {
         if (BASE_UNLIKELY(g->broken[x->dir][x->ch])) {
             *err = FMPL_ERR_MISMATCH;
@@ -330,7 +330,7 @@ static int gx_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
 {
     (void)type;
     (void)tag;
-    ((gx_req_t *)req)->copied_out = 1; /* (plain schedules: every receive copies out) */
+    ((gx_req_t *)req)->read_once = 1; /* (plain schedules: every receive copies out) */
     int rc = gx_start(ctx, (void *)(uintptr_t)buf, count, peer, seq, req, 1);
     int err = 0;
     if (rc == FMPL_SUCCESS && gx_test(req, &err)) /* put now when the cell is free */
@@ -810,7 +810,7 @@ static int gf_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
     coll_fold_t *f = type == COLL_FOLD ? (coll_fold_t *)(uintptr_t)buf : NULL;
     gx_req_t *x = req;
     x->fold = f;
-    x->copied_out = !f; /* this rank's own data (a kept cell's forward: cached stores) */
+    x->read_once = !f; /* this rank's own data (a kept cell's forward: cached stores) */
     int rc = gx_start(ctx, f ? NULL : (void *)(uintptr_t)buf, count, peer, seq, req, 1);
     int err = 0;
     if (rc == FMPL_SUCCESS && gf_test(req, &err)) /* put now when the cell is free */
