@@ -297,23 +297,33 @@ static int check_ranks(const mpii_group_t *g, int n, const int ranks[], int *see
     return MPI_SUCCESS;
 }
 
+/* The arguments the incl / excl calls share besides the group: newgroup, and the n entries
+ * of the list `name` (list: its address): MPI_SUCCESS or the error raised. */
+static int list_args(int n, const void *list, const char *name, MPI_Group *newgroup, const char *fn)
+{
+    if (!newgroup)
+        return MPII_ERR_NULL(MPI_COMM_NULL, "newgroup", fn);
+    if (n < 0)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "n %d < 0", n);
+    if (n > 0 && !list)
+        return MPII_ERRF(MPI_ERR_ARG, fn, "%s NULL with n %d", name, n);
+    return MPI_SUCCESS;
+}
+
 static int group_incl_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup, int excl,
                            const char *fn)
 {
     MPII_CHECK_INIT(fn);
     GET_GROUP(g, group, "group", fn);
-    if (!newgroup)
-        return MPII_ERR_NULL(MPI_COMM_NULL, "newgroup", fn);
-    if (n < 0)
-        return MPII_ERRF(MPI_ERR_ARG, fn, "n %d < 0", n);
-    if (n > 0 && !ranks)
-        return MPII_ERRF(MPI_ERR_ARG, fn, "ranks NULL with n %d", n);
+    int rc = list_args(n, ranks, "ranks", newgroup, fn);
+    if (rc)
+        return rc;
     if (n > g->size)
         return MPII_ERRF(MPI_ERR_RANK, fn, "n %d > %d, the size of group", n, g->size);
     int *seen = calloc((size_t)g->size + 1, sizeof *seen);
     if (!seen)
         return MPII_ERR(MPI_ERR_NO_MEM, fn);
-    int rc = check_ranks(g, n, ranks, seen, fn);
+    rc = check_ranks(g, n, ranks, seen, fn);
     if (rc != MPI_SUCCESS) {
         free(seen);
         return rc;
@@ -406,14 +416,11 @@ static int group_range(MPI_Group group, int n, int ranges[][3], MPI_Group *newgr
 {
     MPII_CHECK_INIT(fn);
     GET_GROUP(g, group, "group", fn);
-    if (!newgroup)
-        return MPII_ERR_NULL(MPI_COMM_NULL, "newgroup", fn);
-    if (n < 0)
-        return MPII_ERRF(MPI_ERR_ARG, fn, "n %d < 0", n);
-    if (n > 0 && !ranges)
-        return MPII_ERRF(MPI_ERR_ARG, fn, "ranges NULL with n %d", n);
+    int rc = list_args(n, ranges, "ranges", newgroup, fn);
+    if (rc)
+        return rc;
     int *r = NULL, cnt = 0;
-    int rc = expand_ranges(g, n, ranges, &r, &cnt, fn);
+    rc = expand_ranges(g, n, ranges, &r, &cnt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     /* ranks were checked: incl/excl with them cannot fail but for memory */
