@@ -11,9 +11,10 @@
  *   the timing).
  * contiguous: each rank writes (indep_write_contig) and reads (indep_read_contig) its own
  *   contiguous --mib/N MiB with one MPI_File_write_at / read_at.
- * Time of one operation: from a barrier to the slowest rank's return (MPI_MAX of the
- * ranks' times); the file is overwritten in place each repetition (its pages exist after
- * the first); bandwidth = bytes of all ranks / median time. The file lives in --dir
+ * Time of one operation: after a barrier, from the first rank's start to the last rank's
+ * return (the ranks' clocks must agree: one host); the file is overwritten in place each
+ * repetition (its pages exist after the first); bandwidth = bytes of all ranks / median
+ * time. The file lives in --dir
  * (default /dev/shm when writable, else /tmp); the first output line names the file
  * system (statfs) — tmpfs measures the library's data path, not a disk.
  * CSV rows: impl,bench,mem(=file),np,size(=total bytes),metric(=bw_GBps),value. */
@@ -62,11 +63,15 @@ static void part(long n, int p, int i, long *start, long *len)
     *start = i * b + (i < extra ? i : extra);
 }
 
+/* The operation's span: from the first rank's start t0 to the last rank's return. Ranks
+ * that outnumber the CPUs leave the barrier at different times; the slowest rank's own
+ * time would then miss the ranks that ran before or after it, and the bandwidth would
+ * exceed what the CPUs can copy. The ranks of one host share MPI_Wtime's clock. */
 static double timed_end(double t0)
 {
-    double t = MPI_Wtime() - t0, tmax;
-    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return tmax;
+    double t[2] = {-t0, MPI_Wtime()}, m[2];
+    MPI_Allreduce(t, m, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m[1] + m[0];
 }
 
 static void report(int csv, const char *impl, const char *bench, long bytes, double secs,
