@@ -650,7 +650,7 @@ static void mpii_deliver(mpii_req_t *r, const mpii_hdr_t *h, uint64_t size, int 
         return;
     }
     const mpii_rts_t *rts = (const mpii_rts_t *)(const void *)h;
-    r->r_world = world;
+    mpii_req_tail(r)->r_world = world;
     r->r_token = token;
     r->r_key = rts->key;
     r->r_off = rts->off;
@@ -680,7 +680,7 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     if (h.kind == MPII_AM_ACK || h.kind == MPII_AM_FIN) {
         mpii_req_t *r = (mpii_req_t *)(uintptr_t)n->imm;
         if (BASE_UNLIKELY(r->cancel_pending))
-            r->fin_seen = 1; /* completes when the answer to its CANCEL arrives */
+            mpii_req_tail(r)->fin_seen = 1; /* completes when the answer to its CANCEL arrives */
         else
             mpii_send_finish(r);
         return;
@@ -968,6 +968,7 @@ eager:
     /* Rendezvous: the receiver reads from registered memory, or from the heap block a
      * non-contiguous send, or a short one beyond its credit (CREDIT), is staged in
      * (STAGED): a copy, but no registration per message. */
+    mpii_req_tail(r);
     void *base;
     if (contig && (bytes > p2p.eager_max || r->tmp_bsend)) {
         base = (char *)r->buf + r->lb;
@@ -1385,10 +1386,10 @@ static int mpii_bsend_go(mpii_req_t *r)
         else
             r->s_token = s->s_token; /* r cancels the eager message itself */
     } else {
-        s->tmp = blk;
+        mpii_req_tail(s)->tmp = blk;
         s->tmp_bsend = 1;
         if (!r->internal) { /* MPI_Cancel of r cancels s */
-            r->bsub = s;
+            mpii_req_tail(r)->bsub = s;
             s->bowner = r;
         }
     }

@@ -111,7 +111,7 @@ static int mpii_isendrecv(const void *sbuf, int64_t scount, MPI_Datatype stype, 
         mpii_req_t *q = i ? r : s;
         q->internal = 1;
         q->active = 1;
-        q->parent = p;
+        mpii_req_tail(q)->parent = p;
         dt_retain(q->dt);
         p->part[i] = q;
     }

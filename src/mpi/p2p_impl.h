@@ -140,6 +140,14 @@ enum {
 };
 enum { MPII_MODE_STD = 0, MPII_MODE_SYNC, MPII_MODE_BUF, MPII_MODE_READY };
 
+/* A request is a head that every request uses and a tail of fields that only some
+ * paths write (rendezvous, buffered sends, parts of a compound, collectives, generalized
+ * and partitioned requests). mpii_req_alloc zeroes the head only: a small eager send or
+ * receive never touches the tail's lines, which the zeroing of the whole request was
+ * most of the cost of allocating (docs/performance.md, "Request head and tail"). A free
+ * request's tail is all zeros: mpii_req_free zeroes it when the request used it, that is
+ * when its kind is neither SEND nor RECV, or when a path that writes tail fields of a
+ * SEND or RECV set tail_used (mpii_req_tail). Reads of tail fields need nothing. */
 typedef struct mpii_req {
     mpii_link_t link; /* posted queue, hook queue, or free list */
     uint64_t seq;
@@ -151,6 +159,7 @@ typedef struct mpii_req {
     uint8_t may_defer;      /* send: waits in the deferred queue rather than in the vnic
                              * when the receiver has no room (user nonblocking sends) */
     uint8_t deferred;       /* send: in the deferred queue (p2p_defer.c) */
+    uint8_t tail_used;      /* a SEND or RECV wrote tail fields (mpii_req_tail) */
     volatile int done;
     int err;           /* MPI error class of the completed operation */
     int comm;          /* communicator handle (errors) */
@@ -170,6 +179,10 @@ typedef struct mpii_req {
     uint32_t ctx;
     mpii_match_t *m;
     MPI_Status st;
+    /* send side, cancellation: the message's token (0: nothing sent) */
+    uint64_t s_token;
+
+    /* ---- the tail (see above) ---- */
     /* send side, rendezvous: registration and packed copy (or bsend block) */
     vnic_key_t key;
     void *tmp;
@@ -179,11 +192,10 @@ typedef struct mpii_req {
                          * caller waits for it (a blocking send) */
     uint8_t pumping;    /* in the queue of ring sends with bytes left to pack */
     uint64_t staged;    /* a staged send: bytes of its stream packed so far */
-    /* send side, cancellation: the message's token (0: nothing sent), ACK / FIN seen
-     * while a cancel was pending; buffered mode: bsub is the internal rendezvous send of a
-     * Bsend/Ibsend request (alive until its FIN), bowner the user request it belongs to
-     * (each clears the other's pointer when it goes) */
-    uint64_t s_token;
+    /* send side, cancellation: ACK / FIN seen while a cancel was pending; buffered mode:
+     * bsub is the internal rendezvous send of a Bsend/Ibsend request (alive until its
+     * FIN), bowner the user request it belongs to (each clears the other's pointer when
+     * it goes) */
     int fin_seen;
     struct mpii_req *bsub, *bowner;
     /* compound (MPII_REQ_COMPOUND) and its parts */
@@ -211,6 +223,14 @@ typedef struct mpii_req {
                  * for MPI-IO requests); 0: the communicator's (MPI_COMM_WORLD's for
                  * generalized requests) */
 } mpii_req_t;
+#define MPII_REQ_TAIL offsetof(mpii_req_t, key)
+
+/* r, a SEND or RECV, is about to write fields of its tail: they are zeroed at its free. */
+static inline mpii_req_t *mpii_req_tail(mpii_req_t *r)
+{
+    r->tail_used = 1;
+    return r;
+}
 
 /* Sets r's buffer arguments; dt is the dt of type (mpii_type_comm_dt). Predefined
  * types take their size from the handle (no dt call on the fast path). */

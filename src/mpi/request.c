@@ -9,6 +9,7 @@
  * the running runs, and advancing them from the wait's check instead cost more
  * instructions per poll for no gain (docs/performance.md, "MPI_Comm_idup with
  * mailboxes"). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,23 @@ static struct {
     int init;
 } rq;
 
+#ifdef FMPL_CHECKED
+/* The checked build (FMPL_SANITIZE) proves the rule of mpii_req_t's tail: a path that
+ * wrote a SEND's or RECV's tail without mpii_req_tail left it nonzero in the free list. */
+static void tail_check(const mpii_req_t *r)
+{
+    const unsigned char *p = (const unsigned char *)r;
+    for (size_t i = MPII_REQ_TAIL; i < sizeof *r; i++)
+        if (p[i]) {
+            fprintf(stderr,
+                    "fmpl: internal error: byte %zu of a free request is %d, not 0 (a SEND "
+                    "or RECV wrote its tail without mpii_req_tail)\n",
+                    i, p[i]);
+            abort();
+        }
+}
+#endif
+
 mpii_req_t *mpii_req_alloc(void)
 {
     if (BASE_UNLIKELY(!rq.init)) {
@@ -30,7 +48,9 @@ mpii_req_t *mpii_req_alloc(void)
         rq.init = 1;
     }
     if (BASE_UNLIKELY(mpii_list_empty(&rq.free))) {
-        mpii_req_t *slab = calloc(MPII_REQ_SLAB, sizeof *slab);
+        /* line-aligned: the head's zeroing touches no line of the tail beyond the one
+         * they share */
+        mpii_req_t *slab = aligned_alloc(BASE_CACHE_LINE, MPII_REQ_SLAB * sizeof *slab);
         void **s = realloc(rq.slabs, (size_t)(rq.nslabs + 1) * sizeof *s);
         if (!slab || !s) {
             free(slab);
@@ -38,6 +58,7 @@ mpii_req_t *mpii_req_alloc(void)
                 rq.slabs = s;
             return NULL;
         }
+        memset(slab, 0, MPII_REQ_SLAB * sizeof *slab);
         rq.slabs = s;
         rq.slabs[rq.nslabs++] = slab;
         for (int i = 0; i < MPII_REQ_SLAB; i++)
@@ -46,7 +67,10 @@ mpii_req_t *mpii_req_alloc(void)
     mpii_link_t *e = rq.free.next;
     mpii_list_del(e);
     mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
-    base_zero(r, sizeof *r);
+#ifdef FMPL_CHECKED
+    tail_check(r);
+#endif
+    base_zero(r, MPII_REQ_TAIL); /* (the tail is zero: mpii_req_free) */
     r->handle = MPI_REQUEST_NULL;
     mpii_list_init(&r->link);
     return r;
@@ -74,6 +98,8 @@ void mpii_req_free(mpii_req_t *r)
         r->cref = NULL;
     }
     r->handle = MPI_REQUEST_NULL;
+    if (r->tail_used || (r->kind != MPII_REQ_SEND && r->kind != MPII_REQ_RECV))
+        base_zero((char *)r + MPII_REQ_TAIL, sizeof *r - MPII_REQ_TAIL);
     mpii_list_push(&rq.free, &r->link);
 }
 
