@@ -95,6 +95,12 @@ add_test(NAME mpi_coll_mismatch_fatal
          COMMAND ${CMAKE_SOURCE_DIR}/tests/coll_mismatch_fatal.sh ${FMPLRUN}
                  $<TARGET_FILE:mpi_coll_mismatch>)
 set_tests_properties(mpi_coll_mismatch_fatal PROPERTIES TIMEOUT 600)
+# sizes that put some ranks on the mailboxes and others on point-to-point: the watch on
+# blocking runs ends the job, also under MPI_ERRORS_RETURN
+add_test(NAME mpi_coll_carrier_mismatch
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/coll_carrier_mismatch.sh ${FMPLRUN}
+                 $<TARGET_FILE:mpi_coll_mismatch>)
+set_tests_properties(mpi_coll_carrier_mismatch PROPERTIES TIMEOUT 600)
 # Offloaded bcast/allreduce (coll.h "offloaded runs"): the others finish while one rank
 # sleeps after its start; without CMA only the inline sizes are offloaded; turned off, only
 # the contents are checked.

@@ -240,25 +240,46 @@ static void block_length(void)
     free(recv);
 }
 
+/* Collective op (0 allreduce, 1 reduce, 2 allgather, 3 alltoall, 4 bcast; root 0) of
+ * root_n bytes at rank 0 and other_n at the others (a and b hold size MiB each). */
+static int carrier_call(int op, long root_n, long other_n, char *a, char *b)
+{
+    int n = (int)(rank == 0 ? root_n : other_n);
+    switch (op) {
+    case 0: return MPI_Allreduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    case 1: return MPI_Reduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    case 2: return MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
+    case 3: return MPI_Alltoall(a, n / size, MPI_BYTE, b, n / size, MPI_BYTE, MPI_COMM_WORLD);
+    default: return MPI_Bcast(a, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+}
+
+/* `mpi_coll_mismatch carrier OP ROOT OTHER [return]`: one call of carrier_call, then a
+ * barrier; returns the call's code (exits 0 when nothing noticed). */
+static int carrier(int op, long root_n, long other_n)
+{
+    char *a = calloc((size_t)size << 20, 1), *b = calloc((size_t)size << 20, 1);
+    CHECK(a != NULL && b != NULL);
+    int rc = carrier_call(op, root_n, other_n, a, b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(a);
+    free(b);
+    return rc;
+}
+
 /* Sizes on two sides of the mailbox / point-to-point boundary: rank 0 small (mailboxes)
  * and the others large (point-to-point), and the reverse, in allreduce, reduce, allgather
- * and alltoall. Each side waits on a transport the other never uses, so without checking
- * these hang (README, FMPL_MPI_CHECK); with it every rank fails and the communicator
- * still works. */
+ * and alltoall. Each side waits on a transport the other never uses: without checking,
+ * the watch on blocking runs ends the job (tests/coll_carrier_mismatch.sh); with it
+ * every rank fails and the communicator still works. */
 static void cross_transport(void)
 {
     static const long pairs[][2] = {{40, 16384}, {16384, 40}, {8, 1 << 20}, {1 << 20, 8}};
-    const long most = (long)size << 20;
-    char *a = calloc((size_t)most, 1), *b = calloc((size_t)most, 1);
+    char *a = calloc((size_t)size << 20, 1), *b = calloc((size_t)size << 20, 1);
     CHECK(a != NULL && b != NULL);
     for (int op = 0; op < 4; op++)
         for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
-            int n = (int)(rank == 0 ? pairs[i][0] : pairs[i][1]);
-            int rc = op == 0   ? MPI_Allreduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-                     : op == 1 ? MPI_Reduce(a, b, n / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
-                     : op == 2 ? MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD)
-                               : MPI_Alltoall(a, n / size, MPI_BYTE, b, n / size, MPI_BYTE,
-                                              MPI_COMM_WORLD);
+            int rc = carrier_call(op, pairs[i][0], pairs[i][1], a, b);
             if (rc == MPI_SUCCESS ||
                 (class_of(rc) != MPI_ERR_COUNT && class_of(rc) != MPI_ERR_TRUNCATE &&
                  class_of(rc) != MPI_ERR_NOT_SAME)) {
@@ -373,6 +394,14 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
     if (argc > 3 && strcmp(argv[1], "fatal") == 0) {
         fatal_bcast(atol(argv[2]), atol(argv[3]));
+        CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
+        return 0;
+    }
+    if (argc > 4 && strcmp(argv[1], "carrier") == 0) {
+        if (argc > 5 && strcmp(argv[5], "return") == 0) /* ("fatal": the default) */
+            CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
+        int rc = carrier(atoi(argv[2]), atol(argv[3]), atol(argv[4]));
+        fprintf(stderr, "rank %d: the call returned %d\n", rank, rc);
         CHECK_RC(MPI_Finalize(), MPI_SUCCESS);
         return 0;
     }

@@ -393,6 +393,7 @@ static int retire_poll(coll_retire_t *r)
     if (r->phase != RT_DONE)
         return 0;
     coll_board_clear(g);
+    coll_path_clear(g);
     for (int i = 0; i < COLL_GCACHE; i++)
         coll_sched_free(g->gsched[i]);
     coll_lanes_orphan(g);

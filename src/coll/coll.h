@@ -298,6 +298,20 @@ coll_sched_t *coll_group_sched(coll_group_t *g);
 coll_sched_t *coll_group_sched_a(coll_group_t *g);
 /* 1 when s was made by coll_group_sched(_a) (its errors are FMPL codes). */
 int coll_sched_is_group(const coll_sched_t *s);
+
+/* Path records (coll_path.c). A face that runs some of a group's collectives on the
+ * mailboxes and others on another carrier (the MPI face's point-to-point schedules)
+ * notes, before a blocking call's run starts, which carrier it took for the call's tag;
+ * a member whose run waits for long can then ask which one another member took for the
+ * same tag. Members that took different carriers disagree on the call's size, and
+ * neither carrier sees the other's messages: without this both would wait for ever.
+ * The records are a ring of COLL_PATH_RING tags in the member's slot: a member more than
+ * that many blocking calls ahead reads as unknown. Note: one store, never blocks, this
+ * member's thread. Path of: reads the member's slot (mapped: a load; else a blocking
+ * vnic_get), 0 when unknown (no record of tag, or the read failed). */
+enum { COLL_PATH_MAILBOX = 1, COLL_PATH_OTHER = 2 };
+void coll_path_note(coll_group_t *g, int tag, int path);
+int coll_path_of(coll_group_t *g, int member, int tag);
 /* FMPL_COLL_SMALL: what every edge carries. */
 size_t coll_group_small(const coll_group_t *g);
 /* FMPL_COLL_DEPTH: messages a writer may have on an edge's small channel ahead of its

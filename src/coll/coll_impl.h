@@ -348,9 +348,17 @@ static inline size_t coll_board_off(const coll_state_t *st, int entry)
            (size_t)(entry - (int)nb) * coll_board_room(st, COLL_BOARD_NB);
 }
 
-static inline size_t coll_slot_size(const coll_state_t *st)
+/* The path records (coll_path.c): after the board, COLL_PATH_RING words written by the
+ * slot's member alone. */
+#define COLL_PATH_RING 64
+static inline size_t coll_path_off(const coll_state_t *st)
 {
     return coll_board_off(st, COLL_BOARD_ENTRIES);
+}
+
+static inline size_t coll_slot_size(const coll_state_t *st)
+{
+    return coll_path_off(st) + COLL_PATH_RING * sizeof(uint64_t);
 }
 
 /* Where rank 0 publishes the LogGP parameters it read (coll_loggp.c "Agreement"): after
@@ -434,9 +442,10 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
  * two ends cannot be put back in step (a stream on either side: the counts of messages
  * differ), the reader gives the channel up (gx_break): from then on both ends fail every
  * transfer on it at once, and poison carries that on. What is left to FMPL_MPI_CHECK: a
- * receiver whose expected sender sends it nothing, and ranks whose sizes put some on these
- * mailboxes and others on the MPI face's point-to-point schedules: neither transport sees
- * the other's messages, so both sides wait. */
+ * receiver whose expected sender sends it nothing. Ranks whose sizes put some on these
+ * mailboxes and others on the MPI face's point-to-point schedules see none of each other's
+ * messages either: there the MPI face's watch on blocking runs ends the job (the path
+ * records, coll.h; src/mpi/coll_impl.h, "The watch on a blocking run"). */
 /* The acknowledgement word of a channel its reader gave up (gx_break): never a count. */
 #define COLL_ACK_BROKEN UINT64_MAX
 #define COLL_FLAG_SEQ ((UINT64_C(1) << 47) - 1)
@@ -599,6 +608,8 @@ coll_sched_t *coll_sched_for_allreduce(coll_group_t *g, void *buf, size_t count,
  * them any more); a persistent request freed later releases nothing (its state is
  * orphaned). */
 void coll_board_clear(coll_group_t *g);
+/* Clears this member's path records (coll_path.c), when its group is freed. */
+void coll_path_clear(coll_group_t *g);
 
 /* ---- fold schedules (coll_gsched.c): the large reductions ----
  * A schedule over g's channels like coll_group_sched's, whose transfers may also combine

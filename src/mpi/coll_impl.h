@@ -384,6 +384,34 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
 /* The MPI error of a mailbox collective on comm that failed with FMPL code fmpl_rc: a
  * length mark that differed (the ranks disagree on its size) says so. */
 int mpii_cg_fail(MPI_Comm comm, int fmpl_rc, const char *fname);
+
+/* The watch on a blocking run (coll_watch.c). Ranks whose sizes put a call on the
+ * mailboxes on some and on point-to-point on others wait for ever: each carrier waits for
+ * messages the other never sends (coll_impl.h in src/coll, "what is left"). So a blocking
+ * run on a communicator with a mailbox group notes its carrier for its tag (coll.h, "Path
+ * records") before it starts; its wait asks mpii_coll_watch_due at every poll, which
+ * says so once the run has waited MPII_WATCH_NS (looked at every 256th poll); the waiter
+ * then calls mpii_coll_watch_check, which compares the other members' records for the
+ * tag with its own and ends the job when one took the other carrier (the ranks' mailbox
+ * channels and sequence numbers are then out of step for good, so not even an error
+ * returned under MPI_ERRORS_RETURN would leave the communicator usable), and otherwise
+ * restarts the watch. A slow member has no record yet (or its own carrier): nothing
+ * happens. FMPL_MPI_CHECK=1 catches the same calls before they start, with an error. */
+#define MPII_WATCH_NS 100000000ull
+typedef struct mpii_coll_watch {
+    mpii_comm_t *c; /* NULL: not watched */
+    int tag, path;
+    unsigned polls;
+    uint64_t since; /* first look at the clock (0: none yet) */
+} mpii_coll_watch_t;
+void mpii_coll_watch_start(mpii_coll_watch_t *w, mpii_comm_t *c, int tag, int mailbox);
+int mpii_coll_watch_late(mpii_coll_watch_t *w);
+static inline int mpii_coll_watch_due(mpii_coll_watch_t *w)
+{
+    return BASE_UNLIKELY(++w->polls >= 256) && (w->polls & 15) == 0 && w->c &&
+           mpii_coll_watch_late(w);
+}
+void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname);
 static inline int mpii_cg_err(int fmpl_rc)
 {
     return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;

@@ -502,19 +502,23 @@ void mpii_cs_cache_free(mpii_comm_t *c)
 
 typedef struct cs_wait {
     coll_sched_t *s;
-    int err;
+    int err, done;
+    mpii_coll_watch_t watch; /* blocking runs (cs_run_block) */
 } cs_wait_t;
 
+/* Done, or (blocking runs) due for the watch's check. */
 static int cs_ready(void *arg)
 {
     cs_wait_t *w = arg;
-    return coll_sched_advance(w->s, &w->err);
+    if (coll_sched_advance(w->s, &w->err))
+        return w->done = 1;
+    return mpii_coll_watch_due(&w->watch);
 }
 
 /* Contract: coll_impl.h. */
 int mpii_cs_run_tagged(coll_sched_t *s, int tag)
 {
-    cs_wait_t w = {s, 0};
+    cs_wait_t w = {s, 0, 0, {0}};
     int rc = MPI_ERR_NO_MEM;
     if (s && !coll_sched_start(s, tag, 0, NULL, NULL)) {
         rc = coll_sched_advance(s, &w.err) ? FMPL_SUCCESS : vnic_wait(mpii.vnic, cs_ready, &w, -1);
@@ -739,18 +743,22 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
             coll_sched_free(s);
         return MPII_ERR_COMM(comm, mpii_err_from_fmpl(qrc), fname);
     }
-    if (coll_sched_start(s, mpii_coll_tag(c), 0, NULL, NULL)) {
+    int tag = mpii_coll_tag(c), group = coll_sched_is_group(s);
+    cs_wait_t w = {s, 0, 0, {0}};
+    mpii_coll_watch_start(&w.watch, c, tag, group);
+    if (coll_sched_start(s, tag, 0, NULL, NULL)) {
         if (!cached)
             coll_sched_free(s);
         return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
     }
-    cs_wait_t w = {s, 0};
-    if (!coll_sched_advance(s, &w.err)) {
+    w.done = coll_sched_advance(s, &w.err);
+    while (!w.done) {
         int rc = vnic_wait(mpii.vnic, cs_ready, &w, -1);
         if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
             return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), fname);
+        if (!w.done) /* back for the watch */
+            mpii_coll_watch_check(&w.watch, fname);
     }
-    int group = coll_sched_is_group(s);
     if (!cached) {
         if (k)
             cs_cache_put(c, k, s, note);

@@ -266,7 +266,7 @@ void mpii_errors_finalize(void)
 /* Ends the job for a fatal handler: message through the launcher. */
 static _Noreturn void err_abort(int code, const char *fname, const char *detail)
 {
-    char msg[MPI_MAX_ERROR_STRING + 256];
+    char msg[MPI_MAX_ERROR_STRING + 640];
     int cls = code_class(code), exit_code = cls > 0 && cls < 256 ? cls : 1;
     snprintf(msg, sizeof msg, "FMPL MPI error in %s: %s%s%s (error class %d)",
              fname ? fname : "MPI", code_msg(code), detail && *detail ? ": " : "",
@@ -389,6 +389,17 @@ int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt
         va_end(ap);
     }
     return err_run(kind, handle, code, fname, detail, 1);
+}
+
+/* Contract: mpi_impl.h. */
+_Noreturn void mpii_err_abort(int code, const char *fname, const char *fmt, ...)
+{
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    err_abort(code, fname, detail);
 }
 
 /* Contract: mpi_impl.h. */

@@ -439,6 +439,10 @@ void mpii_topo_free(struct mpii_topo *t);
 int mpii_errf(int kind, int handle, int code, const char *fname, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 #define MPII_ERRF(code, fname, ...) mpii_errf(0, 0, (code), (fname), __VA_ARGS__)
+/* Ends the job as MPI_ERRORS_ARE_FATAL would on code, whatever the handlers: for errors
+ * after which this process cannot go on (the detail says why). */
+_Noreturn void mpii_err_abort(int code, const char *fname, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 #define MPII_ERRF_COMM(comm, code, fname, ...)                                                     \
     mpii_errf(FMPL_MPI_KIND_COMM, (comm), (code), (fname), __VA_ARGS__)
 /* What is wrong with handle h, passed as argument arg, for error class code
