@@ -57,7 +57,9 @@ typedef struct coll_lane {
     size_t off[];
 } coll_lane_t;
 
-typedef struct gx_req {
+/* The state of one transfer of a schedule on the mailboxes, kept from run to run: the
+ * same for every transport of this file (channels, A cells, lanes, folds). */
+typedef struct transfer {
     coll_group_t *g;
     coll_lane_t *ln; /* lane transfers: */
     size_t flag_off; /* slot offset of the cell flag (the peer's or mine) */
@@ -82,11 +84,12 @@ typedef struct gx_req {
     int routed;                       /* channel transfers: dir and ch are worked out */
     int read_once;                    /* sends: read once by the reader (coll_put_segment) */
     coll_fold_t *fold;                /* fold schedules: the transfer's fold, or NULL */
-} gx_req_t;
+} transfer_t;
 
 /* Channel carrying len bytes from group rank `from` to `to` (big: on the big channel
  * whatever len): 0 and (*dir, *ch), or -1 (no channel joins them, or len does not fit). */
-static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int big, int *dir, int *ch)
+static int chan_route(const coll_group_t *g, int from, int to, size_t len, int big, int *dir,
+                      int *ch)
 {
     const coll_state_t *st = g->st;
     int p = g->size;
@@ -109,14 +112,15 @@ static int gx_chan(const coll_group_t *g, int from, int to, size_t len, int big,
 
 /* The channel is worked out at the transfer's first run and kept in its request state
  * (x->routed): a transfer's peer and length never change. */
-static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count, uintptr_t type, void *req)
+static uint64_t chan_reserve(void *ctx, int send, int peer, int64_t count, uintptr_t type,
+                             void *req)
 {
     coll_group_t *g = ctx;
-    gx_req_t *x = req;
+    transfer_t *x = req;
     if (BASE_UNLIKELY(!x->routed)) {
         if (peer < 0 || peer >= g->size || count < 0 ||
-            gx_chan(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count,
-                    type != COLL_FOLD && (type & COLL_XFER_BIG), &x->dir, &x->ch))
+            chan_route(g, send ? g->rank : peer, send ? peer : g->rank, (size_t)count,
+                       type != COLL_FOLD && (type & COLL_XFER_BIG), &x->dir, &x->ch))
             return 0;
         x->stream = type != COLL_FOLD && (type & COLL_XFER_STREAM)
                         ? (uint64_t)(type & (COLL_XFER_STREAM - 1))
@@ -134,8 +138,8 @@ static uint64_t gx_reserve(void *ctx, int send, int peer, int64_t count, uintptr
 }
 
 /* The common fields of a transfer's state (not yet pending). */
-static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int peer, uint64_t seq,
-                    int send)
+static void transfer_fill(transfer_t *x, coll_group_t *g, void *buf, int64_t count, int peer,
+                          uint64_t seq, int send)
 {
     x->g = g;
     x->buf = buf;
@@ -150,10 +154,10 @@ static void gx_fill(gx_req_t *x, coll_group_t *g, void *buf, int64_t count, int 
 
 /* Gives up my incoming channel (dir, ch) from group rank writer: its uses are out of step
  * (the two ends reserved different counts of messages on it) and cannot be put back. Its
- * receives fail at once from now on (gx_test), and the writer's sends too, once they read
+ * receives fail at once from now on (chan_test), and the writer's sends too, once they read
  * COLL_ACK_BROKEN in its acknowledgement word; so no later collective waits on it or takes
  * a stale message from it, and poison carries the failure on to the ranks below. */
-static void gx_break(coll_group_t *g, int dir, int ch, int writer)
+static void chan_give_up(coll_group_t *g, int dir, int ch, int writer)
 {
     if (g->broken[dir][ch])
         return;
@@ -164,21 +168,21 @@ static void gx_break(coll_group_t *g, int dir, int ch, int writer)
 /* The verdict on a received flag f (coll_flag_check): *err. A stream's first segment that
  * says the sender's total differs (not merely poison from a failure above) gives the
  * channel up: the counts of segments may differ. */
-static void gx_verdict(gx_req_t *x, uint64_t f, int *err)
+static void transfer_verdict(transfer_t *x, uint64_t f, int *err)
 {
     *err = coll_flag_check(f, x->mark_len);
     if (BASE_UNLIKELY(*err) && x->stream && coll_flag_check(f & ~COLL_SEQ_POISON, x->mark_len))
-        gx_break(x->g, x->dir, x->ch, x->peer);
+        chan_give_up(x->g, x->dir, x->ch, x->peer);
 }
 
 /* Receives x from the cell whose flag is `flag` when it carries x's number: copies the
  * payload out and frees the cell. 1 when done (*err: the verdict), 0 when not there yet. */
-static int gx_take(gx_req_t *x, uint64_t *flag, int *err)
+static int transfer_take(transfer_t *x, uint64_t *flag, int *err)
 {
     uint64_t f = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
     if ((f & COLL_FLAG_SEQ) < x->seq)
         return 0;
-    gx_verdict(x, f, err);
+    transfer_verdict(x, f, err);
     if (x->len)
         coll_copy(x->buf, coll_cell_data(flag, x->len), x->len);
     coll_cell_clear(flag);
@@ -187,7 +191,7 @@ static int gx_take(gx_req_t *x, uint64_t *flag, int *err)
 
 /* Message n of my incoming channel (dir, ch), written by group rank writer, is consumed
  * and its cell cleared: records it, and acknowledges what is then due (coll_freed). */
-static int gx_freed(coll_group_t *g, int dir, int ch, int writer, uint64_t n)
+static int chan_freed(coll_group_t *g, int dir, int ch, int writer, uint64_t n)
 {
     const coll_state_t *st = g->st;
     uint64_t ack = coll_freed(coll_chan_freed(g, dir, ch), (uint64_t)coll_chan_depth(st, ch),
@@ -195,15 +199,15 @@ static int gx_freed(coll_group_t *g, int dir, int ch, int writer, uint64_t n)
     return ack ? coll_put_word(g, writer, coll_ack_off(st, dir, ch), ack) : FMPL_SUCCESS;
 }
 
-static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
-                    int send)
+static int chan_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq, void *req,
+                      int send)
 {
     coll_group_t *g = ctx;
-    gx_req_t *x = req;
+    transfer_t *x = req;
     x->poison = seq & COLL_SEQ_POISON;
     seq &= ~COLL_SEQ_POISON;
-    gx_fill(x, g, buf, count, peer, seq, send);
-    if (!seq)                 /* (gx_reserve routed it otherwise) */
+    transfer_fill(x, g, buf, count, peer, seq, send);
+    if (!seq)                 /* (chan_reserve routed it otherwise) */
         return FMPL_ERR_RANK; /* no channel carries it: the builder's mistake */
     x->flag_off = x->cell0 + (size_t)((seq - 1) % x->depth) * x->stride;
     x->pending = 1;
@@ -211,16 +215,16 @@ static int gx_start(void *ctx, void *buf, int64_t count, int peer, uint64_t seq,
 }
 
 /* Every how many empty tests a channel receive looks at the sender's other channels. */
-#define GX_ELSEWHERE_EVERY 1024
+#define CHAN_ELSEWHERE_EVERY 1024
 
 /* Whether receive x waits in vain: its sender put a message this rank has not reserved
- * on another channel to this rank (tiny, small or big, as gx_chan routes other lengths),
+ * on another channel to this rank (tiny, small or big, as chan_route routes other lengths),
  * settled (coll_impl.h: everything it sent before is visible), and x's own message is
  * still not there. Then the sender took the other channel for this collective: the ranks
- * disagree on its size. Looked at only after GX_ELSEWHERE_EVERY empty tests. 0, or 1 and
+ * disagree on its size. Looked at only after CHAN_ELSEWHERE_EVERY empty tests. 0, or 1 and
  * the other channel (*odir, *och), the message's number there (*on) and its flag (*of). */
-static int gx_elsewhere(const gx_req_t *x, const uint64_t *own, int *odir, int *och, uint64_t *on,
-                        uint64_t *of)
+static int chan_elsewhere(const transfer_t *x, const uint64_t *own, int *odir, int *och,
+                          uint64_t *on, uint64_t *of)
 {
     const coll_group_t *g = x->g;
     const coll_state_t *st = g->st;
@@ -228,7 +232,7 @@ static int gx_elsewhere(const gx_req_t *x, const uint64_t *own, int *odir, int *
     for (int k = 0; k < 3; k++) {
         int dir, ch;
         if ((k == 1 && lens[k] > st->small) ||
-            gx_chan(g, x->peer, g->rank, lens[k], k == 2, &dir, &ch) ||
+            chan_route(g, x->peer, g->rank, lens[k], k == 2, &dir, &ch) ||
             (dir == x->dir && ch == x->ch))
             continue;
         uint64_t n = g->rcvd[dir][ch] + 1;
@@ -247,15 +251,15 @@ static int gx_elsewhere(const gx_req_t *x, const uint64_t *own, int *odir, int *
 }
 
 /* Receive x's sender took channel (dir, ch) (message n there, flag f) for this
- * collective (gx_elsewhere): the verdict, *err from the length marks (FMPL_ERR_TRUNCATE
+ * collective (chan_elsewhere): the verdict, *err from the length marks (FMPL_ERR_TRUNCATE
  * when the sender's is longer); x is complete, and the run goes on with the error (its
  * later sends carry the poison to the ranks below). A single message on a tiny or small
  * channel, where x is not a stream's segment, is taken off that channel (freed,
  * acknowledged when due, and counted as received there) and x's number is given back to
  * its own channel, which the sender never used for it: both channels are in step again
  * for the next collective. A stream on either side (a chain's segments) cannot be put
- * back in step: both channels are given up (gx_break). */
-static int gx_mismatch(gx_req_t *x, int dir, int ch, uint64_t n, uint64_t f, int *err)
+ * back in step: both channels are given up (chan_give_up). */
+static int chan_mismatch(transfer_t *x, int dir, int ch, uint64_t n, uint64_t f, int *err)
 {
     coll_group_t *g = x->g;
     const coll_state_t *st = g->st;
@@ -264,22 +268,22 @@ static int gx_mismatch(gx_req_t *x, int dir, int ch, uint64_t n, uint64_t f, int
         *err = FMPL_ERR_MISMATCH;
     x->pending = 0;
     if (x->stream || ch == coll_big(st)) {
-        gx_break(g, dir, ch, x->peer);
-        gx_break(g, x->dir, x->ch, x->peer);
+        chan_give_up(g, dir, ch, x->peer);
+        chan_give_up(g, x->dir, x->ch, x->peer);
         return 1;
     }
     coll_cell_clear((uint64_t *)(g->area + coll_chan_flag_off(st, dir, ch, n)));
     g->rcvd[dir][ch] = n;
-    gx_freed(g, dir, ch, x->peer, n);
+    chan_freed(g, dir, ch, x->peer, n);
     if (g->rcvd[x->dir][x->ch] == x->seq)
         g->rcvd[x->dir][x->ch]--;
     return 1;
 }
 
 /* Moves x on; 1 when complete (*err set), 0 when still waiting. */
-static int gx_test(void *req, int *err)
+static int chan_test(void *req, int *err)
 {
-    gx_req_t *x = req;
+    transfer_t *x = req;
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
@@ -287,7 +291,7 @@ static int gx_test(void *req, int *err)
     if (x->send) {
         const uint64_t *ackp = (const uint64_t *)(g->area + x->ack_off);
         uint64_t ack = __atomic_load_n(ackp, __ATOMIC_ACQUIRE);
-        if (BASE_UNLIKELY(ack == COLL_ACK_BROKEN)) { /* its reader gave it up (gx_break) */
+        if (BASE_UNLIKELY(ack == COLL_ACK_BROKEN)) { /* its reader gave it up (chan_give_up) */
             *err = FMPL_ERR_MISMATCH;
             x->pending = 0;
             return 1;
@@ -305,14 +309,14 @@ static int gx_test(void *req, int *err)
             return 1;
         }
         uint64_t *own = (uint64_t *)(g->area + x->flag_off);
-        done = gx_take(x, own, err);
+        done = transfer_take(x, own, err);
         if (!done) {
             int odir, och;
             uint64_t on, of;
-            if (BASE_LIKELY(++x->idle % GX_ELSEWHERE_EVERY) ||
-                !gx_elsewhere(x, own, &odir, &och, &on, &of))
+            if (BASE_LIKELY(++x->idle % CHAN_ELSEWHERE_EVERY) ||
+                !chan_elsewhere(x, own, &odir, &och, &on, &of))
                 return 0;
-            return gx_mismatch(x, odir, och, on, of, err);
+            return chan_mismatch(x, odir, och, on, of, err);
         }
         uint64_t ack = coll_freed(x->freed, x->depth, x->ack_every, x->seq);
         if (ack && !g->broken[x->dir][x->ch]) { /* (a given-up channel keeps its mark) */
@@ -325,38 +329,38 @@ static int gx_test(void *req, int *err)
     return done;
 }
 
-static int gx_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int chan_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                      uint64_t seq, void *req)
 {
     (void)type;
     (void)tag;
-    ((gx_req_t *)req)->read_once = 1; /* (plain schedules: every receive copies out) */
-    int rc = gx_start(ctx, (void *)(uintptr_t)buf, count, peer, seq, req, 1);
+    ((transfer_t *)req)->read_once = 1; /* (plain schedules: every receive copies out) */
+    int rc = chan_start(ctx, (void *)(uintptr_t)buf, count, peer, seq, req, 1);
     int err = 0;
-    if (rc == FMPL_SUCCESS && gx_test(req, &err)) /* put now when the cell is free */
+    if (rc == FMPL_SUCCESS && chan_test(req, &err)) /* put now when the cell is free */
         rc = err;
     return rc;
 }
 
-static int gx_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int chan_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                      uint64_t seq, void *req)
 {
     (void)type;
     (void)tag;
-    return gx_start(ctx, buf, count, peer, seq, req, 0);
+    return chan_start(ctx, buf, count, peer, seq, req, 0);
 }
 
-/* ---- the all-call transport ---- */
-
-static void gx_begin(void *ctx)
+static void chan_begin(void *ctx)
 {
     ((coll_group_t *)ctx)->chan_runs++;
 }
 
-static void gx_end(void *ctx)
+static void chan_end(void *ctx)
 {
     ((coll_group_t *)ctx)->chan_runs--;
 }
+
+/* ---- the all-call transport ---- */
 
 static void gxa_begin(void *ctx)
 {
@@ -377,10 +381,10 @@ static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pe
                      void *req, int send)
 {
     coll_group_t *g = ctx;
-    gx_req_t *x = req;
+    transfer_t *x = req;
     x->poison = seq & COLL_SEQ_POISON;
     seq &= ~COLL_SEQ_POISON;
-    gx_fill(x, g, buf, count, peer, seq, send);
+    transfer_fill(x, g, buf, count, peer, seq, send);
     x->ch = (int)cell;
     if (!seq || cell > (uintptr_t)g->st->rounds + 1)
         return FMPL_ERR_ARG;
@@ -390,14 +394,14 @@ static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pe
 
 static int gxa_test(void *req, int *err)
 {
-    gx_req_t *x = req;
+    transfer_t *x = req;
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
     if (x->send) {
         *err = coll_put_cell(g, x->peer, coll_a_flag_off(g, x->ch, (int)(x->seq & 1)), x->buf,
                              x->len, coll_flag(x->seq | x->poison, x->len));
-    } else if (!gx_take(x, coll_a_flag(g, x->ch, (int)(x->seq & 1)), err)) {
+    } else if (!transfer_take(x, coll_a_flag(g, x->ch, (int)(x->seq & 1)), err)) {
         return 0;
     }
     x->pending = 0;
@@ -482,7 +486,7 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
                     int send)
 {
     coll_lane_t *ln = ctx;
-    gx_req_t *x = req;
+    transfer_t *x = req;
     coll_group_t *g = ln->g;
     if (BASE_LIKELY(x->gen == ln->gen && x->ln == ln && g)) {
         /* run n > 1 of this transfer on this binding: the request state (one per transfer,
@@ -507,7 +511,7 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
         x->lane_j = ++ln->nums[x->numi];
         seq = x->lane_j;
     }
-    gx_fill(x, g, buf, count, peer, seq, send);
+    transfer_fill(x, g, buf, count, peer, seq, send);
     x->ln = ln;
     x->ch = (int)cell;
     x->dir = tier;
@@ -527,7 +531,7 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
  * only the two cells of the run's parity are used, free by the parity argument (as the A cells). */
 static int gl_test(void *req, int *err)
 {
-    gx_req_t *x = req;
+    transfer_t *x = req;
     if (!x->pending)
         return 1;
     coll_group_t *g = x->g;
@@ -548,7 +552,7 @@ static int gl_test(void *req, int *err)
         else
             *err = coll_put_cell(g, x->peer, x->flag_off, x->buf, x->len, flag);
     } else {
-        if (!gx_take(x, (uint64_t *)(g->area + x->flag_off), err))
+        if (!transfer_take(x, (uint64_t *)(g->area + x->flag_off), err))
             return 0;
         if (!ln->all_call) { /* every depth/4-th, of the freed prefix */
             uint64_t depth = ln->mask[tier] + 1,
@@ -571,7 +575,7 @@ static int gl_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
 {
     (void)tag;
     int rc = gl_start(ctx, (void *)(uintptr_t)buf, count, type, peer, req, 1);
-    ((gx_req_t *)req)->poison = seq & COLL_SEQ_POISON;
+    ((transfer_t *)req)->poison = seq & COLL_SEQ_POISON;
     int err = 0;
     if (rc == FMPL_SUCCESS && gl_test(req, &err))
         rc = err;
@@ -588,12 +592,12 @@ static int gl_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
 
 /* Two tables with the same functions: which one a schedule has tells the builders
  * whether it is all-call. */
-static const coll_sched_ops_t gl_ops = {.req_size = sizeof(gx_req_t),
+static const coll_sched_ops_t gl_ops = {.req_size = sizeof(transfer_t),
                                         .begin = gl_begin,
                                         .isend = gl_isend,
                                         .irecv = gl_irecv,
                                         .test = gl_test};
-static const coll_sched_ops_t gla_ops = {.req_size = sizeof(gx_req_t),
+static const coll_sched_ops_t gla_ops = {.req_size = sizeof(transfer_t),
                                          .begin = gl_begin,
                                          .isend = gl_isend,
                                          .irecv = gl_irecv,
@@ -734,41 +738,41 @@ void coll_lanes_orphan(coll_group_t *g)
     }
 }
 
-static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(gx_req_t),
+static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(transfer_t),
                                          .begin = gxa_begin,
                                          .reserve = gxa_reserve,
                                          .isend = gxa_isend,
                                          .irecv = gxa_irecv,
                                          .test = gxa_test};
 
-static const coll_sched_ops_t gx_ops = {.req_size = sizeof(gx_req_t),
-                                        .begin = gx_begin,
-                                        .end = gx_end,
-                                        .reserve = gx_reserve,
-                                        .isend = gx_isend,
-                                        .irecv = gx_irecv,
-                                        .test = gx_test};
+static const coll_sched_ops_t chan_ops = {.req_size = sizeof(transfer_t),
+                                          .begin = chan_begin,
+                                          .end = chan_end,
+                                          .reserve = chan_reserve,
+                                          .isend = chan_isend,
+                                          .irecv = chan_irecv,
+                                          .test = chan_test};
 
-/* ---- the fold transport (coll_impl.h "fold schedules"): gx plus folds ---- */
+/* ---- the fold transport (coll_impl.h "fold schedules"): the channels plus folds ---- */
 
 /* Frees my cell (flag) of message seq of channel (dir, ch), written by group rank writer,
- * and acknowledges what is due (as gx_test's receive). */
+ * and acknowledges what is due (as chan_test's receive). */
 static int gf_release(coll_group_t *g, uint64_t *flag, uint64_t seq, int dir, int ch, int writer)
 {
     coll_cell_clear(flag);
-    return gx_freed(g, dir, ch, writer, seq);
+    return chan_freed(g, dir, ch, writer, seq);
 }
 
 static int gf_test(void *req, int *err)
 {
-    gx_req_t *x = req;
+    transfer_t *x = req;
     coll_fold_t *f = x->fold;
     if (!x->pending || !f)
-        return gx_test(req, err);
+        return chan_test(req, err);
     coll_group_t *g = x->g;
     if (x->send) { /* forward the kept message from its cell, then free the cell */
         x->buf = coll_cell_data(f->flag, x->len);
-        if (!gx_test(req, err))
+        if (!chan_test(req, err))
             return 0;
         int rc = gf_release(g, f->flag, f->seq, f->dir, f->ch, f->writer);
         if (!*err)
@@ -808,10 +812,10 @@ static int gf_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
 {
     (void)tag;
     coll_fold_t *f = type == COLL_FOLD ? (coll_fold_t *)(uintptr_t)buf : NULL;
-    gx_req_t *x = req;
+    transfer_t *x = req;
     x->fold = f;
     x->read_once = !f; /* this rank's own data (a kept cell's forward: cached stores) */
-    int rc = gx_start(ctx, f ? NULL : (void *)(uintptr_t)buf, count, peer, seq, req, 1);
+    int rc = chan_start(ctx, f ? NULL : (void *)(uintptr_t)buf, count, peer, seq, req, 1);
     int err = 0;
     if (rc == FMPL_SUCCESS && gf_test(req, &err)) /* put now when the cell is free */
         rc = err;
@@ -822,15 +826,15 @@ static int gf_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
                     uint64_t seq, void *req)
 {
     (void)tag;
-    gx_req_t *x = req;
+    transfer_t *x = req;
     x->fold = type == COLL_FOLD ? buf : NULL;
-    return gx_start(ctx, x->fold ? NULL : buf, count, peer, seq, req, 0);
+    return chan_start(ctx, x->fold ? NULL : buf, count, peer, seq, req, 0);
 }
 
-static const coll_sched_ops_t gf_ops = {.req_size = sizeof(gx_req_t),
-                                        .begin = gx_begin,
-                                        .end = gx_end,
-                                        .reserve = gx_reserve,
+static const coll_sched_ops_t gf_ops = {.req_size = sizeof(transfer_t),
+                                        .begin = chan_begin,
+                                        .end = chan_end,
+                                        .reserve = chan_reserve,
                                         .isend = gf_isend,
                                         .irecv = gf_irecv,
                                         .test = gf_test};
@@ -851,7 +855,7 @@ coll_sched_t *coll_group_sched(coll_group_t *g)
 {
     if (!g || g->magic != COLL_GROUP_MAGIC)
         return NULL;
-    return coll_sched_new(g->v, &gx_ops, g);
+    return coll_sched_new(g->v, &chan_ops, g);
 }
 
 coll_sched_t *coll_group_sched_a(coll_group_t *g)
@@ -864,7 +868,7 @@ coll_sched_t *coll_group_sched_a(coll_group_t *g)
 int coll_sched_is_group(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &gx_ops || o == &gxa_ops || o == &gl_ops || o == &gla_ops || o == &gf_ops;
+    return o == &chan_ops || o == &gxa_ops || o == &gl_ops || o == &gla_ops || o == &gf_ops;
 }
 
 /* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
@@ -897,54 +901,54 @@ size_t coll_group_depth(const coll_group_t *g)
 
 /* ------------------------------------------------------------------ local steps */
 
-typedef struct gx_copy_args {
+typedef struct copy_args {
     void *dst;
     const void *src;
     size_t n;
-} gx_copy_args_t;
+} copy_args_t;
 
-static int gx_copy_step(const void *a)
+static int copy_step(const void *a)
 {
-    const gx_copy_args_t *x = a;
+    const copy_args_t *x = a;
     memmove(x->dst, x->src, x->n);
     return FMPL_SUCCESS;
 }
 
 /* Adds "copy n bytes from src to dst" (nothing when they are the same). */
-static void gx_copy(coll_sched_t *s, void *dst, const void *src, size_t n)
+static void add_copy(coll_sched_t *s, void *dst, const void *src, size_t n)
 {
     if (dst == src || n == 0)
         return;
-    gx_copy_args_t a = {dst, src, n};
-    coll_sched_call(s, gx_copy_step, &a, sizeof a);
+    copy_args_t a = {dst, src, n};
+    coll_sched_call(s, copy_step, &a, sizeof a);
 }
 
-typedef struct gx_reduce_args {
+typedef struct reduce_args {
     coll_reduce_fn fn;
     void *arg;
     void *inout;
     const void *in;
     size_t count;
-} gx_reduce_args_t;
+} reduce_args_t;
 
-static int gx_reduce_step(const void *a)
+static int reduce_step(const void *a)
 {
-    const gx_reduce_args_t *x = a;
+    const reduce_args_t *x = a;
     x->fn(x->inout, x->in, x->count, x->arg);
     return FMPL_SUCCESS;
 }
 
 void coll_sched_copy(coll_sched_t *s, void *dst, const void *src, size_t n)
 {
-    gx_copy(s, dst, src, n);
+    add_copy(s, dst, src, n);
 }
 
 /* Adds "inout = inout (op) in". */
-static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, const void *in,
-                      size_t count)
+static void add_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, const void *in,
+                       size_t count)
 {
-    gx_reduce_args_t a = {op->fn, op->arg, inout, in, count};
-    coll_sched_call(s, gx_reduce_step, &a, sizeof a);
+    reduce_args_t a = {op->fn, op->arg, inout, in, count};
+    coll_sched_call(s, reduce_step, &a, sizeof a);
 }
 
 /* ------------------------------------------------------------------ algorithms */
@@ -953,7 +957,7 @@ static void gx_reduce(coll_sched_t *s, const coll_reduce_op_t *op, void *inout, 
  * reductions by the group's op (inout = inout (op) in: the result lands in `lower`). */
 static void carrier_copy(const coll_algo_t *a, void *dst, const void *src, int64_t n)
 {
-    gx_copy(a->s, dst, src, (size_t)n);
+    add_copy(a->s, dst, src, (size_t)n);
 }
 
 static void *carrier_scratch(const coll_algo_t *a, int64_t n)
@@ -965,7 +969,7 @@ static void carrier_reduce(const coll_algo_t *a, const void *lower, const void *
                            int64_t n)
 {
     const coll_reduce_op_t *op = a->carrier;
-    gx_reduce(a->s, op, into, into == lower ? upper : lower, (size_t)n / op->elem_size);
+    add_reduce(a->s, op, into, into == lower ? upper : lower, (size_t)n / op->elem_size);
 }
 
 static const coll_algo_ops_t carrier_ops = {carrier_copy, carrier_scratch, carrier_reduce};
@@ -1015,7 +1019,7 @@ int coll_build_barrier(coll_sched_t *s, coll_group_t *g)
 }
 
 /* Takes step i's message of A-call seq (parity par): waits for it, gives its verdict and
- * frees the cell, as gx_take does for a schedule's receive. */
+ * frees the cell, as transfer_take does for a schedule's receive. */
 static int barrier_take(coll_group_t *g, int i, int par, uint64_t seq)
 {
     uint64_t *flag = coll_a_flag(g, i, par);
@@ -1122,7 +1126,7 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     size_t n = count * op->elem_size;
     if (n == 0)
         return FMPL_SUCCESS;
-    gx_copy(s, out, in, n);
+    add_copy(s, out, in, n);
     if (p == 1)
         return FMPL_SUCCESS;
     int acall = gs_all_call(s);
@@ -1132,16 +1136,16 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
         char *all = coll_sched_mem(s, (size_t)p * n);
         if (!all)
             return FMPL_ERR_NOMEM;
-        gx_copy(s, all + (size_t)r * n, out, n);
+        add_copy(s, all + (size_t)r * n, out, n);
         for (int d = 1; d < p; d++) {
             int from = coll_mod(r - d, p);
             coll_sched_recv(s, all + (size_t)from * n, (int64_t)n, (uintptr_t)d - 1, from);
             coll_sched_send(s, out, (int64_t)n, (uintptr_t)d - 1, coll_mod(r + d, p));
         }
         coll_sched_fence(s);
-        gx_copy(s, out, all, n);
+        add_copy(s, out, all, n);
         for (int q = 1; q < p; q++)
-            gx_reduce(s, op, out, all + (size_t)q * n, count); /* out holds the lower ranks */
+            add_reduce(s, op, out, all + (size_t)q * n, count); /* out holds the lower ranks */
         return FMPL_SUCCESS;
     }
     if ((p & (p - 1)) && !acall) { /* channels: reduce to 0, binomial bcast from 0 */
@@ -1226,7 +1230,7 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
     if (size == 0)
         return FMPL_SUCCESS;
     if (send)
-        gx_copy(s, rb + (size_t)r * size, send, size);
+        add_copy(s, rb + (size_t)r * size, send, size);
     if (!gs_all_call(s) ||
         !(gs_lane(s) ? coll_allgather_lane_fits(g, size) : coll_allgather_bruck_fits(g, size)))
         return FMPL_ERR_UNSUPPORTED;
@@ -1248,12 +1252,12 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
     for (int d = 1; d < p; d <<= 1) {
         int cnt = BASE_MIN(d, p - d), run1 = BASE_MIN(cnt, p - r);
         int from = coll_mod(r + d, p), in1 = BASE_MIN(cnt, p - from);
-        gx_copy(s, out, rb + (size_t)r * size, (size_t)run1 * size);
-        gx_copy(s, out + (size_t)run1 * size, rb, (size_t)(cnt - run1) * size);
+        add_copy(s, out, rb + (size_t)r * size, (size_t)run1 * size);
+        add_copy(s, out + (size_t)run1 * size, rb, (size_t)(cnt - run1) * size);
         ga_exchange(s, g, in, out, (size_t)cnt * size, from, coll_mod(r - d, p), &cell);
         coll_sched_fence(s);
-        gx_copy(s, rb + (size_t)from * size, in, (size_t)in1 * size);
-        gx_copy(s, rb, in + (size_t)in1 * size, (size_t)(cnt - in1) * size);
+        add_copy(s, rb + (size_t)from * size, in, (size_t)in1 * size);
+        add_copy(s, rb, in + (size_t)in1 * size, (size_t)(cnt - in1) * size);
     }
     return FMPL_SUCCESS;
 }
@@ -1307,7 +1311,7 @@ int coll_build_alltoall(coll_sched_t *s, coll_group_t *g, const void *send, void
         /* One round (few members): each block straight to its member, A cell d - 1 for the
          * block of the member d ahead: no member waits for a relay (on an oversubscribed
          * host, a relay is a context switch). */
-        gx_copy(s, rb + (size_t)r * size, sb + (size_t)r * size, size);
+        add_copy(s, rb + (size_t)r * size, sb + (size_t)r * size, size);
         for (int d = 1; d < p; d++) {
             int from = coll_mod(r - d, p), to = coll_mod(r + d, p);
             coll_sched_recv(s, rb + (size_t)from * size, (int64_t)size, (uintptr_t)d - 1, from);

@@ -135,14 +135,14 @@ struct coll_group {
     uint64_t seq_a;                       /* A-calls made */
     uint64_t sent[COLL_NDIR][COLL_NCHAN]; /* uses of my outgoing channel (dir, ch) */
     uint64_t rcvd[COLL_NDIR][COLL_NCHAN]; /* uses of my incoming channel (dir, ch) */
-    /* my incoming channels given up after a mismatch put them out of step (gx_break):
+    /* my incoming channels given up after a mismatch put them out of step (chan_give_up):
      * their receives fail at once, their writer's sends too (COLL_ACK_BROKEN) */
     uint8_t broken[COLL_NDIR][COLL_NCHAN];
     /* what of my incoming channels is freed (coll_freed): COLL_FREED_WORDS(depth) words
      * per channel (dir, ch), at (dir * coll_nchan + ch) * g->freed_words */
     uint64_t *freed;
     size_t freed_words;
-    int chan_runs;                 /* runs of channel transfers under way (gx_begin) */
+    int chan_runs;                 /* runs of channel transfers under way (chan_begin) */
     coll_gkey_t gkey[COLL_GCACHE]; /* the schedule cache (coll.c) */
     coll_sched_t *gsched[COLL_GCACHE];
     int gnext;
@@ -438,15 +438,15 @@ static inline void coll_copy(void *dst, const void *src, size_t n)
  * sent before it, on any channel, is visible once it is. A receiver that waits on one
  * channel and finds on another channel of the same sender a settled message it has not
  * reserved (the sender took that channel for this very collective) fails with
- * FMPL_ERR_MISMATCH instead of waiting for ever (coll_gsched.c, gx_elsewhere). Where the
+ * FMPL_ERR_MISMATCH instead of waiting for ever (coll_gsched.c, chan_elsewhere). Where the
  * two ends cannot be put back in step (a stream on either side: the counts of messages
- * differ), the reader gives the channel up (gx_break): from then on both ends fail every
+ * differ), the reader gives the channel up (chan_give_up): from then on both ends fail every
  * transfer on it at once, and poison carries that on. What is left to FMPL_MPI_CHECK: a
  * receiver whose expected sender sends it nothing. Ranks whose sizes put some on these
  * mailboxes and others on the MPI face's point-to-point schedules see none of each other's
  * messages either: there the MPI face's watch on blocking runs ends the job (the path
  * records, coll.h; src/mpi/coll_impl.h, "The watch on a blocking run"). */
-/* The acknowledgement word of a channel its reader gave up (gx_break): never a count. */
+/* The acknowledgement word of a channel its reader gave up (chan_give_up): never a count. */
 #define COLL_ACK_BROKEN UINT64_MAX
 #define COLL_FLAG_SEQ ((UINT64_C(1) << 47) - 1)
 #define COLL_FLAG_SETTLED (UINT64_C(1) << 47)
