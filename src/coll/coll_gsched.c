@@ -362,12 +362,13 @@ static void chan_end(void *ctx)
 
 /* ---- the all-call transport ---- */
 
-static void gxa_begin(void *ctx)
+static void acell_begin(void *ctx)
 {
     ((coll_group_t *)ctx)->seq_a++;
 }
 
-static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count, uintptr_t type, void *req)
+static uint64_t acell_reserve(void *ctx, int send, int peer, int64_t count, uintptr_t type,
+                              void *req)
 {
     (void)send;
     (void)type;
@@ -377,8 +378,8 @@ static uint64_t gxa_reserve(void *ctx, int send, int peer, int64_t count, uintpt
                                                                                       : 0;
 }
 
-static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, uint64_t seq,
-                     void *req, int send)
+static int acell_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, uint64_t seq,
+                       void *req, int send)
 {
     coll_group_t *g = ctx;
     transfer_t *x = req;
@@ -392,7 +393,7 @@ static int gxa_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pe
     return FMPL_SUCCESS;
 }
 
-static int gxa_test(void *req, int *err)
+static int acell_test(void *req, int *err)
 {
     transfer_t *x = req;
     if (!x->pending)
@@ -408,22 +409,22 @@ static int gxa_test(void *req, int *err)
     return 1;
 }
 
-static int gxa_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                     uint64_t seq, void *req)
+static int acell_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                       uint64_t seq, void *req)
 {
     (void)tag;
-    int rc = gxa_start(ctx, (void *)(uintptr_t)buf, count, type, peer, seq, req, 1);
+    int rc = acell_start(ctx, (void *)(uintptr_t)buf, count, type, peer, seq, req, 1);
     int err = 0;
-    if (rc == FMPL_SUCCESS && gxa_test(req, &err))
+    if (rc == FMPL_SUCCESS && acell_test(req, &err))
         rc = err;
     return rc;
 }
 
-static int gxa_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                     uint64_t seq, void *req)
+static int acell_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                       uint64_t seq, void *req)
 {
     (void)tag;
-    return gxa_start(ctx, buf, count, type, peer, seq, req, 0);
+    return acell_start(ctx, buf, count, type, peer, seq, req, 0);
 }
 
 /* ---- the lane transport ---- */
@@ -738,12 +739,12 @@ void coll_lanes_orphan(coll_group_t *g)
     }
 }
 
-static const coll_sched_ops_t gxa_ops = {.req_size = sizeof(transfer_t),
-                                         .begin = gxa_begin,
-                                         .reserve = gxa_reserve,
-                                         .isend = gxa_isend,
-                                         .irecv = gxa_irecv,
-                                         .test = gxa_test};
+static const coll_sched_ops_t acell_ops = {.req_size = sizeof(transfer_t),
+                                           .begin = acell_begin,
+                                           .reserve = acell_reserve,
+                                           .isend = acell_isend,
+                                           .irecv = acell_irecv,
+                                           .test = acell_test};
 
 static const coll_sched_ops_t chan_ops = {.req_size = sizeof(transfer_t),
                                           .begin = chan_begin,
@@ -862,20 +863,20 @@ coll_sched_t *coll_group_sched_a(coll_group_t *g)
 {
     if (!g || g->magic != COLL_GROUP_MAGIC)
         return NULL;
-    return coll_sched_new(g->v, &gxa_ops, g);
+    return coll_sched_new(g->v, &acell_ops, g);
 }
 
 int coll_sched_is_group(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &chan_ops || o == &gxa_ops || o == &gl_ops || o == &gla_ops || o == &gf_ops;
+    return o == &chan_ops || o == &acell_ops || o == &gl_ops || o == &gla_ops || o == &gf_ops;
 }
 
 /* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
 static int gs_all_call(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &gxa_ops || o == &gla_ops;
+    return o == &acell_ops || o == &gla_ops;
 }
 static int gs_lane(const coll_sched_t *s)
 {
@@ -1034,7 +1035,7 @@ static int barrier_take(coll_group_t *g, int i, int par, uint64_t seq)
 int coll_barrier_run(coll_group_t *g)
 {
     int p = g->size, r = g->rank, at_once, n = barrier_steps(g, &at_once), err = FMPL_SUCCESS;
-    uint64_t seq = ++g->seq_a; /* one A-call, as a schedule's run (gxa_begin) */
+    uint64_t seq = ++g->seq_a; /* one A-call, as a schedule's run (acell_begin) */
     int par = (int)(seq & 1), taken = 0;
     for (int i = 0; i < n; i++) {
         /* a failure so far poisons the later messages, as a schedule's sends do */
