@@ -32,12 +32,12 @@
 #include "coll/coll_impl.h"
 
 /* The context of a lane schedule (coll.h "lanes"): freed with the schedule. What a
- * transfer needs is worked out once, when the lane is bound (gl_bind), not at every run. */
+ * transfer needs is worked out once, when the lane is bound (lane_bind), not at every run. */
 typedef struct coll_lane {
     coll_group_t *g;  /* NULL once the group is gone */
     coll_state_t *st; /* the lanes' owner (the process) */
     int lane;         /* -1 until bound */
-    unsigned gen;     /* bound: this binding's number (never 0), see gl_start */
+    unsigned gen;     /* bound: this binding's number (never 0), see lane_start */
     int all_call;
     uint64_t run; /* runs begun since bound: the flag of an all-call run's messages */
     int cells;    /* K + 2 cell indices */
@@ -46,7 +46,7 @@ typedef struct coll_lane {
     size_t stride[2];
     uint64_t mask[2];
     /* acknowledged: a run's messages per (tier, cell index), sent [tier * cells + idx] and
-     * received [2 * cells + tier * cells + idx] (counted at the first run: gl_start) */
+     * received [2 * cells + tier * cells + idx] (counted at the first run: lane_start) */
     uint64_t *nums;
     /* acknowledged: what is freed of my incoming (tier, cell index), COLL_LANE_FREED words
      * at (tier * cells + idx) * COLL_LANE_FREED (coll_freed; cleared when bound) */
@@ -68,7 +68,7 @@ typedef struct transfer {
     unsigned gen;    /* lanes: the binding cell0 was worked out for (ln->gen) */
     char *slot;      /* lane sends: the peer's slot as mapped here, or NULL (coll_put_cell) */
     size_t numi;     /* acknowledged lanes: the transfer's count in ln->nums, and its */
-    uint64_t lane_j; /* place among those transfers of a run (gl_start) */
+    uint64_t lane_j; /* place among those transfers of a run (lane_start) */
     size_t stride;   /* channels: bytes from one cell to the next */
     uint64_t depth;  /* channels: cells, and the acknowledgement interval */
     uint64_t ack_every;
@@ -431,7 +431,7 @@ static int acell_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int 
 
 enum { LANE_FREE = 0, LANE_OFFERED, LANE_TAKEN };
 
-static void gl_begin(void *ctx)
+static void lane_begin(void *ctx)
 {
     ((coll_lane_t *)ctx)->run++;
 }
@@ -449,7 +449,7 @@ _Static_assert(COLL_LANE_BIG_DEPTH <= COLL_LANE_DEPTH, "a lane record holds eith
 
 /* Everything a transfer of ln needs that depends on its lane only (ln->lane bound, ln->g
  * live). */
-static void gl_bind(coll_lane_t *ln)
+static void lane_bind(coll_lane_t *ln)
 {
     const coll_state_t *st = ln->st;
     int lane = ln->lane, cells = ln->cells;
@@ -483,8 +483,8 @@ static void gl_bind(coll_lane_t *ln)
  * send several through one cell index (a chain's segments): the first run counts them
  * (the transfer's place j among them, their number m in ln->nums), run r's is then
  * (r - 1) m + j, with no reservation at each start. */
-static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, void *req,
-                    int send)
+static int lane_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int peer, void *req,
+                      int send)
 {
     coll_lane_t *ln = ctx;
     transfer_t *x = req;
@@ -530,7 +530,7 @@ static int gl_start(void *ctx, void *buf, int64_t count, uintptr_t cell, int pee
  * once message n - depth of those cells is acknowledged (covered: if it waits, the reader consumes
  * all it wrote, up to n - 1, and has acknowledged at least n - depth/4 >= n - depth). All-call:
  * only the two cells of the run's parity are used, free by the parity argument (as the A cells). */
-static int gl_test(void *req, int *err)
+static int lane_test(void *req, int *err)
 {
     transfer_t *x = req;
     if (!x->pending)
@@ -571,40 +571,40 @@ static int gl_test(void *req, int *err)
     return 1;
 }
 
-static int gl_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int lane_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                      uint64_t seq, void *req)
 {
     (void)tag;
-    int rc = gl_start(ctx, (void *)(uintptr_t)buf, count, type, peer, req, 1);
+    int rc = lane_start(ctx, (void *)(uintptr_t)buf, count, type, peer, req, 1);
     ((transfer_t *)req)->poison = seq & COLL_SEQ_POISON;
     int err = 0;
-    if (rc == FMPL_SUCCESS && gl_test(req, &err))
+    if (rc == FMPL_SUCCESS && lane_test(req, &err))
         rc = err;
     return rc;
 }
 
-static int gl_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int lane_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                      uint64_t seq, void *req)
 {
     (void)tag;
     (void)seq;
-    return gl_start(ctx, buf, count, type, peer, req, 0);
+    return lane_start(ctx, buf, count, type, peer, req, 0);
 }
 
 /* Two tables with the same functions: which one a schedule has tells the builders
  * whether it is all-call. */
-static const coll_sched_ops_t gl_ops = {.req_size = sizeof(transfer_t),
-                                        .begin = gl_begin,
-                                        .isend = gl_isend,
-                                        .irecv = gl_irecv,
-                                        .test = gl_test};
-static const coll_sched_ops_t gla_ops = {.req_size = sizeof(transfer_t),
-                                         .begin = gl_begin,
-                                         .isend = gl_isend,
-                                         .irecv = gl_irecv,
-                                         .test = gl_test};
+static const coll_sched_ops_t lane_ops = {.req_size = sizeof(transfer_t),
+                                          .begin = lane_begin,
+                                          .isend = lane_isend,
+                                          .irecv = lane_irecv,
+                                          .test = lane_test};
+static const coll_sched_ops_t lane_all_call_ops = {.req_size = sizeof(transfer_t),
+                                                   .begin = lane_begin,
+                                                   .isend = lane_isend,
+                                                   .irecv = lane_irecv,
+                                                   .test = lane_test};
 
-static void gl_release(void *obj)
+static void lane_release(void *obj)
 {
     coll_lane_t *ln = obj;
     if (ln->lane >= 0) {
@@ -631,12 +631,12 @@ coll_sched_t *coll_lane_sched(coll_group_t *g, int all_call)
     ln->st = g->st;
     ln->lane = -1;
     ln->all_call = all_call;
-    coll_sched_t *s = coll_sched_new(g->v, all_call ? &gla_ops : &gl_ops, ln);
+    coll_sched_t *s = coll_sched_new(g->v, all_call ? &lane_all_call_ops : &lane_ops, ln);
     if (!s) {
         free(ln);
         return NULL;
     }
-    if (coll_sched_hold(s, gl_release, ln)) { /* (which released ln) */
+    if (coll_sched_hold(s, lane_release, ln)) { /* (which released ln) */
         coll_sched_free(s);
         return NULL;
     }
@@ -651,7 +651,7 @@ size_t coll_lane_room(const coll_group_t *g)
 /* 1 when every acknowledgement of lane's last use has come back (its ack lines may be
  * reset: nothing more will arrive): that of the last message a reader acknowledges, the
  * last multiple of the tier's interval sent. */
-static int gl_drained(const coll_state_t *st, int lane)
+static int lane_drained(const coll_state_t *st, int lane)
 {
     for (int tier = 0; tier < 2; tier++)
         for (int i = 0; i < st->rounds + 2; i++) {
@@ -666,7 +666,7 @@ static int gl_drained(const coll_state_t *st, int lane)
 }
 
 /* Forgets lane's last use (drained: nothing more will arrive). */
-static void gl_reset(coll_state_t *st, int lane)
+static void lane_reset(coll_state_t *st, int lane)
 {
     for (int tier = 0; tier < 2; tier++)
         for (int i = 0; i < st->rounds + 2; i++) {
@@ -683,7 +683,7 @@ uint64_t coll_lanes_offer(coll_group_t *g, unsigned first, int n)
     uint64_t mask = 0;
     for (int i = 0; i < n && i < st->lanes; i++) {
         int l = (int)((first + (unsigned)i) % (unsigned)st->lanes);
-        if (st->lane_state[l] == LANE_FREE && gl_drained(st, l)) {
+        if (st->lane_state[l] == LANE_FREE && lane_drained(st, l)) {
             st->lane_state[l] = LANE_OFFERED;
             mask |= 1ull << l;
         }
@@ -700,16 +700,16 @@ int coll_lanes_settle(coll_group_t *g, uint64_t offered, uint64_t agreed, coll_s
         if ((offered >> l) & 1)
             st->lane_state[l] = LANE_FREE;
     const coll_sched_ops_t *ops = coll_sched_ops(s);
-    if (lane < 0 || (ops != &gl_ops && ops != &gla_ops))
+    if (lane < 0 || (ops != &lane_ops && ops != &lane_all_call_ops))
         return -1;
     coll_lane_t *ln = coll_sched_ctx_of(s);
-    gl_reset(st, lane); /* drained when offered */
+    lane_reset(st, lane); /* drained when offered */
     st->lane_state[lane] = LANE_TAKEN;
     st->lane_owner[lane] = ln;
     st->lane_group[lane] = g;
     ln->lane = lane;
     ln->run = 0;
-    gl_bind(ln);
+    lane_bind(ln);
     return lane;
 }
 
@@ -720,8 +720,8 @@ int coll_lanes_drained(coll_group_t *g)
     for (int l = 0; l < st->lanes; l++) {
         if (st->lane_group[l] != g)
             continue;
-        if (gl_drained(st, l))
-            gl_reset(st, l);
+        if (lane_drained(st, l))
+            lane_reset(st, l);
         else
             all = 0;
     }
@@ -869,19 +869,20 @@ coll_sched_t *coll_group_sched_a(coll_group_t *g)
 int coll_sched_is_group(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &chan_ops || o == &acell_ops || o == &gl_ops || o == &gla_ops || o == &gf_ops;
+    return o == &chan_ops || o == &acell_ops || o == &lane_ops || o == &lane_all_call_ops ||
+           o == &gf_ops;
 }
 
 /* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
 static int gs_all_call(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &acell_ops || o == &gla_ops;
+    return o == &acell_ops || o == &lane_all_call_ops;
 }
 static int gs_lane(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
-    return o == &gl_ops || o == &gla_ops;
+    return o == &lane_ops || o == &lane_all_call_ops;
 }
 /* 1 when an all-call schedule of g can send every member a message of n bytes in one
  * round: one cell per other member (p - 1 <= K + 2), n within a cell. */
