@@ -758,13 +758,13 @@ static const coll_sched_ops_t chan_ops = {.req_size = sizeof(transfer_t),
 
 /* Frees my cell (flag) of message seq of channel (dir, ch), written by group rank writer,
  * and acknowledges what is due (as chan_test's receive). */
-static int gf_release(coll_group_t *g, uint64_t *flag, uint64_t seq, int dir, int ch, int writer)
+static int fold_release(coll_group_t *g, uint64_t *flag, uint64_t seq, int dir, int ch, int writer)
 {
     coll_cell_clear(flag);
     return chan_freed(g, dir, ch, writer, seq);
 }
 
-static int gf_test(void *req, int *err)
+static int fold_test(void *req, int *err)
 {
     transfer_t *x = req;
     coll_fold_t *f = x->fold;
@@ -775,7 +775,7 @@ static int gf_test(void *req, int *err)
         x->buf = coll_cell_data(f->flag, x->len);
         if (!chan_test(req, err))
             return 0;
-        int rc = gf_release(g, f->flag, f->seq, f->dir, f->ch, f->writer);
+        int rc = fold_release(g, f->flag, f->seq, f->dir, f->ch, f->writer);
         if (!*err)
             *err = rc;
         return 1;
@@ -802,14 +802,14 @@ static int gf_test(void *req, int *err)
         f->writer = x->peer;
         return 1;
     }
-    int rc = gf_release(g, flag, x->seq, x->dir, x->ch, x->peer);
+    int rc = fold_release(g, flag, x->seq, x->dir, x->ch, x->peer);
     if (!*err)
         *err = rc;
     return 1;
 }
 
-static int gf_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int fold_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                      uint64_t seq, void *req)
 {
     (void)tag;
     coll_fold_t *f = type == COLL_FOLD ? (coll_fold_t *)(uintptr_t)buf : NULL;
@@ -818,13 +818,13 @@ static int gf_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, i
     x->read_once = !f; /* this rank's own data (a kept cell's forward: cached stores) */
     int rc = chan_start(ctx, f ? NULL : (void *)(uintptr_t)buf, count, peer, seq, req, 1);
     int err = 0;
-    if (rc == FMPL_SUCCESS && gf_test(req, &err)) /* put now when the cell is free */
+    if (rc == FMPL_SUCCESS && fold_test(req, &err)) /* put now when the cell is free */
         rc = err;
     return rc;
 }
 
-static int gf_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int fold_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                      uint64_t seq, void *req)
 {
     (void)tag;
     transfer_t *x = req;
@@ -832,24 +832,24 @@ static int gf_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int pee
     return chan_start(ctx, x->fold ? NULL : buf, count, peer, seq, req, 0);
 }
 
-static const coll_sched_ops_t gf_ops = {.req_size = sizeof(transfer_t),
-                                        .begin = chan_begin,
-                                        .end = chan_end,
-                                        .reserve = chan_reserve,
-                                        .isend = gf_isend,
-                                        .irecv = gf_irecv,
-                                        .test = gf_test};
+static const coll_sched_ops_t fold_ops = {.req_size = sizeof(transfer_t),
+                                          .begin = chan_begin,
+                                          .end = chan_end,
+                                          .reserve = chan_reserve,
+                                          .isend = fold_isend,
+                                          .irecv = fold_irecv,
+                                          .test = fold_test};
 
 coll_sched_t *coll_group_sched_fold(coll_group_t *g)
 {
     if (!g || g->magic != COLL_GROUP_MAGIC)
         return NULL;
-    return coll_sched_new(g->v, &gf_ops, g);
+    return coll_sched_new(g->v, &fold_ops, g);
 }
 
 int coll_sched_is_fold(const coll_sched_t *s)
 {
-    return coll_sched_ops(s) == &gf_ops;
+    return coll_sched_ops(s) == &fold_ops;
 }
 
 coll_sched_t *coll_group_sched(coll_group_t *g)
@@ -870,7 +870,7 @@ int coll_sched_is_group(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
     return o == &chan_ops || o == &acell_ops || o == &lane_ops || o == &lane_all_call_ops ||
-           o == &gf_ops;
+           o == &fold_ops;
 }
 
 /* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
