@@ -503,7 +503,7 @@ typedef struct coll_qrun {
 } coll_qrun_t;
 
 /* Takes the head off the queue and tells its owner (who may free the schedule). */
-static void gq_pop(coll_group_t *g, int err)
+static void queue_pop(coll_group_t *g, int err)
 {
     coll_qrun_t *q = g->q_head;
     g->q_head = q->next;
@@ -517,27 +517,27 @@ static void gq_pop(coll_group_t *g, int err)
     done(arg, err);
 }
 
-static void gq_next(coll_group_t *g);
+static void queue_next(coll_group_t *g);
 
 /* The head run completed (the engine's done callback; arg: the group). */
-static void gq_done(void *arg, int err)
+static void queue_done(void *arg, int err)
 {
     coll_group_t *g = arg;
-    gq_pop(g, err);
+    queue_pop(g, err);
     if (!g->q_starting)
-        gq_next(g);
+        queue_next(g);
 }
 
 /* Starts the runs at the head of the queue until one keeps running or none is left
- * (a loop, not a recursion through gq_done: many queued runs may complete at once). */
-static void gq_next(coll_group_t *g)
+ * (a loop, not a recursion through queue_done: many queued runs may complete at once). */
+static void queue_next(coll_group_t *g)
 {
     g->q_starting = 1;
     while (g->q_head && !g->q_started) {
         uint64_t popped = g->q_popped;
         g->q_started = 1;
-        if (coll_sched_start(g->q_head->s, 0, 1, gq_done, g) != 0)
-            gq_pop(g, FMPL_ERR_NOMEM); /* broken schedule, or no progress hook */
+        if (coll_sched_start(g->q_head->s, 0, 1, queue_done, g) != 0)
+            queue_pop(g, FMPL_ERR_NOMEM); /* broken schedule, or no progress hook */
         else if (g->q_popped == popped)
             break; /* still running */
     }
@@ -561,11 +561,11 @@ int coll_group_enqueue(coll_group_t *g, coll_sched_t *s, void (*done)(void *, in
         g->q_head = q;
     g->q_tail = q;
     if (!g->q_starting)
-        gq_next(g);
+        queue_next(g);
     return FMPL_SUCCESS;
 }
 
-static int gq_idle(void *arg)
+static int queue_idle(void *arg)
 {
     const coll_group_t *g = arg;
     return g->q_head == NULL && g->offload_live == 0;
@@ -575,12 +575,12 @@ int coll_group_quiesce(coll_group_t *g)
 {
     if (!group_ok(g))
         return FMPL_ERR_COMM;
-    return g->q_head || g->offload_live ? vnic_wait(g->v, gq_idle, g, -1) : FMPL_SUCCESS;
+    return g->q_head || g->offload_live ? vnic_wait(g->v, queue_idle, g, -1) : FMPL_SUCCESS;
 }
 
 /* Blocking calls first wait for the queued and offloaded runs (native calls on a group the
  * MPI layer also runs nonblocking collectives on). */
-#define GQ_WAIT(g)                                                                                 \
+#define QUEUE_WAIT(g)                                                                              \
     do {                                                                                           \
         if (BASE_UNLIKELY((g)->q_head != NULL || (g)->offload_live)) {                             \
             int qrc_ = coll_group_quiesce(g);                                                      \
@@ -598,28 +598,28 @@ int coll_group_quiesce(coll_group_t *g)
  * phase while segments keep moving instead of sleeping through the rest of a long run
  * (each segment would then cost a wake-up). With a spin phase, restarting would spin at
  * every segment, which measured slower than letting the wait turn to yielding. */
-typedef struct gs_wait {
+typedef struct call_wait {
     coll_sched_t *s;
     int err, done, paced;
     uint64_t progress; /* coll_sched_progress when the wait began */
-} gs_wait_t;
+} call_wait_t;
 
-static int gs_ready(void *arg)
+static int call_wait_ready(void *arg)
 {
-    gs_wait_t *w = arg;
+    call_wait_t *w = arg;
     if (coll_sched_advance(w->s, &w->err))
         return w->done = 1;
     return w->paced && coll_sched_progress(w->s) != w->progress;
 }
 
-static int gs_run(coll_group_t *g, coll_sched_t *s)
+static int call_run_sched(coll_group_t *g, coll_sched_t *s)
 {
     if (coll_sched_start(s, 0, 0, NULL, NULL))
         return FMPL_ERR_NOMEM;
-    gs_wait_t w = {s, 0, 0, base_backoff_oversubscribed && coll_sched_is_fold(s), 0};
+    call_wait_t w = {s, 0, 0, base_backoff_oversubscribed && coll_sched_is_fold(s), 0};
     while (!w.done) {
         w.progress = coll_sched_progress(s);
-        int rc = vnic_wait(g->v, gs_ready, &w, -1);
+        int rc = vnic_wait(g->v, call_wait_ready, &w, -1);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -631,7 +631,7 @@ enum { GK_BCAST = 1, GK_REDUCE, GK_ALLREDUCE, GK_ALLGATHER }; /* (a barrier runs
 /* 1 when *k is a large call: a reduction above FMPL_COLL_REDUCE_TREE_MAX bytes, an
  * allgather whose Bruck rounds do not fit the all-call cells (coll_impl.h "the
  * large-message builders", on a fold schedule). */
-static int gs_large(const coll_group_t *g, const coll_gkey_t *k)
+static int call_large(const coll_group_t *g, const coll_gkey_t *k)
 {
     if (k->kind == GK_REDUCE || k->kind == GK_ALLREDUCE)
         return k->n * k->elem > g->st->reduce_tree_max;
@@ -640,10 +640,10 @@ static int gs_large(const coll_group_t *g, const coll_gkey_t *k)
 
 /* A new schedule of the algorithm for *k; NULL: out of memory (*rc set) or the builder
  * failed (*rc its code). */
-static coll_sched_t *gs_build(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
-                              int *rc)
+static coll_sched_t *call_build(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
+                                int *rc)
 {
-    int large = gs_large(g, k);
+    int large = call_large(g, k);
     int acall = k->kind == GK_ALLREDUCE || k->kind == GK_ALLGATHER;
     coll_sched_t *s = large   ? coll_group_sched_fold(g)
                       : acall ? coll_group_sched_a(g)
@@ -674,14 +674,14 @@ static coll_sched_t *gs_build(coll_group_t *g, const coll_gkey_t *k, const coll_
     return s;
 }
 
-/* The cached schedule of *k, or a new one built (and cached) for it; NULL as gs_build. */
-static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
-                            int *rc)
+/* The cached schedule of *k, or a new one built (and cached) for it; NULL as call_build. */
+static coll_sched_t *call_sched(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op,
+                                int *rc)
 {
     for (int i = 0; i < COLL_GCACHE; i++)
         if (g->gsched[i] && !memcmp(&g->gkey[i], k, sizeof *k))
             return g->gsched[i];
-    coll_sched_t *s = gs_build(g, k, op, rc);
+    coll_sched_t *s = call_build(g, k, op, rc);
     if (!s)
         return NULL;
     int i = g->gnext;
@@ -692,15 +692,15 @@ static coll_sched_t *gs_get(coll_group_t *g, const coll_gkey_t *k, const coll_re
     return s;
 }
 
-static int gs_call(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op)
+static int call_run(coll_group_t *g, const coll_gkey_t *k, const coll_reduce_op_t *op)
 {
     int rc = FMPL_SUCCESS;
-    coll_sched_t *s = gs_get(g, k, op, &rc);
-    return s ? gs_run(g, s) : rc;
+    coll_sched_t *s = call_sched(g, k, op, &rc);
+    return s ? call_run_sched(g, s) : rc;
 }
 
-static coll_gkey_t gs_key(int kind, int root, const void *in, void *out, size_t n,
-                          const coll_reduce_op_t *op)
+static coll_gkey_t call_key(int kind, int root, const void *in, void *out, size_t n,
+                            const coll_reduce_op_t *op)
 {
     coll_gkey_t k;
     memset(&k, 0, sizeof k);
@@ -722,7 +722,7 @@ int coll_barrier(coll_group_t *g)
 {
     if (BASE_UNLIKELY(!group_ok(g)))
         return FMPL_ERR_COMM;
-    GQ_WAIT(g);
+    QUEUE_WAIT(g);
     return g->size == 1 ? FMPL_SUCCESS : coll_barrier_run(g);
 }
 
@@ -736,9 +736,9 @@ int coll_bcast(coll_group_t *g, void *buf, size_t size, int root)
         return FMPL_ERR_BUFFER;
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    GQ_WAIT(g);
-    coll_gkey_t k = gs_key(GK_BCAST, root, NULL, buf, size, NULL);
-    return gs_call(g, &k, NULL);
+    QUEUE_WAIT(g);
+    coll_gkey_t k = call_key(GK_BCAST, root, NULL, buf, size, NULL);
+    return call_run(g, &k, NULL);
 }
 
 static int check_reduce(coll_group_t *g, const void *buf, size_t count, const coll_reduce_op_t *op)
@@ -765,9 +765,9 @@ int coll_reduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t
         return FMPL_ERR_ROOT;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    GQ_WAIT(g);
-    coll_gkey_t k = gs_key(GK_REDUCE, root, buf, buf, count, op);
-    return gs_call(g, &k, op);
+    QUEUE_WAIT(g);
+    coll_gkey_t k = call_key(GK_REDUCE, root, buf, buf, count, op);
+    return call_run(g, &k, op);
 }
 
 int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_op_t *op, void *work)
@@ -778,22 +778,22 @@ int coll_allreduce(coll_group_t *g, void *buf, size_t count, const coll_reduce_o
         return rc;
     if (count == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    GQ_WAIT(g);
-    coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
-    return gs_call(g, &k, op);
+    QUEUE_WAIT(g);
+    coll_gkey_t k = call_key(GK_ALLREDUCE, 0, buf, buf, count, op);
+    return call_run(g, &k, op);
 }
 
 coll_sched_t *coll_sched_for_bcast(coll_group_t *g, void *buf, size_t size, int root, int *rc)
 {
-    coll_gkey_t k = gs_key(GK_BCAST, root, NULL, buf, size, NULL);
-    return gs_build(g, &k, NULL, rc);
+    coll_gkey_t k = call_key(GK_BCAST, root, NULL, buf, size, NULL);
+    return call_build(g, &k, NULL, rc);
 }
 
 coll_sched_t *coll_sched_for_allreduce(coll_group_t *g, void *buf, size_t count,
                                        const coll_reduce_op_t *op, int *rc)
 {
-    coll_gkey_t k = gs_key(GK_ALLREDUCE, 0, buf, buf, count, op);
-    return gs_build(g, &k, op, rc);
+    coll_gkey_t k = call_key(GK_ALLREDUCE, 0, buf, buf, count, op);
+    return call_build(g, &k, op, rc);
 }
 
 int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
@@ -811,7 +811,7 @@ int coll_allgather(coll_group_t *g, const void *send, void *recv, size_t size)
         memmove(mine, send, size);
     if (g->size == 1)
         return FMPL_SUCCESS;
-    GQ_WAIT(g);
-    coll_gkey_t k = gs_key(GK_ALLGATHER, 0, NULL, recv, size, NULL);
-    return gs_call(g, &k, NULL);
+    QUEUE_WAIT(g);
+    coll_gkey_t k = call_key(GK_ALLGATHER, 0, NULL, recv, size, NULL);
+    return call_run(g, &k, NULL);
 }

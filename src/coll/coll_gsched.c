@@ -874,21 +874,22 @@ int coll_sched_is_group(const coll_sched_t *s)
 }
 
 /* 1 when s runs on all-call cells (the A cells, or an all-call lane). */
-static int gs_all_call(const coll_sched_t *s)
+static int uses_all_call(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
     return o == &acell_ops || o == &lane_all_call_ops;
 }
-static int gs_lane(const coll_sched_t *s)
+/* 1 when s runs on a lane (all-call or acknowledged). */
+static int uses_lane(const coll_sched_t *s)
 {
     const coll_sched_ops_t *o = coll_sched_ops(s);
     return o == &lane_ops || o == &lane_all_call_ops;
 }
 /* 1 when an all-call schedule of g can send every member a message of n bytes in one
  * round: one cell per other member (p - 1 <= K + 2), n within a cell. */
-static int gs_direct(const coll_sched_t *s, const coll_group_t *g, size_t n)
+static int fits_one_round(const coll_sched_t *s, const coll_group_t *g, size_t n)
 {
-    return gs_all_call(s) && g->size - 1 <= g->st->rounds + 2 && n <= g->st->small;
+    return uses_all_call(s) && g->size - 1 <= g->st->rounds + 2 && n <= g->st->small;
 }
 
 size_t coll_group_small(const coll_group_t *g)
@@ -992,7 +993,7 @@ coll_algo_t coll_group_algo(coll_sched_t *s, const coll_group_t *g, const coll_r
 
 /* The all-call barrier's steps: step i sends an empty message on A cell i to the member
  * barrier_dist(i) ahead and takes one from the member as far behind. Few members (one cell
- * per other member, as gs_direct): every step at once, d = i + 1, so nobody waits for a
+ * per other member, as fits_one_round): every step at once, d = i + 1, so nobody waits for a
  * relay through a descheduled member (*at_once = 1). Otherwise dissemination, d = 2^i, each
  * step taken before the next is sent. Returns the number of steps. */
 static int barrier_steps(const coll_group_t *g, int *at_once)
@@ -1072,7 +1073,7 @@ static void build_bcast_chain(coll_sched_t *s, coll_group_t *g, char *buf, size_
     int p = g->size, c = coll_mod(g->rank - root, p);
     int left = coll_mod(g->rank - 1, p), right = coll_mod(g->rank + 1, p);
     size_t nseg = (size + seg - 1) / seg;
-    int lane = gs_lane(s);
+    int lane = uses_lane(s);
     uintptr_t big = lane ? 0 : COLL_XFER_BIG, first = lane ? 0 : big | COLL_XFER_STREAM | size;
 #define SEG(i) buf + (i)*seg, (int64_t)BASE_MIN(seg, size - (i)*seg), (i) ? big : first
     if (c == 0) {
@@ -1094,7 +1095,7 @@ int coll_build_bcast(coll_sched_t *s, coll_group_t *g, void *buf, size_t size, i
 {
     if (size == 0 || g->size == 1)
         return FMPL_SUCCESS;
-    if (gs_lane(s)) { /* a lane has no big cells: its segments are its cells of COLL_SMALL */
+    if (uses_lane(s)) { /* a lane has no big cells: its segments are its cells of COLL_SMALL */
         if (size <= g->st->small)
             build_bcast_binomial(s, g, buf, size, root);
         else
@@ -1131,8 +1132,8 @@ int coll_build_allreduce(coll_sched_t *s, coll_group_t *g, const void *in, void 
     add_copy(s, out, in, n);
     if (p == 1)
         return FMPL_SUCCESS;
-    int acall = gs_all_call(s);
-    if (p > 2 && gs_direct(s, g, n)) {
+    int acall = uses_all_call(s);
+    if (p > 2 && fits_one_round(s, g, n)) {
         /* Few members: one round, every vector to every member (A cell d - 1 to the one d
          * ahead), then each folds all of them in rank order (the same bits everywhere). */
         char *all = coll_sched_mem(s, (size_t)p * n);
@@ -1216,7 +1217,7 @@ int coll_alltoall_fits(const coll_group_t *g, size_t size)
 static void ga_exchange(coll_sched_t *s, coll_group_t *g, char *in, const char *out, size_t len,
                         int from, int to, int *cell)
 {
-    size_t room = gs_lane(s) ? g->st->lane_room : g->st->small;
+    size_t room = uses_lane(s) ? g->st->lane_room : g->st->small;
     for (size_t off = 0; off < len; off += room, (*cell)++) {
         int64_t n = (int64_t)BASE_MIN(room, len - off);
         coll_sched_recv(s, in + off, n, (uintptr_t)*cell, from);
@@ -1233,10 +1234,10 @@ int coll_build_allgather(coll_sched_t *s, coll_group_t *g, const void *send, voi
         return FMPL_SUCCESS;
     if (send)
         add_copy(s, rb + (size_t)r * size, send, size);
-    if (!gs_all_call(s) ||
-        !(gs_lane(s) ? coll_allgather_lane_fits(g, size) : coll_allgather_bruck_fits(g, size)))
+    if (!uses_all_call(s) ||
+        !(uses_lane(s) ? coll_allgather_lane_fits(g, size) : coll_allgather_bruck_fits(g, size)))
         return FMPL_ERR_UNSUPPORTED;
-    if (p > 2 && gs_direct(s, g, size)) { /* few members: one round, as allreduce's */
+    if (p > 2 && fits_one_round(s, g, size)) { /* few members: one round, as allreduce's */
         for (int d = 1; d < p; d++) {
             int from = coll_mod(r - d, p);
             coll_sched_recv(s, rb + (size_t)from * size, (int64_t)size, (uintptr_t)d - 1, from);
@@ -1305,7 +1306,7 @@ int coll_build_alltoall(coll_sched_t *s, coll_group_t *g, const void *send, void
     int p = g->size, r = g->rank;
     if (size == 0)
         return FMPL_SUCCESS;
-    if (!gs_all_call(s) || gs_lane(s) || !coll_alltoall_fits(g, size))
+    if (!uses_all_call(s) || uses_lane(s) || !coll_alltoall_fits(g, size))
         return FMPL_ERR_UNSUPPORTED;
     const char *sb = send;
     char *rb = recv;

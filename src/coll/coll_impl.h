@@ -150,7 +150,7 @@ struct coll_group {
      * vnic_post; COLL_PEER_UNKNOWN until first used (coll_xfer.c). */
     char **peer_slot;
     /* Background runs queued by coll_group_enqueue, in call order (coll.c): the head
-     * runs once started (q_started), the others wait for it; q_starting: gq_next is
+     * runs once started (q_started), the others wait for it; q_starting: queue_next is
      * starting runs (a run's completion then starts no other); q_popped: runs taken off
      * the queue so far. */
     struct coll_qrun *q_head, *q_tail;
