@@ -90,7 +90,7 @@ int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     mpii_algo_t m;
     coll_algo_barrier_dissemination(
-        mpii_cs_algo(&m, s, NULL, c->size, c->rank, MPI_BYTE, MPI_OP_NULL), 0);
+        mpii_sched_algo(&m, s, NULL, c->size, c->rank, MPI_BYTE, MPI_OP_NULL), 0);
     return MPI_SUCCESS;
 }
 
@@ -109,9 +109,9 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
         return rc ? mpii_cg_fail(comm, rc, m->fname) : MPI_SUCCESS;
     }
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
-    coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
+    coll_sched_t *hit = mpii_sched_hit(c, m, &kb);
     if (hit)
-        return mpii_cs_run_cached(c, comm, hit, m->fname);
+        return mpii_sched_run_cached(c, comm, hit, m->fname);
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_barrier(s, c));
     int fit = mpii_cg_fits(c, m, MPI_BYTE, 0, 0);
     if (fit)
@@ -128,7 +128,7 @@ void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t coun
                         MPI_Datatype type, int root)
 {
     mpii_algo_t m;
-    coll_algo_bcast_binomial(mpii_cs_algo(&m, s, NULL, c->size, c->rank, type, MPI_OP_NULL), buf,
+    coll_algo_bcast_binomial(mpii_sched_algo(&m, s, NULL, c->size, c->rank, type, MPI_OP_NULL), buf,
                              count, root);
 }
 
@@ -142,8 +142,8 @@ static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, in
     while (mask < p) {
         if (vr & mask) {
             int64_t lo = LO(vr), hi = LO((int64_t)vr + mask);
-            mpii_cs_recv(s, b + lo, hi - lo, MPI_BYTE, (vr - mask + root) % p);
-            mpii_cs_fence(s);
+            mpii_sched_recv(s, b + lo, hi - lo, MPI_BYTE, (vr - mask + root) % p);
+            mpii_sched_fence(s);
             break;
         }
         mask <<= 1;
@@ -151,11 +151,11 @@ static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, in
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < p) {
             int64_t lo = LO(vr + mask), hi = LO((int64_t)vr + 2 * mask);
-            mpii_cs_send(s, b + lo, hi - lo, MPI_BYTE, (vr + mask + root) % p);
+            mpii_sched_send(s, b + lo, hi - lo, MPI_BYTE, (vr + mask + root) % p);
         }
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     /* the ring: rank j's chunk is that of its rank relative to the root */
-    int64_t *cd = mpii_cs_bytes(s, 2 * (int64_t)p * (int64_t)sizeof *cd);
+    int64_t *cd = mpii_sched_bytes(s, 2 * (int64_t)p * (int64_t)sizeof *cd);
     if (!cd)
         return MPI_ERR_NO_MEM;
     for (int j = 0; j < p; j++) {
@@ -164,8 +164,8 @@ static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, in
         cd[j] = LO(rel + 1) - LO(rel);
     }
     mpii_algo_t m;
-    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, c->rank, MPI_BYTE, MPI_OP_NULL), b, NULL,
-                             cd, cd + p, 0, 0);
+    coll_algo_allgather_ring(mpii_sched_algo(&m, s, NULL, p, c->rank, MPI_BYTE, MPI_OP_NULL), b,
+                             NULL, cd, cd + p, 0, 0);
     return MPI_SUCCESS;
 #undef LO
 }
@@ -174,7 +174,7 @@ static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, in
 typedef struct cb_pack_args {
     void *buf, *tmp;
     int64_t count, n;
-    dt_t *t; /* held by the schedule (mpii_cs_type) */
+    dt_t *t; /* held by the schedule (mpii_sched_type) */
     int unpack;
 } cb_pack_args_t;
 
@@ -187,7 +187,7 @@ typedef struct cb_fit_args {
     const void *buf;
     char *tmp;
     int64_t count, off, have, n;
-    dt_t *t; /* held by the schedule (mpii_cs_type) */
+    dt_t *t; /* held by the schedule (mpii_sched_type) */
 } cb_fit_args_t;
 
 static int cb_fit_step(const void *a)
@@ -206,11 +206,11 @@ static int cb_fit_step(const void *a)
 static char *mc_send_block(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype,
                            int64_t n, int nblocks)
 {
-    char *tmp = mpii_cs_bytes(s, n * nblocks);
+    char *tmp = mpii_sched_bytes(s, n * nblocks);
     if (!tmp)
         return NULL;
     dt_t *t = mpii_type_get(stype);
-    mpii_cs_type(s, stype); /* holds t */
+    mpii_sched_type(s, stype); /* holds t */
     int64_t have = scount * dt_size(t);
     for (int i = 0; i < nblocks; i++) {
         cb_fit_args_t a = {sbuf, tmp + i * n, scount * nblocks, i * have, have, n, t};
@@ -245,14 +245,14 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
     }
     if (dt_is_contig(t, count))
         return cb_bcast_scag(s, c, (char *)buf + dt_true_lb(t), n, root);
-    char *tmp = mpii_cs_bytes(s, n);
-    mpii_cs_type(s, type); /* holds t: a derived type is never predefined */
+    char *tmp = mpii_sched_bytes(s, n);
+    mpii_sched_type(s, type); /* holds t: a derived type is never predefined */
     cb_pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     int rc = cb_bcast_scag(s, c, tmp, n, root);
     if (c->rank != root) {
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         a.unpack = 1;
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     }
@@ -270,14 +270,14 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
     if (dt_is_contig(t, count))
         return mpii_cg_err(
             coll_build_bcast(s, c->cgroup, (char *)buf + dt_true_lb(t), (size_t)n, root));
-    char *tmp = mpii_cs_bytes(s, n); /* NULL: s is refused at start */
-    mpii_cs_type(s, type);           /* holds t: a derived type is never predefined */
+    char *tmp = mpii_sched_bytes(s, n); /* NULL: s is refused at start */
+    mpii_sched_type(s, type);           /* holds t: a derived type is never predefined */
     cb_pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     int rc = coll_build_bcast(s, c->cgroup, tmp, (size_t)n, root);
     if (c->rank != root) {
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         a.unpack = 1;
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     }
@@ -296,15 +296,15 @@ static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t 
     if (dt_is_contig(t, count))
         return mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags,
                                                    (char *)buf + dt_true_lb(t), (size_t)n, root));
-    char *tmp = mpii_cs_bytes(s, n); /* NULL: s is refused at start */
-    mpii_cs_type(s, type);           /* holds t: a derived type is never predefined */
+    char *tmp = mpii_sched_bytes(s, n); /* NULL: s is refused at start */
+    mpii_sched_type(s, type);           /* holds t: a derived type is never predefined */
     cb_pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     int rc =
         mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags, tmp, (size_t)n, root));
     if (c->rank != root) {
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         a.unpack = 1;
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     }
@@ -320,9 +320,9 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return rc;
     mpii_ckey_t kb = {
         .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
-    coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
+    coll_sched_t *hit = mpii_sched_hit(c, m, &kb);
     if (hit)
-        return mpii_cs_run_cached(c, comm, hit, m->fname);
+        return mpii_sched_run_cached(c, comm, hit, m->fname);
     if (c->rgroup)
         return mpii_ci_bcast(c, comm, buf, count, type, root, m);
     if ((rc = mpii_coll_check_buf(buf, count, type, 0)))
@@ -361,15 +361,15 @@ static int cb_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t
 {
     int p = c->size, r = c->rank;
     if (r != root) {
-        mpii_cs_send(s, sbuf, scount, stype, root);
+        mpii_sched_send(s, sbuf, scount, stype, root);
         return MPI_SUCCESS;
     }
     int64_t ext = mpii_coll_ext(rtype);
     if (sbuf != MPI_IN_PLACE)
-        mpii_cs_copy(s, sbuf, scount, stype, (char *)rbuf + displs[r] * ext, counts[r], rtype);
+        mpii_sched_copy(s, sbuf, scount, stype, (char *)rbuf + displs[r] * ext, counts[r], rtype);
     for (int i = 0; i < p; i++)
         if (i != r)
-            mpii_cs_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
+            mpii_sched_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
     return MPI_SUCCESS;
 }
 
@@ -418,16 +418,16 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     int64_t *cd = NULL;
     if (me_root && !(cd = mc_uniform(p, rcount)))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-    const mpii_ckey_t *k = mpii_cs_key(m, &kb);
-    coll_sched_t *s = mpii_cs_lookup(c, k);
+    const mpii_ckey_t *k = mpii_sched_key(m, &kb);
+    coll_sched_t *s = mpii_sched_lookup(c, k);
     if (s) {
         free(cd);
-        return mpii_cs_run_cached(c, comm, s, m->fname);
+        return mpii_sched_run_cached(c, comm, s, m->fname);
     }
-    s = mpii_cs_new(c);
+    s = mpii_sched_new(c);
     rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
     free(cd);
-    return mpii_cs_run(c, comm, s, m, k, rc);
+    return mpii_sched_run(c, comm, s, m, k, rc);
 }
 
 static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
@@ -460,9 +460,9 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     if (mpii_verify_on(c, m) &&
         (rc = mpii_verify_rooted(c, MPII_CK_GATHER, root, scount, stype, counts, 0, rtype, fname)))
         return rc;
-    coll_sched_t *s = mpii_cs_new(c);
+    coll_sched_t *s = mpii_sched_new(c);
     rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root) : 0;
-    return mpii_cs_run(c, comm, s, m, NULL, rc);
+    return mpii_sched_run(c, comm, s, m, NULL, rc);
 }
 
 /* ------------------------------------------------------------------ scatter(v) */
@@ -474,17 +474,17 @@ int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const in
 {
     int p = c->size, r = c->rank;
     if (r != root) {
-        mpii_cs_recv(s, rbuf, rcount, rtype, root);
+        mpii_sched_recv(s, rbuf, rcount, rtype, root);
         return MPI_SUCCESS;
     }
     int64_t ext = mpii_coll_ext(stype);
     for (int k = 1; k < p; k++) { /* start with the next rank: spreads the load of a chain */
         int i = (r + k) % p;
-        mpii_cs_send(s, (const char *)sbuf + displs[i] * ext, counts[i], stype, i);
+        mpii_sched_send(s, (const char *)sbuf + displs[i] * ext, counts[i], stype, i);
     }
     if (rbuf != MPI_IN_PLACE)
-        mpii_cs_copy(s, (const char *)sbuf + displs[r] * ext, counts[r], stype, rbuf, rcount,
-                     rtype);
+        mpii_sched_copy(s, (const char *)sbuf + displs[r] * ext, counts[r], stype, rbuf, rcount,
+                        rtype);
     return MPI_SUCCESS;
 }
 
@@ -533,17 +533,17 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     int64_t *cd = NULL;
     if (me_root && !(cd = mc_uniform(p, scount)))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-    const mpii_ckey_t *k = mpii_cs_key(m, &kb);
-    coll_sched_t *s = mpii_cs_lookup(c, k);
+    const mpii_ckey_t *k = mpii_sched_key(m, &kb);
+    coll_sched_t *s = mpii_sched_lookup(c, k);
     if (s) {
         free(cd);
-        return mpii_cs_run_cached(c, comm, s, m->fname);
+        return mpii_sched_run_cached(c, comm, s, m->fname);
     }
-    s = mpii_cs_new(c);
+    s = mpii_sched_new(c);
     rc = s ? mpii_cb_scatterv(s, c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype, root)
            : 0;
     free(cd);
-    return mpii_cs_run(c, comm, s, m, k, rc);
+    return mpii_sched_run(c, comm, s, m, k, rc);
 }
 
 static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int64_t *displs,
@@ -576,9 +576,9 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
     if (mpii_verify_on(c, m) &&
         (rc = mpii_verify_rooted(c, MPII_CK_SCATTER, root, rcount, rtype, counts, 0, stype, fname)))
         return rc;
-    coll_sched_t *s = mpii_cs_new(c);
+    coll_sched_t *s = mpii_sched_new(c);
     rc = s ? mpii_cb_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root) : 0;
-    return mpii_cs_run(c, comm, s, m, NULL, rc);
+    return mpii_sched_run(c, comm, s, m, NULL, rc);
 }
 
 /* ------------------------------------------------------------------ allgather(v) */
@@ -596,9 +596,9 @@ static int cb_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
      * while the first transfers move), else it is copied in first. */
     const void *own = sbuf != MPI_IN_PLACE && stype == rtype && scount == counts[r] ? sbuf : NULL;
     if (sbuf != MPI_IN_PLACE && !own)
-        mpii_cs_copy(s, sbuf, scount, stype, b + displs[r] * ext, counts[r], rtype);
+        mpii_sched_copy(s, sbuf, scount, stype, b + displs[r] * ext, counts[r], rtype);
     mpii_algo_t m;
-    coll_algo_allgather_ring(mpii_cs_algo(&m, s, NULL, p, r, rtype, MPI_OP_NULL), b, own, counts,
+    coll_algo_allgather_ring(mpii_sched_algo(&m, s, NULL, p, r, rtype, MPI_OP_NULL), b, own, counts,
                              displs, 0, 0);
     return MPI_SUCCESS;
 }
@@ -655,12 +655,12 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
     dt_t *rt = mpii_type_get(rtype);
     int64_t n = rcount * dt_size(rt);
     int direct = dt_is_contig(rt, rcount * p);
-    char *recv = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * p);
+    char *recv = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_sched_bytes(s, n * p);
     if (!recv)
         return MPI_ERR_NO_MEM;
     if (!direct)
-        mpii_cs_type(s, rtype); /* holds rt */
-    const void *in = NULL;      /* NULL: this rank's block is in place in recv */
+        mpii_sched_type(s, rtype); /* holds rt */
+    const void *in = NULL;         /* NULL: this rank's block is in place in recv */
     if (sbuf == MPI_IN_PLACE) {
         if (!direct) {
             cb_pack_args_t a = {(char *)rbuf + c->rank * rcount * dt_extent(rt),
@@ -679,14 +679,14 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
         } else if (dt_is_contig(st, scount)) {
             in = (const char *)sbuf + dt_true_lb(st);
         } else {
-            mpii_cs_type(s, stype); /* holds st */
+            mpii_sched_type(s, stype); /* holds st */
             cb_pack_args_t a = {(void *)(uintptr_t)sbuf, recv + c->rank * n, scount, n, st, 0};
             coll_sched_call(s, cb_pack_step, &a, sizeof a);
         }
     }
     int rc = coll_build_allgather(s, c->cgroup, in, recv, (size_t)n);
     if (!direct) {
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         cb_pack_args_t a = {rbuf, recv, rcount * p, n * p, rt, 1};
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     }
@@ -773,25 +773,27 @@ static int cb_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const
                 int peer = r == i ? j : r == j ? i : -1;
                 if (peer < 0)
                     continue;
-                void *tmp = mpii_cs_tmp(s, rtypes[peer], rcounts[peer]);
+                void *tmp = mpii_sched_tmp(s, rtypes[peer], rcounts[peer]);
                 char *blk = rb + rdispls[peer];
-                mpii_cs_copy(s, blk, rcounts[peer], rtypes[peer], tmp, rcounts[peer], rtypes[peer]);
-                mpii_cs_recv(s, blk, rcounts[peer], rtypes[peer], peer);
-                mpii_cs_send(s, tmp, rcounts[peer], rtypes[peer], peer);
-                mpii_cs_fence(s);
+                mpii_sched_copy(s, blk, rcounts[peer], rtypes[peer], tmp, rcounts[peer],
+                                rtypes[peer]);
+                mpii_sched_recv(s, blk, rcounts[peer], rtypes[peer], peer);
+                mpii_sched_send(s, tmp, rcounts[peer], rtypes[peer], peer);
+                mpii_sched_fence(s);
             }
         return MPI_SUCCESS;
     }
     const char *sb = sbuf;
-    mpii_cs_copy(s, sb + sdispls[r], scounts[r], stypes[r], rb + rdispls[r], rcounts[r], rtypes[r]);
+    mpii_sched_copy(s, sb + sdispls[r], scounts[r], stypes[r], rb + rdispls[r], rcounts[r],
+                    rtypes[r]);
     int win = mpii_coll_tune.a2a_window;
     for (int s0 = 1; s0 < p; s0 += win) {
         for (int k = s0; k < p && k < s0 + win; k++) {
             int src = (r - k + p) % p, dst = (r + k) % p;
-            mpii_cs_recv(s, rb + rdispls[src], rcounts[src], rtypes[src], src);
-            mpii_cs_send(s, sb + sdispls[dst], scounts[dst], stypes[dst], dst);
+            mpii_sched_recv(s, rb + rdispls[src], rcounts[src], rtypes[src], src);
+            mpii_sched_send(s, sb + sdispls[dst], scounts[dst], stypes[dst], dst);
         }
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
     }
     return MPI_SUCCESS;
 }
@@ -891,22 +893,22 @@ static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int
         if (!(in = mc_send_block(s, sbuf, scount, stype, n, p)))
             return MPI_ERR_NO_MEM;
     } else if (!dt_is_contig(st, scount * p)) {
-        char *tmp = mpii_cs_bytes(s, n * p);
+        char *tmp = mpii_sched_bytes(s, n * p);
         if (!tmp)
             return MPI_ERR_NO_MEM;
-        mpii_cs_type(s, stype); /* holds st */
+        mpii_sched_type(s, stype); /* holds st */
         cb_pack_args_t a = {(void *)(uintptr_t)sbuf, tmp, scount * p, n * p, st, 0};
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
         in = tmp;
     }
     int direct = dt_is_contig(rt, rcount * p);
-    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * p);
+    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_sched_bytes(s, n * p);
     if (!out)
         return MPI_ERR_NO_MEM;
     int rc = coll_build_alltoall(s, c->cgroup, in, out, (size_t)n);
     if (!direct) {
-        mpii_cs_type(s, rtype); /* holds rt */
-        mpii_cs_fence(s);
+        mpii_sched_type(s, rtype); /* holds rt */
+        mpii_sched_fence(s);
         cb_pack_args_t a = {rbuf, out, rcount * p, n * p, rt, 1};
         coll_sched_call(s, cb_pack_step, &a, sizeof a);
     }

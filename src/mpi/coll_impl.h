@@ -109,7 +109,7 @@ typedef struct mpii_cmode {
  * with the other members' and raise on every member alike when they disagree: the root,
  * the predefined op, and the type signature of the data each pair exchanges. A blocking
  * call is checked at once (blocking, collective); for a nonblocking or persistent one
- * they build the check schedule, which mpii_cs_run takes (mpii_verify_take) and the
+ * they build the check schedule, which mpii_sched_run takes (mpii_verify_take) and the
  * request runs before its own at every start. 0, or the code the handler left. Counts
  * arrays may be NULL (then the single count holds for every member); types arrays
  * likewise. */
@@ -140,7 +140,7 @@ int mpii_verify_reduce(mpii_comm_t *c, int kind, int root, const int64_t *counts
 
 /* What identifies a blocking call for the schedule cache: two calls with equal keys on a
  * communicator build equal schedules. Only calls whose types and op are predefined (their
- * handles never change meaning) and that take no count arrays are cached (mpii_cs_key). */
+ * handles never change meaning) and that take no count arrays are cached (mpii_sched_key). */
 typedef struct mpii_ckey {
     int kind, root;
     MPI_Datatype stype, rtype;
@@ -175,48 +175,48 @@ static inline void mpii_coll_note_path(const mpii_ckey_t *kb, int alg)
 
 /* The word by which schedule s names type in its steps: it holds a reference on a derived
  * type, so the handle may be freed while s lives. */
-uintptr_t mpii_cs_type(coll_sched_t *s, MPI_Datatype type);
+uintptr_t mpii_sched_type(coll_sched_t *s, MPI_Datatype type);
 /* A new empty schedule of c's collective traffic; NULL: out of memory. Its transfers
  * address the ranks of c (for an intercommunicator: of the remote group) until
- * mpii_cs_comm switches. */
-coll_sched_t *mpii_cs_new(mpii_comm_t *c);
+ * mpii_sched_comm switches. */
+coll_sched_t *mpii_sched_new(mpii_comm_t *c);
 /* The transfers added from now on address the ranks of c: the schedule's communicator, or
  * for an intercommunicator schedule its `local` (the intracommunicator over the local
  * group). This is how an intercommunicator schedule runs the intracommunicator builders
- * below over its local group: mpii_cs_comm(s, ic->local), build with ic->local as the
- * builder's communicator, mpii_cs_comm(s, ic). c must outlive the schedule (an
+ * below over its local group: mpii_sched_comm(s, ic->local), build with ic->local as the
+ * builder's communicator, mpii_sched_comm(s, ic). c must outlive the schedule (an
  * intercommunicator's local does). All transfers of a run use the run's tag, on their own
  * communicator's library context. */
-void mpii_cs_comm(coll_sched_t *s, mpii_comm_t *c);
+void mpii_sched_comm(coll_sched_t *s, mpii_comm_t *c);
 /* Steps (coll.h's building rules: sticky failure, fence between receive and use). */
-void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer);
-void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer);
+void mpii_sched_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer);
+void mpii_sched_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer);
 /* Local typed copy of scount x stype at sbuf to rcount x rtype at rbuf when the run gets
  * there (the smaller of the two streams' byte sizes moves; MPI_ERR_TRUNCATE when the
  * send part is larger). */
-void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                  int64_t rcount, MPI_Datatype rtype);
+void mpii_sched_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype,
+                     void *rbuf, int64_t rcount, MPI_Datatype rtype);
 /* inout = in op inout (count elements of type) when the run gets there. */
-void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
-                    MPI_Datatype type);
-void mpii_cs_fence(coll_sched_t *s);
+void mpii_sched_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
+                       MPI_Datatype type);
+void mpii_sched_fence(coll_sched_t *s);
 /* Appends an AND over the members of *in into *out on every member (a reduction to rank 0,
  * then a binomial bcast), fenced after: the agreements of lanes and of FMPL_MPI_CHECK.
  * Out of memory is remembered by s (coll_sched_start refuses it). */
-void mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out);
+void mpii_sched_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out);
 /* A temporary of the schedule holding count elements of type in the type's own layout
  * (the address to use as buffer; it may differ from the memory by the type's lower
  * bound); NULL: out of memory (the
  * schedule is then refused at start, the builder need not check). */
-void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count);
+void *mpii_sched_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count);
 /* n plain scratch bytes of the schedule (NULL as above). */
-void *mpii_cs_bytes(coll_sched_t *s, int64_t n);
+void *mpii_sched_bytes(coll_sched_t *s, int64_t n);
 
 /* Returns k when the call it describes may use the cache, NULL when not (k NULL, not a
  * blocking call, or a type / op that is not predefined). */
-const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k);
+const mpii_ckey_t *mpii_sched_key(const mpii_cmode_t *m, const mpii_ckey_t *k);
 /* The cached schedule of key k on c, or NULL (k NULL: NULL). */
-coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
+coll_sched_t *mpii_sched_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
 /* Runs s as m says and takes it over: blocking: start (after c's queued mailbox runs),
  * wait, then keep it in c's cache under k (k not NULL) or free it;
  * nonblocking: start it in the background behind a new request in *m->req (a group
@@ -224,32 +224,33 @@ coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
  * *m->req that MPI_Start runs (a group schedule: queued at every start, see
  * mpii_cg_fits). A failing build is passed as build_err (s is freed, the error
  * raised). Returns MPI_SUCCESS or the error raised on comm (m->fname). */
-int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
-                const mpii_ckey_t *k, int build_err);
+int mpii_sched_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                   const mpii_ckey_t *k, int build_err);
 /* A nonblocking call whose group schedule a blocking call with the same key *k (the
  * blocking form of the call's key) left in c's cache may run that one: when it is there,
  * is a group schedule and no other nonblocking call is using it, marks it busy, sets *s
- * and returns its slot + 1, for mpii_cs_run_borrowed; else 0. */
-int mpii_cs_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s);
-/* Queues borrowed schedule s (slot: mpii_cs_borrow's answer) behind a new request in
- * *m->req, as mpii_cs_run does with a built one; the slot is busy until the run ends. */
-int mpii_cs_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
-                         int slot);
-/* mpii_cs_run of a nonblocking call's new group schedule s (build_err as there), which
+ * and returns its slot + 1, for mpii_sched_run_borrowed; else 0. */
+int mpii_sched_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s);
+/* Queues borrowed schedule s (slot: mpii_sched_borrow's answer) behind a new request in
+ * *m->req, as mpii_sched_run does with a built one; the slot is busy until the run ends. */
+int mpii_sched_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                            int slot);
+/* mpii_sched_run of a nonblocking call's new group schedule s (build_err as there), which
  * also goes into c's cache under the blocking form *kb of its key (when it may: the
- * blocking rules of mpii_cs_key), borrowed by this call at once. */
-int mpii_cs_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
-                   const mpii_ckey_t *kb, int build_err);
-/* A blocking run of s, which is in c's cache (found by mpii_cs_lookup / mpii_cs_hit). */
-int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname);
+ * blocking rules of mpii_sched_key), borrowed by this call at once. */
+int mpii_sched_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                      const mpii_ckey_t *kb, int build_err);
+/* A blocking run of s, which is in c's cache (found by mpii_sched_lookup / mpii_sched_hit). */
+int mpii_sched_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname);
 /* The fast path of a blocking call: the cached schedule of key *kb, or NULL. A schedule
  * is cached only after its call passed every argument check, and the key holds every
  * argument (predefined types and ops, whose handles never change meaning), so a hit
  * may skip the checks. */
-static inline coll_sched_t *mpii_cs_hit(mpii_comm_t *c, const mpii_cmode_t *m,
-                                        const mpii_ckey_t *kb)
+static inline coll_sched_t *mpii_sched_hit(mpii_comm_t *c, const mpii_cmode_t *m,
+                                           const mpii_ckey_t *kb)
 {
-    return c->ccache && m->kind == MPII_CM_BLOCK ? mpii_cs_lookup(c, mpii_cs_key(m, kb)) : NULL;
+    return c->ccache && m->kind == MPII_CM_BLOCK ? mpii_sched_lookup(c, mpii_sched_key(m, kb))
+                                                 : NULL;
 }
 /* ---- offloaded runs (coll.h "offloaded runs") ----
  * Nonblocking and persistent MPI_Bcast and MPI_Allreduce on an intracommunicator whose
@@ -266,26 +267,26 @@ int mpii_co_steps(coll_sched_t *s, coll_offload_t *o);
 unsigned mpii_co_flags(const mpii_comm_t *c, const mpii_cmode_t *m);
 
 /* MPI_Start of a persistent collective request (request.c). */
-int mpii_cs_start(mpii_req_t *r);
+int mpii_sched_start(mpii_req_t *r);
 /* Frees what a collective request owns (its schedules), at its release (request.c). */
-void mpii_cs_req_free(mpii_req_t *r);
+void mpii_sched_req_free(mpii_req_t *r);
 
 /* The tail of an entry point: runs the cached schedule of key *kb (NULL: not cacheable)
  * or builds one with BUILD (an expression of the new schedule `s` giving an MPI error
  * class) and runs it. */
 #define MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, BUILD)                                              \
     do {                                                                                           \
-        const mpii_ckey_t *k_ = mpii_cs_key((m), (kb));                                            \
-        coll_sched_t *s = mpii_cs_lookup((c), k_);                                                 \
+        const mpii_ckey_t *k_ = mpii_sched_key((m), (kb));                                         \
+        coll_sched_t *s = mpii_sched_lookup((c), k_);                                              \
         if (s)                                                                                     \
-            return mpii_cs_run_cached((c), (comm), s, (m)->fname);                                 \
+            return mpii_sched_run_cached((c), (comm), s, (m)->fname);                              \
         s = (NEW);                                                                                 \
-        return mpii_cs_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                              \
+        return mpii_sched_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                           \
     } while (0)
 #define MC_BUILD_RUN(c, comm, m, kb, BUILD)                                                        \
     do {                                                                                           \
         mpii_coll_note_path(kb, MPII_ALG_POINT_TO_POINT);                                          \
-        MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD);                                  \
+        MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                               \
     } while (0)
 
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
@@ -298,7 +299,7 @@ void mpii_cs_req_free(mpii_req_t *r);
  * allreduce up to FMPL_COLL_SMALL) are the same group schedules, queued on the group
  * (coll.h "queued runs": one mailbox run at a time per rank, in call order, advanced in
  * the background by the progress hook), and the communicator's blocking runs wait for
- * that queue first (cs_run_block): a mailbox channel holds a bounded number of messages
+ * that queue first (run_block): a mailbox channel holds a bounded number of messages
  * and delivers them in start order, and the A cells assume a member finished the
  * previous all-call run, so unordered overlapping runs could wait on each other in a
  * cycle or overwrite cells.
@@ -353,8 +354,8 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
 /* The tail of an entry whose call mpii_cg_fits (fit: its answer): blocking and
  * nonblocking: built by CGBUILD (an expression of the group schedule `s` that NEW makes,
  * giving an MPI class) and run on the mailboxes (nonblocking: queued, the cached schedule
- * of the same call borrowed when idle, else a new one cached: mpii_cs_borrow,
- * mpii_cs_run_nb); persistent: with MPII_CG_LANE a lane schedule (all-call when ALL)
+ * of the same call borrowed when idle, else a new one cached: mpii_sched_borrow,
+ * mpii_sched_run_nb); persistent: with MPII_CG_LANE a lane schedule (all-call when ALL)
  * built by CGBUILD, and the request's own schedule: with MPII_CG_QUEUE a group schedule
  * made by NEW and built by CGBUILD (queued at every start), else built by BUILD over
  * point-to-point. */
@@ -366,11 +367,11 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
             MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, CGBUILD);                                       \
         if ((m)->kind == MPII_CM_NB) {                                                             \
             coll_sched_t *s = NULL;                                                                \
-            int slot_ = mpii_cs_borrow((c), (kb), &s);                                             \
+            int slot_ = mpii_sched_borrow((c), (kb), &s);                                          \
             if (slot_)                                                                             \
-                return mpii_cs_run_borrowed((c), (comm), s, (m), slot_);                           \
+                return mpii_sched_run_borrowed((c), (comm), s, (m), slot_);                        \
             s = (NEW);                                                                             \
-            return mpii_cs_run_nb((c), (comm), s, (m), (kb), s ? (CGBUILD) : 0);                   \
+            return mpii_sched_run_nb((c), (comm), s, (m), (kb), s ? (CGBUILD) : 0);                \
         }                                                                                          \
         mpii_cmode_t ml_ = *(m);                                                                   \
         if ((fit)&MPII_CG_LANE) {                                                                  \
@@ -440,16 +441,16 @@ typedef struct mpii_algo {
     MPI_Datatype type;
     MPI_Op op;
 } mpii_algo_t;
-const coll_algo_t *mpii_cs_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, int n, int me,
-                                MPI_Datatype type, MPI_Op op);
+const coll_algo_t *mpii_sched_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, int n, int me,
+                                   MPI_Datatype type, MPI_Op op);
 
 /* Runs s to its end with tag, waiting (blocking), and frees it (s NULL: MPI_ERR_NO_MEM):
  * for the library's own collectives (libcoll.c). An MPI error class, not raised. */
-int mpii_cs_run_tagged(coll_sched_t *s, int tag);
+int mpii_sched_run_tagged(coll_sched_t *s, int tag);
 
 /* Builders shared between files (arguments checked; counts/displs in elements). The
  * mpii_cb_ ones are for intracommunicators (c may be an intercommunicator's local, see
- * mpii_cs_comm); they return an MPI error class. */
+ * mpii_sched_comm); they return an MPI error class. */
 int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c);
 int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                   int root);
@@ -516,7 +517,7 @@ static inline int mpii_cn_use(mpii_comm_t *c, MPI_Op op, int before_mailbox)
             return mpii_coll_fail((comm), MPI_ERR_NO_MEM, (m)->fname);                             \
         if (cn_) {                                                                                 \
             mpii_coll_note_path(kb, MPII_ALG_NODE_AWARE);                                          \
-            MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_cs_new(c), BUILD);                              \
+            MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                           \
         }                                                                                          \
     } while (0)
 /* Builders, for calls where mpii_cn_use gave 1, arguments checked (as mpii_cb_*: reduce's
@@ -547,7 +548,7 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
  * comm is known to be an intercommunicator (after checks common to both kinds).
  *
  * Builders (mpii_cbi_): count arrays have the remote group's size unless said otherwise;
- * the local phases run the intracommunicator builders over c->local (mpii_cs_comm).
+ * the local phases run the intracommunicator builders over c->local (mpii_sched_comm).
  * Each returns an MPI error class. */
 int mpii_cbi_barrier(coll_sched_t *s, mpii_comm_t *c);
 /* Every rank's block (scount x stype at sbuf) goes to every rank of the other group; the

@@ -2,7 +2,7 @@
  * "intercommunicators"; MPI-4.0 6.2.2 and each function's text), built as schedules like
  * the intracommunicator ones. The transfers between the groups go over the
  * intercommunicator (peer: a rank of the remote group); the phases inside one group run
- * the intracommunicator builders over c->local in the same schedule (mpii_cs_comm).
+ * the intracommunicator builders over c->local in the same schedule (mpii_sched_comm).
  *
  * Algorithms: barrier = local barrier, empty exchange between the two local ranks 0
  * (the leaders), local fan-out; bcast = root to the remote leader, then a local bcast;
@@ -28,18 +28,18 @@
 int mpii_cbi_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     mpii_comm_t *l = c->local;
-    mpii_cs_comm(s, l);
+    mpii_sched_comm(s, l);
     mpii_cb_barrier(s, l);
-    mpii_cs_comm(s, c);
-    mpii_cs_fence(s);
+    mpii_sched_comm(s, c);
+    mpii_sched_fence(s);
     if (l->rank == 0) {
-        mpii_cs_recv(s, NULL, 0, MPI_BYTE, 0);
-        mpii_cs_send(s, NULL, 0, MPI_BYTE, 0);
-        mpii_cs_fence(s);
+        mpii_sched_recv(s, NULL, 0, MPI_BYTE, 0);
+        mpii_sched_send(s, NULL, 0, MPI_BYTE, 0);
+        mpii_sched_fence(s);
     }
-    mpii_cs_comm(s, l);
+    mpii_sched_comm(s, l);
     mpii_cb_bcast_tree(s, l, NULL, 0, MPI_BYTE, 0);
-    mpii_cs_comm(s, c);
+    mpii_sched_comm(s, c);
     return MPI_SUCCESS;
 }
 
@@ -51,17 +51,17 @@ static int cbi_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, 
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (root == MPI_ROOT) {
-        mpii_cs_send(s, buf, count, type, 0);
+        mpii_sched_send(s, buf, count, type, 0);
         return MPI_SUCCESS;
     }
     mpii_comm_t *l = c->local;
     if (l->rank == 0) {
-        mpii_cs_recv(s, buf, count, type, root);
-        mpii_cs_fence(s);
+        mpii_sched_recv(s, buf, count, type, root);
+        mpii_sched_fence(s);
     }
-    mpii_cs_comm(s, l);
+    mpii_sched_comm(s, l);
     int rc = mpii_cb_bcast(s, l, buf, count, type, 0);
-    mpii_cs_comm(s, c);
+    mpii_sched_comm(s, c);
     return rc;
 }
 
@@ -73,12 +73,12 @@ static int cbi_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (root != MPI_ROOT) {
-        mpii_cs_send(s, sbuf, scount, stype, root);
+        mpii_sched_send(s, sbuf, scount, stype, root);
         return MPI_SUCCESS;
     }
     int64_t ext = mpii_coll_ext(rtype);
     for (int i = 0; i < c->rgroup->size; i++)
-        mpii_cs_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
+        mpii_sched_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
     return MPI_SUCCESS;
 }
 
@@ -90,12 +90,12 @@ static int cbi_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (root != MPI_ROOT) {
-        mpii_cs_recv(s, rbuf, rcount, rtype, root);
+        mpii_sched_recv(s, rbuf, rcount, rtype, root);
         return MPI_SUCCESS;
     }
     int64_t ext = mpii_coll_ext(stype);
     for (int i = 0; i < c->rgroup->size; i++)
-        mpii_cs_send(s, (const char *)sbuf + displs[i] * ext, counts[i], stype, i);
+        mpii_sched_send(s, (const char *)sbuf + displs[i] * ext, counts[i], stype, i);
     return MPI_SUCCESS;
 }
 
@@ -115,25 +115,25 @@ static int cbi_bcast_blocks(coll_sched_t *s, mpii_comm_t *c, void *rbuf, const i
         total += counts[i];
     }
     int rc;
-    mpii_cs_comm(s, l);
+    mpii_sched_comm(s, l);
     if (run) {
         rc = mpii_cb_bcast(s, l, rbuf, total, type, 0);
     } else {
         int64_t ext = mpii_coll_ext(type), size = dt_size(mpii_type_get(type));
-        char *rb = rbuf, *tmp = mpii_cs_bytes(s, total * size); /* NULL: s is refused */
+        char *rb = rbuf, *tmp = mpii_sched_bytes(s, total * size); /* NULL: s is refused */
         if (l->rank == 0 && tmp) /* pack, then send (one round: copies run first) */
             for (int64_t i = 0, off = 0; i < n; off += counts[i] * size, i++)
-                mpii_cs_copy(s, rb + displs[i] * ext, counts[i], type, tmp + off, counts[i] * size,
-                             MPI_BYTE);
+                mpii_sched_copy(s, rb + displs[i] * ext, counts[i], type, tmp + off,
+                                counts[i] * size, MPI_BYTE);
         rc = mpii_cb_bcast(s, l, tmp, total * size, MPI_BYTE, 0);
         if (l->rank != 0 && tmp) { /* received: unpack */
-            mpii_cs_fence(s);
+            mpii_sched_fence(s);
             for (int64_t i = 0, off = 0; i < n; off += counts[i] * size, i++)
-                mpii_cs_copy(s, tmp + off, counts[i] * size, MPI_BYTE, rb + displs[i] * ext,
-                             counts[i], type);
+                mpii_sched_copy(s, tmp + off, counts[i] * size, MPI_BYTE, rb + displs[i] * ext,
+                                counts[i], type);
         }
     }
-    mpii_cs_comm(s, c);
+    mpii_sched_comm(s, c);
     return rc;
 }
 
@@ -147,10 +147,10 @@ int mpii_cbi_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64
     if (c->local->rank == 0) {
         int64_t ext = mpii_coll_ext(rtype);
         for (int i = 0; i < rn; i++)
-            mpii_cs_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
+            mpii_sched_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
     }
-    mpii_cs_send(s, sbuf, scount, stype, 0);
-    mpii_cs_fence(s);
+    mpii_sched_send(s, sbuf, scount, stype, 0);
+    mpii_sched_fence(s);
     return cbi_bcast_blocks(s, c, rbuf, counts, displs, rtype, rn);
 }
 
@@ -170,11 +170,11 @@ int mpii_cbi_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const 
         for (int k = s0; k < mx && k < s0 + win; k++) {
             int src = (r - k + mx) % mx, dst = (r + k) % mx;
             if (src < rn)
-                mpii_cs_recv(s, rb + rdispls[src], rcounts[src], rtypes[src], src);
+                mpii_sched_recv(s, rb + rdispls[src], rcounts[src], rtypes[src], src);
             if (dst < rn)
-                mpii_cs_send(s, sb + sdispls[dst], scounts[dst], stypes[dst], dst);
+                mpii_sched_send(s, sb + sdispls[dst], scounts[dst], stypes[dst], dst);
         }
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
     }
     return MPI_SUCCESS;
 }
@@ -185,11 +185,11 @@ static void *cbi_local_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
                               MPI_Datatype type, MPI_Op op, int *rc)
 {
     mpii_comm_t *l = c->local;
-    void *acc = l->rank == 0 ? mpii_cs_tmp(s, type, count) : NULL;
-    mpii_cs_comm(s, l);
+    void *acc = l->rank == 0 ? mpii_sched_tmp(s, type, count) : NULL;
+    mpii_sched_comm(s, l);
     *rc = mpii_cb_reduce(s, l, sbuf, acc, count, type, op, 0);
-    mpii_cs_comm(s, c);
-    mpii_cs_fence(s);
+    mpii_sched_comm(s, c);
+    mpii_sched_fence(s);
     return acc;
 }
 
@@ -200,13 +200,13 @@ static int cbi_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (root == MPI_ROOT) {
-        mpii_cs_recv(s, rbuf, count, type, 0);
+        mpii_sched_recv(s, rbuf, count, type, 0);
         return MPI_SUCCESS;
     }
     int rc;
     void *acc = cbi_local_reduce(s, c, sbuf, count, type, op, &rc);
     if (c->local->rank == 0)
-        mpii_cs_send(s, acc, count, type, root);
+        mpii_sched_send(s, acc, count, type, root);
     return rc;
 }
 
@@ -218,13 +218,13 @@ int mpii_cbi_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *
     void *acc = cbi_local_reduce(s, c, sbuf, count, type, op, &rc);
     mpii_comm_t *l = c->local;
     if (l->rank == 0) {
-        mpii_cs_recv(s, rbuf, count, type, 0);
-        mpii_cs_send(s, acc, count, type, 0);
-        mpii_cs_fence(s);
+        mpii_sched_recv(s, rbuf, count, type, 0);
+        mpii_sched_send(s, acc, count, type, 0);
+        mpii_sched_fence(s);
     }
-    mpii_cs_comm(s, l);
+    mpii_sched_comm(s, l);
     int rc2 = mpii_cb_bcast(s, l, rbuf, count, type, 0);
-    mpii_cs_comm(s, c);
+    mpii_sched_comm(s, c);
     return rc ? rc : rc2;
 }
 
@@ -244,14 +244,14 @@ int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, v
     void *acc = cbi_local_reduce(s, c, sbuf, total, type, op, &rc);
     void *theirs = NULL;
     if (l->rank == 0) {
-        theirs = mpii_cs_tmp(s, type, total);
-        mpii_cs_recv(s, theirs, total, type, 0);
-        mpii_cs_send(s, acc, total, type, 0);
-        mpii_cs_fence(s);
+        theirs = mpii_sched_tmp(s, type, total);
+        mpii_sched_recv(s, theirs, total, type, 0);
+        mpii_sched_send(s, acc, total, type, 0);
+        mpii_sched_fence(s);
     }
-    mpii_cs_comm(s, l);
+    mpii_sched_comm(s, l);
     int rc2 = mpii_cb_scatterv(s, l, theirs, counts, displs, type, rbuf, counts[l->rank], type, 0);
-    mpii_cs_comm(s, c);
+    mpii_sched_comm(s, c);
     free(displs);
     return rc ? rc : rc2;
 }

@@ -74,7 +74,7 @@ static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, c
     for (int i = 0; i < nb->indeg; i++) {
         int peer = nb->in[i];
         if (peer != MPI_PROC_NULL && peer != me && !(once && nb_repeat(nb->in, i, &first)))
-            mpii_cs_recv(s, rb + rd[i], rc[i], rt[i], peer);
+            mpii_sched_recv(s, rb + rd[i], rc[i], rt[i], peer);
     }
     for (int k = 0; k < nb->outdeg; k++) {
         int j = nb->send_order[k], peer = nb->out[j];
@@ -82,7 +82,7 @@ static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, c
             continue;
         if (peer != me) {
             if (!(once && nb_repeat(nb->out, j, &first)))
-                mpii_cs_send(s, sb + sd[j], sc[j], st[j], peer);
+                mpii_sched_send(s, sb + sd[j], sc[j], st[j], peer);
             continue;
         }
         /* the next receive block from this process itself */
@@ -91,12 +91,12 @@ static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, c
         if (self_in == nb->indeg)
             return MPI_ERR_TOPOLOGY; /* (an edge to itself the topology does not receive) */
         int i = self_in++;
-        mpii_cs_copy(s, sb + sd[j], sc[j], st[j], rb + rd[i], rc[i], rt[i]);
+        mpii_sched_copy(s, sb + sd[j], sc[j], st[j], rb + rd[i], rc[i], rt[i]);
     }
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     for (int i = 0; once && i < nb->indeg; i++)
         if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me && nb_repeat(nb->in, i, &first))
-            mpii_cs_copy(s, rb + rd[first], rc[first], rt[first], rb + rd[i], rc[i], rt[i]);
+            mpii_sched_copy(s, rb + rd[first], rc[first], rt[first], rb + rd[i], rc[i], rt[i]);
     return MPI_SUCCESS;
 }
 
@@ -159,16 +159,16 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
         free(a->sc);
         return mpii_coll_fail(comm, rc, m->fname);
     }
-    const mpii_ckey_t *k = mpii_cs_key(m, kb);
-    coll_sched_t *s = mpii_cs_lookup(c, k);
+    const mpii_ckey_t *k = mpii_sched_key(m, kb);
+    coll_sched_t *s = mpii_sched_lookup(c, k);
     if (s) {
         free(a->sc);
-        return mpii_cs_run_cached(c, comm, s, m->fname);
+        return mpii_sched_run_cached(c, comm, s, m->fname);
     }
-    s = mpii_cs_new(c);
+    s = mpii_sched_new(c);
     rc = s ? cb_neighbor(s, c, nb, sbuf, a->sc, a->sd, a->st, rbuf, a->rc, a->rd, a->rt, once) : 0;
     free(a->sc);
-    return mpii_cs_run(c, comm, s, m, k, rc);
+    return mpii_sched_run(c, comm, s, m, k, rc);
 }
 
 /* Whether blocks of n bytes go through the group mailboxes of c (see the top), in
@@ -217,12 +217,12 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
     int64_t piece = (int64_t)coll_group_small(c->cgroup);
     const char *in = (const char *)sbuf + dt_true_lb(st);
     if (!dt_is_contig(st, scount * sblocks)) { /* packed first */
-        char *tmp = mpii_cs_bytes(s, n * sblocks);
-        mpii_cs_copy(s, sbuf, scount * sblocks, stype, tmp, n * sblocks, MPI_BYTE);
+        char *tmp = mpii_sched_bytes(s, n * sblocks);
+        mpii_sched_copy(s, sbuf, scount * sblocks, stype, tmp, n * sblocks, MPI_BYTE);
         in = tmp;
     }
     int direct = dt_is_contig(rt, rcount * nb->indeg);
-    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_cs_bytes(s, n * nb->indeg);
+    char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_sched_bytes(s, n * nb->indeg);
     /* land[i]: where receive block i's data arrives (allgather: the first block from the
      * same peer, cb_neighbor's once; a merged alltoall message: its part of it) */
     char **land = calloc((size_t)nb->indeg + 1, sizeof *land);
@@ -248,7 +248,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
             for (int k = i, q = 0; k < nb->indeg && q < m; k++)
                 if (nb->in[k] == peer)
                     adjacent &= k == i + q++;
-            char *at = adjacent ? out + i * n : mpii_cs_bytes(s, m * n);
+            char *at = adjacent ? out + i * n : mpii_sched_bytes(s, m * n);
             if (!at) {
                 free(land);
                 return MPI_ERR_NO_MEM;
@@ -274,7 +274,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
             if (alltoall && m > 1 && m * n <= piece) { /* the merged message (above) */
                 if (seen)
                     continue;
-                char *tmp = mpii_cs_bytes(s, m * n);
+                char *tmp = mpii_sched_bytes(s, m * n);
                 if (!tmp) {
                     free(land);
                     return MPI_ERR_NO_MEM;
@@ -297,14 +297,14 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
         }
         coll_sched_copy(s, out + self_in++ * n, blk, (size_t)n);
     }
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     /* (blocks from MPI_PROC_NULL stay untouched: only received blocks move) */
     for (int i = 0; i < nb->indeg; i++) {
         if (nb->in[i] == MPI_PROC_NULL)
             continue;
         if (!direct)
-            mpii_cs_copy(s, land[i], n, MPI_BYTE, (char *)rbuf + i * rcount * mpii_coll_ext(rtype),
-                         rcount, rtype);
+            mpii_sched_copy(s, land[i], n, MPI_BYTE,
+                            (char *)rbuf + i * rcount * mpii_coll_ext(rtype), rcount, rtype);
         else if (land[i] != out + i * n)
             coll_sched_copy(s, out + i * n, land[i], (size_t)n);
     }
@@ -326,9 +326,9 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
                       .sbuf = sbuf,
                       .rbuf = rbuf};
     mpii_comm_t *c = mpii_comm_get(comm);
-    coll_sched_t *hit = c ? mpii_cs_hit(c, m, &kb) : NULL;
+    coll_sched_t *hit = c ? mpii_sched_hit(c, m, &kb) : NULL;
     if (hit) /* (a cached schedule passed every check: coll_impl.h) */
-        return mpii_cs_run_cached(c, comm, hit, m->fname);
+        return mpii_sched_run_cached(c, comm, hit, m->fname);
     const mpii_nbrs_t *nb;
     int rc = nb_enter(comm, m->fname, &c, &nb);
     if (rc)

@@ -31,7 +31,7 @@
  * partial results of consecutive rank ranges); on other layouts the entries keep the
  * flat algorithms for them (mpii_cn_use). Messages carry the caller's count x type, so
  * derived types and MPI_IN_PLACE work as in the flat builders; temporaries have the
- * type's own layout (mpii_cs_tmp).
+ * type's own layout (mpii_sched_tmp).
  *
  * The node map of a communicator (which member is on which node) comes from the vnic
  * (vnic_nodes: boot's map of the job's ranks) through the group's world ranks; it is
@@ -176,7 +176,7 @@ static void cn_bcast_list(coll_sched_t *s, const int *rk, int n, int me, int ri,
                           int64_t count, MPI_Datatype type)
 {
     mpii_algo_t m;
-    coll_algo_bcast_binomial(mpii_cs_algo(&m, s, rk, n, me, type, MPI_OP_NULL), buf, count, ri);
+    coll_algo_bcast_binomial(mpii_sched_algo(&m, s, rk, n, me, type, MPI_OP_NULL), buf, count, ri);
 }
 
 /* Binomial fan-in of empty messages to index 0: returns once every index of the subtree
@@ -185,17 +185,17 @@ static void cn_fanin_list(coll_sched_t *s, const int *rk, int n, int me)
 {
     for (int mask = 1; mask < n && !(me & mask); mask <<= 1)
         if (me + mask < n)
-            mpii_cs_recv(s, NULL, 0, MPI_BYTE, rk[me + mask]);
-    mpii_cs_fence(s);
+            mpii_sched_recv(s, NULL, 0, MPI_BYTE, rk[me + mask]);
+    mpii_sched_fence(s);
     if (me)
-        mpii_cs_send(s, NULL, 0, MPI_BYTE, rk[me - (me & -me)]);
+        mpii_sched_send(s, NULL, 0, MPI_BYTE, rk[me - (me & -me)]);
 }
 
 /* Dissemination barrier. */
 static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
 {
     mpii_algo_t m;
-    coll_algo_barrier_dissemination(mpii_cs_algo(&m, s, rk, n, me, MPI_BYTE, MPI_OP_NULL), 0);
+    coll_algo_barrier_dissemination(mpii_sched_algo(&m, s, rk, n, me, MPI_BYTE, MPI_OP_NULL), 0);
 }
 
 /* ------------------------------------------------------------------ the collectives */
@@ -235,7 +235,7 @@ int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c)
         int *l = cn_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         cn_barrier_list(s, l, m->nnodes, m->node_of[c->rank]);
         free(l);
     } /* others wait for the fan-out in the round of their fan-in send */
@@ -273,7 +273,7 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     int r = c->rank;
     if (count == 0) {
         if (sbuf != rbuf && r == root)
-            mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
+            mpii_sched_copy(s, sbuf, count, type, rbuf, count, type);
         return MPI_SUCCESS;
     }
     const mpii_cnode_t *m = c->cnode;
@@ -282,13 +282,13 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     cn_node(c, &rk, &n, &me);
     int li = mynode == rn ? m->idx_of[root] : 0;
     /* the node's partial result: in rbuf at the root, a temporary at other leaders */
-    void *part = r == root ? rbuf : me == li ? mpii_cs_tmp(s, type, count) : NULL;
+    void *part = r == root ? rbuf : me == li ? mpii_sched_tmp(s, type, count) : NULL;
     mpii_cb_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op);
     if (me == li) {
         int *l = cn_leaders(c, root);
         if (!l)
             return MPI_ERR_NO_MEM;
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         mpii_cb_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op);
         free(l);
     }
@@ -308,15 +308,15 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     cn_node(c, &rk, &n, &me);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     mpii_cb_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op);
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     if (me == 0) {
         int *l = cn_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_cb_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
-                               mpii_cs_tmp(s, type, count), count, type, op);
+                               mpii_sched_tmp(s, type, count), count, type, op);
         free(l);
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
     }
     cn_bcast_list(s, rk, n, me, 0, rbuf, count, type);
     return MPI_SUCCESS;
@@ -352,7 +352,7 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
     int64_t mcount = sbuf == MPI_IN_PLACE ? counts[r] : scount;
     MPI_Datatype mtype = sbuf == MPI_IN_PLACE ? rtype : stype;
     if (sbuf != MPI_IN_PLACE)
-        mpii_cs_copy(s, sbuf, scount, stype, rb + displs[r] * ext, counts[r], rtype);
+        mpii_sched_copy(s, sbuf, scount, stype, rb + displs[r] * ext, counts[r], rtype);
     /* direct: this rank's receive layout is the packed stream itself (a contiguous type,
      * the blocks one after the other in node order: allgather on nodes of consecutive
      * ranks), so the stream moves in rbuf, without packing or unpacking. A local choice:
@@ -361,7 +361,7 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
     int direct = ext == esize && dt_is_contig(rt, total / (esize ? esize : 1));
     for (int q = 0; direct && q < p; q++)
         direct = displs[q] * ext == off[q];
-    char *full = direct ? rb + dt_true_lb(rt) : mpii_cs_bytes(s, total);
+    char *full = direct ? rb + dt_true_lb(rt) : mpii_sched_bytes(s, total);
     if (!full) {
         free(off);
         free(l);
@@ -372,29 +372,29 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
     cn_node(c, &rk, &n, &me);
     if (me == 0) { /* the leader: its node's blocks, then the other nodes' */
         if (!direct)
-            mpii_cs_copy(s, mine, mcount, mtype, full + off[r], counts[r] * esize, MPI_BYTE);
+            mpii_sched_copy(s, mine, mcount, mtype, full + off[r], counts[r] * esize, MPI_BYTE);
         for (int i = 1; i < n; i++)
-            mpii_cs_recv(s, full + off[rk[i]], counts[rk[i]] * esize, MPI_BYTE, rk[i]);
-        mpii_cs_fence(s);
+            mpii_sched_recv(s, full + off[rk[i]], counts[rk[i]] * esize, MPI_BYTE, rk[i]);
+        mpii_sched_fence(s);
         for (int k = 0; k < m->nnodes; k++)
             if (k != mynode)
-                mpii_cs_recv(s, full + noff[k], noff[k + 1] - noff[k], MPI_BYTE, l[k]);
+                mpii_sched_recv(s, full + noff[k], noff[k + 1] - noff[k], MPI_BYTE, l[k]);
         for (int k = 0; k < m->nnodes; k++)
             if (k != mynode)
-                mpii_cs_send(s, full + noff[mynode], noff[mynode + 1] - noff[mynode], MPI_BYTE,
-                             l[k]);
-        mpii_cs_fence(s);
+                mpii_sched_send(s, full + noff[mynode], noff[mynode + 1] - noff[mynode], MPI_BYTE,
+                                l[k]);
+        mpii_sched_fence(s);
     } else {
-        mpii_cs_send(s, mine, mcount, mtype, rk[0]);
+        mpii_sched_send(s, mine, mcount, mtype, rk[0]);
         if (direct)
-            mpii_cs_fence(s); /* mine may lie in the stream the bcast overwrites */
+            mpii_sched_fence(s); /* mine may lie in the stream the bcast overwrites */
     }
     cn_bcast_list(s, rk, n, me, 0, full, total, MPI_BYTE);
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     for (int q = 0; !direct && q < p; q++)
         if (q != r)
-            mpii_cs_copy(s, full + off[q], counts[q] * esize, MPI_BYTE, rb + displs[q] * ext,
-                         counts[q], rtype);
+            mpii_sched_copy(s, full + off[q], counts[q] * esize, MPI_BYTE, rb + displs[q] * ext,
+                            counts[q], rtype);
     free(off);
     free(l);
     return MPI_SUCCESS;

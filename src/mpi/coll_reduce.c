@@ -13,7 +13,7 @@
  * first), and for large commutative ones (FMPL_MPI_ALLREDUCE_LARGE) Rabenseifner's reduce-scatter
  * (recursive halving) + allgather (recursive doubling); reduce_scatter by direct exchange of the
  * blocks for commutative ops, reduce + scatterv otherwise; scan / exscan by recursive
- * doubling. Temporaries have the datatype's own layout (mpii_cs_tmp), so derived
+ * doubling. Temporaries have the datatype's own layout (mpii_sched_tmp), so derived
  * types with user ops are received and combined as they are. */
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +29,9 @@ static int mc_commute(MPI_Op op)
 static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *rb, int64_t rcount,
                         MPI_Datatype type, int peer)
 {
-    mpii_cs_recv(s, rb, rcount, type, peer);
-    mpii_cs_send(s, sb, scount, type, peer);
-    mpii_cs_fence(s);
+    mpii_sched_recv(s, rb, rcount, type, peer);
+    mpii_sched_send(s, sb, scount, type, peer);
+    mpii_sched_fence(s);
 }
 
 /* ------------------------------------------------------------------ mailbox path */
@@ -63,7 +63,7 @@ void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, 
                          void *out, int64_t count, MPI_Datatype type, MPI_Op op)
 {
     mpii_algo_t m;
-    coll_algo_reduce_binomial(mpii_cs_algo(&m, s, rk, n, me, type, op), in, out, count, ri);
+    coll_algo_reduce_binomial(mpii_sched_algo(&m, s, rk, n, me, type, op), in, out, count, ri);
 }
 
 /* Contract: coll_impl.h. Binomial reduce over the communicator's ranks. */
@@ -73,7 +73,7 @@ int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     int p = c->size, r = c->rank;
     if (p == 1 || count == 0) {
         if (sbuf != rbuf && r == root)
-            mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
+            mpii_sched_copy(s, sbuf, count, type, rbuf, count, type);
         return MPI_SUCCESS;
     }
     mpii_cb_reduce_list(s, NULL, p, r, root, sbuf, rbuf, count, type, op);
@@ -96,9 +96,9 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
                       .scount = count,
                       .sbuf = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf,
                       .rbuf = rbuf};
-    coll_sched_t *hit = c->rgroup ? NULL : mpii_cs_hit(c, m, &kb); /* skips the checks */
+    coll_sched_t *hit = c->rgroup ? NULL : mpii_sched_hit(c, m, &kb); /* skips the checks */
     if (hit)
-        return mpii_cs_run_cached(c, comm, hit, fname);
+        return mpii_sched_run_cached(c, comm, hit, fname);
     if ((rc = mpii_coll_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if (c->rgroup)
@@ -149,7 +149,7 @@ void mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void 
                             int64_t count, MPI_Datatype type, MPI_Op op)
 {
     mpii_algo_t m;
-    const coll_algo_t *a = mpii_cs_algo(&m, s, rk, n, me, type, op);
+    const coll_algo_t *a = mpii_sched_algo(&m, s, rk, n, me, type, op);
     if (cb_rabenseifner(n, count, type, op))
         coll_algo_allreduce_rabenseifner(a, buf, tmp, count);
     else
@@ -164,10 +164,10 @@ static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void 
                                                           ? MPII_ALG_RABENSEIFNER
                                                           : MPII_ALG_RECURSIVE_DOUBLING);
     if (sbuf != MPI_IN_PLACE)
-        mpii_cs_copy(s, sbuf, count, type, rbuf, count, type);
+        mpii_sched_copy(s, sbuf, count, type, rbuf, count, type);
     if (c->size == 1 || count == 0)
         return MPI_SUCCESS;
-    mpii_cb_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_cs_tmp(s, type, count), count,
+    mpii_cb_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_sched_tmp(s, type, count), count,
                            type, op);
     return MPI_SUCCESS;
 }
@@ -198,9 +198,9 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    coll_sched_t *hit = mpii_cs_hit(c, m, &kb);
+    coll_sched_t *hit = mpii_sched_hit(c, m, &kb);
     if (hit)
-        return mpii_cs_run_cached(c, comm, hit, fname);
+        return mpii_sched_run_cached(c, comm, hit, fname);
     if ((rc = mpii_coll_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     int inter = c->rgroup != NULL;
@@ -250,9 +250,9 @@ static int cb_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in, vo
         total += counts[i];
     }
     if (!mc_commute(op)) { /* in rank order: reduce to 0, then scatter */
-        void *full = r == 0 ? mpii_cs_tmp(s, type, total) : NULL;
+        void *full = r == 0 ? mpii_sched_tmp(s, type, total) : NULL;
         rc = mpii_cb_reduce(s, c, in, full, total, type, op, 0);
-        mpii_cs_fence(s);
+        mpii_sched_fence(s);
         if (!rc)
             rc = mpii_cb_scatterv(s, c, full, counts, displs, type, rbuf, counts[r], type, 0);
         free(displs);
@@ -260,19 +260,19 @@ static int cb_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in, vo
     }
     /* Commutative: every rank sends block i to rank i and combines what it receives. */
     int64_t mine = counts[r];
-    void *acc = mpii_cs_tmp(s, type, mine);
-    char *tmp = mpii_cs_tmp(s, type, mine * (p > 1 ? p - 1 : 1));
+    void *acc = mpii_sched_tmp(s, type, mine);
+    char *tmp = mpii_sched_tmp(s, type, mine * (p > 1 ? p - 1 : 1));
     const char *ib = in;
-    mpii_cs_copy(s, ib + displs[r] * ext, mine, type, acc, mine, type);
+    mpii_sched_copy(s, ib + displs[r] * ext, mine, type, acc, mine, type);
     for (int k = 1; k < p; k++) {
         int src = (r - k + p) % p, dst = (r + k) % p;
-        mpii_cs_recv(s, tmp + (k - 1) * mine * ext, mine, type, src);
-        mpii_cs_send(s, ib + displs[dst] * ext, counts[dst], type, dst);
+        mpii_sched_recv(s, tmp + (k - 1) * mine * ext, mine, type, src);
+        mpii_sched_send(s, ib + displs[dst] * ext, counts[dst], type, dst);
     }
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     for (int k = 1; k < p; k++)
-        mpii_cs_reduce(s, op, tmp + (k - 1) * mine * ext, acc, mine, type);
-    mpii_cs_copy(s, acc, mine, type, rbuf, mine, type);
+        mpii_sched_reduce(s, op, tmp + (k - 1) * mine * ext, acc, mine, type);
+    mpii_sched_copy(s, acc, mine, type, rbuf, mine, type);
     free(displs);
     return MPI_SUCCESS;
 }
@@ -370,12 +370,12 @@ static int cb_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     if (count == 0)
         return MPI_SUCCESS;
     if (!ex && in != rbuf)
-        mpii_cs_copy(s, in, count, type, rbuf, count, type);
+        mpii_sched_copy(s, in, count, type, rbuf, count, type);
     if (p == 1)
         return MPI_SUCCESS;
     int commute = mc_commute(op);
-    void *partial = mpii_cs_tmp(s, type, count), *tmp = mpii_cs_tmp(s, type, count);
-    mpii_cs_copy(s, in, count, type, partial, count, type);
+    void *partial = mpii_sched_tmp(s, type, count), *tmp = mpii_sched_tmp(s, type, count);
+    mpii_sched_copy(s, in, count, type, partial, count, type);
     int have = 0; /* exscan: rbuf holds something */
     for (int mask = 1; mask < p; mask <<= 1) {
         int dst = r ^ mask;
@@ -383,17 +383,17 @@ static int cb_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
             continue;
         cb_sendrecv(s, partial, count, tmp, count, type, dst);
         if (r > dst) {
-            mpii_cs_reduce(s, op, tmp, partial, count, type);
+            mpii_sched_reduce(s, op, tmp, partial, count, type);
             if (!ex || have)
-                mpii_cs_reduce(s, op, tmp, rbuf, count, type);
+                mpii_sched_reduce(s, op, tmp, rbuf, count, type);
             else
-                mpii_cs_copy(s, tmp, count, type, rbuf, count, type);
+                mpii_sched_copy(s, tmp, count, type, rbuf, count, type);
             have = 1;
         } else if (commute) {
-            mpii_cs_reduce(s, op, tmp, partial, count, type);
+            mpii_sched_reduce(s, op, tmp, partial, count, type);
         } else {
-            mpii_cs_reduce(s, op, partial, tmp, count, type);
-            mpii_cs_copy(s, tmp, count, type, partial, count, type);
+            mpii_sched_reduce(s, op, partial, tmp, count, type);
+            mpii_sched_copy(s, tmp, count, type, partial, count, type);
         }
     }
     return MPI_SUCCESS;

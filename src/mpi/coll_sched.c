@@ -15,12 +15,12 @@
  * reference (coll_sched_hold), so MPI_Type_free while a collective is pending or
  * between starts of a persistent one is harmless. */
 
-static void cs_dt_release(void *t)
+static void held_dt_release(void *t)
 {
     dt_release(t);
 }
 
-uintptr_t mpii_cs_type(coll_sched_t *s, MPI_Datatype type)
+uintptr_t mpii_sched_type(coll_sched_t *s, MPI_Datatype type)
 {
     if (FMPL_MPI_DT_IS_PREDEF(type))
         return (uintptr_t)(unsigned)type << 1;
@@ -28,44 +28,46 @@ uintptr_t mpii_cs_type(coll_sched_t *s, MPI_Datatype type)
     if (!t) /* checked at entry: cannot happen */
         return (uintptr_t)(unsigned)MPI_DATATYPE_NULL << 1;
     dt_retain(t);
-    coll_sched_hold(s, cs_dt_release, t);
+    coll_sched_hold(s, held_dt_release, t);
     return (uintptr_t)t | 1;
 }
 
 /* The handle (MPI_DATATYPE_NULL for a derived type) and the dt of a type word. */
-static inline MPI_Datatype cs_handle(uintptr_t w)
+static inline MPI_Datatype type_word_handle(uintptr_t w)
 {
     return w & 1 ? MPI_DATATYPE_NULL : (MPI_Datatype)(unsigned)(w >> 1);
 }
-static inline dt_t *cs_dt(uintptr_t w)
+static inline dt_t *type_word_dt(uintptr_t w)
 {
-    return w & 1 ? (dt_t *)(w & ~(uintptr_t)1) : mpii_type_get(cs_handle(w));
+    return w & 1 ? (dt_t *)(w & ~(uintptr_t)1) : mpii_type_get(type_word_handle(w));
 }
 
 /* ------------------------------------------------------------------ transport */
 
 /* A send of a run that had failed before (COLL_SEQ_POISON) carries no data: its receiver,
- * which expects the exact size (cs_test), fails too, instead of taking this rank's
+ * which expects the exact size (transport_test), fails too, instead of taking this rank's
  * unfilled buffer for the result; so a failure passes on down a tree. */
-static int cs_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int transport_isend(void *ctx, const void *buf, int64_t count, uintptr_t type, int peer,
+                           int tag, uint64_t seq, void *req)
 {
     if (BASE_UNLIKELY(seq & COLL_SEQ_POISON))
         count = 0;
-    return mpii_lib_isend_dt(ctx, buf, count, cs_handle(type), cs_dt(type), peer, tag, req);
+    return mpii_lib_isend_dt(ctx, buf, count, type_word_handle(type), type_word_dt(type), peer, tag,
+                             req);
 }
 
-static int cs_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
-                    uint64_t seq, void *req)
+static int transport_irecv(void *ctx, void *buf, int64_t count, uintptr_t type, int peer, int tag,
+                           uint64_t seq, void *req)
 {
     (void)seq;
-    return mpii_lib_irecv_dt(ctx, buf, count, cs_handle(type), cs_dt(type), peer, tag, req);
+    return mpii_lib_irecv_dt(ctx, buf, count, type_word_handle(type), type_word_dt(type), peer, tag,
+                             req);
 }
 
 /* A collective's messages have the exact size both ends compute from their arguments;
  * a shorter one means the ranks disagree on the collective's size (a longer one is
  * already MPI_ERR_TRUNCATE). */
-static int cs_test(void *req, int *err)
+static int transport_test(void *req, int *err)
 {
     mpii_req_t *r = req;
     if (!r->done)
@@ -77,28 +79,30 @@ static int cs_test(void *req, int *err)
     return 1;
 }
 
-static const coll_sched_ops_t cs_ops = {
-    .req_size = sizeof(mpii_req_t), .isend = cs_isend, .irecv = cs_irecv, .test = cs_test};
+static const coll_sched_ops_t transport_ops = {.req_size = sizeof(mpii_req_t),
+                                               .isend = transport_isend,
+                                               .irecv = transport_irecv,
+                                               .test = transport_test};
 
 mpii_coll_tune_t mpii_coll_tune;
 
 /* MPI_T writes of the thresholds (every rank alike, between collectives: MPI_T scope
  * ALL_EQ); the cached schedules built under the old value are not used again. */
-static int cs_set_bcast_large(long long v)
+static int tune_set_bcast_large(long long v)
 {
     mpii_coll_tune.bcast_large = v;
     mpii_coll_tune.gen++;
     return FMPL_SUCCESS;
 }
 
-static int cs_set_allreduce_large(long long v)
+static int tune_set_allreduce_large(long long v)
 {
     mpii_coll_tune.allreduce_large = v;
     mpii_coll_tune.gen++;
     return FMPL_SUCCESS;
 }
 
-static void cs_tune_read(void)
+static void tune_read(void)
 {
     mpii_coll_tune.bcast_large =
         base_env_int("FMPL_MPI_BCAST_LARGE", 64 * 1024, 0, INT64_MAX / 2,
@@ -108,66 +112,66 @@ static void cs_tune_read(void)
                      "bytes from which a commutative MPI_Allreduce is reduce-scatter + allgather");
     mpii_coll_tune.a2a_window = (int)base_env_int("FMPL_MPI_A2A_WINDOW", 32, 1, 1 << 20,
                                                   "exchanges in flight per round of MPI_Alltoall");
-    base_env_writable("FMPL_MPI_BCAST_LARGE", cs_set_bcast_large, 1);
-    base_env_writable("FMPL_MPI_ALLREDUCE_LARGE", cs_set_allreduce_large, 1);
+    base_env_writable("FMPL_MPI_BCAST_LARGE", tune_set_bcast_large, 1);
+    base_env_writable("FMPL_MPI_ALLREDUCE_LARGE", tune_set_allreduce_large, 1);
 }
 
 int mpii_coll_tune_init(void)
 {
-    cs_tune_read();
+    tune_read();
     return MPI_SUCCESS;
 }
 
-coll_sched_t *mpii_cs_new(mpii_comm_t *c)
+coll_sched_t *mpii_sched_new(mpii_comm_t *c)
 {
     if (BASE_UNLIKELY(!mpii_coll_tune.a2a_window))
-        cs_tune_read();
-    return coll_sched_new(mpii.vnic, &cs_ops, c);
+        tune_read();
+    return coll_sched_new(mpii.vnic, &transport_ops, c);
 }
 
-void mpii_cs_comm(coll_sched_t *s, mpii_comm_t *c)
+void mpii_sched_comm(coll_sched_t *s, mpii_comm_t *c)
 {
     coll_sched_ctx(s, c);
 }
 
-void mpii_cs_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer)
+void mpii_sched_send(coll_sched_t *s, const void *buf, int64_t count, MPI_Datatype type, int peer)
 {
-    coll_sched_send(s, buf, count, mpii_cs_type(s, type), peer);
+    coll_sched_send(s, buf, count, mpii_sched_type(s, type), peer);
 }
 
-void mpii_cs_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer)
+void mpii_sched_recv(coll_sched_t *s, void *buf, int64_t count, MPI_Datatype type, int peer)
 {
-    coll_sched_recv(s, buf, count, mpii_cs_type(s, type), peer);
+    coll_sched_recv(s, buf, count, mpii_sched_type(s, type), peer);
 }
 
-void mpii_cs_fence(coll_sched_t *s)
+void mpii_sched_fence(coll_sched_t *s)
 {
     coll_sched_fence(s);
 }
 
-void mpii_cs_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
+void mpii_sched_and(coll_sched_t *s, mpii_comm_t *c, uint64_t *in, uint64_t *out)
 {
     mpii_algo_t m;
-    const coll_algo_t *a = mpii_cs_algo(&m, s, NULL, c->size, c->rank, MPI_UINT64_T, MPI_BAND);
+    const coll_algo_t *a = mpii_sched_algo(&m, s, NULL, c->size, c->rank, MPI_UINT64_T, MPI_BAND);
     coll_algo_reduce_binomial(a, in, out, 1, 0);
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     coll_algo_bcast_binomial(a, out, 1, 0);
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
 }
 
 /* ------------------------------------------------------------------ local steps */
 
-typedef struct cs_copy_args {
+typedef struct typed_copy_args {
     const void *sbuf;
     void *rbuf;
     int64_t scount, rcount;
     uintptr_t stype, rtype; /* type words */
-} cs_copy_args_t;
+} typed_copy_args_t;
 
-static int cs_copy_step(const void *a)
+static int typed_copy_step(const void *a)
 {
-    const cs_copy_args_t *x = a;
-    dt_t *st = cs_dt(x->stype), *rt = cs_dt(x->rtype);
+    const typed_copy_args_t *x = a;
+    dt_t *st = type_word_dt(x->stype), *rt = type_word_dt(x->rtype);
     int64_t sn = x->scount * dt_size(st), rn = x->rcount * dt_size(rt);
     int64_t n = sn < rn ? sn : rn;
     if (n > 0 && dt_copy(st, x->scount, x->sbuf, rt, x->rcount, x->rbuf, 0, n) != 0)
@@ -176,19 +180,20 @@ static int cs_copy_step(const void *a)
     return sn > rn ? MPI_ERR_TRUNCATE : sn < rn ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
-void mpii_cs_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                  int64_t rcount, MPI_Datatype rtype)
+void mpii_sched_copy(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype,
+                     void *rbuf, int64_t rcount, MPI_Datatype rtype)
 {
-    cs_copy_args_t a = {sbuf, rbuf, scount, rcount, mpii_cs_type(s, stype), mpii_cs_type(s, rtype)};
-    coll_sched_call(s, cs_copy_step, &a, sizeof a);
+    typed_copy_args_t a = {
+        sbuf, rbuf, scount, rcount, mpii_sched_type(s, stype), mpii_sched_type(s, rtype)};
+    coll_sched_call(s, typed_copy_step, &a, sizeof a);
 }
 
-static void cs_op_release(void *o)
+static void held_op_release(void *o)
 {
     mpii_op_release(o);
 }
 
-typedef struct cs_reduce_args {
+typedef struct op_reduce_args {
     const void *in;
     void *inout;
     int64_t count;
@@ -196,34 +201,35 @@ typedef struct cs_reduce_args {
     uintptr_t type;
     MPI_Datatype handle; /* the caller's handle, for a user op */
     MPI_Op op;
-} cs_reduce_args_t;
+} op_reduce_args_t;
 
-/* A user op gets the caller's datatype handle, not cs_handle()'s MPI_DATATYPE_NULL of a
+/* A user op gets the caller's datatype handle, not type_word_handle()'s MPI_DATATYPE_NULL of a
  * derived type word (MPICH's coll/nonblocking2 asks its op for the extent of the type it
  * was given). Only the dt is held, not the handle: if the caller freed the type while a
  * nonblocking reduction is pending, its op gets the freed handle. */
-static int cs_reduce_step(const void *a)
+static int op_reduce_step(const void *a)
 {
-    const cs_reduce_args_t *x = a;
-    return mpii_op_apply_obj(x->o, x->op, x->in, x->inout, x->count, x->handle, cs_dt(x->type));
+    const op_reduce_args_t *x = a;
+    return mpii_op_apply_obj(x->o, x->op, x->in, x->inout, x->count, x->handle,
+                             type_word_dt(x->type));
 }
 
-void mpii_cs_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
-                    MPI_Datatype type)
+void mpii_sched_reduce(coll_sched_t *s, MPI_Op op, const void *in, void *inout, int64_t count,
+                       MPI_Datatype type)
 {
     mpii_op_t *o = mpii_op_get(op); /* checked at entry */
     o->refs++;
-    coll_sched_hold(s, cs_op_release, o);
-    cs_reduce_args_t a = {in, inout, count, o, mpii_cs_type(s, type), type, op};
-    coll_sched_call(s, cs_reduce_step, &a, sizeof a);
+    coll_sched_hold(s, held_op_release, o);
+    op_reduce_args_t a = {in, inout, count, o, mpii_sched_type(s, type), type, op};
+    coll_sched_call(s, op_reduce_step, &a, sizeof a);
 }
 
-void *mpii_cs_bytes(coll_sched_t *s, int64_t n)
+void *mpii_sched_bytes(coll_sched_t *s, int64_t n)
 {
     return coll_sched_mem(s, (size_t)(n > 0 ? n : 1));
 }
 
-void *mpii_cs_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
+void *mpii_sched_tmp(coll_sched_t *s, MPI_Datatype type, int64_t count)
 {
     dt_t *t = mpii_type_get(type);
     int64_t lo = 0, hi = 1;
@@ -250,12 +256,12 @@ static const mpii_algo_t *algo_of(const coll_algo_t *a)
 static void algo_copy(const coll_algo_t *a, void *dst, const void *src, int64_t count)
 {
     if (dst != src)
-        mpii_cs_copy(a->s, src, count, algo_of(a)->type, dst, count, algo_of(a)->type);
+        mpii_sched_copy(a->s, src, count, algo_of(a)->type, dst, count, algo_of(a)->type);
 }
 
 static void *algo_scratch(const coll_algo_t *a, int64_t count)
 {
-    return mpii_cs_tmp(a->s, algo_of(a)->type, count);
+    return mpii_sched_tmp(a->s, algo_of(a)->type, count);
 }
 
 /* MPI_Reduce_local's order: the result lands in the second operand. */
@@ -264,13 +270,13 @@ static void algo_reduce(const coll_algo_t *a, const void *lower, const void *upp
 {
     const mpii_algo_t *m = algo_of(a);
     /* into == lower: a commutative op */
-    mpii_cs_reduce(a->s, m->op, into == upper ? lower : upper, into, count, m->type);
+    mpii_sched_reduce(a->s, m->op, into == upper ? lower : upper, into, count, m->type);
 }
 
 static const coll_algo_ops_t algo_ops = {algo_copy, algo_scratch, algo_reduce};
 
-const coll_algo_t *mpii_cs_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, int n, int me,
-                                MPI_Datatype type, MPI_Op op)
+const coll_algo_t *mpii_sched_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, int n, int me,
+                                   MPI_Datatype type, MPI_Op op)
 {
     mpii_op_t *o = op == MPI_OP_NULL ? NULL : mpii_op_get(op);
     m->a = (coll_algo_t){.s = s,
@@ -278,7 +284,7 @@ const coll_algo_t *mpii_cs_algo(mpii_algo_t *m, coll_sched_t *s, const int *rk, 
                          .ranks = rk,
                          .n = n,
                          .me = me,
-                         .word = mpii_cs_type(s, type),
+                         .word = mpii_sched_type(s, type),
                          .extent = mpii_coll_ext(type),
                          .commutative = !o || o->commute,
                          .into_upper = 1};
@@ -378,35 +384,35 @@ int mpii_co_steps(coll_sched_t *s, coll_offload_t *o)
 
 /* ------------------------------------------------------------------ cache */
 
-#define CS_CACHE 8 /* blocking schedules kept per communicator */
+#define CACHE_SLOTS 8 /* blocking schedules kept per communicator */
 
 typedef struct mpii_ccache {
     int next; /* slot replaced next */
     int last; /* slot of the latest hit: looked at first */
-    mpii_ckey_t key[CS_CACHE];
-    coll_sched_t *s[CS_CACHE];
+    mpii_ckey_t key[CACHE_SLOTS];
+    coll_sched_t *s[CACHE_SLOTS];
     /* the slot's schedule is queued or running for a nonblocking call (which borrowed it:
      * a blocking call waits for the queue before it runs or replaces anything) */
-    unsigned char busy[CS_CACHE];
-    int note[CS_CACHE];     /* the slot's (collective, algorithm) note: tool_impl.h */
-    unsigned gen[CS_CACHE]; /* mpii_coll_tune.gen when built: another one is a miss */
+    unsigned char busy[CACHE_SLOTS];
+    int note[CACHE_SLOTS];     /* the slot's (collective, algorithm) note: tool_impl.h */
+    unsigned gen[CACHE_SLOTS]; /* mpii_coll_tune.gen when built: another one is a miss */
 } mpii_ccache_t;
 
 mpii_coll_stats_t mpii_coll_stats;
 _Static_assert(MPII_TOOL_COLL(MPII_CK_EXSCAN) == MPII_TOOL_NCOLL - 1, "tool_impl.h's count");
 
 /* Counts a run of cached schedule s by its slot's note. */
-static void cs_count_cached(mpii_comm_t *c, const coll_sched_t *s)
+static void cache_count(mpii_comm_t *c, const coll_sched_t *s)
 {
     const mpii_ccache_t *cc = c->ccache;
-    for (int n = 0, i = cc ? cc->last : 0; cc && n < CS_CACHE; n++, i = (i + 1) % CS_CACHE)
+    for (int n = 0, i = cc ? cc->last : 0; cc && n < CACHE_SLOTS; n++, i = (i + 1) % CACHE_SLOTS)
         if (cc->s[i] == s) {
             mpii_coll_count(cc->note[i]);
             return;
         }
 }
 
-const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
+const mpii_ckey_t *mpii_sched_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
 {
     if (!k || m->kind != MPII_CM_BLOCK)
         return NULL;
@@ -425,12 +431,12 @@ const mpii_ckey_t *mpii_cs_key(const mpii_cmode_t *m, const mpii_ckey_t *k)
 
 /* The slot of key k in c's cache (looked for from the latest hit on: a loop of one
  * collective finds it at once), or -1. */
-static int cs_slot(mpii_comm_t *c, const mpii_ckey_t *k)
+static int cache_find(mpii_comm_t *c, const mpii_ckey_t *k)
 {
     mpii_ccache_t *cc = c->ccache;
     if (!k || !cc)
         return -1;
-    for (int n = 0, i = cc->last; n < CS_CACHE; n++, i = (i + 1) % CS_CACHE)
+    for (int n = 0, i = cc->last; n < CACHE_SLOTS; n++, i = (i + 1) % CACHE_SLOTS)
         if (cc->s[i] && cc->key[i].kind == k->kind && cc->gen[i] == mpii_coll_tune.gen &&
             !memcmp(&cc->key[i], k, sizeof *k)) {
             cc->last = i;
@@ -439,16 +445,16 @@ static int cs_slot(mpii_comm_t *c, const mpii_ckey_t *k)
     return -1;
 }
 
-coll_sched_t *mpii_cs_lookup(mpii_comm_t *c, const mpii_ckey_t *k)
+coll_sched_t *mpii_sched_lookup(mpii_comm_t *c, const mpii_ckey_t *k)
 {
-    int i = cs_slot(c, k);
+    int i = cache_find(c, k);
     return i >= 0 ? c->ccache->s[i] : NULL;
 }
 
-int mpii_cs_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s)
+int mpii_sched_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s)
 {
     mpii_cmode_t mb = {.kind = MPII_CM_BLOCK};
-    int i = cs_slot(c, mpii_cs_key(&mb, k));
+    int i = cache_find(c, mpii_sched_key(&mb, k));
     if (i < 0 || c->ccache->busy[i] || !coll_sched_is_group(c->ccache->s[i]))
         return 0;
     c->ccache->busy[i] = 1;
@@ -458,18 +464,18 @@ int mpii_cs_borrow(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t **s)
 
 /* Keeps s under k in c's cache (s not in it yet), replacing a schedule no nonblocking
  * call is using: returns its slot, or -1 (no room: s is not taken). */
-static int cs_cache_slot(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
+static int cache_take_slot(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
 {
     if (mpii_verify_setting() || (!c->ccache && !(c->ccache = calloc(1, sizeof *c->ccache))))
         return -1;
     mpii_ccache_t *cc = c->ccache;
     int i = cc->next;
     for (int n = 0; cc->busy[i]; n++) {
-        if (n == CS_CACHE)
+        if (n == CACHE_SLOTS)
             return -1;
-        i = (i + 1) % CS_CACHE;
+        i = (i + 1) % CACHE_SLOTS;
     }
-    cc->next = (i + 1) % CS_CACHE;
+    cc->next = (i + 1) % CACHE_SLOTS;
     coll_sched_free(cc->s[i]);
     cc->key[i] = *k;
     cc->s[i] = s;
@@ -479,20 +485,20 @@ static int cs_cache_slot(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s)
 }
 
 /* The same, freeing s when there is no room. */
-static void cs_cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s, int note)
+static void cache_put(mpii_comm_t *c, const mpii_ckey_t *k, coll_sched_t *s, int note)
 {
-    int i = cs_cache_slot(c, k, s);
+    int i = cache_take_slot(c, k, s);
     if (i < 0)
         coll_sched_free(s);
     else
         c->ccache->note[i] = note;
 }
 
-void mpii_cs_cache_free(mpii_comm_t *c)
+void mpii_sched_cache_free(mpii_comm_t *c)
 {
     if (!c->ccache)
         return;
-    for (int i = 0; i < CS_CACHE; i++)
+    for (int i = 0; i < CACHE_SLOTS; i++)
         coll_sched_free(c->ccache->s[i]);
     free(c->ccache);
     c->ccache = NULL;
@@ -500,28 +506,29 @@ void mpii_cs_cache_free(mpii_comm_t *c)
 
 /* ------------------------------------------------------------------ running */
 
-typedef struct cs_wait {
+typedef struct block_wait {
     coll_sched_t *s;
     int err, done;
-    mpii_coll_watch_t watch; /* blocking runs (cs_run_block) */
-} cs_wait_t;
+    mpii_coll_watch_t watch; /* blocking runs (run_block) */
+} block_wait_t;
 
 /* Done, or (blocking runs) due for the watch's check. */
-static int cs_ready(void *arg)
+static int block_wait_ready(void *arg)
 {
-    cs_wait_t *w = arg;
+    block_wait_t *w = arg;
     if (coll_sched_advance(w->s, &w->err))
         return w->done = 1;
     return mpii_coll_watch_due(&w->watch);
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cs_run_tagged(coll_sched_t *s, int tag)
+int mpii_sched_run_tagged(coll_sched_t *s, int tag)
 {
-    cs_wait_t w = {s, 0, 0, {0}};
+    block_wait_t w = {s, 0, 0, {0}};
     int rc = MPI_ERR_NO_MEM;
     if (s && !coll_sched_start(s, tag, 0, NULL, NULL)) {
-        rc = coll_sched_advance(s, &w.err) ? FMPL_SUCCESS : vnic_wait(mpii.vnic, cs_ready, &w, -1);
+        rc = coll_sched_advance(s, &w.err) ? FMPL_SUCCESS
+                                           : vnic_wait(mpii.vnic, block_wait_ready, &w, -1);
         rc = rc == FMPL_SUCCESS ? w.err : mpii_err_from_fmpl(rc);
     }
     coll_sched_free(s);
@@ -530,7 +537,7 @@ int mpii_cs_run_tagged(coll_sched_t *s, int tag)
 
 /* A background run finished (err: an MPI class): the request completes with an empty
  * status. */
-static void cs_done(void *arg, int err)
+static void run_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
     r->run = NULL;
@@ -544,9 +551,9 @@ static void cs_done(void *arg, int err)
     mpii_req_done(r);
 }
 /* The same for a group schedule's run (err: an FMPL code). */
-static void cs_group_done(void *arg, int err)
+static void run_group_done(void *arg, int err)
 {
-    cs_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
+    run_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
 }
 
 /* ------------------------------------------------------------------ lanes
@@ -596,7 +603,7 @@ static void pl_part_done(void *arg, int err)
     if (err && !pl->err)
         pl->err = err;
     if (--pl->pending == 0)
-        cs_done(r, pl->err);
+        run_done(r, pl->err);
 }
 /* The start's own run finished (err: an MPI class): the agreement begins, so that a
  * member whose run failed offers no lane (pl_offer_step). A lane's transfers are chosen
@@ -620,7 +627,7 @@ static void pl_group_run_done(void *arg, int err)
 /* Starts a run of r's own schedule in the background: a group schedule queued on the
  * group (done gets FMPL codes then: group_done), a point-to-point one at once (done).
  * Returns 0, or nonzero when nothing was started. */
-static int cs_launch(mpii_req_t *r, void (*done)(void *, int), void (*group_done)(void *, int))
+static int run_launch(mpii_req_t *r, void (*done)(void *, int), void (*group_done)(void *, int))
 {
     if (coll_sched_is_group(r->sched))
         return coll_group_enqueue(r->cref->cgroup, r->sched, group_done, r);
@@ -641,7 +648,7 @@ static void pl_free(mpii_plane_t *pl)
 static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
 {
     mpii_plane_t *pl = calloc(1, sizeof *pl);
-    coll_sched_t *a = pl ? mpii_cs_new(c) : NULL;
+    coll_sched_t *a = pl ? mpii_sched_new(c) : NULL;
     if (!a) {
         free(pl);
         coll_sched_free(lane);
@@ -653,7 +660,7 @@ static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
     pl->atag = mpii_coll_tag(c);
     pl->seq = c->lane_seq++;
     coll_sched_call(a, pl_offer_step, &pl, sizeof pl);
-    mpii_cs_and(a, c, &pl->offer, &pl->agreed);
+    mpii_sched_and(a, c, &pl->offer, &pl->agreed);
     coll_sched_call(a, pl_settle_step, &pl, sizeof pl);
     r->plane = pl;
     return MPI_SUCCESS;
@@ -671,20 +678,20 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
 }
 
 /* Starts r's own run (and the lane agreement while one is tried). */
-static int cs_start_own(mpii_req_t *r)
+static int run_start_own(mpii_req_t *r)
 {
     mpii_plane_t *pl = r->plane;
     int rc;
     if (pl && pl->state == PL_ON) {
         r->run = pl->lane;
-        rc = coll_sched_start(pl->lane, r->tag, 1, cs_group_done, r);
+        rc = coll_sched_start(pl->lane, r->tag, 1, run_group_done, r);
     } else if (pl && pl->state == PL_TRY) {
         pl->pending = 2;
         pl->err = MPI_SUCCESS;
-        rc = cs_launch(r, pl_run_done, pl_group_run_done);
+        rc = run_launch(r, pl_run_done, pl_group_run_done);
     } else {
         r->run = r->sched;
-        rc = cs_launch(r, cs_done, cs_group_done);
+        rc = run_launch(r, run_done, run_group_done);
     }
     if (rc) {
         r->run = NULL;
@@ -696,24 +703,24 @@ static int cs_start_own(mpii_req_t *r)
 
 /* The check schedule of r finished (err: an MPI class): the members disagree (the
  * request completes with the error on every member), or r's own run starts. */
-static void cs_check_done(void *arg, int err)
+static void run_check_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
-    r->run = NULL; /* (cs_start_own names the run that follows, where it has one) */
-    if (err || cs_start_own(r))
-        cs_done(r, err ? err : MPI_ERR_NO_MEM);
+    r->run = NULL; /* (run_start_own names the run that follows, where it has one) */
+    if (err || run_start_own(r))
+        run_done(r, err ? err : MPI_ERR_NO_MEM);
 }
 
-int mpii_cs_start(mpii_req_t *r)
+int mpii_sched_start(mpii_req_t *r)
 {
     if (coll_sched_is_group(r->sched) && !r->cref->cgroup)
         return MPI_ERR_COMM; /* MPI_Comm_free retired the group its runs queue on */
     r->done = 0;
     r->err = MPI_SUCCESS;
     if (!r->check)
-        return cs_start_own(r);
+        return run_start_own(r);
     r->run = r->check;
-    if (coll_sched_start(r->check, r->check_tag, 1, cs_check_done, r)) {
+    if (coll_sched_start(r->check, r->check_tag, 1, run_check_done, r)) {
         r->run = NULL;
         r->done = 1;
         return MPI_ERR_NO_MEM;
@@ -721,7 +728,7 @@ int mpii_cs_start(mpii_req_t *r)
     return MPI_SUCCESS;
 }
 
-void mpii_cs_req_free(mpii_req_t *r)
+void mpii_sched_req_free(mpii_req_t *r)
 {
     coll_sched_free(r->check);
     r->check = NULL;
@@ -733,8 +740,8 @@ void mpii_cs_req_free(mpii_req_t *r)
 
 /* A blocking run of s; then s goes into the cache under k (not NULL), or is freed (k NULL
  * and not cached), or stays where it is (cached). */
-static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname,
-                        int cached, const mpii_ckey_t *k, int note)
+static int run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname, int cached,
+                     const mpii_ckey_t *k, int note)
 {
     int qrc;
     if (c->cgroup && (qrc = coll_group_quiesce(c->cgroup))) {
@@ -744,7 +751,7 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
         return MPII_ERR_COMM(comm, mpii_err_from_fmpl(qrc), fname);
     }
     int tag = mpii_coll_tag(c), group = coll_sched_is_group(s);
-    cs_wait_t w = {s, 0, 0, {0}};
+    block_wait_t w = {s, 0, 0, {0}};
     mpii_coll_watch_start(&w.watch, c, tag, group);
     if (coll_sched_start(s, tag, 0, NULL, NULL)) {
         if (!cached)
@@ -753,7 +760,7 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
     }
     w.done = coll_sched_advance(s, &w.err);
     while (!w.done) {
-        int rc = vnic_wait(mpii.vnic, cs_ready, &w, -1);
+        int rc = vnic_wait(mpii.vnic, block_wait_ready, &w, -1);
         if (rc != FMPL_SUCCESS) /* a dead peer: the run can never end */
             return MPII_ERR_COMM(comm, mpii_err_from_fmpl(rc), fname);
         if (!w.done) /* back for the watch */
@@ -761,7 +768,7 @@ static int cs_run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const ch
     }
     if (!cached) {
         if (k)
-            cs_cache_put(c, k, s, note);
+            cache_put(c, k, s, note);
         else
             coll_sched_free(s);
     }
@@ -782,17 +789,17 @@ int mpii_cg_fail(MPI_Comm comm, int fmpl_rc, const char *fname)
     return MPII_ERR_COMM(comm, rc, fname);
 }
 
-int mpii_cs_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname)
+int mpii_sched_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname)
 {
     mpii_coll_take_note(); /* the entry's path note: this schedule has its own */
-    cs_count_cached(c, s);
-    return cs_run_block(c, comm, s, fname, 1, NULL, 0);
+    cache_count(c, s);
+    return run_block(c, comm, s, fname, 1, NULL, 0);
 }
 
 /* A nonblocking call's request over group schedule s, queued on c's group: s owned by the
  * request (cslot 0), or borrowed from slot cslot - 1 of the cache (freed by nobody here).
  * Returns an MPI class (the request is gone then). */
-static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int cslot)
+static int run_queued(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int cslot)
 {
     mpii_req_t *r = mpii_req_alloc();
     if (!r) {
@@ -817,7 +824,7 @@ static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int 
         return rc;
     }
     r->run = s;
-    int qrc = coll_group_enqueue(c->cgroup, s, cs_group_done, r);
+    int qrc = coll_group_enqueue(c->cgroup, s, run_group_done, r);
     if (qrc) {
         r->run = NULL;
         r->done = 1;
@@ -830,34 +837,34 @@ static int cs_queue(mpii_comm_t *c, coll_sched_t *s, const mpii_cmode_t *m, int 
     return MPI_SUCCESS;
 }
 
-int mpii_cs_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
-                         int cslot)
+int mpii_sched_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                            int cslot)
 {
     mpii_coll_take_note();
     mpii_coll_count(c->ccache->note[cslot - 1]);
-    int rc = m->req ? cs_queue(c, s, m, cslot) : MPI_ERR_ARG;
+    int rc = m->req ? run_queued(c, s, m, cslot) : MPI_ERR_ARG;
     if (rc && !m->req)
         c->ccache->busy[cslot - 1] = 0;
     return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
 }
 
-int mpii_cs_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
-                   const mpii_ckey_t *kb, int build_err)
+int mpii_sched_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                      const mpii_ckey_t *kb, int build_err)
 {
     mpii_cmode_t mb = {.kind = MPII_CM_BLOCK};
-    const mpii_ckey_t *k = mpii_cs_key(&mb, kb);
+    const mpii_ckey_t *k = mpii_sched_key(&mb, kb);
     if (!s || build_err || !m->req || !k)
-        return mpii_cs_run(c, comm, s, m, NULL, build_err);
-    int i = cs_cache_slot(c, k, s); /* cached, and borrowed at once */
+        return mpii_sched_run(c, comm, s, m, NULL, build_err);
+    int i = cache_take_slot(c, k, s); /* cached, and borrowed at once */
     if (i < 0)
-        return mpii_cs_run(c, comm, s, m, NULL, build_err);
+        return mpii_sched_run(c, comm, s, m, NULL, build_err);
     c->ccache->busy[i] = 1;
     c->ccache->note[i] = mpii_coll_take_note();
-    return mpii_cs_run_borrowed(c, comm, s, m, i + 1);
+    return mpii_sched_run_borrowed(c, comm, s, m, i + 1);
 }
 
-int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
-                const mpii_ckey_t *k, int build_err)
+int mpii_sched_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
+                   const mpii_ckey_t *k, int build_err)
 {
     int note = mpii_coll_take_note(), check_tag;
     coll_sched_t *check = mpii_verify_take(c, &check_tag);
@@ -874,7 +881,7 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
         mpii_coll_count(note); /* persistent ones: not per start */
     if (m->kind == MPII_CM_BLOCK) {
         mpii_coll_count(note);
-        return cs_run_block(c, comm, s, m->fname, 0, k, note);
+        return run_block(c, comm, s, m->fname, 0, k, note);
     }
     if (!m->req) {
         coll_sched_free(s);
@@ -883,7 +890,7 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
     }
     if (m->kind == MPII_CM_NB && coll_sched_is_group(s)) { /* after the ones queued before */
         coll_sched_free(check); /* (checked calls take no group schedule: mpii_cg_fits) */
-        int rc = cs_queue(c, s, m, 0);
+        int rc = run_queued(c, s, m, 0);
         return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
     }
     mpii_req_t *r = mpii_req_alloc();
@@ -913,7 +920,7 @@ int mpii_cs_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode
             mpii_req_free(r);
     } else {
         rc = mpii_req_handle(r, m->req);
-        if (rc == MPI_SUCCESS && mpii_cs_start(r) != MPI_SUCCESS) {
+        if (rc == MPI_SUCCESS && mpii_sched_start(r) != MPI_SUCCESS) {
             PMPI_Request_free(m->req);
             rc = MPI_ERR_NO_MEM;
         }

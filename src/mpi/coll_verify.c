@@ -18,7 +18,7 @@
  * wait for the other members when it starts: its check is the same exchange built as a
  * point-to-point schedule (the check schedule), which the request runs before its own
  * schedule, at every start, and which completes the request with the error instead when
- * the members disagree (coll_sched.c, mpii_cs_start). Such calls then take
+ * the members disagree (coll_sched.c, mpii_sched_start). Such calls then take
  * point-to-point schedules only (mpii_cg_fits), which start whenever their check ends,
  * whatever the other calls in flight. */
 #include <stdio.h>
@@ -170,7 +170,7 @@ static int verify_build(verify_t *v, const char *fname)
 {
     mpii_comm_t *c = v->c;
     int p = c->size, me = c->rank;
-    coll_sched_t *s = mpii_cs_new(c);
+    coll_sched_t *s = mpii_sched_new(c);
     verify_run_t *vr = s ? coll_sched_mem(s, sizeof *vr) : NULL;
     verify_rec_t *recs = vr ? coll_sched_mem(s, 3 * (size_t)p * sizeof *recs) : NULL;
     if (!recs) {
@@ -186,13 +186,13 @@ static int verify_build(verify_t *v, const char *fname)
             vr->in[j] = vr->mine[j];
             continue;
         }
-        mpii_cs_recv(s, &vr->in[j], sizeof vr->in[j], MPI_BYTE, j);
-        mpii_cs_send(s, &vr->out[j], sizeof vr->out[j], MPI_BYTE, j);
+        mpii_sched_recv(s, &vr->in[j], sizeof vr->in[j], MPI_BYTE, j);
+        mpii_sched_send(s, &vr->out[j], sizeof vr->out[j], MPI_BYTE, j);
     }
     free(v->send);
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     coll_sched_call(s, verify_judge_step, &vr, sizeof vr);
-    mpii_cs_and(s, c, &vr->ok, &vr->all_ok);
+    mpii_sched_and(s, c, &vr->ok, &vr->all_ok);
     coll_sched_call(s, verify_final_step, &vr, sizeof vr);
     coll_sched_free(verify_check); /* (an entry that failed after its check was built) */
     verify_check = s;

@@ -83,7 +83,7 @@ void mpii_comm_release(mpii_comm_t *c)
         return;
     if (c->local)
         mpii_comm_release(c->local);
-    mpii_cs_cache_free(c);
+    mpii_sched_cache_free(c);
     mpii_cn_free(c);
     mpii_group_release(c->group);
     mpii_group_release(c->rgroup);
@@ -515,7 +515,7 @@ static int comm_group_free(mpii_comm_t *c)
     int rc = coll_group_quiesce(g);
     if (rc != FMPL_SUCCESS)
         return mpii_err_from_fmpl(rc);
-    mpii_cs_cache_free(c); /* its schedules run on the group */
+    mpii_sched_cache_free(c); /* its schedules run on the group */
     rc = coll_group_retire(g, NULL, NULL);
     c->cgroup = NULL;
     c->slotted = 0;
@@ -974,28 +974,28 @@ static void sched_band(coll_sched_t *s, int p, int me, uint64_t *w, uint64_t *tm
     if (reduce)
         for (mask = 1; mask < p; mask <<= 1) {
             if (me & mask) {
-                mpii_cs_send(s, w, len, MPI_BYTE, me - mask);
-                mpii_cs_fence(s);
+                mpii_sched_send(s, w, len, MPI_BYTE, me - mask);
+                mpii_sched_fence(s);
                 break;
             }
             if (me + mask < p) {
-                mpii_cs_recv(s, tmp, len, MPI_BYTE, me + mask);
-                mpii_cs_fence(s);
+                mpii_sched_recv(s, tmp, len, MPI_BYTE, me + mask);
+                mpii_sched_fence(s);
                 coll_sched_call(s, band_step, &a, sizeof a);
             }
         }
     if (!bcast)
         return;
-    mpii_cs_fence(s);
+    mpii_sched_fence(s);
     for (mask = 1; mask < p; mask <<= 1)
         if (me & mask) {
-            mpii_cs_recv(s, w, len, MPI_BYTE, me - mask);
-            mpii_cs_fence(s);
+            mpii_sched_recv(s, w, len, MPI_BYTE, me - mask);
+            mpii_sched_fence(s);
             break;
         }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (me + mask < p)
-            mpii_cs_send(s, w, len, MPI_BYTE, me + mask);
+            mpii_sched_send(s, w, len, MPI_BYTE, me + mask);
 }
 
 static void idup_stage(idup_op_t *op);
@@ -1097,7 +1097,7 @@ static void idup_stage(idup_op_t *op)
 {
     mpii_comm_t *p = op->p, *l = p->rgroup ? p->local : p;
     int n = op->a.nwords;
-    coll_sched_t *s = mpii_cs_new(op->stage == 1 ? p : l);
+    coll_sched_t *s = mpii_sched_new(op->stage == 1 ? p : l);
     if (!s) {
         idup_finish(op, MPI_ERR_NO_MEM);
         return;
@@ -1111,9 +1111,9 @@ static void idup_stage(idup_op_t *op)
     } else if (l->rank == 0) {
         band_args_t a = {op->a.msg, op->tmp, n};
         int64_t len = (int64_t)n * (int64_t)sizeof(uint64_t);
-        mpii_cs_send(s, op->a.msg, len, MPI_BYTE, 0);
-        mpii_cs_recv(s, op->tmp, len, MPI_BYTE, 0);
-        mpii_cs_fence(s);
+        mpii_sched_send(s, op->a.msg, len, MPI_BYTE, 0);
+        mpii_sched_recv(s, op->tmp, len, MPI_BYTE, 0);
+        mpii_sched_fence(s);
         coll_sched_call(s, band_step, &a, sizeof a);
     }
     op->s = s;

@@ -16,24 +16,24 @@
 int mpii_lib_bcast_tag(mpii_comm_t *c, const int *map, int p, int me, void *buf, size_t len,
                        int root, int tag)
 {
-    coll_sched_t *s = mpii_cs_new(c);
+    coll_sched_t *s = mpii_sched_new(c);
     mpii_algo_t m;
     if (s)
-        coll_algo_bcast_binomial(mpii_cs_algo(&m, s, map, p, me, MPI_BYTE, MPI_OP_NULL), buf,
+        coll_algo_bcast_binomial(mpii_sched_algo(&m, s, map, p, me, MPI_BYTE, MPI_OP_NULL), buf,
                                  (int64_t)len, root);
-    return mpii_cs_run_tagged(s, tag);
+    return mpii_sched_run_tagged(s, tag);
 }
 
 int mpii_lib_allreduce_band_tag(mpii_comm_t *c, const int *map, int p, int me, uint64_t *words,
                                 int n, int tag)
 {
-    coll_sched_t *s = mpii_cs_new(c);
+    coll_sched_t *s = mpii_sched_new(c);
     mpii_algo_t m;
     if (s) {
-        const coll_algo_t *a = mpii_cs_algo(&m, s, map, p, me, MPI_UINT64_T, MPI_BAND);
+        const coll_algo_t *a = mpii_sched_algo(&m, s, map, p, me, MPI_UINT64_T, MPI_BAND);
         coll_algo_allreduce_recdbl(a, words, a->ops->scratch(a, n), n);
     }
-    return mpii_cs_run_tagged(s, tag);
+    return mpii_sched_run_tagged(s, tag);
 }
 
 int mpii_lib_allgather_tag(mpii_comm_t *c, const int *map, int p, int me, const void *send,
@@ -42,12 +42,12 @@ int mpii_lib_allgather_tag(mpii_comm_t *c, const int *map, int p, int me, const 
     char *out = recv;
     if ((const char *)send != out + (size_t)me * len)
         memmove(out + (size_t)me * len, send, len);
-    coll_sched_t *s = mpii_cs_new(c);
+    coll_sched_t *s = mpii_sched_new(c);
     mpii_algo_t m;
     if (s)
-        coll_algo_allgather_ring(mpii_cs_algo(&m, s, map, p, me, MPI_BYTE, MPI_OP_NULL), out, NULL,
-                                 NULL, NULL, (int64_t)len, 0);
-    return mpii_cs_run_tagged(s, tag);
+        coll_algo_allgather_ring(mpii_sched_algo(&m, s, map, p, me, MPI_BYTE, MPI_OP_NULL), out,
+                                 NULL, NULL, NULL, (int64_t)len, 0);
+    return mpii_sched_run_tagged(s, tag);
 }
 
 int mpii_lib_allgather(mpii_comm_t *c, const void *send, void *recv, size_t len)

@@ -81,7 +81,7 @@ void mpii_req_free(mpii_req_t *r)
     if (r->kind == MPII_REQ_COMPOUND)
         mpii_compound_free(r);
     if (r->kind == MPII_REQ_COLL)
-        mpii_cs_req_free(r);
+        mpii_sched_req_free(r);
     if (r->kind == MPII_REQ_PART)
         mpii_part_free(r);
     if (r->bsub)
@@ -621,7 +621,7 @@ int PMPI_Start(MPI_Request *request)
     if (!r || !r->persistent || r->active)
         return MPII_ERR(MPI_ERR_REQUEST, "MPI_Start");
     r->active = 1;
-    int rc = r->kind == MPII_REQ_COLL   ? mpii_cs_start(r)
+    int rc = r->kind == MPII_REQ_COLL   ? mpii_sched_start(r)
              : r->kind == MPII_REQ_PART ? mpii_part_start(r)
                                         : mpii_p2p_start(r);
     if (rc) {
