@@ -86,7 +86,7 @@ static int mc_root_n(const mpii_comm_t *c, int root)
 /* ------------------------------------------------------------------ barrier */
 
 /* Contract: coll_impl.h. Dissemination (coll/algo). */
-int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c)
+int mpii_build_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     mpii_algo_t m;
     coll_algo_barrier_dissemination(
@@ -116,16 +116,17 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     int fit = mpii_cg_fits(c, m, MPI_BYTE, 0, 0);
     if (fit)
         MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
-                        mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_cb_barrier(s, c));
+                        mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_build_barrier(s, c));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_barrier(s, c));
-    MC_BUILD_RUN(c, comm, m, &kb, c->rgroup ? mpii_cbi_barrier(s, c) : mpii_cb_barrier(s, c));
+    MC_BUILD_RUN(c, comm, m, &kb,
+                 c->rgroup ? mpii_build_inter_barrier(s, c) : mpii_build_barrier(s, c));
 }
 
 /* ------------------------------------------------------------------ bcast */
 
 /* Contract: coll_impl.h. Binomial tree (coll/algo). */
-void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
-                        MPI_Datatype type, int root)
+void mpii_build_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                           MPI_Datatype type, int root)
 {
     mpii_algo_t m;
     coll_algo_bcast_binomial(mpii_sched_algo(&m, s, NULL, c->size, c->rank, type, MPI_OP_NULL), buf,
@@ -133,7 +134,8 @@ void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t coun
 }
 
 /* Scatter of n bytes (binomial, a chunk per rank) then ring allgather of the chunks. */
-static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, int root)
+static int build_bcast_scatter_allgather(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n,
+                                         int root)
 {
     int p = c->size, vr = (c->rank - root + p) % p;
     int64_t chunk = (n + p - 1) / p;
@@ -171,28 +173,28 @@ static int cb_bcast_scag(coll_sched_t *s, mpii_comm_t *c, char *b, int64_t n, in
 }
 
 /* Packing step of a non-contiguous large bcast: count x type at buf <-> n bytes at tmp. */
-typedef struct cb_pack_args {
+typedef struct pack_args {
     void *buf, *tmp;
     int64_t count, n;
     dt_t *t; /* held by the schedule (mpii_sched_type) */
     int unpack;
-} cb_pack_args_t;
+} pack_args_t;
 
 /* Staging step of a send block whose size differs from the receive blocks' (an erroneous
  * call): the first min(have, n) bytes of the packed stream of count x t at buf, from byte
  * offset off, into the n bytes at tmp, zeros after them. Fails (FMPL_ERR_TRUNCATE: the
  * block is longer; FMPL_ERR_MISMATCH: shorter, MPI_ERR_COUNT) after staging, so the
  * collective still runs to its end on every rank. Mailbox schedules only. */
-typedef struct cb_fit_args {
+typedef struct stage_args {
     const void *buf;
     char *tmp;
     int64_t count, off, have, n;
     dt_t *t; /* held by the schedule (mpii_sched_type) */
-} cb_fit_args_t;
+} stage_args_t;
 
-static int cb_fit_step(const void *a)
+static int stage_step(const void *a)
 {
-    const cb_fit_args_t *x = a;
+    const stage_args_t *x = a;
     int64_t k = BASE_MIN(x->have, x->n);
     if (k > 0 && dt_pack(x->t, x->count, x->buf, x->off, k, x->tmp) < 0)
         return MPI_ERR_ARG;
@@ -202,7 +204,7 @@ static int cb_fit_step(const void *a)
 }
 
 /* The n-byte blocks (nblocks of them) of a send whose blocks hold have = scount x stype
- * bytes each, staged for the mailboxes; NULL when out of memory. See cb_fit_step. */
+ * bytes each, staged for the mailboxes; NULL when out of memory. See stage_step. */
 static char *mc_send_block(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype,
                            int64_t n, int nblocks)
 {
@@ -213,15 +215,15 @@ static char *mc_send_block(coll_sched_t *s, const void *sbuf, int64_t scount, MP
     mpii_sched_type(s, stype); /* holds t */
     int64_t have = scount * dt_size(t);
     for (int i = 0; i < nblocks; i++) {
-        cb_fit_args_t a = {sbuf, tmp + i * n, scount * nblocks, i * have, have, n, t};
-        coll_sched_call(s, cb_fit_step, &a, sizeof a);
+        stage_args_t a = {sbuf, tmp + i * n, scount * nblocks, i * have, have, n, t};
+        coll_sched_call(s, stage_step, &a, sizeof a);
     }
     return tmp;
 }
 
-static int cb_pack_step(const void *a)
+static int pack_step(const void *a)
 {
-    const cb_pack_args_t *x = a;
+    const pack_args_t *x = a;
     dt_t *t = x->t;
     int rc = x->unpack ? dt_unpack(t, x->count, x->buf, 0, x->n, x->tmp)
                        : dt_pack(t, x->count, x->buf, 0, x->n, x->tmp);
@@ -229,8 +231,8 @@ static int cb_pack_step(const void *a)
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
-                  int root)
+int mpii_build_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                     int root)
 {
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
@@ -240,21 +242,21 @@ int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
     if (c->size == 1 || count == 0)
         return MPI_SUCCESS;
     if (tree) {
-        mpii_cb_bcast_tree(s, c, buf, count, type, root);
+        mpii_build_bcast_tree(s, c, buf, count, type, root);
         return MPI_SUCCESS;
     }
     if (dt_is_contig(t, count))
-        return cb_bcast_scag(s, c, (char *)buf + dt_true_lb(t), n, root);
+        return build_bcast_scatter_allgather(s, c, (char *)buf + dt_true_lb(t), n, root);
     char *tmp = mpii_sched_bytes(s, n);
     mpii_sched_type(s, type); /* holds t: a derived type is never predefined */
-    cb_pack_args_t a = {buf, tmp, count, n, t, 0};
+    pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
-    int rc = cb_bcast_scag(s, c, tmp, n, root);
+        coll_sched_call(s, pack_step, &a, sizeof a);
+    int rc = build_bcast_scatter_allgather(s, c, tmp, n, root);
     if (c->rank != root) {
         mpii_sched_fence(s);
         a.unpack = 1;
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        coll_sched_call(s, pack_step, &a, sizeof a);
     }
     return rc;
 }
@@ -272,14 +274,14 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
             coll_build_bcast(s, c->cgroup, (char *)buf + dt_true_lb(t), (size_t)n, root));
     char *tmp = mpii_sched_bytes(s, n); /* NULL: s is refused at start */
     mpii_sched_type(s, type);           /* holds t: a derived type is never predefined */
-    cb_pack_args_t a = {buf, tmp, count, n, t, 0};
+    pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        coll_sched_call(s, pack_step, &a, sizeof a);
     int rc = coll_build_bcast(s, c->cgroup, tmp, (size_t)n, root);
     if (c->rank != root) {
         mpii_sched_fence(s);
         a.unpack = 1;
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        coll_sched_call(s, pack_step, &a, sizeof a);
     }
     return mpii_cg_err(rc);
 }
@@ -298,15 +300,15 @@ static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t 
                                                    (char *)buf + dt_true_lb(t), (size_t)n, root));
     char *tmp = mpii_sched_bytes(s, n); /* NULL: s is refused at start */
     mpii_sched_type(s, type);           /* holds t: a derived type is never predefined */
-    cb_pack_args_t a = {buf, tmp, count, n, t, 0};
+    pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        coll_sched_call(s, pack_step, &a, sizeof a);
     int rc =
         mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags, tmp, (size_t)n, root));
     if (c->rank != root) {
         mpii_sched_fence(s);
         a.unpack = 1;
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        coll_sched_call(s, pack_step, &a, sizeof a);
     }
     return rc;
 }
@@ -324,7 +326,7 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     if (hit)
         return mpii_sched_run_cached(c, comm, hit, m->fname);
     if (c->rgroup)
-        return mpii_ci_bcast(c, comm, buf, count, type, root, m);
+        return mpii_inter_bcast(c, comm, buf, count, type, root, m);
     if ((rc = mpii_coll_check_buf(buf, count, type, 0)))
         return mpii_coll_fail(comm, rc, m->fname);
     if ((rc = mpii_coll_check_root(root, c->size)))
@@ -346,18 +348,18 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     if (fit)
         MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
                         mc_bcast_cg(s, c, buf, count, type, root),
-                        mpii_cb_bcast(s, c, buf, count, type, root));
+                        mpii_build_bcast(s, c, buf, count, type, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_bcast(s, c, buf, count, type, root));
-    MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_bcast(s, c, buf, count, type, root));
+    MC_BUILD_RUN(c, comm, m, &kb, mpii_build_bcast(s, c, buf, count, type, root));
 }
 
 /* ------------------------------------------------------------------ gather(v) */
 
 /* Linear gatherv: the root posts every receive at once. counts/displs (root only) in
  * elements of rtype. sbuf MPI_IN_PLACE at the root: its block is already in place. */
-static int cb_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                      MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
-                      MPI_Datatype rtype, int root)
+static int build_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                         MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                         const int64_t *displs, MPI_Datatype rtype, int root)
 {
     int p = c->size, r = c->rank;
     if (r != root) {
@@ -395,8 +397,8 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
         int64_t *cd = n ? mc_uniform(n, rcount) : NULL;
         if (n && !cd)
             return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-        rc = mpii_ci_gatherv(c, comm, sbuf, scount, stype, rbuf, cd, cd ? cd + n : NULL, rtype,
-                             root, m, &kb);
+        rc = mpii_inter_gatherv(c, comm, sbuf, scount, stype, rbuf, cd, cd ? cd + n : NULL, rtype,
+                                root, m, &kb);
         free(cd);
         return rc;
     }
@@ -425,7 +427,8 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
         return mpii_sched_run_cached(c, comm, s, m->fname);
     }
     s = mpii_sched_new(c);
-    rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
+    rc =
+        s ? build_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
     free(cd);
     return mpii_sched_run(c, comm, s, m, k, rc);
 }
@@ -442,8 +445,8 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, fname);
     if (c->rgroup)
-        return mpii_ci_gatherv(c, comm, sbuf, scount, stype, rbuf, counts, displs, rtype, root, m,
-                               NULL);
+        return mpii_inter_gatherv(c, comm, sbuf, scount, stype, rbuf, counts, displs, rtype, root,
+                                  m, NULL);
     if ((rc = mpii_coll_check_root(root, c->size)))
         return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
@@ -461,16 +464,16 @@ static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         (rc = mpii_verify_rooted(c, MPII_CK_GATHER, root, scount, stype, counts, 0, rtype, fname)))
         return rc;
     coll_sched_t *s = mpii_sched_new(c);
-    rc = s ? cb_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root) : 0;
+    rc = s ? build_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root) : 0;
     return mpii_sched_run(c, comm, s, m, NULL, rc);
 }
 
 /* ------------------------------------------------------------------ scatter(v) */
 
 /* Contract: coll_impl.h. Linear: the root posts every send at once. */
-int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
-                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                     MPI_Datatype rtype, int root)
+int mpii_build_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
+                        const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                        MPI_Datatype rtype, int root)
 {
     int p = c->size, r = c->rank;
     if (r != root) {
@@ -510,8 +513,8 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         int64_t *cd = n ? mc_uniform(n, scount) : NULL;
         if (n && !cd)
             return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-        rc = mpii_ci_scatterv(c, comm, sbuf, cd, cd ? cd + n : NULL, stype, rbuf, rcount, rtype,
-                              root, m, &kb);
+        rc = mpii_inter_scatterv(c, comm, sbuf, cd, cd ? cd + n : NULL, stype, rbuf, rcount, rtype,
+                                 root, m, &kb);
         free(cd);
         return rc;
     }
@@ -540,7 +543,8 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         return mpii_sched_run_cached(c, comm, s, m->fname);
     }
     s = mpii_sched_new(c);
-    rc = s ? mpii_cb_scatterv(s, c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype, root)
+    rc = s ? mpii_build_scatterv(s, c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype,
+                                 root)
            : 0;
     free(cd);
     return mpii_sched_run(c, comm, s, m, k, rc);
@@ -558,8 +562,8 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, fname);
     if (c->rgroup)
-        return mpii_ci_scatterv(c, comm, sbuf, counts, displs, stype, rbuf, rcount, rtype, root, m,
-                                NULL);
+        return mpii_inter_scatterv(c, comm, sbuf, counts, displs, stype, rbuf, rcount, rtype, root,
+                                   m, NULL);
     if ((rc = mpii_coll_check_root(root, c->size)))
         return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
@@ -577,7 +581,7 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
         (rc = mpii_verify_rooted(c, MPII_CK_SCATTER, root, rcount, rtype, counts, 0, stype, fname)))
         return rc;
     coll_sched_t *s = mpii_sched_new(c);
-    rc = s ? mpii_cb_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root) : 0;
+    rc = s ? mpii_build_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root) : 0;
     return mpii_sched_run(c, comm, s, m, NULL, rc);
 }
 
@@ -585,9 +589,9 @@ static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int6
 
 /* Ring allgatherv: own block copied in (unless MPI_IN_PLACE), then p - 1 steps passing
  * blocks to the right. counts/displs in elements of rtype. */
-static int cb_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                         MPI_Datatype stype, void *rbuf, const int64_t *counts,
-                         const int64_t *displs, MPI_Datatype rtype)
+static int build_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                            MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                            const int64_t *displs, MPI_Datatype rtype)
 {
     int p = c->size, r = c->rank;
     int64_t ext = mpii_coll_ext(rtype);
@@ -640,9 +644,10 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         return rc;
     MC_BUILD_RUN_NODE(c, comm, m, kb, MPI_OP_NULL, 0,
                       mpii_cn_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
-    MC_BUILD_RUN(c, comm, m, kb,
-                 inter ? mpii_cbi_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype)
-                       : cb_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
+    MC_BUILD_RUN(
+        c, comm, m, kb,
+        inter ? mpii_build_inter_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype)
+              : build_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
 }
 
 /* Allgather over c's group mailboxes of n = rcount x rtype bytes a rank: in place in rbuf
@@ -663,13 +668,13 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
     const void *in = NULL;         /* NULL: this rank's block is in place in recv */
     if (sbuf == MPI_IN_PLACE) {
         if (!direct) {
-            cb_pack_args_t a = {(char *)rbuf + c->rank * rcount * dt_extent(rt),
-                                recv + c->rank * n,
-                                rcount,
-                                n,
-                                rt,
-                                0};
-            coll_sched_call(s, cb_pack_step, &a, sizeof a);
+            pack_args_t a = {(char *)rbuf + c->rank * rcount * dt_extent(rt),
+                             recv + c->rank * n,
+                             rcount,
+                             n,
+                             rt,
+                             0};
+            coll_sched_call(s, pack_step, &a, sizeof a);
         }
     } else {
         dt_t *st = mpii_type_get(stype);
@@ -680,15 +685,15 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
             in = (const char *)sbuf + dt_true_lb(st);
         } else {
             mpii_sched_type(s, stype); /* holds st */
-            cb_pack_args_t a = {(void *)(uintptr_t)sbuf, recv + c->rank * n, scount, n, st, 0};
-            coll_sched_call(s, cb_pack_step, &a, sizeof a);
+            pack_args_t a = {(void *)(uintptr_t)sbuf, recv + c->rank * n, scount, n, st, 0};
+            coll_sched_call(s, pack_step, &a, sizeof a);
         }
     }
     int rc = coll_build_allgather(s, c->cgroup, in, recv, (size_t)n);
     if (!direct) {
         mpii_sched_fence(s);
-        cb_pack_args_t a = {rbuf, recv, rcount * p, n * p, rt, 1};
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        pack_args_t a = {rbuf, recv, rcount * p, n * p, rt, 1};
+        coll_sched_call(s, pack_step, &a, sizeof a);
     }
     return mpii_cg_err(rc);
 }
@@ -760,9 +765,10 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
 
 /* The general form: per-peer counts, byte displacements and types. sbuf MPI_IN_PLACE:
  * the data is taken from rbuf (receive layout). */
-static int cb_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *scounts,
-                        const int64_t *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                        const int64_t *rcounts, const int64_t *rdispls, const MPI_Datatype *rtypes)
+static int build_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
+                           const int64_t *scounts, const int64_t *sdispls,
+                           const MPI_Datatype *stypes, void *rbuf, const int64_t *rcounts,
+                           const int64_t *rdispls, const MPI_Datatype *rtypes)
 {
     int p = c->size, r = c->rank;
     char *rb = rbuf;
@@ -834,10 +840,10 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
                                    in_place ? rtypes : stypes, 0, rcounts, 0, rtypes, 0, fname)))
         return rc;
     MC_BUILD_RUN(c, comm, m, kb,
-                 c->rgroup ? mpii_cbi_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                                                rdispls, rtypes)
-                           : cb_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                                          rdispls, rtypes));
+                 c->rgroup ? mpii_build_inter_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf,
+                                                        rcounts, rdispls, rtypes)
+                           : build_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                                             rdispls, rtypes));
 }
 
 /* Alltoall and Alltoallv: counts and element displacements turned into the w form. */
@@ -897,8 +903,8 @@ static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int
         if (!tmp)
             return MPI_ERR_NO_MEM;
         mpii_sched_type(s, stype); /* holds st */
-        cb_pack_args_t a = {(void *)(uintptr_t)sbuf, tmp, scount * p, n * p, st, 0};
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        pack_args_t a = {(void *)(uintptr_t)sbuf, tmp, scount * p, n * p, st, 0};
+        coll_sched_call(s, pack_step, &a, sizeof a);
         in = tmp;
     }
     int direct = dt_is_contig(rt, rcount * p);
@@ -909,8 +915,8 @@ static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int
     if (!direct) {
         mpii_sched_type(s, rtype); /* holds rt */
         mpii_sched_fence(s);
-        cb_pack_args_t a = {rbuf, out, rcount * p, n * p, rt, 1};
-        coll_sched_call(s, cb_pack_step, &a, sizeof a);
+        pack_args_t a = {rbuf, out, rcount * p, n * p, rt, 1};
+        coll_sched_call(s, pack_step, &a, sizeof a);
     }
     return mpii_cg_err(rc);
 }

@@ -449,34 +449,35 @@ const coll_algo_t *mpii_sched_algo(mpii_algo_t *m, coll_sched_t *s, const int *r
 int mpii_sched_run_tagged(coll_sched_t *s, int tag);
 
 /* Builders shared between files (arguments checked; counts/displs in elements). The
- * mpii_cb_ ones are for intracommunicators (c may be an intercommunicator's local, see
- * mpii_sched_comm); they return an MPI error class. */
-int mpii_cb_barrier(coll_sched_t *s, mpii_comm_t *c);
-int mpii_cb_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
-                  int root);
+ * mpii_build_ ones are for intracommunicators (c may be an intercommunicator's local, see
+ * mpii_sched_comm), the mpii_build_inter_ ones below for intercommunicators; they return an
+ * MPI error class. */
+int mpii_build_barrier(coll_sched_t *s, mpii_comm_t *c);
+int mpii_build_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                     int root);
 /* The binomial-tree bcast alone: also moves empty messages (count 0), so it releases every
  * rank only after the root reached it (a fan-out). */
-void mpii_cb_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
-                        MPI_Datatype type, int root);
-int mpii_cb_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
-                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                     MPI_Datatype rtype, int root);
+void mpii_build_bcast_tree(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                           MPI_Datatype type, int root);
+int mpii_build_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
+                        const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                        MPI_Datatype rtype, int root);
 /* Binomial reduce (coll/algo) among the n ranks rk[0..n) of the schedule's communicator
  * (rk NULL: the ranks 0..n-1), me being this process's index: every index's operand `in`
  * into `out` at index ri (in == out allowed there; out unused elsewhere). Shared by the
  * flat reduce and the node-aware steps (coll_node.c). */
-void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
-                         void *out, int64_t count, MPI_Datatype type, MPI_Op op);
+void mpii_build_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
+                            void *out, int64_t count, MPI_Datatype type, MPI_Op op);
 /* Allreduce in place in buf among the n ranks rk[0..n) (rk NULL: 0..n-1), me being this
  * process's index, tmp count elements of scratch (coll/algo): recursive doubling, or for a
  * commutative op from FMPL_MPI_ALLREDUCE_LARGE bytes Rabenseifner's reduce-scatter +
  * allgather. Shared by the flat allreduce and the node-aware leaders' step (coll_node.c). */
-void mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
-                            int64_t count, MPI_Datatype type, MPI_Op op);
+void mpii_build_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                               int64_t count, MPI_Datatype type, MPI_Op op);
 /* Reduce of sbuf (this rank's operand; at the root it may be rbuf) into rbuf at root,
  * operands combined in rank order. rbuf is used at the root only. */
-int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int root);
+int mpii_build_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op, int root);
 
 /* ------------------------------------------------------------ node-aware collectives
  * (coll_node.c) On an intracommunicator whose members are on several nodes (hosts:
@@ -520,7 +521,7 @@ static inline int mpii_cn_use(mpii_comm_t *c, MPI_Op op, int before_mailbox)
             MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                           \
         }                                                                                          \
     } while (0)
-/* Builders, for calls where mpii_cn_use gave 1, arguments checked (as mpii_cb_*: reduce's
+/* Builders, for calls where mpii_cn_use gave 1, arguments checked (as mpii_build_*: reduce's
  * sbuf may be rbuf at the root, MPI_IN_PLACE already replaced; allreduce's sbuf may be
  * MPI_IN_PLACE). Each returns an MPI error class (MPI_ERR_NO_MEM). */
 int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c);
@@ -547,43 +548,44 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
  * error (MPI_ERR_BUFFER). The entries of coll_basic.c / coll_reduce.c branch here once
  * comm is known to be an intercommunicator (after checks common to both kinds).
  *
- * Builders (mpii_cbi_): count arrays have the remote group's size unless said otherwise;
+ * Builders (mpii_build_inter_): count arrays have the remote group's size unless said otherwise;
  * the local phases run the intracommunicator builders over c->local (mpii_sched_comm).
  * Each returns an MPI error class. */
-int mpii_cbi_barrier(coll_sched_t *s, mpii_comm_t *c);
+int mpii_build_inter_barrier(coll_sched_t *s, mpii_comm_t *c);
 /* Every rank's block (scount x stype at sbuf) goes to every rank of the other group; the
  * blocks of the remote ranks land at rbuf + displs[i] (counts[i] x rtype, i a remote rank).
  */
-int mpii_cbi_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                        MPI_Datatype stype, void *rbuf, const int64_t *counts,
-                        const int64_t *displs, MPI_Datatype rtype);
+int mpii_build_inter_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                                MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                                const int64_t *displs, MPI_Datatype rtype);
 /* Block j (sdispls in bytes) goes to remote rank j; block j of rbuf comes from it. */
-int mpii_cbi_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *scounts,
-                       const int64_t *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                       const int64_t *rcounts, const int64_t *rdispls, const MPI_Datatype *rtypes);
+int mpii_build_inter_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
+                               const int64_t *scounts, const int64_t *sdispls,
+                               const MPI_Datatype *stypes, void *rbuf, const int64_t *rcounts,
+                               const int64_t *rdispls, const MPI_Datatype *rtypes);
 /* rbuf gets the reduction (rank order) of the other group's operands. */
-int mpii_cbi_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                       MPI_Datatype type, MPI_Op op);
+int mpii_build_inter_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                               int64_t count, MPI_Datatype type, MPI_Op op);
 /* counts has the LOCAL group's size: sbuf holds total = sum(counts) elements (the other
  * group's total must be the same); the reduction of the other group's operands is
  * scattered over this group, block i (counts[i] elements) to local rank i's rbuf. */
-int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
-                            const int64_t *counts, MPI_Datatype type, MPI_Op op);
+int mpii_build_inter_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                                    const int64_t *counts, MPI_Datatype type, MPI_Op op);
 
 /* Entry tails of the rooted operations on an intercommunicator c (comm its handle): check
  * root and the arguments significant at this process, build, run as m says (like the
  * MPI_X entries: return MPI_SUCCESS or the error raised on comm). counts/displs (v forms):
  * significant at the root only, the remote group's size. Reduce: count, type and op
  * already checked. */
-int mpii_ci_bcast(mpii_comm_t *c, MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type,
-                  int root, const mpii_cmode_t *m);
-int mpii_ci_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t scount,
-                    MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
-                    MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb);
-int mpii_ci_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const int64_t *counts,
-                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                     MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb);
-int mpii_ci_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int root, const mpii_cmode_t *m);
+int mpii_inter_bcast(mpii_comm_t *c, MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type,
+                     int root, const mpii_cmode_t *m);
+int mpii_inter_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t scount,
+                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
+                       MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb);
+int mpii_inter_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const int64_t *counts,
+                        const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                        MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb);
+int mpii_inter_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op, int root, const mpii_cmode_t *m);
 
 #endif

@@ -25,11 +25,11 @@
 /* Contract: coll_impl.h. Nobody leaves before every process of the other group entered:
  * a leader exchanges only once its whole group is in (local barrier), and the others
  * leave only after their leader's exchange (fan-out). */
-int mpii_cbi_barrier(coll_sched_t *s, mpii_comm_t *c)
+int mpii_build_inter_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     mpii_comm_t *l = c->local;
     mpii_sched_comm(s, l);
-    mpii_cb_barrier(s, l);
+    mpii_build_barrier(s, l);
     mpii_sched_comm(s, c);
     mpii_sched_fence(s);
     if (l->rank == 0) {
@@ -38,15 +38,15 @@ int mpii_cbi_barrier(coll_sched_t *s, mpii_comm_t *c)
         mpii_sched_fence(s);
     }
     mpii_sched_comm(s, l);
-    mpii_cb_bcast_tree(s, l, NULL, 0, MPI_BYTE, 0);
+    mpii_build_bcast_tree(s, l, NULL, 0, MPI_BYTE, 0);
     mpii_sched_comm(s, c);
     return MPI_SUCCESS;
 }
 
 /* Root: sends to the remote leader; the other group: its leader receives from the root,
  * then a local bcast from the leader. */
-static int cbi_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
-                     int root)
+static int build_inter_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                             MPI_Datatype type, int root)
 {
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -60,15 +60,15 @@ static int cbi_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, 
         mpii_sched_fence(s);
     }
     mpii_sched_comm(s, l);
-    int rc = mpii_cb_bcast(s, l, buf, count, type, 0);
+    int rc = mpii_build_bcast(s, l, buf, count, type, 0);
     mpii_sched_comm(s, c);
     return rc;
 }
 
 /* Linear: the root posts a receive from every remote rank at once. */
-static int cbi_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
-                       MPI_Datatype rtype, int root)
+static int build_inter_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                               MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                               const int64_t *displs, MPI_Datatype rtype, int root)
 {
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -83,9 +83,9 @@ static int cbi_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
 }
 
 /* Linear: the root posts a send to every remote rank at once. */
-static int cbi_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
-                        const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                        MPI_Datatype rtype, int root)
+static int build_inter_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
+                                const int64_t *counts, const int64_t *displs, MPI_Datatype stype,
+                                void *rbuf, int64_t rcount, MPI_Datatype rtype, int root)
 {
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -102,8 +102,9 @@ static int cbi_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const
 /* Local bcast from the leader of the n blocks at rbuf (block i: counts[i] x type at
  * displs[i] elements): directly when they are one contiguous run in order, otherwise
  * packed into bytes by the leader and unpacked by the others. */
-static int cbi_bcast_blocks(coll_sched_t *s, mpii_comm_t *c, void *rbuf, const int64_t *counts,
-                            const int64_t *displs, MPI_Datatype type, int n)
+static int build_inter_bcast_blocks(coll_sched_t *s, mpii_comm_t *c, void *rbuf,
+                                    const int64_t *counts, const int64_t *displs, MPI_Datatype type,
+                                    int n)
 {
     mpii_comm_t *l = c->local;
     if (l->size == 1)
@@ -117,7 +118,7 @@ static int cbi_bcast_blocks(coll_sched_t *s, mpii_comm_t *c, void *rbuf, const i
     int rc;
     mpii_sched_comm(s, l);
     if (run) {
-        rc = mpii_cb_bcast(s, l, rbuf, total, type, 0);
+        rc = mpii_build_bcast(s, l, rbuf, total, type, 0);
     } else {
         int64_t ext = mpii_coll_ext(type), size = dt_size(mpii_type_get(type));
         char *rb = rbuf, *tmp = mpii_sched_bytes(s, total * size); /* NULL: s is refused */
@@ -125,7 +126,7 @@ static int cbi_bcast_blocks(coll_sched_t *s, mpii_comm_t *c, void *rbuf, const i
             for (int64_t i = 0, off = 0; i < n; off += counts[i] * size, i++)
                 mpii_sched_copy(s, rb + displs[i] * ext, counts[i], type, tmp + off,
                                 counts[i] * size, MPI_BYTE);
-        rc = mpii_cb_bcast(s, l, tmp, total * size, MPI_BYTE, 0);
+        rc = mpii_build_bcast(s, l, tmp, total * size, MPI_BYTE, 0);
         if (l->rank != 0 && tmp) { /* received: unpack */
             mpii_sched_fence(s);
             for (int64_t i = 0, off = 0; i < n; off += counts[i] * size, i++)
@@ -139,9 +140,9 @@ static int cbi_bcast_blocks(coll_sched_t *s, mpii_comm_t *c, void *rbuf, const i
 
 /* Contract: coll_impl.h. One round: every rank sends its block to the remote leader, and
  * the leader receives the remote group's blocks; then the local bcast. */
-int mpii_cbi_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                        MPI_Datatype stype, void *rbuf, const int64_t *counts,
-                        const int64_t *displs, MPI_Datatype rtype)
+int mpii_build_inter_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                                MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                                const int64_t *displs, MPI_Datatype rtype)
 {
     int rn = c->rgroup->size;
     if (c->local->rank == 0) {
@@ -151,16 +152,17 @@ int mpii_cbi_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64
     }
     mpii_sched_send(s, sbuf, scount, stype, 0);
     mpii_sched_fence(s);
-    return cbi_bcast_blocks(s, c, rbuf, counts, displs, rtype, rn);
+    return build_inter_bcast_blocks(s, c, rbuf, counts, displs, rtype, rn);
 }
 
 /* Contract: coll_impl.h. Step k (0 <= k < max(local, remote size)) sends to remote rank
  * r + k and receives from remote rank r - k (mod that maximum; ranks beyond the remote
  * size skipped): the remote rank r + k receives from this rank at its own step k, so the
  * window of steps a round holds pairs with the same round of every peer. */
-int mpii_cbi_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *scounts,
-                       const int64_t *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                       const int64_t *rcounts, const int64_t *rdispls, const MPI_Datatype *rtypes)
+int mpii_build_inter_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
+                               const int64_t *scounts, const int64_t *sdispls,
+                               const MPI_Datatype *stypes, void *rbuf, const int64_t *rcounts,
+                               const int64_t *rdispls, const MPI_Datatype *rtypes)
 {
     int rn = c->rgroup->size, r = c->rank, mx = c->size > rn ? c->size : rn;
     int win = mpii_coll_tune.a2a_window;
@@ -181,21 +183,21 @@ int mpii_cbi_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const 
 
 /* Local reduce of sbuf (count x type) to the leader; returns the leader's temporary with
  * the result (NULL at the others), the schedule fenced after the reduce. */
-static void *cbi_local_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t count,
-                              MPI_Datatype type, MPI_Op op, int *rc)
+static void *build_inter_local_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
+                                      int64_t count, MPI_Datatype type, MPI_Op op, int *rc)
 {
     mpii_comm_t *l = c->local;
     void *acc = l->rank == 0 ? mpii_sched_tmp(s, type, count) : NULL;
     mpii_sched_comm(s, l);
-    *rc = mpii_cb_reduce(s, l, sbuf, acc, count, type, op, 0);
+    *rc = mpii_build_reduce(s, l, sbuf, acc, count, type, op, 0);
     mpii_sched_comm(s, c);
     mpii_sched_fence(s);
     return acc;
 }
 
 /* The other group: local reduce to the leader, which sends the result to the root. */
-static int cbi_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                      MPI_Datatype type, MPI_Op op, int root)
+static int build_inter_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                              int64_t count, MPI_Datatype type, MPI_Op op, int root)
 {
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -204,18 +206,18 @@ static int cbi_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
         return MPI_SUCCESS;
     }
     int rc;
-    void *acc = cbi_local_reduce(s, c, sbuf, count, type, op, &rc);
+    void *acc = build_inter_local_reduce(s, c, sbuf, count, type, op, &rc);
     if (c->local->rank == 0)
         mpii_sched_send(s, acc, count, type, root);
     return rc;
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cbi_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                       MPI_Datatype type, MPI_Op op)
+int mpii_build_inter_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                               int64_t count, MPI_Datatype type, MPI_Op op)
 {
     int rc;
-    void *acc = cbi_local_reduce(s, c, sbuf, count, type, op, &rc);
+    void *acc = build_inter_local_reduce(s, c, sbuf, count, type, op, &rc);
     mpii_comm_t *l = c->local;
     if (l->rank == 0) {
         mpii_sched_recv(s, rbuf, count, type, 0);
@@ -223,14 +225,14 @@ int mpii_cbi_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *
         mpii_sched_fence(s);
     }
     mpii_sched_comm(s, l);
-    int rc2 = mpii_cb_bcast(s, l, rbuf, count, type, 0);
+    int rc2 = mpii_build_bcast(s, l, rbuf, count, type, 0);
     mpii_sched_comm(s, c);
     return rc ? rc : rc2;
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
-                            const int64_t *counts, MPI_Datatype type, MPI_Op op)
+int mpii_build_inter_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                                    const int64_t *counts, MPI_Datatype type, MPI_Op op)
 {
     mpii_comm_t *l = c->local;
     int n = l->size, rc;
@@ -241,7 +243,7 @@ int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, v
         displs[i] = total;
         total += counts[i];
     }
-    void *acc = cbi_local_reduce(s, c, sbuf, total, type, op, &rc);
+    void *acc = build_inter_local_reduce(s, c, sbuf, total, type, op, &rc);
     void *theirs = NULL;
     if (l->rank == 0) {
         theirs = mpii_sched_tmp(s, type, total);
@@ -250,7 +252,8 @@ int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, v
         mpii_sched_fence(s);
     }
     mpii_sched_comm(s, l);
-    int rc2 = mpii_cb_scatterv(s, l, theirs, counts, displs, type, rbuf, counts[l->rank], type, 0);
+    int rc2 =
+        mpii_build_scatterv(s, l, theirs, counts, displs, type, rbuf, counts[l->rank], type, 0);
     mpii_sched_comm(s, c);
     free(displs);
     return rc ? rc : rc2;
@@ -259,7 +262,7 @@ int mpii_cbi_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, v
 /* ------------------------------------------------------------------ rooted entries */
 
 /* MPI_ERR_ROOT unless root is MPI_ROOT, MPI_PROC_NULL or a rank of the remote group. */
-static int ci_check_root(const mpii_comm_t *c, int root)
+static int inter_check_root(const mpii_comm_t *c, int root)
 {
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rgroup->size))
         return MPI_SUCCESS;
@@ -267,25 +270,25 @@ static int ci_check_root(const mpii_comm_t *c, int root)
 }
 
 /* Contract: coll_impl.h. */
-int mpii_ci_bcast(mpii_comm_t *c, MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type,
-                  int root, const mpii_cmode_t *m)
+int mpii_inter_bcast(mpii_comm_t *c, MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type,
+                     int root, const mpii_cmode_t *m)
 {
-    int rc = ci_check_root(c, root);
+    int rc = inter_check_root(c, root);
     if (!rc && root != MPI_PROC_NULL)
         rc = mpii_coll_check_buf(buf, count, type, 0);
     if (rc)
         return mpii_coll_fail(comm, rc, m->fname);
     mpii_ckey_t kb = {
         .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
-    MC_BUILD_RUN(c, comm, m, &kb, cbi_bcast(s, c, buf, count, type, root));
+    MC_BUILD_RUN(c, comm, m, &kb, build_inter_bcast(s, c, buf, count, type, root));
 }
 
 /* Contract: coll_impl.h. */
-int mpii_ci_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t scount,
-                    MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
-                    MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb)
+int mpii_inter_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t scount,
+                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
+                       MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
-    int rc = ci_check_root(c, root);
+    int rc = inter_check_root(c, root);
     if (!rc && root == MPI_ROOT) {
         rc = mpii_coll_check_counts(counts, displs, c->rgroup->size);
         if (!rc)
@@ -296,15 +299,15 @@ int mpii_ci_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t sco
     if (rc)
         return mpii_coll_fail(comm, rc, m->fname);
     MC_BUILD_RUN(c, comm, m, kb,
-                 cbi_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root));
+                 build_inter_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root));
 }
 
 /* Contract: coll_impl.h. */
-int mpii_ci_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const int64_t *counts,
-                     const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
-                     MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb)
+int mpii_inter_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const int64_t *counts,
+                        const int64_t *displs, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                        MPI_Datatype rtype, int root, const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
-    int rc = ci_check_root(c, root);
+    int rc = inter_check_root(c, root);
     if (!rc && root == MPI_ROOT) {
         rc = mpii_coll_check_counts(counts, displs, c->rgroup->size);
         if (!rc)
@@ -314,15 +317,16 @@ int mpii_ci_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const int6
     }
     if (rc)
         return mpii_coll_fail(comm, rc, m->fname);
-    MC_BUILD_RUN(c, comm, m, kb,
-                 cbi_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root));
+    MC_BUILD_RUN(
+        c, comm, m, kb,
+        build_inter_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root));
 }
 
 /* Contract: coll_impl.h. */
-int mpii_ci_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int root, const mpii_cmode_t *m)
+int mpii_inter_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op, int root, const mpii_cmode_t *m)
 {
-    int rc = ci_check_root(c, root);
+    int rc = inter_check_root(c, root);
     if (!rc && root == MPI_ROOT)
         rc = mpii_coll_check_buf(rbuf, count, type, 0);
     else if (!rc && root != MPI_PROC_NULL)
@@ -336,5 +340,5 @@ int mpii_ci_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbuf, 
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    MC_BUILD_RUN(c, comm, m, &kb, cbi_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MC_BUILD_RUN(c, comm, m, &kb, build_inter_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }

@@ -64,9 +64,9 @@ static int nb_repeat(const int *list, int i, int *first)
  * allgather: every send block is the same bytes, every receive block the same shape): a
  * peer that is a neighbour several times gets one message and sends one, received into
  * its first block and copied into the others after the round (see the top). */
-static int cb_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, const void *sbuf,
-                       const int64_t *sc, const int64_t *sd, const MPI_Datatype *st, void *rbuf,
-                       const int64_t *rc, const int64_t *rd, const MPI_Datatype *rt, int once)
+static int build_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, const void *sbuf,
+                          const int64_t *sc, const int64_t *sd, const MPI_Datatype *st, void *rbuf,
+                          const int64_t *rc, const int64_t *rd, const MPI_Datatype *rt, int once)
 {
     const char *sb = sbuf;
     char *rb = rbuf;
@@ -144,7 +144,7 @@ static int nb_args_alloc(nb_args_t *a, const mpii_nbrs_t *nb)
 }
 
 /* Checks the w-form arguments, then builds and runs as m says (kb: the cache key of a
- * blocking call, or NULL; once: as cb_neighbor). Takes a->sc's allocation over. */
+ * blocking call, or NULL; once: as build_neighbor). Takes a->sc's allocation over. */
 static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const void *sbuf,
                   void *rbuf, nb_args_t *a, const mpii_cmode_t *m, const mpii_ckey_t *kb, int once)
 {
@@ -166,7 +166,8 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
         return mpii_sched_run_cached(c, comm, s, m->fname);
     }
     s = mpii_sched_new(c);
-    rc = s ? cb_neighbor(s, c, nb, sbuf, a->sc, a->sd, a->st, rbuf, a->rc, a->rd, a->rt, once) : 0;
+    rc = s ? build_neighbor(s, c, nb, sbuf, a->sc, a->sd, a->st, rbuf, a->rc, a->rd, a->rt, once)
+           : 0;
     free(a->sc);
     return mpii_sched_run(c, comm, s, m, k, rc);
 }
@@ -224,7 +225,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
     int direct = dt_is_contig(rt, rcount * nb->indeg);
     char *out = direct ? (char *)rbuf + dt_true_lb(rt) : mpii_sched_bytes(s, n * nb->indeg);
     /* land[i]: where receive block i's data arrives (allgather: the first block from the
-     * same peer, cb_neighbor's once; a merged alltoall message: its part of it) */
+     * same peer, build_neighbor's once; a merged alltoall message: its part of it) */
     char **land = calloc((size_t)nb->indeg + 1, sizeof *land);
     if (!in || !out || !land) {
         free(land);

@@ -17,7 +17,7 @@
  *              whose root is not on the node of rank 0: the leaders' result is formed at
  *              rank 0 and forwarded);
  *   allreduce: binomial reduce inside each node to its leader, the flat allreduce's
- *              algorithm among the leaders (mpii_cb_allreduce_list: recursive doubling
+ *              algorithm among the leaders (mpii_build_allreduce_list: recursive doubling
  *              with the pairing fold, 2 (L - p2) + p2 log2 p2 inter-node messages, p2
  *              the largest power of two <= L; Rabenseifner for large commutative ones),
  *              binomial bcast inside each node;
@@ -283,13 +283,13 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     int li = mynode == rn ? m->idx_of[root] : 0;
     /* the node's partial result: in rbuf at the root, a temporary at other leaders */
     void *part = r == root ? rbuf : me == li ? mpii_sched_tmp(s, type, count) : NULL;
-    mpii_cb_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op);
+    mpii_build_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op);
     if (me == li) {
         int *l = cn_leaders(c, root);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_sched_fence(s);
-        mpii_cb_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op);
+        mpii_build_reduce_list(s, l, m->nnodes, mynode, rn, part, rbuf, count, type, op);
         free(l);
     }
     return MPI_SUCCESS;
@@ -307,14 +307,14 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     int n, me;
     cn_node(c, &rk, &n, &me);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    mpii_cb_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op);
+    mpii_build_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op);
     mpii_sched_fence(s);
     if (me == 0) {
         int *l = cn_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
-        mpii_cb_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
-                               mpii_sched_tmp(s, type, count), count, type, op);
+        mpii_build_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
+                                  mpii_sched_tmp(s, type, count), count, type, op);
         free(l);
         mpii_sched_fence(s);
     }

@@ -26,8 +26,8 @@ static int mc_commute(MPI_Op op)
 }
 
 /* One exchange with peer: send count of type at sb, receive into rb; ends the round. */
-static void cb_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *rb, int64_t rcount,
-                        MPI_Datatype type, int peer)
+static void add_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *rb, int64_t rcount,
+                         MPI_Datatype type, int peer)
 {
     mpii_sched_recv(s, rb, rcount, type, peer);
     mpii_sched_send(s, sb, scount, type, peer);
@@ -59,16 +59,16 @@ static int cg_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out,
 /* ------------------------------------------------------------------ reduce */
 
 /* Contract: coll_impl.h. */
-void mpii_cb_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
-                         void *out, int64_t count, MPI_Datatype type, MPI_Op op)
+void mpii_build_reduce_list(coll_sched_t *s, const int *rk, int n, int me, int ri, const void *in,
+                            void *out, int64_t count, MPI_Datatype type, MPI_Op op)
 {
     mpii_algo_t m;
     coll_algo_reduce_binomial(mpii_sched_algo(&m, s, rk, n, me, type, op), in, out, count, ri);
 }
 
 /* Contract: coll_impl.h. Binomial reduce over the communicator's ranks. */
-int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int root)
+int mpii_build_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op, int root)
 {
     int p = c->size, r = c->rank;
     if (p == 1 || count == 0) {
@@ -76,7 +76,7 @@ int mpii_cb_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
             mpii_sched_copy(s, sbuf, count, type, rbuf, count, type);
         return MPI_SUCCESS;
     }
-    mpii_cb_reduce_list(s, NULL, p, r, root, sbuf, rbuf, count, type, op);
+    mpii_build_reduce_list(s, NULL, p, r, root, sbuf, rbuf, count, type, op);
     return MPI_SUCCESS;
 }
 
@@ -102,7 +102,7 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     if ((rc = mpii_coll_check_op(count, type, op)))
         return mpii_coll_fail(comm, rc, fname);
     if (c->rgroup)
-        return mpii_ci_reduce(c, comm, sbuf, rbuf, count, type, op, root, m);
+        return mpii_inter_reduce(c, comm, sbuf, rbuf, count, type, op, root, m);
     if ((rc = mpii_coll_check_root(root, c->size)))
         return mpii_coll_fail(comm, rc, fname);
     int me_root = c->rank == root;
@@ -125,17 +125,17 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     if (fit)
         MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
                         cg_reduce(s, c, sbuf, rbuf, count, type, op, root),
-                        mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
+                        mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
                       mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
-    MC_BUILD_RUN(c, comm, m, &kb, mpii_cb_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MC_BUILD_RUN(c, comm, m, &kb, mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
 /* ------------------------------------------------------------------ allreduce */
 
 /* 1 when an allreduce of count x type by op among n takes Rabenseifner's algorithm: a
  * commutative op, FMPL_MPI_ALLREDUCE_LARGE bytes or more, an element per member. */
-static int cb_rabenseifner(int n, int64_t count, MPI_Datatype type, MPI_Op op)
+static int use_rabenseifner(int n, int64_t count, MPI_Datatype type, MPI_Op op)
 {
     int p2 = 1;
     while (p2 * 2 <= n)
@@ -145,30 +145,30 @@ static int cb_rabenseifner(int n, int64_t count, MPI_Datatype type, MPI_Op op)
 }
 
 /* Contract: coll_impl.h. */
-void mpii_cb_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
-                            int64_t count, MPI_Datatype type, MPI_Op op)
+void mpii_build_allreduce_list(coll_sched_t *s, const int *rk, int n, int me, void *buf, void *tmp,
+                               int64_t count, MPI_Datatype type, MPI_Op op)
 {
     mpii_algo_t m;
     const coll_algo_t *a = mpii_sched_algo(&m, s, rk, n, me, type, op);
-    if (cb_rabenseifner(n, count, type, op))
+    if (use_rabenseifner(n, count, type, op))
         coll_algo_allreduce_rabenseifner(a, buf, tmp, count);
     else
         coll_algo_allreduce_recdbl(a, buf, tmp, count);
 }
 
 /* Allreduce into rbuf; sbuf is this rank's operand (MPI_IN_PLACE: already in rbuf). */
-static int cb_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
-                        int64_t count, MPI_Datatype type, MPI_Op op)
+static int build_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                           int64_t count, MPI_Datatype type, MPI_Op op)
 {
-    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), cb_rabenseifner(c->size, count, type, op)
+    mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), use_rabenseifner(c->size, count, type, op)
                                                           ? MPII_ALG_RABENSEIFNER
                                                           : MPII_ALG_RECURSIVE_DOUBLING);
     if (sbuf != MPI_IN_PLACE)
         mpii_sched_copy(s, sbuf, count, type, rbuf, count, type);
     if (c->size == 1 || count == 0)
         return MPI_SUCCESS;
-    mpii_cb_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_sched_tmp(s, type, count), count,
-                           type, op);
+    mpii_build_allreduce_list(s, NULL, c->size, c->rank, rbuf, mpii_sched_tmp(s, type, count),
+                              count, type, op);
     return MPI_SUCCESS;
 }
 
@@ -226,19 +226,19 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
             c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
             (mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_MAILBOX),
              cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
-            cb_allreduce(s, c, sbuf, rbuf, count, type, op));
+            build_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN(c, comm, m, &kb,
-                 inter ? mpii_cbi_allreduce(s, c, sbuf, rbuf, count, type, op)
-                       : cb_allreduce(s, c, sbuf, rbuf, count, type, op));
+                 inter ? mpii_build_inter_allreduce(s, c, sbuf, rbuf, count, type, op)
+                       : build_allreduce(s, c, sbuf, rbuf, count, type, op));
 }
 
 /* ------------------------------------------------------------------ reduce_scatter */
 
 /* in: this rank's full operand (sum of counts elements); block i (counts[i] elements)
  * of the result goes to rank i's rbuf. in may be rbuf (MPI_IN_PLACE). */
-static int cb_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in, void *rbuf,
-                             const int64_t *counts, MPI_Datatype type, MPI_Op op)
+static int build_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in, void *rbuf,
+                                const int64_t *counts, MPI_Datatype type, MPI_Op op)
 {
     int p = c->size, r = c->rank, rc = MPI_SUCCESS;
     int64_t ext = mpii_coll_ext(type), total = 0;
@@ -251,10 +251,10 @@ static int cb_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in, vo
     }
     if (!mc_commute(op)) { /* in rank order: reduce to 0, then scatter */
         void *full = r == 0 ? mpii_sched_tmp(s, type, total) : NULL;
-        rc = mpii_cb_reduce(s, c, in, full, total, type, op, 0);
+        rc = mpii_build_reduce(s, c, in, full, total, type, op, 0);
         mpii_sched_fence(s);
         if (!rc)
-            rc = mpii_cb_scatterv(s, c, full, counts, displs, type, rbuf, counts[r], type, 0);
+            rc = mpii_build_scatterv(s, c, full, counts, displs, type, rbuf, counts[r], type, 0);
         free(displs);
         return rc;
     }
@@ -305,8 +305,8 @@ static int mc_reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
     MC_BUILD_RUN(c, comm, m, kb,
-                 inter ? mpii_cbi_reduce_scatter(s, c, sbuf, rbuf, counts, type, op)
-                       : cb_reduce_scatter(s, c, sbuf, rbuf, counts, type, op));
+                 inter ? mpii_build_inter_reduce_scatter(s, c, sbuf, rbuf, counts, type, op)
+                       : build_reduce_scatter(s, c, sbuf, rbuf, counts, type, op));
 }
 
 static int mc_rsb_entry(const void *sbuf, void *rbuf, int64_t rcount, MPI_Datatype type, MPI_Op op,
@@ -362,8 +362,8 @@ static int mc_rs_c(const void *sbuf, void *rbuf, const MPI_Count *counts, MPI_Da
 /* ------------------------------------------------------------------ scan, exscan */
 
 /* Recursive-doubling (ex)scan; sbuf MPI_IN_PLACE: the operand is in rbuf. */
-static int cb_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int ex)
+static int build_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                      MPI_Datatype type, MPI_Op op, int ex)
 {
     int p = c->size, r = c->rank;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -381,7 +381,7 @@ static int cb_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
         int dst = r ^ mask;
         if (dst >= p)
             continue;
-        cb_sendrecv(s, partial, count, tmp, count, type, dst);
+        add_sendrecv(s, partial, count, tmp, count, type, dst);
         if (r > dst) {
             mpii_sched_reduce(s, op, tmp, partial, count, type);
             if (!ex || have)
@@ -426,7 +426,7 @@ static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Dataty
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    MC_BUILD_RUN(c, comm, m, &kb, cb_scan(s, c, sbuf, rbuf, count, type, op, ex));
+    MC_BUILD_RUN(c, comm, m, &kb, build_scan(s, c, sbuf, rbuf, count, type, op, ex));
 }
 
 static int mc_scan_in(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
