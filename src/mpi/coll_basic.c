@@ -102,7 +102,7 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
         return rc;
     if (mpii_verify_on(c, m) && (rc = mpii_verify_barrier(c, m->fname)))
         return rc;
-    if (m->kind == MPII_CM_BLOCK && !c->rgroup && !mpii_cn_use(c, MPI_OP_NULL, 1) &&
+    if (m->kind == MPII_CM_BLOCK && !c->rgroup && !mpii_node_aware(c, MPI_OP_NULL, 1) &&
         mpii_cg_fits(c, m, MPI_BYTE, 0, 0)) { /* the mailbox barrier, without a schedule */
         mpii_coll_count(MPII_COLL_NOTE(MPII_TOOL_COLL(MPII_CK_BARRIER), MPII_ALG_MAILBOX));
         rc = coll_barrier(c->cgroup);
@@ -112,12 +112,12 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     coll_sched_t *hit = mpii_sched_hit(c, m, &kb);
     if (hit)
         return mpii_sched_run_cached(c, comm, hit, m->fname);
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_barrier(s, c));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_node_barrier(s, c));
     int fit = mpii_cg_fits(c, m, MPI_BYTE, 0, 0);
     if (fit)
         MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
                         mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_build_barrier(s, c));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_barrier(s, c));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_node_barrier(s, c));
     MC_BUILD_RUN(c, comm, m, &kb,
                  c->rgroup ? mpii_build_inter_barrier(s, c) : mpii_build_barrier(s, c));
 }
@@ -338,7 +338,8 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     if (mpii_co_take(c, m, count * dt_size(mpii_type_get(type)), &entry, &seq))
         MC_BUILD_RUN(c, comm, m, &kb,
                      mc_bcast_offload(s, c, m, buf, count, type, root, entry, seq));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_cn_bcast(s, c, buf, count, type, root));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1,
+                      mpii_node_bcast(s, c, buf, count, type, root));
     /* Any type takes the mailbox path when the communicator has a group: the choice must
      * be the same on every rank, and the ranks' types may differ (only the signatures must
      * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
@@ -349,7 +350,8 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
                         mc_bcast_cg(s, c, buf, count, type, root),
                         mpii_build_bcast(s, c, buf, count, type, root));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_cn_bcast(s, c, buf, count, type, root));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0,
+                      mpii_node_bcast(s, c, buf, count, type, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_build_bcast(s, c, buf, count, type, root));
 }
 
@@ -643,7 +645,7 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
         (rc = mc_verify_allgather(c, sbuf, scount, stype, counts, 0, rtype, fname)))
         return rc;
     MC_BUILD_RUN_NODE(c, comm, m, kb, MPI_OP_NULL, 0,
-                      mpii_cn_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
+                      mpii_node_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
     MC_BUILD_RUN(
         c, comm, m, kb,
         inter ? mpii_build_inter_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype)
@@ -746,7 +748,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
     int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 1);
     /* (FMPL_MPI_NODE_AWARE=2 takes the node-aware path of mc_allgatherv_entry instead) */
     if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n) &&
-        mpii_cn_use(c, MPI_OP_NULL, 1) == 0) {
+        mpii_node_aware(c, MPI_OP_NULL, 1) == 0) {
         mpii_comm_t *cc;
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;

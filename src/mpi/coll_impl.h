@@ -501,44 +501,44 @@ typedef struct mpii_cnode mpii_cnode_t;
  * flat algorithms); -1 out of memory (computing c's node map at its first call; the
  * caller raises MPI_ERR_NO_MEM). The same on every member of a call (it depends on c,
  * op and the setting only). On a single-node communicator, after its first call: one
- * pointer comparison (mpii_cn_use_map does the rest). */
-int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox);
-extern mpii_cnode_t mpii_cn_one; /* the map of every single-node communicator */
-static inline int mpii_cn_use(mpii_comm_t *c, MPI_Op op, int before_mailbox)
+ * pointer comparison (mpii_node_aware_map does the rest). */
+int mpii_node_aware_map(mpii_comm_t *c, MPI_Op op, int before_mailbox);
+extern mpii_cnode_t mpii_node_single; /* the map of every single-node communicator */
+static inline int mpii_node_aware(mpii_comm_t *c, MPI_Op op, int before_mailbox)
 {
-    return c->cnode == &mpii_cn_one ? 0 : mpii_cn_use_map(c, op, before_mailbox);
+    return c->cnode == &mpii_node_single ? 0 : mpii_node_aware_map(c, op, before_mailbox);
 }
-/* The entry hook: when the call runs node-aware (mpii_cn_use on c, op, before_mailbox),
+/* The entry hook: when the call runs node-aware (mpii_node_aware on c, op, before_mailbox),
  * builds it with BUILD (an expression of the new schedule `s`, like MC_BUILD_RUN's) and
  * returns; falls through otherwise. */
 #define MC_BUILD_RUN_NODE(c, comm, m, kb, op, before_mailbox, BUILD)                               \
     do {                                                                                           \
-        int cn_ = mpii_cn_use((c), (op), (before_mailbox));                                        \
-        if (cn_ < 0)                                                                               \
+        int aware_ = mpii_node_aware((c), (op), (before_mailbox));                                 \
+        if (aware_ < 0)                                                                            \
             return mpii_coll_fail((comm), MPI_ERR_NO_MEM, (m)->fname);                             \
-        if (cn_) {                                                                                 \
+        if (aware_) {                                                                              \
             mpii_coll_note_path(kb, MPII_ALG_NODE_AWARE);                                          \
             MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                           \
         }                                                                                          \
     } while (0)
-/* Builders, for calls where mpii_cn_use gave 1, arguments checked (as mpii_build_*: reduce's
+/* Builders, for calls where mpii_node_aware gave 1, arguments checked (as mpii_build_*: reduce's
  * sbuf may be rbuf at the root, MPI_IN_PLACE already replaced; allreduce's sbuf may be
  * MPI_IN_PLACE). Each returns an MPI error class (MPI_ERR_NO_MEM). */
-int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c);
-int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
-                  int root);
-int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int root);
-int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                      MPI_Datatype type, MPI_Op op);
+int mpii_node_barrier(coll_sched_t *s, mpii_comm_t *c);
+int mpii_node_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                    int root);
+int mpii_node_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                     MPI_Datatype type, MPI_Op op, int root);
+int mpii_node_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                        int64_t count, MPI_Datatype type, MPI_Op op);
 /* Allgatherv (allgather: uniform counts): counts / displs in elements of rtype, sbuf may
  * be MPI_IN_PLACE (this rank's block already in rbuf). Members send their blocks to the
  * leader, the leaders exchange their nodes' blocks packed, each leader bcasts the whole
  * packed stream inside its node, every member unpacks it (where rbuf's layout is the
  * packed stream, the stream moves in rbuf itself). */
-int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
-                       MPI_Datatype rtype);
+int mpii_node_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                         MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                         const int64_t *displs, MPI_Datatype rtype);
 
 /* ------------------------------------------------------------ intercommunicators
  * (coll_inter.c) MPI-4.0 6.2.2: a rooted operation moves data between the root (root

@@ -29,7 +29,7 @@
  * Non-commutative ops need their operands combined in rank order: that holds when every
  * node's members are consecutive ranks (the leaders, in node order, then hold the
  * partial results of consecutive rank ranges); on other layouts the entries keep the
- * flat algorithms for them (mpii_cn_use). Messages carry the caller's count x type, so
+ * flat algorithms for them (mpii_node_aware). Messages carry the caller's count x type, so
  * derived types and MPI_IN_PLACE work as in the flat builders; temporaries have the
  * type's own layout (mpii_sched_tmp).
  *
@@ -62,16 +62,16 @@ struct mpii_cnode {
 };
 
 /* The map of every communicator that lives on one node (nothing to free). */
-mpii_cnode_t mpii_cn_one = {.nnodes = 1, .contig = 1};
+mpii_cnode_t mpii_node_single = {.nnodes = 1, .contig = 1};
 
 /* FMPL_MPI_NODE_AWARE: 0 never, 1 where the mailboxes do not serve the call, 2 always;
  * -1 until read. */
-static int cn_mode = -1;
+static int node_aware_mode = -1;
 
 /* Contract: mpi_impl.h. */
-void mpii_cn_free(mpii_comm_t *c)
+void mpii_node_free(mpii_comm_t *c)
 {
-    if (c->cnode && c->cnode != &mpii_cn_one) {
+    if (c->cnode && c->cnode != &mpii_node_single) {
         free(c->cnode->node_of);
         free(c->cnode);
     }
@@ -79,14 +79,14 @@ void mpii_cn_free(mpii_comm_t *c)
 }
 
 /* Computes c's node map into c->cnode. MPI_SUCCESS or MPI_ERR_NO_MEM. */
-static int cn_build_map(mpii_comm_t *c)
+static int node_map_build(mpii_comm_t *c)
 {
     const boot_nodes_t *vn = vnic_nodes(mpii.vnic);
     int other_jobs = 0; /* processes of another job (dpm.c) have no node of ours */
     for (int r = 0; r < c->size && vn && vn->nnodes > 1; r++)
         other_jobs |= c->group->world[r] >= mpii.world_size;
     if (!vn || vn->nnodes <= 1 || other_jobs) {
-        c->cnode = &mpii_cn_one;
+        c->cnode = &mpii_node_single;
         return MPI_SUCCESS;
     }
     int p = c->size, nn = 0;
@@ -120,7 +120,7 @@ static int cn_build_map(mpii_comm_t *c)
     if (nn == 1) {
         free(a);
         free(n);
-        c->cnode = &mpii_cn_one;
+        c->cnode = &mpii_node_single;
         return MPI_SUCCESS;
     }
     /* counting sort by node; ranks stay ascending inside a node */
@@ -148,21 +148,21 @@ static int cn_build_map(mpii_comm_t *c)
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox)
+int mpii_node_aware_map(mpii_comm_t *c, MPI_Op op, int before_mailbox)
 {
     if (c->rgroup)
         return 0;
     if (BASE_UNLIKELY(!c->cnode)) {
-        if (cn_mode < 0)
-            cn_mode = (int)base_env_int(
+        if (node_aware_mode < 0)
+            node_aware_mode = (int)base_env_int(
                 "FMPL_MPI_NODE_AWARE", 1, 0, 2,
                 "MPI collectives on communicators spanning several nodes: 0 flat, 1 node-aware "
                 "unless on the communicator's mailboxes, 2 node-aware always");
-        if (cn_build_map(c) != MPI_SUCCESS)
+        if (node_map_build(c) != MPI_SUCCESS)
             return -1;
     }
     const mpii_cnode_t *n = c->cnode;
-    if (n->nnodes <= 1 || cn_mode < (before_mailbox ? 2 : 1))
+    if (n->nnodes <= 1 || node_aware_mode < (before_mailbox ? 2 : 1))
         return 0;
     return op == MPI_OP_NULL || n->contig || mpii_op_get(op)->commute;
 }
@@ -172,8 +172,8 @@ int mpii_cn_use_map(mpii_comm_t *c, MPI_Op op, int before_mailbox)
  * (a node's members, or the leaders), me being this process's index in rk. */
 
 /* Binomial bcast of count x type at buf from index ri; empty messages move too. */
-static void cn_bcast_list(coll_sched_t *s, const int *rk, int n, int me, int ri, void *buf,
-                          int64_t count, MPI_Datatype type)
+static void list_bcast(coll_sched_t *s, const int *rk, int n, int me, int ri, void *buf,
+                       int64_t count, MPI_Datatype type)
 {
     mpii_algo_t m;
     coll_algo_bcast_binomial(mpii_sched_algo(&m, s, rk, n, me, type, MPI_OP_NULL), buf, count, ri);
@@ -181,7 +181,7 @@ static void cn_bcast_list(coll_sched_t *s, const int *rk, int n, int me, int ri,
 
 /* Binomial fan-in of empty messages to index 0: returns once every index of the subtree
  * arrived (the send to the parent is the last step). */
-static void cn_fanin_list(coll_sched_t *s, const int *rk, int n, int me)
+static void list_fanin(coll_sched_t *s, const int *rk, int n, int me)
 {
     for (int mask = 1; mask < n && !(me & mask); mask <<= 1)
         if (me + mask < n)
@@ -192,7 +192,7 @@ static void cn_fanin_list(coll_sched_t *s, const int *rk, int n, int me)
 }
 
 /* Dissemination barrier. */
-static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
+static void list_barrier(coll_sched_t *s, const int *rk, int n, int me)
 {
     mpii_algo_t m;
     coll_algo_barrier_dissemination(mpii_sched_algo(&m, s, rk, n, me, MPI_BYTE, MPI_OP_NULL), 0);
@@ -201,7 +201,7 @@ static void cn_barrier_list(coll_sched_t *s, const int *rk, int n, int me)
 /* ------------------------------------------------------------------ the collectives */
 
 /* This rank's node's members: *rk, its count *n, this rank's index *me. */
-static void cn_node(const mpii_comm_t *c, const int **rk, int *n, int *me)
+static void node_members(const mpii_comm_t *c, const int **rk, int *n, int *me)
 {
     const mpii_cnode_t *m = c->cnode;
     int k = m->node_of[c->rank];
@@ -212,7 +212,7 @@ static void cn_node(const mpii_comm_t *c, const int **rk, int *n, int *me)
 
 /* The leaders, one per node in node order: the root on the root's node (root >= 0), the
  * lowest rank elsewhere. NULL: out of memory (the caller frees the array). */
-static int *cn_leaders(const mpii_comm_t *c, int root)
+static int *node_leaders(const mpii_comm_t *c, int root)
 {
     const mpii_cnode_t *m = c->cnode;
     int *l = malloc((size_t)m->nnodes * sizeof *l);
@@ -224,28 +224,28 @@ static int *cn_leaders(const mpii_comm_t *c, int root)
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cn_barrier(coll_sched_t *s, mpii_comm_t *c)
+int mpii_node_barrier(coll_sched_t *s, mpii_comm_t *c)
 {
     const mpii_cnode_t *m = c->cnode;
     const int *rk;
     int n, me;
-    cn_node(c, &rk, &n, &me);
-    cn_fanin_list(s, rk, n, me);
+    node_members(c, &rk, &n, &me);
+    list_fanin(s, rk, n, me);
     if (me == 0) { /* a leader: its node arrived */
-        int *l = cn_leaders(c, -1);
+        int *l = node_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_sched_fence(s);
-        cn_barrier_list(s, l, m->nnodes, m->node_of[c->rank]);
+        list_barrier(s, l, m->nnodes, m->node_of[c->rank]);
         free(l);
     } /* others wait for the fan-out in the round of their fan-in send */
-    cn_bcast_list(s, rk, n, me, 0, NULL, 0, MPI_BYTE);
+    list_bcast(s, rk, n, me, 0, NULL, 0, MPI_BYTE);
     return MPI_SUCCESS;
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
-                  int root)
+int mpii_node_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
+                    int root)
 {
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_NODE_AWARE);
     if (count == 0)
@@ -253,22 +253,22 @@ int mpii_cn_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI
     const mpii_cnode_t *m = c->cnode;
     const int *rk;
     int n, me, rn = m->node_of[root], mynode = m->node_of[c->rank];
-    cn_node(c, &rk, &n, &me);
+    node_members(c, &rk, &n, &me);
     int li = mynode == rn ? m->idx_of[root] : 0; /* my node's leader, as an index in rk */
     if (me == li) {
-        int *l = cn_leaders(c, root);
+        int *l = node_leaders(c, root);
         if (!l)
             return MPI_ERR_NO_MEM;
-        cn_bcast_list(s, l, m->nnodes, mynode, rn, buf, count, type);
+        list_bcast(s, l, m->nnodes, mynode, rn, buf, count, type);
         free(l);
     }
-    cn_bcast_list(s, rk, n, me, li, buf, count, type);
+    list_bcast(s, rk, n, me, li, buf, count, type);
     return MPI_SUCCESS;
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                   MPI_Datatype type, MPI_Op op, int root)
+int mpii_node_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                     MPI_Datatype type, MPI_Op op, int root)
 {
     int r = c->rank;
     if (count == 0) {
@@ -279,13 +279,13 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
     const mpii_cnode_t *m = c->cnode;
     const int *rk;
     int n, me, rn = m->node_of[root], mynode = m->node_of[r];
-    cn_node(c, &rk, &n, &me);
+    node_members(c, &rk, &n, &me);
     int li = mynode == rn ? m->idx_of[root] : 0;
     /* the node's partial result: in rbuf at the root, a temporary at other leaders */
     void *part = r == root ? rbuf : me == li ? mpii_sched_tmp(s, type, count) : NULL;
     mpii_build_reduce_list(s, rk, n, me, li, sbuf, part, count, type, op);
     if (me == li) {
-        int *l = cn_leaders(c, root);
+        int *l = node_leaders(c, root);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_sched_fence(s);
@@ -296,8 +296,8 @@ int mpii_cn_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                      MPI_Datatype type, MPI_Op op)
+int mpii_node_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *rbuf,
+                        int64_t count, MPI_Datatype type, MPI_Op op)
 {
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_NODE_AWARE);
     if (count == 0)
@@ -305,12 +305,12 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     const mpii_cnode_t *m = c->cnode;
     const int *rk;
     int n, me;
-    cn_node(c, &rk, &n, &me);
+    node_members(c, &rk, &n, &me);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     mpii_build_reduce_list(s, rk, n, me, 0, in, rbuf, count, type, op);
     mpii_sched_fence(s);
     if (me == 0) {
-        int *l = cn_leaders(c, -1);
+        int *l = node_leaders(c, -1);
         if (!l)
             return MPI_ERR_NO_MEM;
         mpii_build_allreduce_list(s, l, m->nnodes, m->node_of[c->rank], rbuf,
@@ -318,14 +318,14 @@ int mpii_cn_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
         free(l);
         mpii_sched_fence(s);
     }
-    cn_bcast_list(s, rk, n, me, 0, rbuf, count, type);
+    list_bcast(s, rk, n, me, 0, rbuf, count, type);
     return MPI_SUCCESS;
 }
 
 /* Contract: coll_impl.h. */
-int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                       MPI_Datatype stype, void *rbuf, const int64_t *counts, const int64_t *displs,
-                       MPI_Datatype rtype)
+int mpii_node_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                         MPI_Datatype stype, void *rbuf, const int64_t *counts,
+                         const int64_t *displs, MPI_Datatype rtype)
 {
     const mpii_cnode_t *m = c->cnode;
     int p = c->size, r = c->rank, mynode = m->node_of[r];
@@ -333,7 +333,7 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
     char *rb = rbuf;
     /* The packed stream: the nodes in order, each its members' blocks in rank order. */
     int64_t *off = malloc(((size_t)p + (size_t)m->nnodes + 1) * sizeof *off);
-    int *l = cn_leaders(c, -1);
+    int *l = node_leaders(c, -1);
     if (!off || !l) {
         free(off);
         free(l);
@@ -369,7 +369,7 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
     }
     const int *rk;
     int n, me;
-    cn_node(c, &rk, &n, &me);
+    node_members(c, &rk, &n, &me);
     if (me == 0) { /* the leader: its node's blocks, then the other nodes' */
         if (!direct)
             mpii_sched_copy(s, mine, mcount, mtype, full + off[r], counts[r] * esize, MPI_BYTE);
@@ -389,7 +389,7 @@ int mpii_cn_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_
         if (direct)
             mpii_sched_fence(s); /* mine may lie in the stream the bcast overwrites */
     }
-    cn_bcast_list(s, rk, n, me, 0, full, total, MPI_BYTE);
+    list_bcast(s, rk, n, me, 0, full, total, MPI_BYTE);
     mpii_sched_fence(s);
     for (int q = 0; !direct && q < p; q++)
         if (q != r)

@@ -120,14 +120,14 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
         (rc = mpii_verify_reduce(c, MPII_CK_REDUCE, root, NULL, count, type, op, fname)))
         return rc;
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
-                      mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
+                      mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
     int fit = cg_fits(c, m, type, count, op);
     if (fit)
         MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
                         cg_reduce(s, c, sbuf, rbuf, count, type, op, root),
                         mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
-                      mpii_cn_reduce(s, c, sbuf, rbuf, count, type, op, root));
+                      mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN(c, comm, m, &kb, mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
@@ -219,7 +219,8 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
         !mpii_op_get(op)->fn_c && mpii_co_take(c, m, count * dt_size(t), &entry, &seq))
         MC_BUILD_RUN(c, comm, m, &kb,
                      mc_allreduce_offload(s, c, m, sbuf, rbuf, count, type, op, entry, seq));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
+                      mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
     int fit = cg_fits(c, m, type, count, op);
     if (fit)
         MC_BUILD_RUN_CG(
@@ -227,7 +228,8 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
             (mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_MAILBOX),
              cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
             build_allreduce(s, c, sbuf, rbuf, count, type, op));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0, mpii_cn_allreduce(s, c, sbuf, rbuf, count, type, op));
+    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
+                      mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN(c, comm, m, &kb,
                  inter ? mpii_build_inter_allreduce(s, c, sbuf, rbuf, count, type, op)
                        : build_allreduce(s, c, sbuf, rbuf, count, type, op));

@@ -84,7 +84,7 @@ void mpii_comm_release(mpii_comm_t *c)
     if (c->local)
         mpii_comm_release(c->local);
     mpii_sched_cache_free(c);
-    mpii_cn_free(c);
+    mpii_node_free(c);
     mpii_group_release(c->group);
     mpii_group_release(c->rgroup);
     mpii_topo_free(c->topo);

@@ -168,7 +168,7 @@ int mpii_comm_groups_finalize(void);
 /* (coll_sched.c) Frees c's cached collective schedules (at the communicator's release). */
 void mpii_sched_cache_free(mpii_comm_t *c);
 /* (coll_node.c) Frees c's node map (at the communicator's release). */
-void mpii_cn_free(mpii_comm_t *c);
+void mpii_node_free(mpii_comm_t *c);
 
 typedef struct mpii_type {
     int refs;
