@@ -103,20 +103,21 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     if (mpii_verify_on(c, m) && (rc = mpii_verify_barrier(c, m->fname)))
         return rc;
     if (m->kind == MPII_CM_BLOCK && !c->rgroup && !mpii_node_aware(c, MPI_OP_NULL, 1) &&
-        mpii_cg_fits(c, m, MPI_BYTE, 0, 0)) { /* the mailbox barrier, without a schedule */
+        mpii_mailbox_fits(c, m, MPI_BYTE, 0, 0)) { /* the mailbox barrier, without a schedule */
         mpii_coll_count(MPII_COLL_NOTE(MPII_TOOL_COLL(MPII_CK_BARRIER), MPII_ALG_MAILBOX));
         rc = coll_barrier(c->cgroup);
-        return rc ? mpii_cg_fail(comm, rc, m->fname) : MPI_SUCCESS;
+        return rc ? mpii_mailbox_fail(comm, rc, m->fname) : MPI_SUCCESS;
     }
     mpii_ckey_t kb = {.kind = MPII_CK_BARRIER};
     coll_sched_t *hit = mpii_sched_hit(c, m, &kb);
     if (hit)
         return mpii_sched_run_cached(c, comm, hit, m->fname);
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_node_barrier(s, c));
-    int fit = mpii_cg_fits(c, m, MPI_BYTE, 0, 0);
+    int fit = mpii_mailbox_fits(c, m, MPI_BYTE, 0, 0);
     if (fit)
-        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
-                        mpii_cg_err(coll_build_barrier(s, c->cgroup)), mpii_build_barrier(s, c));
+        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_mailbox_new_all(c), 1,
+                        mpii_mailbox_err(coll_build_barrier(s, c->cgroup)),
+                        mpii_build_barrier(s, c));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_node_barrier(s, c));
     MC_BUILD_RUN(c, comm, m, &kb,
                  c->rgroup ? mpii_build_inter_barrier(s, c) : mpii_build_barrier(s, c));
@@ -270,7 +271,7 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
     if (dt_is_contig(t, count))
-        return mpii_cg_err(
+        return mpii_mailbox_err(
             coll_build_bcast(s, c->cgroup, (char *)buf + dt_true_lb(t), (size_t)n, root));
     char *tmp = mpii_sched_bytes(s, n); /* NULL: s is refused at start */
     mpii_sched_type(s, type);           /* holds t: a derived type is never predefined */
@@ -283,7 +284,7 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
         a.unpack = 1;
         coll_sched_call(s, pack_step, &a, sizeof a);
     }
-    return mpii_cg_err(rc);
+    return mpii_mailbox_err(rc);
 }
 
 /* Bcast on c's offload board (mpii_co_take gave entry, seq), of count x type as bytes: in
@@ -345,9 +346,9 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
      * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
      * point-to-point while the others used the mailboxes hung). */
     int64_t n = m->kind == MPII_CM_BLOCK ? 0 : count * dt_size(mpii_type_get(type));
-    int fit = mpii_cg_fits(c, m, MPI_BYTE, n, SIZE_MAX);
+    int fit = mpii_mailbox_fits(c, m, MPI_BYTE, n, SIZE_MAX);
     if (fit)
-        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
+        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_mailbox_new(c), 0,
                         mc_bcast_cg(s, c, buf, count, type, root),
                         mpii_build_bcast(s, c, buf, count, type, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0,
@@ -697,7 +698,7 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
         pack_args_t a = {rbuf, recv, rcount * p, n * p, rt, 1};
         coll_sched_call(s, pack_step, &a, sizeof a);
     }
-    return mpii_cg_err(rc);
+    return mpii_mailbox_err(rc);
 }
 
 /* The bytes of a block of an allgather or alltoall that takes the mailbox path, or 0. The
@@ -753,7 +754,7 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
         mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_mailbox_new_all(c),
                           mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
     int64_t *cd = mc_uniform(p, rcount);
@@ -920,7 +921,7 @@ static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int
         pack_args_t a = {rbuf, out, rcount * p, n * p, rt, 1};
         coll_sched_call(s, pack_step, &a, sizeof a);
     }
-    return mpii_cg_err(rc);
+    return mpii_mailbox_err(rc);
 }
 
 static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
@@ -947,7 +948,7 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
         mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_cg_new_all(c),
+        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_mailbox_new_all(c),
                           mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
     int64_t *a = malloc(4 * (size_t)p * sizeof *a);

@@ -222,7 +222,7 @@ coll_sched_t *mpii_sched_lookup(mpii_comm_t *c, const mpii_ckey_t *k);
  * nonblocking: start it in the background behind a new request in *m->req (a group
  * schedule: queued on c's group, coll_group_enqueue); persistent: an inactive persistent request in
  * *m->req that MPI_Start runs (a group schedule: queued at every start, see
- * mpii_cg_fits). A failing build is passed as build_err (s is freed, the error
+ * mpii_mailbox_fits). A failing build is passed as build_err (s is freed, the error
  * raised). Returns MPI_SUCCESS or the error raised on comm (m->fname). */
 int mpii_sched_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                    const mpii_ckey_t *k, int build_err);
@@ -291,7 +291,7 @@ void mpii_sched_req_free(mpii_req_t *r);
 
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
  * calls whose data is count contiguous elements of one predefined type of at most max
- * bytes (mpii_cg_fits) run as the group's own schedules (coll.h "group schedules"). The
+ * bytes (mpii_mailbox_fits) run as the group's own schedules (coll.h "group schedules"). The
  * choice must be the same on every rank of a call: where the ranks' types may differ
  * (bcast, allgather: only the signatures must match) it depends on the communicator and
  * the byte count alone, and other types are packed (coll_basic.c).
@@ -315,30 +315,30 @@ void mpii_sched_req_free(mpii_req_t *r);
  * at every MPI_Start (behind the calls before it, like a nonblocking call): for the calls
  * too big for a lane, when there are no lanes (FMPL_COLL_LANES=0), and while / when no
  * lane is agreed.
- * mpii_cg_fits returns 0 (not on the mailboxes: point-to-point, or node-aware) or a mask:
- * MPII_CG_RUN for a blocking or nonblocking call; for a persistent one MPII_CG_LANE (a
+ * mpii_mailbox_fits returns 0 (not on the mailboxes: point-to-point, or node-aware) or a mask:
+ * MPII_MAILBOX_RUN for a blocking or nonblocking call; for a persistent one MPII_MAILBOX_LANE (a
  * lane schedule too: the bytes fit coll_lane_room, or with the assertion
  * coll_lane_cell_room, as a queued run is faster than a lane's big cells),
- * MPII_CG_QUEUE (the request's schedule is a queued group schedule: ordering asserted)
+ * MPII_MAILBOX_QUEUE (the request's schedule is a queued group schedule: ordering asserted)
  * or both; a persistent call with neither gets 0. It depends on the communicator (its
  * group, lanes and info), the mode and the byte count only, so every member answers
  * alike. */
-enum { MPII_CG_RUN = 1, MPII_CG_QUEUE = 1 /* (persistent) */, MPII_CG_LANE = 2 };
-int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
-                 size_t max);
+enum { MPII_MAILBOX_RUN = 1, MPII_MAILBOX_QUEUE = 1 /* (persistent) */, MPII_MAILBOX_LANE = 2 };
+int mpii_mailbox_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+                      size_t max);
 /* 1 when c's info asserts mpi_assert_strict_persistent_collective_ordering = "true". */
-int mpii_cg_strict_order(const mpii_comm_t *c);
-static inline coll_sched_t *mpii_cg_new(mpii_comm_t *c)
+int mpii_coll_strict_order(const mpii_comm_t *c);
+static inline coll_sched_t *mpii_mailbox_new(mpii_comm_t *c)
 {
     return coll_group_sched(c->cgroup);
 }
 /* For barrier, allreduce, allgather (blocking): the all-call cells (coll.h). */
-static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
+static inline coll_sched_t *mpii_mailbox_new_all(mpii_comm_t *c)
 {
     return coll_group_sched_a(c->cgroup);
 }
-/* Lanes (coll.h "lanes"): a persistent call that mpii_cg_fits with MPII_CG_LANE gets,
- * besides its own schedule (point-to-point, or with MPII_CG_QUEUE a queued group
+/* Lanes (coll.h "lanes"): a persistent call that mpii_mailbox_fits with MPII_MAILBOX_LANE gets,
+ * besides its own schedule (point-to-point, or with MPII_MAILBOX_QUEUE a queued group
  * schedule), a lane schedule built by the same mailbox builders, and agrees on a lane
  * with the other members during its first start (an AND of offers over point-to-point
  * with a tag of its own, beside the first run of its own schedule); from the next start
@@ -351,12 +351,12 @@ static inline coll_sched_t *mpii_cg_new_all(mpii_comm_t *c)
  * schedule that a builder filled with result rc; NULL: none), for MC_BUILD_RUN. */
 void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
 
-/* The tail of an entry whose call mpii_cg_fits (fit: its answer): blocking and
+/* The tail of an entry whose call mpii_mailbox_fits (fit: its answer): blocking and
  * nonblocking: built by CGBUILD (an expression of the group schedule `s` that NEW makes,
  * giving an MPI class) and run on the mailboxes (nonblocking: queued, the cached schedule
  * of the same call borrowed when idle, else a new one cached: mpii_sched_borrow,
- * mpii_sched_run_nb); persistent: with MPII_CG_LANE a lane schedule (all-call when ALL)
- * built by CGBUILD, and the request's own schedule: with MPII_CG_QUEUE a group schedule
+ * mpii_sched_run_nb); persistent: with MPII_MAILBOX_LANE a lane schedule (all-call when ALL)
+ * built by CGBUILD, and the request's own schedule: with MPII_MAILBOX_QUEUE a group schedule
  * made by NEW and built by CGBUILD (queued at every start), else built by BUILD over
  * point-to-point. */
 #define MC_BUILD_RUN_CG(c, comm, m, kb, fit, NEW, ALL, CGBUILD, BUILD)                             \
@@ -374,17 +374,17 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
             return mpii_sched_run_nb((c), (comm), s, (m), (kb), s ? (CGBUILD) : 0);                \
         }                                                                                          \
         mpii_cmode_t ml_ = *(m);                                                                   \
-        if ((fit)&MPII_CG_LANE) {                                                                  \
+        if ((fit)&MPII_MAILBOX_LANE) {                                                             \
             coll_sched_t *s = coll_lane_sched((c)->cgroup, ALL);                                   \
             mpii_cl_build(&ml_, m, s, s ? (CGBUILD) : 0);                                          \
         }                                                                                          \
-        if ((fit)&MPII_CG_QUEUE)                                                                   \
+        if ((fit)&MPII_MAILBOX_QUEUE)                                                              \
             MC_BUILD_RUN_WITH(c, comm, &ml_, kb, NEW, CGBUILD);                                    \
         MC_BUILD_RUN(c, comm, &ml_, kb, BUILD);                                                    \
     } while (0)
 /* The MPI error of a mailbox collective on comm that failed with FMPL code fmpl_rc: a
  * length mark that differed (the ranks disagree on its size) says so. */
-int mpii_cg_fail(MPI_Comm comm, int fmpl_rc, const char *fname);
+int mpii_mailbox_fail(MPI_Comm comm, int fmpl_rc, const char *fname);
 
 /* The watch on a blocking run (coll_watch.c). Ranks whose sizes put a call on the
  * mailboxes on some and on point-to-point on others wait for ever: each carrier waits for
@@ -413,12 +413,12 @@ static inline int mpii_coll_watch_due(mpii_coll_watch_t *w)
            mpii_coll_watch_late(w);
 }
 void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname);
-static inline int mpii_cg_err(int fmpl_rc)
+static inline int mpii_mailbox_err(int fmpl_rc)
 {
     return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;
 }
 /* The coll form of a predefined op on a predefined type, its state kept in s. */
-coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
+coll_reduce_op_t mpii_mailbox_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 
 /* Algorithm thresholds (environment, read at the first collective; the algorithms:
  * coll_basic.c, coll_reduce.c): FMPL_MPI_BCAST_LARGE bytes from which Bcast on 3+ ranks is

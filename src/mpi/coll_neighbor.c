@@ -349,7 +349,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
             (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
             return mpii_coll_fail(comm, rc, m->fname);
         MC_BUILD_RUN_WITH(
-            c, comm, m, &kb, mpii_cg_new(c),
+            c, comm, m, &kb, mpii_mailbox_new(c),
             nb_group(s, c, nb, alltoall, sbuf, scount, stype, rbuf, rcount, rtype, n));
     }
     nb_args_t a;

@@ -37,23 +37,23 @@ static void add_sendrecv(coll_sched_t *s, const void *sb, int64_t scount, void *
 /* ------------------------------------------------------------------ mailbox path */
 
 /* A reduction the communicator's mailbox group can do: small, contiguous predefined type,
- * predefined op. Returns mpii_cg_fits's answer (0: no). */
-static int cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
-                   MPI_Op op)
+ * predefined op. Returns mpii_mailbox_fits's answer (0: no). */
+static int mailbox_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+                        MPI_Op op)
 {
     if (!mpii_comm_cgroup(c) || count <= 0 || mpii_op_get(op)->fn || mpii_op_get(op)->fn_c)
         return 0;
-    return mpii_cg_fits(c, m, type, count, coll_group_small(c->cgroup));
+    return mpii_mailbox_fits(c, m, type, count, coll_group_small(c->cgroup));
 }
 
 /* Builds the mailbox reduce (root >= 0) or allreduce (root < 0) of in into out. */
-static int cg_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out, int64_t count,
-                     MPI_Datatype type, MPI_Op op, int root)
+static int mailbox_reduce(coll_sched_t *s, mpii_comm_t *c, const void *in, void *out, int64_t count,
+                          MPI_Datatype type, MPI_Op op, int root)
 {
-    coll_reduce_op_t o = mpii_cg_op(s, op, type);
-    return mpii_cg_err(root < 0
-                           ? coll_build_allreduce(s, c->cgroup, in, out, (size_t)count, &o)
-                           : coll_build_reduce(s, c->cgroup, in, out, (size_t)count, &o, root));
+    coll_reduce_op_t o = mpii_mailbox_op(s, op, type);
+    return mpii_mailbox_err(
+        root < 0 ? coll_build_allreduce(s, c->cgroup, in, out, (size_t)count, &o)
+                 : coll_build_reduce(s, c->cgroup, in, out, (size_t)count, &o, root));
 }
 
 /* ------------------------------------------------------------------ reduce */
@@ -121,10 +121,10 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
         return rc;
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
                       mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
-    int fit = cg_fits(c, m, type, count, op);
+    int fit = mailbox_fits(c, m, type, count, op);
     if (fit)
-        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_cg_new(c), 0,
-                        cg_reduce(s, c, sbuf, rbuf, count, type, op, root),
+        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_mailbox_new(c), 0,
+                        mailbox_reduce(s, c, sbuf, rbuf, count, type, op, root),
                         mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
                       mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
@@ -178,7 +178,7 @@ static int mc_allreduce_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmod
                                 MPI_Op op, int entry, uint64_t seq)
 {
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_OFFLOAD);
-    coll_reduce_op_t o = mpii_cg_op(s, op, type);
+    coll_reduce_op_t o = mpii_mailbox_op(s, op, type);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* (predefined: lower bound 0) */
     return mpii_co_steps(s, coll_offload_allreduce(s, c->cgroup, entry, seq, mpii_co_flags(c, m),
                                                    in, rbuf, (size_t)count, &o));
@@ -221,12 +221,12 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
                      mc_allreduce_offload(s, c, m, sbuf, rbuf, count, type, op, entry, seq));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
                       mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
-    int fit = cg_fits(c, m, type, count, op);
+    int fit = mailbox_fits(c, m, type, count, op);
     if (fit)
         MC_BUILD_RUN_CG(
-            c, comm, m, &kb, fit, mpii_cg_new_all(c), 1,
+            c, comm, m, &kb, fit, mpii_mailbox_new_all(c), 1,
             (mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_MAILBOX),
-             cg_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
+             mailbox_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
             build_allreduce(s, c, sbuf, rbuf, count, type, op));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
                       mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));

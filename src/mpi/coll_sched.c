@@ -295,20 +295,21 @@ const coll_algo_t *mpii_sched_algo(mpii_algo_t *m, coll_sched_t *s, const int *r
 
 /* ------------------------------------------------------------------ mailbox schedules */
 
-#define CG_STRICT_KEY "mpi_assert_strict_persistent_collective_ordering"
+#define STRICT_ORDER_KEY "mpi_assert_strict_persistent_collective_ordering"
 
-int mpii_cg_strict_order(const mpii_comm_t *c)
+int mpii_coll_strict_order(const mpii_comm_t *c)
 {
     char v[8];
     int flag = 0;
     if (c->info == MPI_INFO_NULL ||
-        PMPI_Info_get(c->info, CG_STRICT_KEY, (int)sizeof v - 1, v, &flag) != MPI_SUCCESS || !flag)
+        PMPI_Info_get(c->info, STRICT_ORDER_KEY, (int)sizeof v - 1, v, &flag) != MPI_SUCCESS ||
+        !flag)
         return 0;
     return !strcasecmp(v, "true");
 }
 
-int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
-                 size_t max)
+int mpii_mailbox_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
+                      size_t max)
 {
     if (!mpii_comm_cgroup(c) || !FMPL_MPI_DT_IS_PREDEF(type) || FMPL_MPI_DT_PAD(type) != 0)
         return 0;
@@ -318,7 +319,7 @@ int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64
     if (n > max)
         return 0;
     if (m->kind == MPII_CM_BLOCK || m->kind == MPII_CM_NB)
-        return MPII_CG_RUN;
+        return MPII_MAILBOX_RUN;
     if (m->kind != MPII_CM_PERSIST)
         return 0;
     /* A lane takes what the call's mailbox builder does (n <= max: bcast any size, as a
@@ -326,38 +327,38 @@ int mpii_cg_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64
      * FMPL_COLL_SMALL); ordering asserted, only what its small cells take (a writer runs
      * 64 messages ahead there; the big cells are slower than a queued run on the
      * 16-deep channels). */
-    int strict = mpii_cg_strict_order(c);
+    int strict = mpii_coll_strict_order(c);
     int fit = coll_lane_room(c->cgroup) && (!strict || n <= coll_lane_cell_room(c->cgroup))
-                  ? MPII_CG_LANE
+                  ? MPII_MAILBOX_LANE
                   : 0;
-    return fit | (strict ? MPII_CG_QUEUE : 0);
+    return fit | (strict ? MPII_MAILBOX_QUEUE : 0);
 }
 
-typedef struct cg_op_state {
+typedef struct mailbox_op_state {
     MPI_Op op;
     MPI_Datatype type;
     mpii_kernel_t k; /* resolved once (NULL: through mpii_op_apply) */
     int id;
-} cg_op_state_t;
+} mailbox_op_state_t;
 
-static void cg_reduce_fn(void *inout, const void *in, size_t count, void *arg)
+static void mailbox_reduce_fn(void *inout, const void *in, size_t count, void *arg)
 {
-    const cg_op_state_t *o = arg; /* op and type checked at entry */
+    const mailbox_op_state_t *o = arg; /* op and type checked at entry */
     if (BASE_LIKELY(o->k != NULL))
         o->k(o->id, in, inout, (int64_t)count);
     else
         mpii_op_apply(o->op, in, inout, (MPI_Count)count, o->type);
 }
 
-coll_reduce_op_t mpii_cg_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
+coll_reduce_op_t mpii_mailbox_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
 {
-    cg_op_state_t *o = coll_sched_mem(s, sizeof *o); /* NULL: s is refused at start */
+    mailbox_op_state_t *o = coll_sched_mem(s, sizeof *o); /* NULL: s is refused at start */
     if (o) {
         o->op = op;
         o->type = type;
         o->k = mpii_op_kernel(op, type, &o->id);
     }
-    coll_reduce_op_t r = {cg_reduce_fn, o, (size_t)FMPL_MPI_DT_SIZE(type),
+    coll_reduce_op_t r = {mailbox_reduce_fn, o, (size_t)FMPL_MPI_DT_SIZE(type),
                           mpii_op_get(op)->commute};
     return r;
 }
@@ -374,7 +375,7 @@ unsigned mpii_co_flags(const mpii_comm_t *c, const mpii_cmode_t *m)
 {
     if (m->kind != MPII_CM_PERSIST)
         return COLL_OFFLOAD_ORDERED;
-    return COLL_OFFLOAD_PERSISTENT | (mpii_cg_strict_order(c) ? COLL_OFFLOAD_ORDERED : 0);
+    return COLL_OFFLOAD_PERSISTENT | (mpii_coll_strict_order(c) ? COLL_OFFLOAD_ORDERED : 0);
 }
 
 int mpii_co_steps(coll_sched_t *s, coll_offload_t *o)
@@ -774,10 +775,10 @@ static int run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char 
     }
     if (!w.err)
         return MPI_SUCCESS;
-    return group ? mpii_cg_fail(comm, w.err, fname) : MPII_ERR_COMM(comm, w.err, fname);
+    return group ? mpii_mailbox_fail(comm, w.err, fname) : MPII_ERR_COMM(comm, w.err, fname);
 }
 
-int mpii_cg_fail(MPI_Comm comm, int fmpl_rc, const char *fname)
+int mpii_mailbox_fail(MPI_Comm comm, int fmpl_rc, const char *fname)
 {
     int rc = mpii_err_from_fmpl(fmpl_rc);
     /* a length mark differed (coll_impl.h, coll_flag) */
@@ -889,7 +890,7 @@ int mpii_sched_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cm
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, m->fname);
     }
     if (m->kind == MPII_CM_NB && coll_sched_is_group(s)) { /* after the ones queued before */
-        coll_sched_free(check); /* (checked calls take no group schedule: mpii_cg_fits) */
+        coll_sched_free(check); /* (checked calls take no group schedule: mpii_mailbox_fits) */
         int rc = run_queued(c, s, m, 0);
         return rc ? MPII_ERR_COMM(comm, rc, m->fname) : MPI_SUCCESS;
     }

@@ -19,7 +19,7 @@
  * point-to-point schedule (the check schedule), which the request runs before its own
  * schedule, at every start, and which completes the request with the error instead when
  * the members disagree (coll_sched.c, mpii_sched_start). Such calls then take
- * point-to-point schedules only (mpii_cg_fits), which start whenever their check ends,
+ * point-to-point schedules only (mpii_mailbox_fits), which start whenever their check ends,
  * whatever the other calls in flight. */
 #include <stdio.h>
 #include <stdlib.h>
