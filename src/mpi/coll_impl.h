@@ -315,15 +315,19 @@ void mpii_sched_req_free(mpii_req_t *r);
  * at every MPI_Start (behind the calls before it, like a nonblocking call): for the calls
  * too big for a lane, when there are no lanes (FMPL_COLL_LANES=0), and while / when no
  * lane is agreed.
- * mpii_mailbox_fits returns 0 (not on the mailboxes: point-to-point, or node-aware) or a mask:
- * MPII_MAILBOX_RUN for a blocking or nonblocking call; for a persistent one MPII_MAILBOX_LANE (a
- * lane schedule too: the bytes fit coll_lane_room, or with the assertion
- * coll_lane_cell_room, as a queued run is faster than a lane's big cells),
- * MPII_MAILBOX_QUEUE (the request's schedule is a queued group schedule: ordering asserted)
- * or both; a persistent call with neither gets 0. It depends on the communicator (its
- * group, lanes and info), the mode and the byte count only, so every member answers
+ * mpii_mailbox_fits returns 0 (not on the mailboxes: point-to-point, or node-aware) or a
+ * mask of the bits below: MPII_MAILBOX_RUN for a blocking or nonblocking call; for a
+ * persistent one MPII_MAILBOX_LANE (a lane schedule too: the bytes fit coll_lane_room, or
+ * with the assertion coll_lane_cell_room, as a queued run is faster than a lane's big
+ * cells), MPII_MAILBOX_QUEUE (the request's schedule is a queued group schedule: ordering
+ * asserted) or both; a persistent call with neither gets 0. It depends on the communicator
+ * (its group, lanes and info), the mode and the byte count only, so every member answers
  * alike. */
-enum { MPII_MAILBOX_RUN = 1, MPII_MAILBOX_QUEUE = 1 /* (persistent) */, MPII_MAILBOX_LANE = 2 };
+enum {
+    MPII_MAILBOX_RUN = 1,  /* blocking or nonblocking: the call runs on the mailboxes */
+    MPII_MAILBOX_LANE = 2, /* persistent: a lane schedule too */
+    MPII_MAILBOX_QUEUE = 4 /* persistent: its own schedule is queued on the group */
+};
 int mpii_mailbox_fits(mpii_comm_t *c, const mpii_cmode_t *m, MPI_Datatype type, int64_t count,
                       size_t max);
 /* 1 when c's info asserts mpi_assert_strict_persistent_collective_ordering = "true". */
