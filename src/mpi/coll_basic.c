@@ -287,7 +287,7 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
     return mpii_mailbox_err(rc);
 }
 
-/* Bcast on c's offload board (mpii_co_take gave entry, seq), of count x type as bytes: in
+/* Bcast on c's offload board (mpii_offload_take gave entry, seq), of count x type as bytes: in
  * place when contiguous, else through a temporary as mc_bcast_cg. */
 static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m, void *buf,
                             int64_t count, MPI_Datatype type, int root, int entry, uint64_t seq)
@@ -295,17 +295,18 @@ static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t 
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_OFFLOAD);
     dt_t *t = mpii_type_get(type);
     int64_t n = count * dt_size(t);
-    unsigned flags = mpii_co_flags(c, m);
+    unsigned flags = mpii_offload_flags(c, m);
     if (dt_is_contig(t, count))
-        return mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags,
-                                                   (char *)buf + dt_true_lb(t), (size_t)n, root));
+        return mpii_offload_steps(s,
+                                  coll_offload_bcast(s, c->cgroup, entry, seq, flags,
+                                                     (char *)buf + dt_true_lb(t), (size_t)n, root));
     char *tmp = mpii_sched_bytes(s, n); /* NULL: s is refused at start */
     mpii_sched_type(s, type);           /* holds t: a derived type is never predefined */
     pack_args_t a = {buf, tmp, count, n, t, 0};
     if (c->rank == root)
         coll_sched_call(s, pack_step, &a, sizeof a);
-    int rc =
-        mpii_co_steps(s, coll_offload_bcast(s, c->cgroup, entry, seq, flags, tmp, (size_t)n, root));
+    int rc = mpii_offload_steps(
+        s, coll_offload_bcast(s, c->cgroup, entry, seq, flags, tmp, (size_t)n, root));
     if (c->rank != root) {
         mpii_sched_fence(s);
         a.unpack = 1;
@@ -336,7 +337,7 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
         return rc;
     int entry;
     uint64_t seq;
-    if (mpii_co_take(c, m, count * dt_size(mpii_type_get(type)), &entry, &seq))
+    if (mpii_offload_take(c, m, count * dt_size(mpii_type_get(type)), &entry, &seq))
         MC_BUILD_RUN(c, comm, m, &kb,
                      mc_bcast_offload(s, c, m, buf, count, type, root, entry, seq));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1,

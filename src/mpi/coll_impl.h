@@ -96,7 +96,7 @@ typedef struct mpii_cmode {
     int kind;
     MPI_Request *req;
     const char *fname;
-    /* persistent (mpii_cl_build): lane_ok: the call agrees on a lane (every member alike);
+    /* persistent (mpii_lane_mode): lane_ok: the call agrees on a lane (every member alike);
      * lane: this member's lane schedule or NULL, handed over to the request (whose own
      * schedule, a group schedule or a point-to-point one, runs until a lane is agreed) */
     int lane_ok;
@@ -255,16 +255,17 @@ static inline coll_sched_t *mpii_sched_hit(mpii_comm_t *c, const mpii_cmode_t *m
 /* ---- offloaded runs (coll.h "offloaded runs") ----
  * Nonblocking and persistent MPI_Bcast and MPI_Allreduce on an intracommunicator whose
  * members share this host run on the communicator's offload board: the others finish
- * without a member that is busy elsewhere once it has started. mpii_co_take decides (the
+ * without a member that is busy elsewhere once it has started. mpii_offload_take decides (the
  * same on every member: the communicator, the mode, the byte count and, for a persistent
  * call, which board entries every member has freed: coll_offload.c "Persistent entries")
  * and takes the call's board entry (a persistent request gives it back when it is freed,
- * with its schedule); mpii_co_steps adds the run's steps for the offload state o (NULL:
+ * with its schedule); mpii_offload_steps adds the run's steps for the offload state o (NULL:
  * out of memory) to s and returns an MPI class. */
-int mpii_co_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry, uint64_t *seq);
-int mpii_co_steps(coll_sched_t *s, coll_offload_t *o);
+int mpii_offload_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry,
+                      uint64_t *seq);
+int mpii_offload_steps(coll_sched_t *s, coll_offload_t *o);
 /* The COLL_OFFLOAD_* flags of a call in mode m on c. */
-unsigned mpii_co_flags(const mpii_comm_t *c, const mpii_cmode_t *m);
+unsigned mpii_offload_flags(const mpii_comm_t *c, const mpii_cmode_t *m);
 
 /* MPI_Start of a persistent collective request (request.c). */
 int mpii_sched_start(mpii_req_t *r);
@@ -351,9 +352,9 @@ static inline coll_sched_t *mpii_mailbox_new_all(mpii_comm_t *c)
  * starts). The choice depends only on what every member knows alike (the communicator,
  * the byte count, predefined op), so every member takes part in the agreement; a member
  * without a lane schedule (out of memory) offers nothing.
- * mpii_cl_build: *ml becomes a copy of *m that agrees on a lane and carries s (a lane
+ * mpii_lane_mode: *ml becomes a copy of *m that agrees on a lane and carries s (a lane
  * schedule that a builder filled with result rc; NULL: none), for MC_BUILD_RUN. */
-void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
+void mpii_lane_mode(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
 
 /* The tail of an entry whose call mpii_mailbox_fits (fit: its answer): blocking and
  * nonblocking: built by CGBUILD (an expression of the group schedule `s` that NEW makes,
@@ -380,7 +381,7 @@ void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int
         mpii_cmode_t ml_ = *(m);                                                                   \
         if ((fit)&MPII_MAILBOX_LANE) {                                                             \
             coll_sched_t *s = coll_lane_sched((c)->cgroup, ALL);                                   \
-            mpii_cl_build(&ml_, m, s, s ? (CGBUILD) : 0);                                          \
+            mpii_lane_mode(&ml_, m, s, s ? (CGBUILD) : 0);                                         \
         }                                                                                          \
         if ((fit)&MPII_MAILBOX_QUEUE)                                                              \
             MC_BUILD_RUN_WITH(c, comm, &ml_, kb, NEW, CGBUILD);                                    \

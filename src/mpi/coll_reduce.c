@@ -172,7 +172,7 @@ static int build_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, vo
     return MPI_SUCCESS;
 }
 
-/* Allreduce on c's offload board (mpii_co_take gave entry, seq); a predefined type and op. */
+/* Allreduce on c's offload board (mpii_offload_take gave entry, seq); a predefined type and op. */
 static int mc_allreduce_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m,
                                 const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
                                 MPI_Op op, int entry, uint64_t seq)
@@ -180,8 +180,9 @@ static int mc_allreduce_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmod
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_OFFLOAD);
     coll_reduce_op_t o = mpii_mailbox_op(s, op, type);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* (predefined: lower bound 0) */
-    return mpii_co_steps(s, coll_offload_allreduce(s, c->cgroup, entry, seq, mpii_co_flags(c, m),
-                                                   in, rbuf, (size_t)count, &o));
+    return mpii_offload_steps(s, coll_offload_allreduce(s, c->cgroup, entry, seq,
+                                                        mpii_offload_flags(c, m), in, rbuf,
+                                                        (size_t)count, &o));
 }
 
 static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
@@ -216,7 +217,7 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     uint64_t seq;
     dt_t *t = mpii_type_get(type); /* (MINLOC's pair types have holes: not offloaded) */
     if (!inter && FMPL_MPI_DT_IS_PREDEF(type) && dt_is_contig(t, count) && !mpii_op_get(op)->fn &&
-        !mpii_op_get(op)->fn_c && mpii_co_take(c, m, count * dt_size(t), &entry, &seq))
+        !mpii_op_get(op)->fn_c && mpii_offload_take(c, m, count * dt_size(t), &entry, &seq))
         MC_BUILD_RUN(c, comm, m, &kb,
                      mc_allreduce_offload(s, c, m, sbuf, rbuf, count, type, op, entry, seq));
     MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,

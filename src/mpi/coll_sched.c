@@ -365,20 +365,21 @@ coll_reduce_op_t mpii_mailbox_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type)
 
 /* ------------------------------------------------------------------ offloaded runs */
 
-int mpii_co_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry, uint64_t *seq)
+int mpii_offload_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry,
+                      uint64_t *seq)
 {
     return m->kind != MPII_CM_BLOCK && c->cgroup && !c->rgroup && bytes > 0 &&
            coll_offload_take(c->cgroup, (size_t)bytes, m->kind == MPII_CM_PERSIST, entry, seq);
 }
 
-unsigned mpii_co_flags(const mpii_comm_t *c, const mpii_cmode_t *m)
+unsigned mpii_offload_flags(const mpii_comm_t *c, const mpii_cmode_t *m)
 {
     if (m->kind != MPII_CM_PERSIST)
         return COLL_OFFLOAD_ORDERED;
     return COLL_OFFLOAD_PERSISTENT | (mpii_coll_strict_order(c) ? COLL_OFFLOAD_ORDERED : 0);
 }
 
-int mpii_co_steps(coll_sched_t *s, coll_offload_t *o)
+int mpii_offload_steps(coll_sched_t *s, coll_offload_t *o)
 {
     return coll_offload_steps(s, o, mpii_err_from_fmpl) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
@@ -561,11 +562,11 @@ static void run_group_done(void *arg, int err)
  * (coll_impl.h "Lanes"). A request's plane: the lane schedule, and while no lane is
  * settled the agreement, a point-to-point schedule on tag atag: offer (local step), AND
  * of the offers (reduce to 0 + binomial bcast), settle (local step). It runs after each
- * of the first starts' own runs (pl_run_done); the request completes when both have, so
+ * of the first starts' own runs (plane_run_done); the request completes when both have, so
  * at the next start every member knows the same outcome. */
 
-enum { PL_TRY = 0, PL_ON, PL_OFF };
-#define PL_TRIES 3 /* starts that try to agree on a lane */
+enum { PLANE_TRY = 0, PLANE_ON, PLANE_OFF };
+#define PLANE_TRIES 3 /* starts that try to agree on a lane */
 
 typedef struct mpii_plane {
     coll_sched_t *lane, *agree;
@@ -576,7 +577,7 @@ typedef struct mpii_plane {
     int pending, err; /* schedules of this start still running; first error */
 } mpii_plane_t;
 
-static int pl_offer_step(const void *a)
+static int plane_offer_step(const void *a)
 {
     mpii_plane_t *pl = *(mpii_plane_t *const *)a;
     /* one candidate: the k-th such request on the communicator asks for lane k, then k + 7,
@@ -587,17 +588,17 @@ static int pl_offer_step(const void *a)
     return MPI_SUCCESS;
 }
 
-static int pl_settle_step(const void *a)
+static int plane_settle_step(const void *a)
 {
     mpii_plane_t *pl = *(mpii_plane_t *const *)a;
     int lane = pl->lane ? coll_lanes_settle(pl->g, pl->offer, pl->agreed, pl->lane) : -1;
-    pl->state = lane >= 0 ? PL_ON : ++pl->tries >= PL_TRIES ? PL_OFF : PL_TRY;
+    pl->state = lane >= 0 ? PLANE_ON : ++pl->tries >= PLANE_TRIES ? PLANE_OFF : PLANE_TRY;
     return MPI_SUCCESS;
 }
 
 /* One of the schedules of a start that also agrees finished (err: an MPI class; arg: the
  * request). */
-static void pl_part_done(void *arg, int err)
+static void plane_part_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
     mpii_plane_t *pl = r->plane;
@@ -607,22 +608,22 @@ static void pl_part_done(void *arg, int err)
         run_done(r, pl->err);
 }
 /* The start's own run finished (err: an MPI class): the agreement begins, so that a
- * member whose run failed offers no lane (pl_offer_step). A lane's transfers are chosen
+ * member whose run failed offers no lane (plane_offer_step). A lane's transfers are chosen
  * by this member's sizes alone; members that disagree on the collective's size must stay
  * on the schedules whose transports see it, or the next start would wait for ever. */
-static void pl_run_done(void *arg, int err)
+static void plane_run_done(void *arg, int err)
 {
     mpii_req_t *r = arg;
     mpii_plane_t *pl = r->plane;
     if (err && !pl->err)
         pl->err = err;
-    if (coll_sched_start(pl->agree, pl->atag, 1, pl_part_done, r))
-        pl_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
-    pl_part_done(r, err);
+    if (coll_sched_start(pl->agree, pl->atag, 1, plane_part_done, r))
+        plane_part_done(r, MPI_ERR_NO_MEM); /* the run completes the request, with the error */
+    plane_part_done(r, err);
 }
-static void pl_group_run_done(void *arg, int err)
+static void plane_group_run_done(void *arg, int err)
 {
-    pl_run_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
+    plane_run_done(arg, err ? mpii_err_from_fmpl(err) : MPI_SUCCESS);
 }
 
 /* Starts a run of r's own schedule in the background: a group schedule queued on the
@@ -635,7 +636,7 @@ static int run_launch(mpii_req_t *r, void (*done)(void *, int), void (*group_don
     return coll_sched_start(r->sched, r->tag, 1, done, r);
 }
 
-static void pl_free(mpii_plane_t *pl)
+static void plane_free(mpii_plane_t *pl)
 {
     if (!pl)
         return;
@@ -646,7 +647,7 @@ static void pl_free(mpii_plane_t *pl)
 
 /* Attaches to r (persistent, on c) a plane around lane schedule `lane` (may be NULL: this
  * member then offers nothing). MPI_ERR_NO_MEM: r keeps none, lane is freed. */
-static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
+static int plane_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
 {
     mpii_plane_t *pl = calloc(1, sizeof *pl);
     coll_sched_t *a = pl ? mpii_sched_new(c) : NULL;
@@ -660,14 +661,14 @@ static int pl_attach(mpii_req_t *r, mpii_comm_t *c, coll_sched_t *lane)
     pl->g = c->cgroup;
     pl->atag = mpii_coll_tag(c);
     pl->seq = c->lane_seq++;
-    coll_sched_call(a, pl_offer_step, &pl, sizeof pl);
+    coll_sched_call(a, plane_offer_step, &pl, sizeof pl);
     mpii_sched_and(a, c, &pl->offer, &pl->agreed);
-    coll_sched_call(a, pl_settle_step, &pl, sizeof pl);
+    coll_sched_call(a, plane_settle_step, &pl, sizeof pl);
     r->plane = pl;
     return MPI_SUCCESS;
 }
 
-void mpii_cl_build(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc)
+void mpii_lane_mode(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc)
 {
     *ml = *m;
     if (s && rc) {
@@ -683,13 +684,13 @@ static int run_start_own(mpii_req_t *r)
 {
     mpii_plane_t *pl = r->plane;
     int rc;
-    if (pl && pl->state == PL_ON) {
+    if (pl && pl->state == PLANE_ON) {
         r->run = pl->lane;
         rc = coll_sched_start(pl->lane, r->tag, 1, run_group_done, r);
-    } else if (pl && pl->state == PL_TRY) {
+    } else if (pl && pl->state == PLANE_TRY) {
         pl->pending = 2;
         pl->err = MPI_SUCCESS;
-        rc = run_launch(r, pl_run_done, pl_group_run_done);
+        rc = run_launch(r, plane_run_done, plane_group_run_done);
     } else {
         r->run = r->sched;
         rc = run_launch(r, run_done, run_group_done);
@@ -735,7 +736,7 @@ void mpii_sched_req_free(mpii_req_t *r)
     r->check = NULL;
     coll_sched_free(r->sched);
     r->sched = NULL;
-    pl_free(r->plane);
+    plane_free(r->plane);
     r->plane = NULL;
 }
 
@@ -914,7 +915,7 @@ int mpii_sched_run(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cm
     if (m->kind == MPII_CM_PERSIST) {
         r->persistent = 1;
         r->done = 1;
-        rc = m->lane_ok ? pl_attach(r, c, m->lane) : MPI_SUCCESS;
+        rc = m->lane_ok ? plane_attach(r, c, m->lane) : MPI_SUCCESS;
         if (rc == MPI_SUCCESS)
             rc = mpii_req_handle(r, m->req);
         else
