@@ -31,8 +31,8 @@
 
 #include "coll/coll_impl.h"
 
-/* The context of a lane schedule (coll.h "lanes"): freed with the schedule. What a
- * transfer needs is worked out once, when the lane is bound (lane_bind), not at every run. */
+/* The context of a lane schedule (coll.h "lanes"): freed with the schedule. What a transfer
+ * needs is worked out once, when the lane is bound (lane_bind), not at every run. */
 typedef struct coll_lane {
     coll_group_t *g;  /* NULL once the group is gone */
     coll_state_t *st; /* the lanes' owner (the process) */

@@ -30,7 +30,7 @@ int mpii_coll_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp)
 
 /* An int array of n as int64 (for the int-count entry points); NULL in, NULL out. On no
  * memory *err is set. */
-static int64_t *mc_i64(const int *a, int n, int *err)
+static int64_t *widen_int(const int *a, int n, int *err)
 {
     if (!a)
         return NULL;
@@ -43,7 +43,7 @@ static int64_t *mc_i64(const int *a, int n, int *err)
         o[i] = a[i];
     return o;
 }
-static int64_t *mc_c64(const MPI_Count *a, int n, int *err)
+static int64_t *widen_count(const MPI_Count *a, int n, int *err)
 {
     if (!a)
         return NULL;
@@ -56,14 +56,14 @@ static int64_t *mc_c64(const MPI_Count *a, int n, int *err)
         o[i] = (int64_t)a[i];
     return o;
 }
-static int64_t *mc_a64(const MPI_Aint *a, int n, int *err)
+static int64_t *widen_aint(const MPI_Aint *a, int n, int *err)
 {
-    return mc_c64((const MPI_Count *)(const void *)a, n, err);
+    return widen_count((const MPI_Count *)(const void *)a, n, err);
 }
 
 /* The counts and displacements of n blocks of count elements one after the other: an
  * array of 2n (counts, then displs); NULL: out of memory. */
-static int64_t *mc_uniform(int n, int64_t count)
+static int64_t *uniform_blocks(int n, int64_t count)
 {
     int64_t *cd = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *cd);
     for (int i = 0; cd && i < n; i++) {
@@ -76,7 +76,7 @@ static int64_t *mc_uniform(int n, int64_t count)
 /* How many entries this process's root-only arrays of a rooted v-collective have: the
  * count-array size (mpii_coll_nproc) at the root (intercommunicator: root MPI_ROOT), 0
  * elsewhere or for an invalid comm. */
-static int mc_root_n(const mpii_comm_t *c, int root)
+static int root_array_len(const mpii_comm_t *c, int root)
 {
     if (!c)
         return 0;
@@ -94,7 +94,7 @@ int mpii_build_barrier(coll_sched_t *s, mpii_comm_t *c)
     return MPI_SUCCESS;
 }
 
-static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
+static int barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, m->fname, &c);
@@ -112,15 +112,15 @@ static int mc_barrier_entry(MPI_Comm comm, const mpii_cmode_t *m)
     coll_sched_t *hit = mpii_sched_hit(c, m, &kb);
     if (hit)
         return mpii_sched_run_cached(c, comm, hit, m->fname);
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_node_barrier(s, c));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1, mpii_node_barrier(s, c));
     int fit = mpii_mailbox_fits(c, m, MPI_BYTE, 0, 0);
     if (fit)
-        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_mailbox_new_all(c), 1,
-                        mpii_mailbox_err(coll_build_barrier(s, c->cgroup)),
-                        mpii_build_barrier(s, c));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_node_barrier(s, c));
-    MC_BUILD_RUN(c, comm, m, &kb,
-                 c->rgroup ? mpii_build_inter_barrier(s, c) : mpii_build_barrier(s, c));
+        MPII_BUILD_RUN_MAILBOX(c, comm, m, &kb, fit, mpii_mailbox_new_all(c), 1,
+                               mpii_mailbox_err(coll_build_barrier(s, c->cgroup)),
+                               mpii_build_barrier(s, c));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0, mpii_node_barrier(s, c));
+    MPII_BUILD_RUN(c, comm, m, &kb,
+                   c->rgroup ? mpii_build_inter_barrier(s, c) : mpii_build_barrier(s, c));
 }
 
 /* ------------------------------------------------------------------ bcast */
@@ -206,8 +206,8 @@ static int stage_step(const void *a)
 
 /* The n-byte blocks (nblocks of them) of a send whose blocks hold have = scount x stype
  * bytes each, staged for the mailboxes; NULL when out of memory. See stage_step. */
-static char *mc_send_block(coll_sched_t *s, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                           int64_t n, int nblocks)
+static char *stage_send_blocks(coll_sched_t *s, const void *sbuf, int64_t scount,
+                               MPI_Datatype stype, int64_t n, int nblocks)
 {
     char *tmp = mpii_sched_bytes(s, n * nblocks);
     if (!tmp)
@@ -264,8 +264,8 @@ int mpii_build_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, 
 
 /* Bcast over c's group mailboxes, of count x type as bytes: in place when contiguous,
  * else packed into a temporary at the root and unpacked at the others. */
-static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
-                       int root)
+static int bcast_mailbox(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count,
+                         MPI_Datatype type, int root)
 {
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_MAILBOX);
     dt_t *t = mpii_type_get(type);
@@ -287,10 +287,10 @@ static int mc_bcast_cg(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count
     return mpii_mailbox_err(rc);
 }
 
-/* Bcast on c's offload board (mpii_offload_take gave entry, seq), of count x type as bytes: in
- * place when contiguous, else through a temporary as mc_bcast_cg. */
-static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m, void *buf,
-                            int64_t count, MPI_Datatype type, int root, int entry, uint64_t seq)
+/* Bcast on c's offload board (mpii_offload_take gave entry, seq), of count x type as bytes:
+ * in place when contiguous, else through a temporary as bcast_mailbox. */
+static int bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m, void *buf,
+                         int64_t count, MPI_Datatype type, int root, int entry, uint64_t seq)
 {
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_BCAST), MPII_ALG_OFFLOAD);
     dt_t *t = mpii_type_get(type);
@@ -315,8 +315,8 @@ static int mc_bcast_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t 
     return rc;
 }
 
-static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MPI_Comm comm,
-                          const mpii_cmode_t *m)
+static int bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MPI_Comm comm,
+                       const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, m->fname, &c);
@@ -338,10 +338,9 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     int entry;
     uint64_t seq;
     if (mpii_offload_take(c, m, count * dt_size(mpii_type_get(type)), &entry, &seq))
-        MC_BUILD_RUN(c, comm, m, &kb,
-                     mc_bcast_offload(s, c, m, buf, count, type, root, entry, seq));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1,
-                      mpii_node_bcast(s, c, buf, count, type, root));
+        MPII_BUILD_RUN(c, comm, m, &kb, bcast_offload(s, c, m, buf, count, type, root, entry, seq));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 1,
+                        mpii_node_bcast(s, c, buf, count, type, root));
     /* Any type takes the mailbox path when the communicator has a group: the choice must
      * be the same on every rank, and the ranks' types may differ (only the signatures must
      * match: MPICH's coll/bcast gives each rank its own derived type, and a rank choosing
@@ -349,12 +348,12 @@ static int mc_bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root,
     int64_t n = m->kind == MPII_CM_BLOCK ? 0 : count * dt_size(mpii_type_get(type));
     int fit = mpii_mailbox_fits(c, m, MPI_BYTE, n, SIZE_MAX);
     if (fit)
-        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_mailbox_new(c), 0,
-                        mc_bcast_cg(s, c, buf, count, type, root),
-                        mpii_build_bcast(s, c, buf, count, type, root));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0,
-                      mpii_node_bcast(s, c, buf, count, type, root));
-    MC_BUILD_RUN(c, comm, m, &kb, mpii_build_bcast(s, c, buf, count, type, root));
+        MPII_BUILD_RUN_MAILBOX(c, comm, m, &kb, fit, mpii_mailbox_new(c), 0,
+                               bcast_mailbox(s, c, buf, count, type, root),
+                               mpii_build_bcast(s, c, buf, count, type, root));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, MPI_OP_NULL, 0,
+                        mpii_node_bcast(s, c, buf, count, type, root));
+    MPII_BUILD_RUN(c, comm, m, &kb, mpii_build_bcast(s, c, buf, count, type, root));
 }
 
 /* ------------------------------------------------------------------ gather(v) */
@@ -379,9 +378,9 @@ static int build_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
     return MPI_SUCCESS;
 }
 
-static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                           int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                           const mpii_cmode_t *m)
+static int gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                        int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                        const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -397,8 +396,8 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
     if (c->rgroup) {
-        int n = mc_root_n(c, root);
-        int64_t *cd = n ? mc_uniform(n, rcount) : NULL;
+        int n = root_array_len(c, root);
+        int64_t *cd = n ? uniform_blocks(n, rcount) : NULL;
         if (n && !cd)
             return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
         rc = mpii_inter_gatherv(c, comm, sbuf, scount, stype, rbuf, cd, cd ? cd + n : NULL, rtype,
@@ -422,7 +421,7 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
         return rc;
     int p = c->size;
     int64_t *cd = NULL;
-    if (me_root && !(cd = mc_uniform(p, rcount)))
+    if (me_root && !(cd = uniform_blocks(p, rcount)))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
     const mpii_ckey_t *k = mpii_sched_key(m, &kb);
     coll_sched_t *s = mpii_sched_lookup(c, k);
@@ -437,9 +436,9 @@ static int mc_gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype,
     return mpii_sched_run(c, comm, s, m, k, rc);
 }
 
-static int mc_gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                            const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
-                            int root, MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
+static int gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                         const int64_t *counts, const int64_t *displs, MPI_Datatype rtype, int root,
+                         MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -495,9 +494,9 @@ int mpii_build_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const
     return MPI_SUCCESS;
 }
 
-static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                            int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                            const mpii_cmode_t *m)
+static int scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                         int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                         const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -513,8 +512,8 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
                       .sbuf = sbuf,
                       .rbuf = rbuf};
     if (c->rgroup) {
-        int n = mc_root_n(c, root);
-        int64_t *cd = n ? mc_uniform(n, scount) : NULL;
+        int n = root_array_len(c, root);
+        int64_t *cd = n ? uniform_blocks(n, scount) : NULL;
         if (n && !cd)
             return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
         rc = mpii_inter_scatterv(c, comm, sbuf, cd, cd ? cd + n : NULL, stype, rbuf, rcount, rtype,
@@ -538,7 +537,7 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
         return rc;
     int p = c->size;
     int64_t *cd = NULL;
-    if (me_root && !(cd = mc_uniform(p, scount)))
+    if (me_root && !(cd = uniform_blocks(p, scount)))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
     const mpii_ckey_t *k = mpii_sched_key(m, &kb);
     coll_sched_t *s = mpii_sched_lookup(c, k);
@@ -554,9 +553,9 @@ static int mc_scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype
     return mpii_sched_run(c, comm, s, m, k, rc);
 }
 
-static int mc_scatterv_entry(const void *sbuf, const int64_t *counts, const int64_t *displs,
-                             MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                             int root, MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
+static int scatterv_entry(const void *sbuf, const int64_t *counts, const int64_t *displs,
+                          MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                          int root, MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -612,9 +611,9 @@ static int build_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, i
 }
 
 /* Checking mode of allgather(v): in place, this rank's block of rbuf is its send. */
-static int mc_verify_allgather(mpii_comm_t *c, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                               const int64_t *counts, int64_t rcount, MPI_Datatype rtype,
-                               const char *fname)
+static int verify_allgather(mpii_comm_t *c, const void *sbuf, int64_t scount, MPI_Datatype stype,
+                            const int64_t *counts, int64_t rcount, MPI_Datatype rtype,
+                            const char *fname)
 {
     int in_place = sbuf == MPI_IN_PLACE;
     return mpii_verify_alltoall(c, MPII_CK_ALLGATHER, NULL,
@@ -622,10 +621,10 @@ static int mc_verify_allgather(mpii_comm_t *c, const void *sbuf, int64_t scount,
                                 in_place ? rtype : stype, counts, rcount, NULL, rtype, fname);
 }
 
-static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                               const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
-                               MPI_Comm comm, int conv_err, const mpii_cmode_t *m,
-                               const mpii_ckey_t *kb)
+static int allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                            const int64_t *counts, const int64_t *displs, MPI_Datatype rtype,
+                            MPI_Comm comm, int conv_err, const mpii_cmode_t *m,
+                            const mpii_ckey_t *kb)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -644,11 +643,12 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
     if (mpii_coll_alias_blocks(sbuf, scount, stype, rbuf, counts, displs, rtype, n))
         return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     if (!kb && mpii_verify_on(c, m) &&
-        (rc = mc_verify_allgather(c, sbuf, scount, stype, counts, 0, rtype, fname)))
+        (rc = verify_allgather(c, sbuf, scount, stype, counts, 0, rtype, fname)))
         return rc;
-    MC_BUILD_RUN_NODE(c, comm, m, kb, MPI_OP_NULL, 0,
-                      mpii_node_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
-    MC_BUILD_RUN(
+    MPII_BUILD_RUN_NODE(
+        c, comm, m, kb, MPI_OP_NULL, 0,
+        mpii_node_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
+    MPII_BUILD_RUN(
         c, comm, m, kb,
         inter ? mpii_build_inter_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype)
               : build_allgatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype));
@@ -657,9 +657,9 @@ static int mc_allgatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype st
 /* Allgather over c's group mailboxes of n = rcount x rtype bytes a rank: in place in rbuf
  * when its p blocks are contiguous, else through a temporary unpacked at the end; a send
  * block that is not contiguous is packed into this rank's block of the receive bytes. */
-static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                           MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                           int p)
+static int allgather_mailbox(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                             MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                             int p)
 {
     dt_t *rt = mpii_type_get(rtype);
     int64_t n = rcount * dt_size(rt);
@@ -683,7 +683,7 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
     } else {
         dt_t *st = mpii_type_get(stype);
         if (scount * dt_size(st) != n) {
-            if (!(in = mc_send_block(s, sbuf, scount, stype, n, 1)))
+            if (!(in = stage_send_blocks(s, sbuf, scount, stype, n, 1)))
                 return MPI_ERR_NO_MEM;
         } else if (dt_is_contig(st, scount)) {
             in = (const char *)sbuf + dt_true_lb(st);
@@ -709,12 +709,12 @@ static int mc_allgather_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, in
  * mailboxes would hang. Erroneous calls (a buffer aliased or missing) take the
  * point-to-point path, which reports them; a send block whose size differs from the
  * receive blocks' (which the other ranks see too) goes through the mailboxes all the
- * same, cut or padded to that size, and fails on this rank (mc_send_block): on another
+ * same, cut or padded to that size, and fails on this rank (stage_send_blocks): on another
  * path it would leave the others waiting. allgather: 1 (the send is one
  * block, MPI_IN_PLACE allowed), 0 for alltoall (p blocks; in place: point-to-point). */
-static int64_t mc_block_cg(mpii_comm_t *c, const mpii_cmode_t *m, const void *sbuf, int64_t scount,
-                           MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                           int p, int allgather)
+static int64_t mailbox_block_bytes(mpii_comm_t *c, const mpii_cmode_t *m, const void *sbuf,
+                                   int64_t scount, MPI_Datatype stype, void *rbuf, int64_t rcount,
+                                   MPI_Datatype rtype, int p, int allgather)
 {
     int64_t n = 0;
     if (!c || !mpii_comm_cgroup(c) || m->kind != MPII_CM_BLOCK || !rbuf ||
@@ -726,19 +726,18 @@ static int64_t mc_block_cg(mpii_comm_t *c, const mpii_cmode_t *m, const void *sb
         n = allgather ? rcount * dt_size(mpii_type_get(rtype)) : 0;
     else if (scount >= 0 && mpii_type_check_comm(stype) == MPI_SUCCESS &&
              mpii_coll_check_buf(sbuf, scount * (allgather ? 1 : p), stype, 0) == MPI_SUCCESS)
-        n = rcount * dt_size(mpii_type_get(rtype)); /* (another send size: mc_send_block) */
+        n = rcount * dt_size(mpii_type_get(rtype)); /* (another send size: stage_send_blocks) */
     mpii_coll_why_clear(); /* (the checks were tests here: the entry reports what fails) */
     return n;
 }
 
-static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                              int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
-                              const mpii_cmode_t *m)
+static int allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                           int64_t rcount, MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0, rc;
     if (c && mpii_verify_on(c, m) &&
-        (rc = mc_verify_allgather(c, sbuf, scount, stype, NULL, rcount, rtype, m->fname)))
+        (rc = verify_allgather(c, sbuf, scount, stype, NULL, rcount, rtype, m->fname)))
         return rc;
     mpii_ckey_t kb = {.kind = MPII_CK_ALLGATHER,
                       .stype = stype,
@@ -747,20 +746,20 @@ static int mc_allgather_entry(const void *sbuf, int64_t scount, MPI_Datatype sty
                       .rcount = rcount,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 1);
-    /* (FMPL_MPI_NODE_AWARE=2 takes the node-aware path of mc_allgatherv_entry instead) */
+    int64_t n = mailbox_block_bytes(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 1);
+    /* (FMPL_MPI_NODE_AWARE=2 takes the node-aware path of allgatherv_entry instead) */
     if (n > 0 && coll_allgather_bruck_fits(c->cgroup, (size_t)n) &&
         mpii_node_aware(c, MPI_OP_NULL, 1) == 0) {
         mpii_comm_t *cc;
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
         mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_mailbox_new_all(c),
-                          mc_allgather_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
+        MPII_BUILD_RUN_WITH(c, comm, m, &kb, mpii_mailbox_new_all(c),
+                            allgather_mailbox(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
-    int64_t *cd = mc_uniform(p, rcount);
-    rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
-                             cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
+    int64_t *cd = uniform_blocks(p, rcount);
+    rc = allgatherv_entry(sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, comm,
+                          cd ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(cd);
     return rc;
 }
@@ -810,10 +809,10 @@ static int build_alltoallw(coll_sched_t *s, mpii_comm_t *c, const void *sbuf,
 
 /* Entry of all three forms, counts/displs already as int64 (displs in bytes), types per
  * peer. */
-static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
-                              const MPI_Datatype *stypes, void *rbuf, const int64_t *rcounts,
-                              const int64_t *rdispls, const MPI_Datatype *rtypes, mpii_comm_t *c,
-                              MPI_Comm comm, const mpii_cmode_t *m, const mpii_ckey_t *kb)
+static int alltoall_common(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
+                           const MPI_Datatype *stypes, void *rbuf, const int64_t *rcounts,
+                           const int64_t *rdispls, const MPI_Datatype *rtypes, mpii_comm_t *c,
+                           MPI_Comm comm, const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
     const char *fname = m->fname;
     int p = mpii_coll_nproc(c), rc;
@@ -843,18 +842,18 @@ static int mc_alltoall_common(const void *sbuf, const int64_t *scounts, const in
         (rc = mpii_verify_alltoall(c, MPII_CK_ALLTOALL, in_place ? rcounts : scounts, 0,
                                    in_place ? rtypes : stypes, 0, rcounts, 0, rtypes, 0, fname)))
         return rc;
-    MC_BUILD_RUN(c, comm, m, kb,
-                 c->rgroup ? mpii_build_inter_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf,
-                                                        rcounts, rdispls, rtypes)
-                           : build_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                                             rdispls, rtypes));
+    MPII_BUILD_RUN(c, comm, m, kb,
+                   c->rgroup ? mpii_build_inter_alltoallw(s, c, sbuf, scounts, sdispls, stypes,
+                                                          rbuf, rcounts, rdispls, rtypes)
+                             : build_alltoallw(s, c, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                                               rdispls, rtypes));
 }
 
 /* Alltoall and Alltoallv: counts and element displacements turned into the w form. */
-static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
-                              MPI_Datatype stype, void *rbuf, const int64_t *rcounts,
-                              const int64_t *rdispls, MPI_Datatype rtype, MPI_Comm comm,
-                              int conv_err, const mpii_cmode_t *m, const mpii_ckey_t *kb)
+static int alltoallv_entry(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
+                           MPI_Datatype stype, void *rbuf, const int64_t *rcounts,
+                           const int64_t *rdispls, MPI_Datatype rtype, MPI_Comm comm, int conv_err,
+                           const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -885,7 +884,7 @@ static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const in
         t[i] = stype;
         t[p + i] = rtype;
     }
-    rc = mc_alltoall_common(sbuf, scounts, a, t, rbuf, rcounts, a + p, t + p, c, comm, m, kb);
+    rc = alltoall_common(sbuf, scounts, a, t, rbuf, rcounts, a + p, t + p, c, comm, m, kb);
     free(a);
     free(t);
     return rc;
@@ -893,14 +892,15 @@ static int mc_alltoallv_entry(const void *sbuf, const int64_t *scounts, const in
 
 /* Alltoall over c's group mailboxes (Bruck) of n = rcount x rtype bytes a block: from
  * and into the user's buffers when they are contiguous, else through packed temporaries. */
-static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
-                          MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype, int p)
+static int alltoall_mailbox(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int64_t scount,
+                            MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                            int p)
 {
     dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
     int64_t n = rcount * dt_size(rt);
     const char *in = (const char *)sbuf + dt_true_lb(st);
     if (scount * dt_size(st) != n) {
-        if (!(in = mc_send_block(s, sbuf, scount, stype, n, p)))
+        if (!(in = stage_send_blocks(s, sbuf, scount, stype, n, p)))
             return MPI_ERR_NO_MEM;
     } else if (!dt_is_contig(st, scount * p)) {
         char *tmp = mpii_sched_bytes(s, n * p);
@@ -925,9 +925,8 @@ static int mc_alltoall_cg(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int
     return mpii_mailbox_err(rc);
 }
 
-static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                             int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
-                             const mpii_cmode_t *m)
+static int alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                          int64_t rcount, MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 1, rc;
@@ -943,14 +942,14 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
                       .rcount = rcount,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    int64_t n = mc_block_cg(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 0);
+    int64_t n = mailbox_block_bytes(c, m, sbuf, scount, stype, rbuf, rcount, rtype, p, 0);
     if (n > 0 && coll_alltoall_fits(c->cgroup, (size_t)n)) {
         mpii_comm_t *cc;
         if ((rc = mpii_coll_enter(comm, m->fname, &cc)))
             return rc;
         mpii_coll_note_path(&kb, MPII_ALG_MAILBOX);
-        MC_BUILD_RUN_WITH(c, comm, m, &kb, mpii_mailbox_new_all(c),
-                          mc_alltoall_cg(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
+        MPII_BUILD_RUN_WITH(c, comm, m, &kb, mpii_mailbox_new_all(c),
+                            alltoall_mailbox(s, c, sbuf, scount, stype, rbuf, rcount, rtype, p));
     }
     int64_t *a = malloc(4 * (size_t)p * sizeof *a);
     if (a)
@@ -960,16 +959,16 @@ static int mc_alltoall_entry(const void *sbuf, int64_t scount, MPI_Datatype styp
             a[2 * p + i] = rcount;
             a[3 * p + i] = (int64_t)i * rcount;
         }
-    rc = mc_alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
-                            a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
+    rc = alltoallv_entry(sbuf, a, a ? a + p : NULL, stype, rbuf, a ? a + 2 * p : NULL,
+                         a ? a + 3 * p : NULL, rtype, comm, a ? 0 : MPI_ERR_NO_MEM, m, &kb);
     free(a);
     return rc;
 }
 
-static int mc_alltoallw_entry(const void *sbuf, const int64_t *sc, const int64_t *sd,
-                              const MPI_Datatype *st, void *rbuf, const int64_t *rc_,
-                              const int64_t *rd, const MPI_Datatype *rt, MPI_Comm comm,
-                              int conv_err, const mpii_cmode_t *m)
+static int alltoallw_entry(const void *sbuf, const int64_t *sc, const int64_t *sd,
+                           const MPI_Datatype *st, void *rbuf, const int64_t *rc_,
+                           const int64_t *rd, const MPI_Datatype *rt, MPI_Comm comm, int conv_err,
+                           const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, m->fname, &c);
@@ -977,99 +976,120 @@ static int mc_alltoallw_entry(const void *sbuf, const int64_t *sc, const int64_t
         return rc;
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, m->fname);
-    return mc_alltoall_common(sbuf, sc, sd, st, rbuf, rc_, rd, rt, c, comm, m, NULL);
+    return alltoall_common(sbuf, sc, sd, st, rbuf, rc_, rd, rt, c, comm, m, NULL);
 }
 
 /* ------------------------------------------------------------------ v-forms' counts */
 
-static int mc_gatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                        const int *counts, const int *displs, MPI_Datatype rtype, int root,
-                        MPI_Comm comm, const mpii_cmode_t *m)
+/* The v-forms' count arrays as the calls give them, int (X_int) or MPI_Count and MPI_Aint
+ * (X_count, the _c calls), widened to int64 for the entries above. */
+
+static int gatherv_int(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                       const int *counts, const int *displs, MPI_Datatype rtype, int root,
+                       MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = mc_root_n(c, root), err = 0;
-    int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
-    int rc = mc_gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
+    int p = root_array_len(c, root), err = 0;
+    int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
+    int rc = gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
 }
 
-static int mc_gatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                        const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
-                        int root, MPI_Comm comm, const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = mc_root_n(c, root), err = 0;
-    int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
-    int rc = mc_gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int mc_scatterv_i(const void *sbuf, const int *counts, const int *displs, MPI_Datatype stype,
-                         void *rbuf, int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                         const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = mc_root_n(c, root), err = 0;
-    int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
-    int rc = mc_scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int mc_scatterv_c(const void *sbuf, const MPI_Count *counts, const MPI_Aint *displs,
-                         MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+static int gatherv_count(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                         const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
                          int root, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = mc_root_n(c, root), err = 0;
-    int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
-    int rc = mc_scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    int p = root_array_len(c, root), err = 0;
+    int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
+    int rc = gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
 }
 
-static int mc_allgatherv_i(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                           const int *counts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+static int scatterv_int(const void *sbuf, const int *counts, const int *displs, MPI_Datatype stype,
+                        void *rbuf, int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                        const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = root_array_len(c, root), err = 0;
+    int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
+    int rc = scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int scatterv_count(const void *sbuf, const MPI_Count *counts, const MPI_Aint *displs,
+                          MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
+                          int root, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = root_array_len(c, root), err = 0;
+    int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
+    int rc = scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int allgatherv_int(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                          const int *counts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                          const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
+    int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
+    int rc = allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int allgatherv_count(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                            const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
+                            MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
+    int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
+    int rc = allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
+    free(cn);
+    free(dp);
+    return rc;
+}
+
+static int alltoallv_int(const void *sbuf, const int *scounts, const int *sdispls,
+                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
+                         MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
+{
+    mpii_comm_t *c = mpii_comm_get(comm);
+    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
+    int64_t *sc = ip ? NULL : widen_int(scounts, p, &err);
+    int64_t *sd = ip ? NULL : widen_int(sdispls, p, &err);
+    int64_t *rc_ = widen_int(rcounts, p, &err), *rd = widen_int(rdispls, p, &err);
+    int rc = alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+
+static int alltoallv_count(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                           MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
+                           const MPI_Aint *rdispls, MPI_Datatype rtype, MPI_Comm comm,
                            const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
-    int64_t *cn = mc_i64(counts, p, &err), *dp = mc_i64(displs, p, &err);
-    int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int mc_allgatherv_c(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                           const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
-                           MPI_Comm comm, const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
-    int64_t *cn = mc_c64(counts, p, &err), *dp = mc_a64(displs, p, &err);
-    int rc = mc_allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int mc_alltoallv_i(const void *sbuf, const int *scounts, const int *sdispls,
-                          MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
-                          MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
-    int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
-    int rc = mc_alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
+    int64_t *sc = ip ? NULL : widen_count(scounts, p, &err);
+    int64_t *sd = ip ? NULL : widen_aint(sdispls, p, &err);
+    int64_t *rc_ = widen_count(rcounts, p, &err), *rd = widen_aint(rdispls, p, &err);
+    int rc = alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
     free(sc);
     free(sd);
     free(rc_);
@@ -1077,17 +1097,17 @@ static int mc_alltoallv_i(const void *sbuf, const int *scounts, const int *sdisp
     return rc;
 }
 
-static int mc_alltoallv_c(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                          MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
-                          const MPI_Aint *rdispls, MPI_Datatype rtype, MPI_Comm comm,
-                          const mpii_cmode_t *m)
+static int alltoallw_int(const void *sbuf, const int *scounts, const int *sdispls,
+                         const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+                         const int *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
+                         const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
-    int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
-    int rc = mc_alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
+    int64_t *sc = ip ? NULL : widen_int(scounts, p, &err);
+    int64_t *sd = ip ? NULL : widen_int(sdispls, p, &err);
+    int64_t *rc_ = widen_int(rcounts, p, &err), *rd = widen_int(rdispls, p, &err);
+    int rc = alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
     free(sc);
     free(sd);
     free(rc_);
@@ -1095,37 +1115,17 @@ static int mc_alltoallv_c(const void *sbuf, const MPI_Count *scounts, const MPI_
     return rc;
 }
 
-static int mc_alltoallw_i(const void *sbuf, const int *scounts, const int *sdispls,
-                          const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
-                          const int *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                          const mpii_cmode_t *m)
+static int alltoallw_count(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                           const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
+                           const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
+                           const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_i64(scounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_i64(sdispls, p, &err);
-    int64_t *rc_ = mc_i64(rcounts, p, &err), *rd = mc_i64(rdispls, p, &err);
-    int rc =
-        mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
-}
-
-static int mc_alltoallw_c(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                          const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
-                          const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                          const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : mc_c64(scounts, p, &err);
-    int64_t *sd = ip ? NULL : mc_a64(sdispls, p, &err);
-    int64_t *rc_ = mc_c64(rcounts, p, &err), *rd = mc_a64(rdispls, p, &err);
-    int rc =
-        mc_alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
+    int64_t *sc = ip ? NULL : widen_count(scounts, p, &err);
+    int64_t *sd = ip ? NULL : widen_aint(sdispls, p, &err);
+    int64_t *rc_ = widen_count(rcounts, p, &err), *rd = widen_aint(rdispls, p, &err);
+    int rc = alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
     free(sc);
     free(sd);
     free(rc_);
@@ -1137,7 +1137,7 @@ static int mc_alltoallw_c(const void *sbuf, const MPI_Count *scounts, const MPI_
 int PMPI_Barrier(MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Barrier"};
-    return mc_barrier_entry(comm, &m);
+    return barrier_entry(comm, &m);
 }
 MPII_WEAK(MPI_Barrier, PMPI_Barrier)
 
@@ -1145,7 +1145,7 @@ MPII_WEAK(MPI_Barrier, PMPI_Barrier)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibarrier"};
-    return mc_barrier_entry(comm, &m);
+    return barrier_entry(comm, &m);
 }
 MPII_WEAK(MPI_Ibarrier, PMPI_Ibarrier)
 
@@ -1154,7 +1154,7 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Barrier_init"};
-    return mc_barrier_entry(comm, &m);
+    return barrier_entry(comm, &m);
 }
 MPII_WEAK(MPI_Barrier_init, PMPI_Barrier_init)
 
@@ -1162,7 +1162,7 @@ MPII_WEAK(MPI_Barrier_init, PMPI_Barrier_init)
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Bcast"};
-    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+    return bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast, PMPI_Bcast)
 
@@ -1171,7 +1171,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
                 MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibcast"};
-    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+    return bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Ibcast, PMPI_Ibcast)
 
@@ -1181,7 +1181,7 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Bcast_init"};
-    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+    return bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast_init, PMPI_Bcast_init)
 
@@ -1189,7 +1189,7 @@ MPII_WEAK(MPI_Bcast_init, PMPI_Bcast_init)
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Bcast_c"};
-    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+    return bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
 
@@ -1198,7 +1198,7 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
                   MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibcast_c"};
-    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+    return bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Ibcast_c, PMPI_Ibcast_c)
 
@@ -1208,7 +1208,7 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Bcast_init_c"};
-    return mc_bcast_entry(buffer, count, datatype, root, comm, &m);
+    return bcast_entry(buffer, count, datatype, root, comm, &m);
 }
 MPII_WEAK(MPI_Bcast_init_c, PMPI_Bcast_init_c)
 
@@ -1217,8 +1217,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gather"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                           &m);
+    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
 }
 MPII_WEAK(MPI_Gather, PMPI_Gather)
 
@@ -1228,8 +1227,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igather"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                           &m);
+    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
 }
 MPII_WEAK(MPI_Igather, PMPI_Igather)
 
@@ -1240,8 +1238,7 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gather_init"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                           &m);
+    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
 }
 MPII_WEAK(MPI_Gather_init, PMPI_Gather_init)
 
@@ -1250,8 +1247,7 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gather_c"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                           &m);
+    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
 }
 MPII_WEAK(MPI_Gather_c, PMPI_Gather_c)
 
@@ -1261,8 +1257,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igather_c"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                           &m);
+    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
 }
 MPII_WEAK(MPI_Igather_c, PMPI_Igather_c)
 
@@ -1273,8 +1268,7 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gather_init_c"};
-    return mc_gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                           &m);
+    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
 }
 MPII_WEAK(MPI_Gather_init_c, PMPI_Gather_init_c)
 
@@ -1284,8 +1278,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gatherv"};
-    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm, &m);
+    return gatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                       comm, &m);
 }
 MPII_WEAK(MPI_Gatherv, PMPI_Gatherv)
 
@@ -1295,8 +1289,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igatherv"};
-    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm, &m);
+    return gatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                       comm, &m);
 }
 MPII_WEAK(MPI_Igatherv, PMPI_Igatherv)
 
@@ -1307,8 +1301,8 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gatherv_init"};
-    return mc_gatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm, &m);
+    return gatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                       comm, &m);
 }
 MPII_WEAK(MPI_Gatherv_init, PMPI_Gatherv_init)
 
@@ -1319,8 +1313,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gatherv_c"};
-    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm, &m);
+    return gatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Gatherv_c, PMPI_Gatherv_c)
 
@@ -1330,8 +1324,8 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igatherv_c"};
-    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm, &m);
+    return gatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Igatherv_c, PMPI_Igatherv_c)
 
@@ -1343,8 +1337,8 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gatherv_init_c"};
-    return mc_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm, &m);
+    return gatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                         comm, &m);
 }
 MPII_WEAK(MPI_Gatherv_init_c, PMPI_Gatherv_init_c)
 
@@ -1353,8 +1347,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatter"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            &m);
+    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         &m);
 }
 MPII_WEAK(MPI_Scatter, PMPI_Scatter)
 
@@ -1364,8 +1358,8 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatter"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            &m);
+    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         &m);
 }
 MPII_WEAK(MPI_Iscatter, PMPI_Iscatter)
 
@@ -1376,8 +1370,8 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatter_init"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            &m);
+    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         &m);
 }
 MPII_WEAK(MPI_Scatter_init, PMPI_Scatter_init)
 
@@ -1387,8 +1381,8 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatter_c"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            &m);
+    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         &m);
 }
 MPII_WEAK(MPI_Scatter_c, PMPI_Scatter_c)
 
@@ -1398,8 +1392,8 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatter_c"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            &m);
+    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         &m);
 }
 MPII_WEAK(MPI_Iscatter_c, PMPI_Iscatter_c)
 
@@ -1410,8 +1404,8 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatter_init_c"};
-    return mc_scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            &m);
+    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                         &m);
 }
 MPII_WEAK(MPI_Scatter_init_c, PMPI_Scatter_init_c)
 
@@ -1421,8 +1415,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatterv"};
-    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm, &m);
+    return scatterv_int(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Scatterv, PMPI_Scatterv)
 
@@ -1432,8 +1426,8 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatterv"};
-    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm, &m);
+    return scatterv_int(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Iscatterv, PMPI_Iscatterv)
 
@@ -1444,8 +1438,8 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatterv_init"};
-    return mc_scatterv_i(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm, &m);
+    return scatterv_int(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, &m);
 }
 MPII_WEAK(MPI_Scatterv_init, PMPI_Scatterv_init)
 
@@ -1456,8 +1450,8 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatterv_c"};
-    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm, &m);
+    return scatterv_count(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm, &m);
 }
 MPII_WEAK(MPI_Scatterv_c, PMPI_Scatterv_c)
 
@@ -1467,8 +1461,8 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatterv_c"};
-    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm, &m);
+    return scatterv_count(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm, &m);
 }
 MPII_WEAK(MPI_Iscatterv_c, PMPI_Iscatterv_c)
 
@@ -1481,8 +1475,8 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatterv_init_c"};
-    return mc_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm, &m);
+    return scatterv_count(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm, &m);
 }
 MPII_WEAK(MPI_Scatterv_init_c, PMPI_Scatterv_init_c)
 
@@ -1491,7 +1485,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgather"};
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather, PMPI_Allgather)
 
@@ -1500,7 +1494,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgather"};
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Iallgather, PMPI_Iallgather)
 
@@ -1511,7 +1505,7 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgather_init"};
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather_init, PMPI_Allgather_init)
 
@@ -1521,7 +1515,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgather_c"};
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather_c, PMPI_Allgather_c)
 
@@ -1531,7 +1525,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgather_c"};
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Iallgather_c, PMPI_Iallgather_c)
 
@@ -1543,7 +1537,7 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgather_init_c"};
-    return mc_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Allgather_init_c, PMPI_Allgather_init_c)
 
@@ -1553,8 +1547,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgatherv"};
-    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           comm, &m);
+    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                          &m);
 }
 MPII_WEAK(MPI_Allgatherv, PMPI_Allgatherv)
 
@@ -1564,8 +1558,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgatherv"};
-    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           comm, &m);
+    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                          &m);
 }
 MPII_WEAK(MPI_Iallgatherv, PMPI_Iallgatherv)
 
@@ -1577,8 +1571,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgatherv_init"};
-    return mc_allgatherv_i(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           comm, &m);
+    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                          &m);
 }
 MPII_WEAK(MPI_Allgatherv_init, PMPI_Allgatherv_init)
 
@@ -1589,8 +1583,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgatherv_c"};
-    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           comm, &m);
+    return allgatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            comm, &m);
 }
 MPII_WEAK(MPI_Allgatherv_c, PMPI_Allgatherv_c)
 
@@ -1600,8 +1594,8 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgatherv_c"};
-    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           comm, &m);
+    return allgatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            comm, &m);
 }
 MPII_WEAK(MPI_Iallgatherv_c, PMPI_Iallgatherv_c)
 
@@ -1614,8 +1608,8 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgatherv_init_c"};
-    return mc_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           comm, &m);
+    return allgatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            comm, &m);
 }
 MPII_WEAK(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c)
 
@@ -1624,7 +1618,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoall"};
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
 
@@ -1633,7 +1627,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoall"};
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoall, PMPI_Ialltoall)
 
@@ -1644,7 +1638,7 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoall_init"};
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init)
 
@@ -1654,7 +1648,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoall_c"};
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall_c, PMPI_Alltoall_c)
 
@@ -1664,7 +1658,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoall_c"};
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoall_c, PMPI_Ialltoall_c)
 
@@ -1676,7 +1670,7 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoall_init_c"};
-    return mc_alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
+    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoall_init_c, PMPI_Alltoall_init_c)
 
@@ -1686,8 +1680,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallv"};
-    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &m);
+    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                         recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv, PMPI_Alltoallv)
 
@@ -1697,8 +1691,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallv"};
-    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &m);
+    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                         recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallv, PMPI_Ialltoallv)
 
@@ -1710,8 +1704,8 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallv_init"};
-    return mc_alltoallv_i(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &m);
+    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                         recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv_init, PMPI_Alltoallv_init)
 
@@ -1722,8 +1716,8 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallv_c"};
-    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &m);
+    return alltoallv_count(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv_c, PMPI_Alltoallv_c)
 
@@ -1734,8 +1728,8 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallv_c"};
-    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &m);
+    return alltoallv_count(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallv_c, PMPI_Ialltoallv_c)
 
@@ -1748,8 +1742,8 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallv_init_c"};
-    return mc_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &m);
+    return alltoallv_count(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallv_init_c, PMPI_Alltoallv_init_c)
 
@@ -1759,8 +1753,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallw"};
-    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, &m);
+    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                         recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw, PMPI_Alltoallw)
 
@@ -1771,8 +1765,8 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallw"};
-    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, &m);
+    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                         recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallw, PMPI_Ialltoallw)
 
@@ -1784,8 +1778,8 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallw_init"};
-    return mc_alltoallw_i(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, &m);
+    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                         recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_init, PMPI_Alltoallw_init)
 
@@ -1796,8 +1790,8 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallw_c"};
-    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, &m);
+    return alltoallw_count(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_c, PMPI_Alltoallw_c)
 
@@ -1808,8 +1802,8 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallw_c"};
-    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, &m);
+    return alltoallw_count(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Ialltoallw_c, PMPI_Ialltoallw_c)
 
@@ -1823,7 +1817,7 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallw_init_c"};
-    return mc_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, &m);
+    return alltoallw_count(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Alltoallw_init_c, PMPI_Alltoallw_init_c)

@@ -140,7 +140,8 @@ int mpii_verify_reduce(mpii_comm_t *c, int kind, int root, const int64_t *counts
 
 /* What identifies a blocking call for the schedule cache: two calls with equal keys on a
  * communicator build equal schedules. Only calls whose types and op are predefined (their
- * handles never change meaning) and that take no count arrays are cached (mpii_sched_key). */
+ * handles never change meaning) and that take no count arrays are cached
+ * (mpii_sched_key). */
 typedef struct mpii_ckey {
     int kind, root;
     MPI_Datatype stype, rtype;
@@ -240,7 +241,8 @@ int mpii_sched_run_borrowed(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, cons
  * blocking rules of mpii_sched_key), borrowed by this call at once. */
 int mpii_sched_run_nb(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const mpii_cmode_t *m,
                       const mpii_ckey_t *kb, int build_err);
-/* A blocking run of s, which is in c's cache (found by mpii_sched_lookup / mpii_sched_hit). */
+/* A blocking run of s, which is in c's cache (found by mpii_sched_lookup /
+ * mpii_sched_hit). */
 int mpii_sched_run_cached(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char *fname);
 /* The fast path of a blocking call: the cached schedule of key *kb, or NULL. A schedule
  * is cached only after its call passed every argument check, and the key holds every
@@ -255,12 +257,12 @@ static inline coll_sched_t *mpii_sched_hit(mpii_comm_t *c, const mpii_cmode_t *m
 /* ---- offloaded runs (coll.h "offloaded runs") ----
  * Nonblocking and persistent MPI_Bcast and MPI_Allreduce on an intracommunicator whose
  * members share this host run on the communicator's offload board: the others finish
- * without a member that is busy elsewhere once it has started. mpii_offload_take decides (the
- * same on every member: the communicator, the mode, the byte count and, for a persistent
- * call, which board entries every member has freed: coll_offload.c "Persistent entries")
- * and takes the call's board entry (a persistent request gives it back when it is freed,
- * with its schedule); mpii_offload_steps adds the run's steps for the offload state o (NULL:
- * out of memory) to s and returns an MPI class. */
+ * without a member that is busy elsewhere once it has started. mpii_offload_take decides
+ * (the same on every member: the communicator, the mode, the byte count and, for a
+ * persistent call, which board entries every member has freed: coll_offload.c "Persistent
+ * entries") and takes the call's board entry (a persistent request gives it back when it is
+ * freed, with its schedule); mpii_offload_steps adds the run's steps for the offload state
+ * o (NULL: out of memory) to s and returns an MPI class. */
 int mpii_offload_take(mpii_comm_t *c, const mpii_cmode_t *m, int64_t bytes, int *entry,
                       uint64_t *seq);
 int mpii_offload_steps(coll_sched_t *s, coll_offload_t *o);
@@ -275,7 +277,7 @@ void mpii_sched_req_free(mpii_req_t *r);
 /* The tail of an entry point: runs the cached schedule of key *kb (NULL: not cacheable)
  * or builds one with BUILD (an expression of the new schedule `s` giving an MPI error
  * class) and runs it. */
-#define MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, BUILD)                                              \
+#define MPII_BUILD_RUN_WITH(c, comm, m, kb, NEW, BUILD)                                            \
     do {                                                                                           \
         const mpii_ckey_t *k_ = mpii_sched_key((m), (kb));                                         \
         coll_sched_t *s = mpii_sched_lookup((c), k_);                                              \
@@ -284,10 +286,10 @@ void mpii_sched_req_free(mpii_req_t *r);
         s = (NEW);                                                                                 \
         return mpii_sched_run((c), (comm), s, (m), k_, s ? (BUILD) : 0);                           \
     } while (0)
-#define MC_BUILD_RUN(c, comm, m, kb, BUILD)                                                        \
+#define MPII_BUILD_RUN(c, comm, m, kb, BUILD)                                                      \
     do {                                                                                           \
         mpii_coll_note_path(kb, MPII_ALG_POINT_TO_POINT);                                          \
-        MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                               \
+        MPII_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                             \
     } while (0)
 
 /* Mailbox (group) schedules: on a communicator with a coll group (c->cgroup), blocking
@@ -342,50 +344,50 @@ static inline coll_sched_t *mpii_mailbox_new_all(mpii_comm_t *c)
 {
     return coll_group_sched_a(c->cgroup);
 }
-/* Lanes (coll.h "lanes"): a persistent call that mpii_mailbox_fits with MPII_MAILBOX_LANE gets,
- * besides its own schedule (point-to-point, or with MPII_MAILBOX_QUEUE a queued group
- * schedule), a lane schedule built by the same mailbox builders, and agrees on a lane
- * with the other members during its first start (an AND of offers over point-to-point
- * with a tag of its own, beside the first run of its own schedule); from the next start
- * on it runs on the lane (mailboxes private to it, so start order does not matter), or
- * stays on its own schedule when no lane was agreed (it tries again at the next two
- * starts). The choice depends only on what every member knows alike (the communicator,
- * the byte count, predefined op), so every member takes part in the agreement; a member
- * without a lane schedule (out of memory) offers nothing.
+/* Lanes (coll.h "lanes"): a persistent call that mpii_mailbox_fits with MPII_MAILBOX_LANE
+ * gets, besides its own schedule (point-to-point, or with MPII_MAILBOX_QUEUE a queued group
+ * schedule), a lane schedule built by the same mailbox builders, and agrees on a lane with
+ * the other members during its first start (an AND of offers over point-to-point with a tag
+ * of its own, beside the first run of its own schedule); from the next start on it runs on
+ * the lane (mailboxes private to it, so start order does not matter), or stays on its own
+ * schedule when no lane was agreed (it tries again at the next two starts). The choice
+ * depends only on what every member knows alike (the communicator, the byte count,
+ * predefined op), so every member takes part in the agreement; a member without a lane
+ * schedule (out of memory) offers nothing.
  * mpii_lane_mode: *ml becomes a copy of *m that agrees on a lane and carries s (a lane
- * schedule that a builder filled with result rc; NULL: none), for MC_BUILD_RUN. */
+ * schedule that a builder filled with result rc; NULL: none), for MPII_BUILD_RUN. */
 void mpii_lane_mode(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, int rc);
 
 /* The tail of an entry whose call mpii_mailbox_fits (fit: its answer): blocking and
- * nonblocking: built by CGBUILD (an expression of the group schedule `s` that NEW makes,
- * giving an MPI class) and run on the mailboxes (nonblocking: queued, the cached schedule
- * of the same call borrowed when idle, else a new one cached: mpii_sched_borrow,
- * mpii_sched_run_nb); persistent: with MPII_MAILBOX_LANE a lane schedule (all-call when ALL)
- * built by CGBUILD, and the request's own schedule: with MPII_MAILBOX_QUEUE a group schedule
- * made by NEW and built by CGBUILD (queued at every start), else built by BUILD over
- * point-to-point. */
-#define MC_BUILD_RUN_CG(c, comm, m, kb, fit, NEW, ALL, CGBUILD, BUILD)                             \
+ * nonblocking: built by MAILBOX_BUILD (an expression of the group schedule `s` that NEW
+ * makes, giving an MPI class) and run on the mailboxes (nonblocking: queued, the cached
+ * schedule of the same call borrowed when idle, else a new one cached: mpii_sched_borrow,
+ * mpii_sched_run_nb); persistent: with MPII_MAILBOX_LANE a lane schedule (all-call when
+ * ALL) built by MAILBOX_BUILD, and the request's own schedule: with MPII_MAILBOX_QUEUE a
+ * group schedule made by NEW and built by MAILBOX_BUILD (queued at every start), else built
+ * by BUILD over point-to-point. */
+#define MPII_BUILD_RUN_MAILBOX(c, comm, m, kb, fit, NEW, ALL, MAILBOX_BUILD, BUILD)                \
     do {                                                                                           \
         if ((m)->kind != MPII_CM_PERSIST)                                                          \
             mpii_coll_note_path(kb, MPII_ALG_MAILBOX);                                             \
         if ((m)->kind == MPII_CM_BLOCK)                                                            \
-            MC_BUILD_RUN_WITH(c, comm, m, kb, NEW, CGBUILD);                                       \
+            MPII_BUILD_RUN_WITH(c, comm, m, kb, NEW, MAILBOX_BUILD);                               \
         if ((m)->kind == MPII_CM_NB) {                                                             \
             coll_sched_t *s = NULL;                                                                \
             int slot_ = mpii_sched_borrow((c), (kb), &s);                                          \
             if (slot_)                                                                             \
                 return mpii_sched_run_borrowed((c), (comm), s, (m), slot_);                        \
             s = (NEW);                                                                             \
-            return mpii_sched_run_nb((c), (comm), s, (m), (kb), s ? (CGBUILD) : 0);                \
+            return mpii_sched_run_nb((c), (comm), s, (m), (kb), s ? (MAILBOX_BUILD) : 0);          \
         }                                                                                          \
         mpii_cmode_t ml_ = *(m);                                                                   \
         if ((fit)&MPII_MAILBOX_LANE) {                                                             \
             coll_sched_t *s = coll_lane_sched((c)->cgroup, ALL);                                   \
-            mpii_lane_mode(&ml_, m, s, s ? (CGBUILD) : 0);                                         \
+            mpii_lane_mode(&ml_, m, s, s ? (MAILBOX_BUILD) : 0);                                   \
         }                                                                                          \
         if ((fit)&MPII_MAILBOX_QUEUE)                                                              \
-            MC_BUILD_RUN_WITH(c, comm, &ml_, kb, NEW, CGBUILD);                                    \
-        MC_BUILD_RUN(c, comm, &ml_, kb, BUILD);                                                    \
+            MPII_BUILD_RUN_WITH(c, comm, &ml_, kb, NEW, MAILBOX_BUILD);                            \
+        MPII_BUILD_RUN(c, comm, &ml_, kb, BUILD);                                                  \
     } while (0)
 /* The MPI error of a mailbox collective on comm that failed with FMPL code fmpl_rc: a
  * length mark that differed (the ranks disagree on its size) says so. */
@@ -514,21 +516,21 @@ static inline int mpii_node_aware(mpii_comm_t *c, MPI_Op op, int before_mailbox)
     return c->cnode == &mpii_node_single ? 0 : mpii_node_aware_map(c, op, before_mailbox);
 }
 /* The entry hook: when the call runs node-aware (mpii_node_aware on c, op, before_mailbox),
- * builds it with BUILD (an expression of the new schedule `s`, like MC_BUILD_RUN's) and
+ * builds it with BUILD (an expression of the new schedule `s`, like MPII_BUILD_RUN's) and
  * returns; falls through otherwise. */
-#define MC_BUILD_RUN_NODE(c, comm, m, kb, op, before_mailbox, BUILD)                               \
+#define MPII_BUILD_RUN_NODE(c, comm, m, kb, op, before_mailbox, BUILD)                             \
     do {                                                                                           \
         int aware_ = mpii_node_aware((c), (op), (before_mailbox));                                 \
         if (aware_ < 0)                                                                            \
             return mpii_coll_fail((comm), MPI_ERR_NO_MEM, (m)->fname);                             \
         if (aware_) {                                                                              \
             mpii_coll_note_path(kb, MPII_ALG_NODE_AWARE);                                          \
-            MC_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                           \
+            MPII_BUILD_RUN_WITH(c, comm, m, kb, mpii_sched_new(c), BUILD);                         \
         }                                                                                          \
     } while (0)
-/* Builders, for calls where mpii_node_aware gave 1, arguments checked (as mpii_build_*: reduce's
- * sbuf may be rbuf at the root, MPI_IN_PLACE already replaced; allreduce's sbuf may be
- * MPI_IN_PLACE). Each returns an MPI error class (MPI_ERR_NO_MEM). */
+/* Builders, for calls where mpii_node_aware gave 1, arguments checked (as mpii_build_*:
+ * reduce's sbuf may be rbuf at the root, MPI_IN_PLACE already replaced; allreduce's sbuf
+ * may be MPI_IN_PLACE). Each returns an MPI error class (MPI_ERR_NO_MEM). */
 int mpii_node_barrier(coll_sched_t *s, mpii_comm_t *c);
 int mpii_node_bcast(coll_sched_t *s, mpii_comm_t *c, void *buf, int64_t count, MPI_Datatype type,
                     int root);
@@ -553,9 +555,9 @@ int mpii_node_allgatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
  * error (MPI_ERR_BUFFER). The entries of coll_basic.c / coll_reduce.c branch here once
  * comm is known to be an intercommunicator (after checks common to both kinds).
  *
- * Builders (mpii_build_inter_): count arrays have the remote group's size unless said otherwise;
- * the local phases run the intracommunicator builders over c->local (mpii_sched_comm).
- * Each returns an MPI error class. */
+ * Builders (mpii_build_inter_): count arrays have the remote group's size unless said
+ * otherwise; the local phases run the intracommunicator builders over c->local
+ * (mpii_sched_comm). Each returns an MPI error class. */
 int mpii_build_inter_barrier(coll_sched_t *s, mpii_comm_t *c);
 /* Every rank's block (scount x stype at sbuf) goes to every rank of the other group; the
  * blocks of the remote ranks land at rbuf + displs[i] (counts[i] x rtype, i a remote rank).

@@ -280,7 +280,7 @@ int mpii_inter_bcast(mpii_comm_t *c, MPI_Comm comm, void *buf, int64_t count, MP
         return mpii_coll_fail(comm, rc, m->fname);
     mpii_ckey_t kb = {
         .kind = MPII_CK_BCAST, .root = root, .stype = type, .scount = count, .sbuf = buf};
-    MC_BUILD_RUN(c, comm, m, &kb, build_inter_bcast(s, c, buf, count, type, root));
+    MPII_BUILD_RUN(c, comm, m, &kb, build_inter_bcast(s, c, buf, count, type, root));
 }
 
 /* Contract: coll_impl.h. */
@@ -298,8 +298,9 @@ int mpii_inter_gatherv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, int64_t 
     }
     if (rc)
         return mpii_coll_fail(comm, rc, m->fname);
-    MC_BUILD_RUN(c, comm, m, kb,
-                 build_inter_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root));
+    MPII_BUILD_RUN(
+        c, comm, m, kb,
+        build_inter_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root));
 }
 
 /* Contract: coll_impl.h. */
@@ -317,7 +318,7 @@ int mpii_inter_scatterv(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, const i
     }
     if (rc)
         return mpii_coll_fail(comm, rc, m->fname);
-    MC_BUILD_RUN(
+    MPII_BUILD_RUN(
         c, comm, m, kb,
         build_inter_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root));
 }
@@ -340,5 +341,5 @@ int mpii_inter_reduce(mpii_comm_t *c, MPI_Comm comm, const void *sbuf, void *rbu
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    MC_BUILD_RUN(c, comm, m, &kb, build_inter_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MPII_BUILD_RUN(c, comm, m, &kb, build_inter_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }

@@ -348,7 +348,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         if ((rc = mpii_coll_check_buf(sbuf, scount, stype, 0)) ||
             (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
             return mpii_coll_fail(comm, rc, m->fname);
-        MC_BUILD_RUN_WITH(
+        MPII_BUILD_RUN_WITH(
             c, comm, m, &kb, mpii_mailbox_new(c),
             nb_group(s, c, nb, alltoall, sbuf, scount, stype, rbuf, rcount, rtype, n));
     }

@@ -20,7 +20,7 @@
 
 #include "mpi/coll_impl.h"
 
-static int mc_commute(MPI_Op op)
+static int op_commutes(MPI_Op op)
 {
     return mpii_op_get(op)->commute;
 }
@@ -80,8 +80,8 @@ int mpii_build_reduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     return MPI_SUCCESS;
 }
 
-static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
-                           MPI_Op op, int root, MPI_Comm comm, const mpii_cmode_t *m)
+static int reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
+                        int root, MPI_Comm comm, const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -119,16 +119,16 @@ static int mc_reduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Data
     if (mpii_verify_on(c, m) &&
         (rc = mpii_verify_reduce(c, MPII_CK_REDUCE, root, NULL, count, type, op, fname)))
         return rc;
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
-                      mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
+                        mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
     int fit = mailbox_fits(c, m, type, count, op);
     if (fit)
-        MC_BUILD_RUN_CG(c, comm, m, &kb, fit, mpii_mailbox_new(c), 0,
-                        mailbox_reduce(s, c, sbuf, rbuf, count, type, op, root),
-                        mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
-                      mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
-    MC_BUILD_RUN(c, comm, m, &kb, mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
+        MPII_BUILD_RUN_MAILBOX(c, comm, m, &kb, fit, mpii_mailbox_new(c), 0,
+                               mailbox_reduce(s, c, sbuf, rbuf, count, type, op, root),
+                               mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
+                        mpii_node_reduce(s, c, sbuf, rbuf, count, type, op, root));
+    MPII_BUILD_RUN(c, comm, m, &kb, mpii_build_reduce(s, c, sbuf, rbuf, count, type, op, root));
 }
 
 /* ------------------------------------------------------------------ allreduce */
@@ -141,7 +141,7 @@ static int use_rabenseifner(int n, int64_t count, MPI_Datatype type, MPI_Op op)
     while (p2 * 2 <= n)
         p2 *= 2;
     int64_t bytes = count * dt_size(mpii_type_get(type));
-    return mc_commute(op) && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1;
+    return op_commutes(op) && bytes >= mpii_coll_tune.allreduce_large && count >= p2 && p2 > 1;
 }
 
 /* Contract: coll_impl.h. */
@@ -172,10 +172,11 @@ static int build_allreduce(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, vo
     return MPI_SUCCESS;
 }
 
-/* Allreduce on c's offload board (mpii_offload_take gave entry, seq); a predefined type and op. */
-static int mc_allreduce_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m,
-                                const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
-                                MPI_Op op, int entry, uint64_t seq)
+/* Allreduce on c's offload board (mpii_offload_take gave entry, seq); a predefined type and
+ * op. */
+static int allreduce_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmode_t *m,
+                             const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
+                             MPI_Op op, int entry, uint64_t seq)
 {
     mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_OFFLOAD);
     coll_reduce_op_t o = mpii_mailbox_op(s, op, type);
@@ -185,8 +186,8 @@ static int mc_allreduce_offload(coll_sched_t *s, mpii_comm_t *c, const mpii_cmod
                                                         (size_t)count, &o));
 }
 
-static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
-                              MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
+static int allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type,
+                           MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -218,22 +219,22 @@ static int mc_allreduce_entry(const void *sbuf, void *rbuf, int64_t count, MPI_D
     dt_t *t = mpii_type_get(type); /* (MINLOC's pair types have holes: not offloaded) */
     if (!inter && FMPL_MPI_DT_IS_PREDEF(type) && dt_is_contig(t, count) && !mpii_op_get(op)->fn &&
         !mpii_op_get(op)->fn_c && mpii_offload_take(c, m, count * dt_size(t), &entry, &seq))
-        MC_BUILD_RUN(c, comm, m, &kb,
-                     mc_allreduce_offload(s, c, m, sbuf, rbuf, count, type, op, entry, seq));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
-                      mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
+        MPII_BUILD_RUN(c, comm, m, &kb,
+                       allreduce_offload(s, c, m, sbuf, rbuf, count, type, op, entry, seq));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, op, 1,
+                        mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
     int fit = mailbox_fits(c, m, type, count, op);
     if (fit)
-        MC_BUILD_RUN_CG(
+        MPII_BUILD_RUN_MAILBOX(
             c, comm, m, &kb, fit, mpii_mailbox_new_all(c), 1,
             (mpii_coll_note(MPII_TOOL_COLL(MPII_CK_ALLREDUCE), MPII_ALG_MAILBOX),
              mailbox_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, -1)),
             build_allreduce(s, c, sbuf, rbuf, count, type, op));
-    MC_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
-                      mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
-    MC_BUILD_RUN(c, comm, m, &kb,
-                 inter ? mpii_build_inter_allreduce(s, c, sbuf, rbuf, count, type, op)
-                       : build_allreduce(s, c, sbuf, rbuf, count, type, op));
+    MPII_BUILD_RUN_NODE(c, comm, m, &kb, op, 0,
+                        mpii_node_allreduce(s, c, sbuf, rbuf, count, type, op));
+    MPII_BUILD_RUN(c, comm, m, &kb,
+                   inter ? mpii_build_inter_allreduce(s, c, sbuf, rbuf, count, type, op)
+                         : build_allreduce(s, c, sbuf, rbuf, count, type, op));
 }
 
 /* ------------------------------------------------------------------ reduce_scatter */
@@ -252,7 +253,7 @@ static int build_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in,
         displs[i] = total;
         total += counts[i];
     }
-    if (!mc_commute(op)) { /* in rank order: reduce to 0, then scatter */
+    if (!op_commutes(op)) { /* in rank order: reduce to 0, then scatter */
         void *full = r == 0 ? mpii_sched_tmp(s, type, total) : NULL;
         rc = mpii_build_reduce(s, c, in, full, total, type, op, 0);
         mpii_sched_fence(s);
@@ -280,9 +281,9 @@ static int build_reduce_scatter(coll_sched_t *s, mpii_comm_t *c, const void *in,
     return MPI_SUCCESS;
 }
 
-static int mc_reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *counts,
-                                   MPI_Datatype type, MPI_Op op, mpii_comm_t *c, MPI_Comm comm,
-                                   const mpii_cmode_t *m, const mpii_ckey_t *kb)
+static int reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *counts,
+                                MPI_Datatype type, MPI_Op op, mpii_comm_t *c, MPI_Comm comm,
+                                const mpii_cmode_t *m, const mpii_ckey_t *kb)
 {
     const char *fname = m->fname;
     int rc;
@@ -307,13 +308,14 @@ static int mc_reduce_scatter_entry(const void *sbuf, void *rbuf, const int64_t *
         return rc;
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
-    MC_BUILD_RUN(c, comm, m, kb,
-                 inter ? mpii_build_inter_reduce_scatter(s, c, sbuf, rbuf, counts, type, op)
-                       : build_reduce_scatter(s, c, sbuf, rbuf, counts, type, op));
+    MPII_BUILD_RUN(c, comm, m, kb,
+                   inter ? mpii_build_inter_reduce_scatter(s, c, sbuf, rbuf, counts, type, op)
+                         : build_reduce_scatter(s, c, sbuf, rbuf, counts, type, op));
 }
 
-static int mc_rsb_entry(const void *sbuf, void *rbuf, int64_t rcount, MPI_Datatype type, MPI_Op op,
-                        MPI_Comm comm, const mpii_cmode_t *m)
+static int reduce_scatter_block_entry(const void *sbuf, void *rbuf, int64_t rcount,
+                                      MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                      const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, m->fname, &c);
@@ -326,13 +328,14 @@ static int mc_rsb_entry(const void *sbuf, void *rbuf, int64_t rcount, MPI_Dataty
         counts[i] = rcount;
     mpii_ckey_t kb = {
         .kind = MPII_CK_RSB, .stype = type, .op = op, .scount = rcount, .sbuf = sbuf, .rbuf = rbuf};
-    rc = mc_reduce_scatter_entry(sbuf, rbuf, counts, type, op, c, comm, m, &kb);
+    rc = reduce_scatter_entry(sbuf, rbuf, counts, type, op, c, comm, m, &kb);
     free(counts);
     return rc;
 }
 
-static int mc_rs_entry(const void *sbuf, void *rbuf, const int *icounts, const MPI_Count *ccounts,
-                       MPI_Datatype type, MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
+static int reduce_scatter_counts_entry(const void *sbuf, void *rbuf, const int *icounts,
+                                       const MPI_Count *ccounts, MPI_Datatype type, MPI_Op op,
+                                       MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, m->fname, &c);
@@ -345,21 +348,21 @@ static int mc_rs_entry(const void *sbuf, void *rbuf, const int *icounts, const M
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);
     for (int i = 0; i < c->size; i++)
         counts[i] = icounts ? icounts[i] : (int64_t)ccounts[i];
-    rc = mc_reduce_scatter_entry(sbuf, rbuf, counts, type, op, c, comm, m, NULL);
+    rc = reduce_scatter_entry(sbuf, rbuf, counts, type, op, c, comm, m, NULL);
     free(counts);
     return rc;
 }
 
-static int mc_rs_i(const void *sbuf, void *rbuf, const int *counts, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, const mpii_cmode_t *m)
+static int reduce_scatter_int(const void *sbuf, void *rbuf, const int *counts, MPI_Datatype type,
+                              MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
 {
-    return mc_rs_entry(sbuf, rbuf, counts, NULL, type, op, comm, m);
+    return reduce_scatter_counts_entry(sbuf, rbuf, counts, NULL, type, op, comm, m);
 }
 
-static int mc_rs_c(const void *sbuf, void *rbuf, const MPI_Count *counts, MPI_Datatype type,
-                   MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
+static int reduce_scatter_count(const void *sbuf, void *rbuf, const MPI_Count *counts,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
 {
-    return mc_rs_entry(sbuf, rbuf, NULL, counts, type, op, comm, m);
+    return reduce_scatter_counts_entry(sbuf, rbuf, NULL, counts, type, op, comm, m);
 }
 
 /* ------------------------------------------------------------------ scan, exscan */
@@ -376,7 +379,7 @@ static int build_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
         mpii_sched_copy(s, in, count, type, rbuf, count, type);
     if (p == 1)
         return MPI_SUCCESS;
-    int commute = mc_commute(op);
+    int commute = op_commutes(op);
     void *partial = mpii_sched_tmp(s, type, count), *tmp = mpii_sched_tmp(s, type, count);
     mpii_sched_copy(s, in, count, type, partial, count, type);
     int have = 0; /* exscan: rbuf holds something */
@@ -402,8 +405,8 @@ static int build_scan(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, void *r
     return MPI_SUCCESS;
 }
 
-static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm, int ex, const mpii_cmode_t *m)
+static int scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
+                      MPI_Comm comm, int ex, const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -429,19 +432,19 @@ static int mc_scan_entry(const void *sbuf, void *rbuf, int64_t count, MPI_Dataty
                       .scount = count,
                       .sbuf = sbuf,
                       .rbuf = rbuf};
-    MC_BUILD_RUN(c, comm, m, &kb, build_scan(s, c, sbuf, rbuf, count, type, op, ex));
+    MPII_BUILD_RUN(c, comm, m, &kb, build_scan(s, c, sbuf, rbuf, count, type, op, ex));
 }
 
-static int mc_scan_in(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
-                      MPI_Comm comm, const mpii_cmode_t *m)
+static int scan_inclusive(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm, const mpii_cmode_t *m)
 {
-    return mc_scan_entry(sbuf, rbuf, count, type, op, comm, 0, m);
+    return scan_entry(sbuf, rbuf, count, type, op, comm, 0, m);
 }
 
-static int mc_exscan(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
-                     MPI_Comm comm, const mpii_cmode_t *m)
+static int scan_exclusive(const void *sbuf, void *rbuf, int64_t count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm, const mpii_cmode_t *m)
 {
-    return mc_scan_entry(sbuf, rbuf, count, type, op, comm, 1, m);
+    return scan_entry(sbuf, rbuf, count, type, op, comm, 1, m);
 }
 
 /* MPI_Reduce: MPI_Reduce on an intracommunicator (contract: MPI-4.0 6.9.1). */
@@ -449,7 +452,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce"};
-    return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
+    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce, PMPI_Reduce)
 
@@ -458,7 +461,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce"};
-    return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
+    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce, PMPI_Ireduce)
 
@@ -468,7 +471,7 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_init"};
-    return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
+    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_init, PMPI_Reduce_init)
 
@@ -478,7 +481,7 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
                   MPI_Op op, int root, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_c"};
-    return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
+    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_c, PMPI_Reduce_c)
 
@@ -487,7 +490,7 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_c"};
-    return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
+    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_c, PMPI_Ireduce_c)
 
@@ -497,7 +500,7 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_init_c"};
-    return mc_reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
+    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_init_c, PMPI_Reduce_init_c)
 
@@ -506,7 +509,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allreduce"};
-    return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce, PMPI_Allreduce)
 
@@ -515,7 +518,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                     MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallreduce"};
-    return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iallreduce, PMPI_Iallreduce)
 
@@ -525,7 +528,7 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allreduce_init"};
-    return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce_init, PMPI_Allreduce_init)
 
@@ -535,7 +538,7 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
                      MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allreduce_c"};
-    return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce_c, PMPI_Allreduce_c)
 
@@ -544,7 +547,7 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallreduce_c"};
-    return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iallreduce_c, PMPI_Iallreduce_c)
 
@@ -556,7 +559,7 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allreduce_init_c"};
-    return mc_allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Allreduce_init_c, PMPI_Allreduce_init_c)
 
@@ -567,7 +570,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_block"};
-    return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
+    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
 
@@ -578,7 +581,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_block"};
-    return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
+    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block)
 
@@ -590,7 +593,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_block_init"};
-    return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
+    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init)
 
@@ -601,7 +604,7 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_block_c"};
-    return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
+    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
 
@@ -612,7 +615,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_block_c"};
-    return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
+    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c)
 
@@ -625,7 +628,7 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_block_init_c"};
-    return mc_rsb_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
+    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c)
 
@@ -634,7 +637,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter"};
-    return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
+    return reduce_scatter_int(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter)
 
@@ -643,7 +646,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter"};
-    return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
+    return reduce_scatter_int(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter, PMPI_Ireduce_scatter)
 
@@ -655,7 +658,7 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_init"};
-    return mc_rs_i(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
+    return reduce_scatter_int(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init)
 
@@ -665,7 +668,7 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_c"};
-    return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
+    return reduce_scatter_count(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
 
@@ -674,7 +677,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_c"};
-    return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
+    return reduce_scatter_count(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c)
 
@@ -686,7 +689,7 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_init_c"};
-    return mc_rs_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
+    return reduce_scatter_count(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c)
 
@@ -695,7 +698,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
               MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scan"};
-    return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan, PMPI_Scan)
 
@@ -704,7 +707,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscan"};
-    return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iscan, PMPI_Iscan)
 
@@ -714,7 +717,7 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scan_init"};
-    return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan_init, PMPI_Scan_init)
 
@@ -723,7 +726,7 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
                 MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scan_c"};
-    return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan_c, PMPI_Scan_c)
 
@@ -732,7 +735,7 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscan_c"};
-    return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iscan_c, PMPI_Iscan_c)
 
@@ -742,7 +745,7 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scan_init_c"};
-    return mc_scan_in(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Scan_init_c, PMPI_Scan_init_c)
 
@@ -751,7 +754,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Exscan"};
-    return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan, PMPI_Exscan)
 
@@ -760,7 +763,7 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iexscan"};
-    return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iexscan, PMPI_Iexscan)
 
@@ -770,7 +773,7 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Exscan_init"};
-    return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_init, PMPI_Exscan_init)
 
@@ -780,7 +783,7 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
                   MPI_Op op, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Exscan_c"};
-    return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_c, PMPI_Exscan_c)
 
@@ -789,7 +792,7 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iexscan_c"};
-    return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Iexscan_c, PMPI_Iexscan_c)
 
@@ -799,6 +802,6 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 {
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Exscan_init_c"};
-    return mc_exscan(sendbuf, recvbuf, count, datatype, op, comm, &m);
+    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
 }
 MPII_WEAK(MPI_Exscan_init_c, PMPI_Exscan_init_c)

@@ -32,7 +32,7 @@ static inline void mpii_stats_unexp_push(void)
 
 /* ---- collectives: the algorithm chosen per call ----
  * A collective's schedule is built once per call shape (and cached, coll_sched.c). The
- * entry's path notes what it chose before the builder runs (coll_impl.h's MC_BUILD_RUN*
+ * entry's path notes what it chose before the builder runs (coll_impl.h's MPII_BUILD_RUN*
  * macros: the mailboxes, node-aware, or the layer's point-to-point schedule), a builder
  * that chooses further among point-to-point algorithms notes its choice (bcast,
  * allreduce), the run counts the note, and the schedule cache keeps it with the
