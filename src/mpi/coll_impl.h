@@ -392,14 +392,19 @@ void mpii_lane_mode(mpii_cmode_t *ml, const mpii_cmode_t *m, coll_sched_t *s, in
 /* The MPI error of a mailbox collective on comm that failed with FMPL code fmpl_rc: a
  * length mark that differed (the ranks disagree on its size) says so. */
 int mpii_mailbox_fail(MPI_Comm comm, int fmpl_rc, const char *fname);
+static inline int mpii_mailbox_err(int fmpl_rc)
+{
+    return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;
+}
 
 /* The watch on a blocking run (coll_watch.c). Ranks whose sizes put a call on the
  * mailboxes on some and on point-to-point on others wait for ever: each carrier waits for
  * messages the other never sends (coll_impl.h in src/coll, "what is left"). So a blocking
  * run on a communicator with a mailbox group notes its carrier for its tag (coll.h, "Path
  * records") before it starts; its wait asks mpii_coll_watch_due at every poll, which
- * says so once the run has waited MPII_WATCH_NS (looked at every 256th poll); the waiter
- * then calls mpii_coll_watch_check, which compares the other members' records for the
+ * says so once the run has waited MPII_WATCH_NS (the clock is read from the 256th poll
+ * on, at every 16th: a short wait never reads it, a sleeping one polls rarely); the
+ * waiter then calls mpii_coll_watch_check, which compares the other members' records for the
  * tag with its own and ends the job when one took the other carrier (the ranks' mailbox
  * channels and sequence numbers are then out of step for good, so not even an error
  * returned under MPI_ERRORS_RETURN would leave the communicator usable), and otherwise
@@ -420,10 +425,6 @@ static inline int mpii_coll_watch_due(mpii_coll_watch_t *w)
            mpii_coll_watch_late(w);
 }
 void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname);
-static inline int mpii_mailbox_err(int fmpl_rc)
-{
-    return fmpl_rc ? mpii_err_from_fmpl(fmpl_rc) : MPI_SUCCESS;
-}
 /* The coll form of a predefined op on a predefined type, its state kept in s. */
 coll_reduce_op_t mpii_mailbox_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 
