@@ -130,6 +130,7 @@ typedef struct fmpli_peer {
     const fmpli_hdr_t *row; /* my row for this peer: headers it writes */
     fmpli_sendent_t *send;  /* [nslots] */
     fmpli_recvent_t *recv;  /* [nslots] */
+    uint32_t hot[2];        /* the slots of my last two sends to it (p2p.c, fmpli_recv_wait) */
 } fmpli_peer_t;
 
 /* A communicator. Handle = index in fmpli.comms. */

@@ -131,6 +131,10 @@ int fmpli_match_take(fmpli_peer_t *p, uint32_t mai, fmpli_hdr_t *out)
     /* The receiver rewrites this slot only after our payload completed its receive. */
     *out = p->row[slot];
     p->send[slot].seq++;
+    if (p->hot[0] != slot) {
+        p->hot[1] = p->hot[0];
+        p->hot[0] = slot;
+    }
     return 1;
 }
 
@@ -869,18 +873,36 @@ static int fmpli_recv_post(fmpli_comm_t *c, void *buf, size_t size, const fmpli_
     return FMPL_SUCCESS;
 }
 
-/* Waits for a posted receive. When its own header may still be held by the vnic
- * (VNIC_F_DEFER), a plain wait sends it first; else the wait keeps other held headers
- * (posted for later receives) while it spins, so that the next payload this process
- * sends to their peer takes them along (vnic_wait_keep): in a ping-pong with receives
- * posted ahead, one datagram per message instead of two over udp. */
-static int fmpli_recv_wait(fmpli_recvent_t *r)
+typedef struct fmpli_recv_wait {
+    const fmpli_recvent_t *r;
+    const fmpli_hdr_t *hot[2];
+} fmpli_recv_wait_t;
+
+/* fmpli_recv_wait's test: the receive is done. Meanwhile it prefetches the header lines
+ * of the slots this process last sent on to the same peer: the peer wrote them when it
+ * posted its next receives (a ping-pong posts them before it waits), and the send that
+ * answers this message would otherwise wait for those lines after the message came. */
+static int fmpli_recv_wait_done(void *arg)
+{
+    const fmpli_recv_wait_t *w = arg;
+    __builtin_prefetch(w->hot[0], 0, 3);
+    __builtin_prefetch(w->hot[1], 0, 3);
+    return fmpli_recv_done((void *)(uintptr_t)w->r);
+}
+
+/* Waits for a posted receive r from peer p. When its own header may still be held by the
+ * vnic (VNIC_F_DEFER), a plain wait sends it first; else the wait keeps other held
+ * headers (posted for later receives) while it spins, so that the next payload this
+ * process sends to their peer takes them along (vnic_wait_keep): in a ping-pong with
+ * receives posted ahead, one datagram per message instead of two over udp. */
+static int fmpli_recv_wait(const fmpli_peer_t *p, fmpli_recvent_t *r)
 {
     if (fmpli_recv_done(r))
         return FMPL_SUCCESS;
+    fmpli_recv_wait_t w = {r, {&p->row[p->hot[0]], &p->row[p->hot[1]]}};
     if (r->held && r->dmark == (uint32_t)vnic_defer_mark(fmpli.vnic))
-        return vnic_wait(fmpli.vnic, fmpli_recv_done, r, -1);
-    return vnic_wait_keep(fmpli.vnic, fmpli_recv_done, r, -1);
+        return vnic_wait(fmpli.vnic, fmpli_recv_wait_done, &w, -1);
+    return vnic_wait_keep(fmpli.vnic, fmpli_recv_wait_done, &w, -1);
 }
 
 /* Finishes a completed receive: status, registration, slot state. Returns its error. */
@@ -921,7 +943,7 @@ static inline int fmpli_recv_lay(void *buf, size_t size, const fmpli_lay_t *lay,
     rc = fmpli_recv_post(c, buf, size, lay, src, mai, 0, &p, &r);
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc;
-    rc = fmpli_recv_wait(r);
+    rc = fmpli_recv_wait(p, r);
     if (BASE_UNLIKELY(rc != FMPL_SUCCESS))
         return rc; /* the receive stays posted; fmpl_irecv_wait may finish it */
     return fmpli_recv_reap(p, r, status);
@@ -961,7 +983,7 @@ int fmpl_irecv_wait(int src, int mai, fmpl_comm comm, fmpl_status *status)
     fmpli_recvent_t *r = &p->recv[mai == FMPL_TAG_ANY ? fmpli_any_slot() : (uint32_t)mai];
     if (r->state == FMPLI_RECV_IDLE)
         return FMPL_ERR_NO_PENDING;
-    rc = fmpli_recv_wait(r);
+    rc = fmpli_recv_wait(p, r);
     if (rc != FMPL_SUCCESS)
         return rc;
     return fmpli_recv_reap(p, r, status);
