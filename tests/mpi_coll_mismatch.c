@@ -9,7 +9,9 @@
  *
  * `mpi_coll_mismatch fatal ROOT OTHER`: a bcast of ROOT bytes at the root and OTHER at the
  * others, under MPI_ERRORS_ARE_FATAL: the rank that sees the difference ends the job
- * (tests/coll_mismatch_fatal.sh checks the message); exits 0 if nobody saw it. */
+ * (tests/coll_mismatch_fatal.sh checks the message); exits 0 if nobody saw it.
+ * `mpi_coll_mismatch carrier OP ROOT OTHER fatal|return`: one collective of ROOT bytes at
+ * rank 0 and OTHER at the others, under that handler (tests/coll_carrier_mismatch.sh). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

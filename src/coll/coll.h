@@ -309,7 +309,7 @@ int coll_sched_is_group(const coll_sched_t *s);
  * that many blocking calls ahead reads as unknown. Note: one store, never blocks, this
  * member's thread. Path of: reads the member's slot (mapped: a load; else a blocking
  * vnic_get), 0 when unknown (no record of tag, or the read failed). */
-enum { COLL_PATH_MAILBOX = 1, COLL_PATH_OTHER = 2 };
+enum { COLL_PATH_MAILBOX = 1, COLL_PATH_OTHER = 2, COLL_PATH_FAILED = 3 /* its run failed */ };
 void coll_path_note(coll_group_t *g, int tag, int path);
 int coll_path_of(coll_group_t *g, int member, int tag);
 /* FMPL_COLL_SMALL: what every edge carries. */

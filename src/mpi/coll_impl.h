@@ -409,13 +409,22 @@ static inline int mpii_mailbox_err(int fmpl_rc)
  * channels and sequence numbers are then out of step for good, so not even an error
  * returned under MPI_ERRORS_RETURN would leave the communicator usable), and otherwise
  * restarts the watch. A slow member has no record yet (or its own carrier): nothing
- * happens. FMPL_MPI_CHECK=1 catches the same calls before they start, with an error. */
+ * happens. A run that fails notes so in its record (mpii_coll_watch_failed): a member
+ * still waiting in the same call then waits for a message the failed member did not
+ * send (under MPI_ERRORS_RETURN the failed one has gone on; e.g. a bcast whose root
+ * took a chain and whose other ranks a tree: the first child fails, the second waits for
+ * the root), and its watch ends the job too, once it has seen the failure at
+ * MPII_WATCH_FAILED_CHECKS checks (2 s: a member can wait 0.1 s and more for the
+ * poison or given-up channel that a failure passes on, and then return). FMPL_MPI_CHECK=1
+ * catches the same calls before they start, with an error on every member. */
 #define MPII_WATCH_NS 100000000ull
+#define MPII_WATCH_FAILED_CHECKS 20
 typedef struct mpii_coll_watch {
     mpii_comm_t *c; /* NULL: not watched */
     int tag, path;
     unsigned polls;
-    uint64_t since; /* first look at the clock (0: none yet) */
+    uint64_t since;  /* first look at the clock (0: none yet) */
+    int failed_seen; /* checks that found a member's run failed */
 } mpii_coll_watch_t;
 void mpii_coll_watch_start(mpii_coll_watch_t *w, mpii_comm_t *c, int tag, int mailbox);
 int mpii_coll_watch_late(mpii_coll_watch_t *w);
@@ -425,6 +434,7 @@ static inline int mpii_coll_watch_due(mpii_coll_watch_t *w)
            mpii_coll_watch_late(w);
 }
 void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname);
+void mpii_coll_watch_failed(const mpii_coll_watch_t *w);
 /* The coll form of a predefined op on a predefined type, its state kept in s. */
 coll_reduce_op_t mpii_mailbox_op(coll_sched_t *s, MPI_Op op, MPI_Datatype type);
 

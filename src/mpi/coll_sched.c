@@ -776,6 +776,7 @@ static int run_block(mpii_comm_t *c, MPI_Comm comm, coll_sched_t *s, const char 
     }
     if (!w.err)
         return MPI_SUCCESS;
+    mpii_coll_watch_failed(&w.watch);
     return group ? mpii_mailbox_fail(comm, w.err, fname) : MPII_ERR_COMM(comm, w.err, fname);
 }
 

@@ -26,12 +26,26 @@ static const char *path_name(int path)
     return path == COLL_PATH_MAILBOX ? "the shared mailboxes" : "point-to-point messages";
 }
 
+void mpii_coll_watch_failed(const mpii_coll_watch_t *w)
+{
+    if (w->c)
+        coll_path_note(w->c->cgroup, w->tag, COLL_PATH_FAILED);
+}
+
 void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname)
 {
     mpii_comm_t *c = w->c;
     for (int m = 0; m < c->size; m++) {
         int path = m == c->rank ? 0 : coll_path_of(c->cgroup, m, w->tag);
-        if (path && path != w->path)
+        if (path == COLL_PATH_FAILED && ++w->failed_seen >= MPII_WATCH_FAILED_CHECKS)
+            mpii_err_abort(MPI_ERR_COUNT, fname,
+                           "rank %d of the communicator failed this call (its ranks disagree "
+                           "on it), and rank %d waits for a message that its failure left "
+                           "unsent: the job ends here although the error handler returns "
+                           "errors (FMPL_MPI_CHECK=1 makes such a call fail at its start on "
+                           "every rank)",
+                           m, c->rank);
+        if (path && path != COLL_PATH_FAILED && path != w->path)
             mpii_err_abort(MPI_ERR_COUNT, fname,
                            "rank %d of the communicator runs this call over %s and rank %d "
                            "over %s: their count and datatype arguments give different "
