@@ -35,16 +35,11 @@ void mpii_coll_watch_failed(const mpii_coll_watch_t *w)
 void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname)
 {
     mpii_comm_t *c = w->c;
+    int failed = -1; /* a member whose run failed */
     for (int m = 0; m < c->size; m++) {
         int path = m == c->rank ? 0 : coll_path_of(c->cgroup, m, w->tag);
-        if (path == COLL_PATH_FAILED && ++w->failed_seen >= MPII_WATCH_FAILED_CHECKS)
-            mpii_err_abort(MPI_ERR_COUNT, fname,
-                           "rank %d of the communicator failed this call (its ranks disagree "
-                           "on it), and rank %d waits for a message that its failure left "
-                           "unsent: the job ends here although the error handler returns "
-                           "errors (FMPL_MPI_CHECK=1 makes such a call fail at its start on "
-                           "every rank)",
-                           m, c->rank);
+        if (path == COLL_PATH_FAILED && failed < 0)
+            failed = m;
         if (path && path != COLL_PATH_FAILED && path != w->path)
             mpii_err_abort(MPI_ERR_COUNT, fname,
                            "rank %d of the communicator runs this call over %s and rank %d "
@@ -55,5 +50,12 @@ void mpii_coll_watch_check(mpii_coll_watch_t *w, const char *fname)
                            "sizes named)",
                            c->rank, path_name(w->path), m, path_name(path));
     }
+    if (failed >= 0 && ++w->failed_seen >= MPII_WATCH_FAILED_CHECKS)
+        mpii_err_abort(MPI_ERR_COUNT, fname,
+                       "rank %d of the communicator failed this call (its ranks disagree on "
+                       "it), and rank %d waits for a message that its failure left unsent: "
+                       "the job ends here although the error handler returns errors "
+                       "(FMPL_MPI_CHECK=1 makes such a call fail at its start on every rank)",
+                       failed, c->rank);
     w->since = 0;
 }
