@@ -19,8 +19,8 @@
  * The blocking allgather and alltoall on a Cartesian communicator whose edges the group
  * mailboxes carry (mpii_nbrs_t.mailbox_edges: every neighbour 2^k ranks away modulo the
  * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes,
- * or a few times that (nb_group_fits: 64 KiB allgather blocks, 32 KiB alltoall blocks at
- * the defaults), run as group schedules instead (nb_group): the same
+ * or a few times that (neighbor_group_fits: 64 KiB allgather blocks, 32 KiB alltoall blocks at
+ * the defaults), run as group schedules instead (neighbor_group): the same
  * exchange with each block cut into mailbox messages of FMPL_COLL_SMALL bytes (stores
  * into the peer's cells, no matching), packed through a temporary when its type is not
  * contiguous. That is two copies instead of the rendezvous's one (CMA), but no
@@ -41,7 +41,7 @@
  * processes, or a mailbox message) per repeated edge for a local copy. The v and w forms
  * keep one message per edge (their receive blocks may differ in shape). The uniform
  * alltoall on the group mailboxes sends a repeated peer its blocks as one message when
- * they fit one mailbox (nb_group). */
+ * they fit one mailbox (neighbor_group). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +50,7 @@
 
 /* 1 when in[i] (a peer other than this process and MPI_PROC_NULL) is also in[k] for some
  * k < i: the index of the first such k goes to *first. */
-static int nb_repeat(const int *list, int i, int *first)
+static int neighbor_repeat(const int *list, int i, int *first)
 {
     for (int k = 0; k < i; k++)
         if (list[k] == list[i]) {
@@ -73,7 +73,7 @@ static int build_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb
     int me = c->rank, self_in = 0, first;
     for (int i = 0; i < nb->indeg; i++) {
         int peer = nb->in[i];
-        if (peer != MPI_PROC_NULL && peer != me && !(once && nb_repeat(nb->in, i, &first)))
+        if (peer != MPI_PROC_NULL && peer != me && !(once && neighbor_repeat(nb->in, i, &first)))
             mpii_sched_recv(s, rb + rd[i], rc[i], rt[i], peer);
     }
     for (int k = 0; k < nb->outdeg; k++) {
@@ -81,7 +81,7 @@ static int build_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb
         if (peer == MPI_PROC_NULL)
             continue;
         if (peer != me) {
-            if (!(once && nb_repeat(nb->out, j, &first)))
+            if (!(once && neighbor_repeat(nb->out, j, &first)))
                 mpii_sched_send(s, sb + sd[j], sc[j], st[j], peer);
             continue;
         }
@@ -95,14 +95,15 @@ static int build_neighbor(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb
     }
     mpii_sched_fence(s);
     for (int i = 0; once && i < nb->indeg; i++)
-        if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me && nb_repeat(nb->in, i, &first))
+        if (nb->in[i] != MPI_PROC_NULL && nb->in[i] != me && neighbor_repeat(nb->in, i, &first))
             mpii_sched_copy(s, rb + rd[first], rc[first], rt[first], rb + rd[i], rc[i], rt[i]);
     return MPI_SUCCESS;
 }
 
 /* Entry checks common to every form: comm an intracommunicator with a topology. *nbp
  * gets its neighbour lists. Returns MPI_SUCCESS or the error raised. */
-static int nb_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp, const mpii_nbrs_t **nbp)
+static int neighbor_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp,
+                          const mpii_nbrs_t **nbp)
 {
     mpii_comm_t *c;
     int rc = mpii_coll_enter(comm, fname, &c);
@@ -123,12 +124,12 @@ static int nb_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp, const mp
 
 /* The per-neighbour arguments of the w form: counts, byte displacements and types of the
  * out-neighbours' blocks (s*) and the in-neighbours' (r*), in one allocation. */
-typedef struct nb_args {
+typedef struct neighbor_args {
     int64_t *sc, *sd, *rc, *rd;
     MPI_Datatype *st, *rt;
-} nb_args_t;
+} neighbor_args_t;
 
-static int nb_args_alloc(nb_args_t *a, const mpii_nbrs_t *nb)
+static int neighbor_args_alloc(neighbor_args_t *a, const mpii_nbrs_t *nb)
 {
     size_t o = (size_t)nb->outdeg, i = (size_t)nb->indeg;
     char *m = malloc((2 * (o + i) + 1) * sizeof(int64_t) + (o + i + 1) * sizeof(MPI_Datatype));
@@ -145,8 +146,9 @@ static int nb_args_alloc(nb_args_t *a, const mpii_nbrs_t *nb)
 
 /* Checks the w-form arguments, then builds and runs as m says (kb: the cache key of a
  * blocking call, or NULL; once: as build_neighbor). Takes a->sc's allocation over. */
-static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const void *sbuf,
-                  void *rbuf, nb_args_t *a, const mpii_cmode_t *m, const mpii_ckey_t *kb, int once)
+static int neighbor_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const void *sbuf,
+                        void *rbuf, neighbor_args_t *a, const mpii_cmode_t *m,
+                        const mpii_ckey_t *kb, int once)
 {
     int rc = MPI_SUCCESS;
     if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
@@ -180,7 +182,7 @@ static int nb_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, const vo
  * then still finds free cells. Larger blocks would make calls wait on their readers'
  * acknowledgements, which costs more than the single-copy rendezvous (docs/performance.md,
  * "Waiting beside busy processes"). The same on every member (settings and sizes are). */
-static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
+static int neighbor_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
 {
     int64_t small = (int64_t)coll_group_small(c->cgroup);
     int64_t pieces = (n + small - 1) / small;
@@ -188,7 +190,7 @@ static int nb_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
 }
 
 /* How many entries of list (deg of them) are peer. */
-static int nb_edges(const int *list, int deg, int peer)
+static int neighbor_edges(const int *list, int deg, int peer)
 {
     int m = 0;
     for (int k = 0; k < deg; k++)
@@ -209,9 +211,9 @@ static int nb_edges(const int *list, int deg, int peer)
  * straight into its receive buffer when those blocks are adjacent there. Both ends
  * decide alike (a pair's edge counts agree). It halves the messages, wake-ups and
  * acknowledgements of a 2x2 grid's alltoall for a copy of the small blocks into one. */
-static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
-                    const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                    int64_t rcount, MPI_Datatype rtype, int64_t n)
+static int neighbor_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int alltoall,
+                          const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                          int64_t rcount, MPI_Datatype rtype, int64_t n)
 {
     dt_t *st = mpii_type_get(stype), *rt = mpii_type_get(rtype);
     int sblocks = alltoall ? nb->outdeg : 1, me = c->rank;
@@ -238,8 +240,9 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
         int peer = nb->in[i];
         if (peer == MPI_PROC_NULL || peer == me)
             continue;
-        int m = nb_edges(nb->in, nb->indeg, peer), merged = alltoall && m > 1 && m * n <= piece;
-        if (nb_repeat(nb->in, i, &first) && (!alltoall || merged)) {
+        int m = neighbor_edges(nb->in, nb->indeg, peer),
+            merged = alltoall && m > 1 && m * n <= piece;
+        if (neighbor_repeat(nb->in, i, &first) && (!alltoall || merged)) {
             if (!alltoall)
                 land[i] = land[first];
             continue; /* (merged: it lands with the first block's message) */
@@ -269,7 +272,7 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
         if (peer == MPI_PROC_NULL)
             continue;
         if (peer != me) {
-            int m = nb_edges(nb->out, nb->outdeg, peer), seen = 0;
+            int m = neighbor_edges(nb->out, nb->outdeg, peer), seen = 0;
             for (int q = 0; q < k; q++)
                 seen |= nb->out[nb->send_order[q]] == peer;
             if (alltoall && m > 1 && m * n <= piece) { /* the merged message (above) */
@@ -315,9 +318,9 @@ static int nb_group(coll_sched_t *s, mpii_comm_t *c, const mpii_nbrs_t *nb, int 
 
 /* Allgather (alltoall: 1) with uniform blocks: block j of sbuf (alltoall) or sbuf itself
  * (allgather) to out-neighbour j, block i of rbuf from in-neighbour i. */
-static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_Datatype stype,
-                            void *rbuf, int64_t rcount, MPI_Datatype rtype, MPI_Comm comm,
-                            const mpii_cmode_t *m)
+static int neighbor_uniform_entry(int alltoall, const void *sbuf, int64_t scount,
+                                  MPI_Datatype stype, void *rbuf, int64_t rcount,
+                                  MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_ckey_t kb = {.kind = alltoall ? MPII_CK_NEIGHBOR_ALLTOALL : MPII_CK_NEIGHBOR_ALLGATHER,
                       .stype = stype,
@@ -331,7 +334,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
     if (hit) /* (a cached schedule passed every check: coll_impl.h) */
         return mpii_sched_run_cached(c, comm, hit, m->fname);
     const mpii_nbrs_t *nb;
-    int rc = nb_enter(comm, m->fname, &c, &nb);
+    int rc = neighbor_enter(comm, m->fname, &c, &nb);
     if (rc)
         return rc;
     if (mpii_type_check_comm(stype) != MPI_SUCCESS || mpii_type_check_comm(rtype) != MPI_SUCCESS)
@@ -340,7 +343,7 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         return mpii_coll_fail(comm, MPI_ERR_COUNT, m->fname);
     int64_t n = rcount * dt_size(mpii_type_get(rtype));
     if (m->kind == MPII_CM_BLOCK && nb->mailbox_edges && n > 0 && mpii_comm_cgroup(c) &&
-        nb_group_fits(c, alltoall, n)) {
+        neighbor_group_fits(c, alltoall, n)) {
         if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, m->fname);
         if (scount * dt_size(mpii_type_get(stype)) != n)
@@ -350,10 +353,10 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
             return mpii_coll_fail(comm, rc, m->fname);
         MPII_BUILD_RUN_WITH(
             c, comm, m, &kb, mpii_mailbox_new(c),
-            nb_group(s, c, nb, alltoall, sbuf, scount, stype, rbuf, rcount, rtype, n));
+            neighbor_group(s, c, nb, alltoall, sbuf, scount, stype, rbuf, rcount, rtype, n));
     }
-    nb_args_t a;
-    if (nb_args_alloc(&a, nb))
+    neighbor_args_t a;
+    if (neighbor_args_alloc(&a, nb))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);
     int64_t se = mpii_coll_ext(stype), re = mpii_coll_ext(rtype);
     for (int j = 0; j < nb->outdeg; j++) {
@@ -366,37 +369,38 @@ static int nb_uniform_entry(int alltoall, const void *sbuf, int64_t scount, MPI_
         a.rd[i] = i * rcount * re;
         a.rt[i] = rtype;
     }
-    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, &kb, !alltoall);
+    return neighbor_run(c, comm, nb, sbuf, rbuf, &a, m, &kb, !alltoall);
 }
 
 /* The count and displacement arrays of the v and w forms, as given: int, MPI_Count or
  * MPI_Aint entries (a conversion reads entry i of whichever it is). */
-typedef struct nb_array {
+typedef struct neighbor_array {
     const void *p;
     int width; /* 'i' int, 'c' MPI_Count, 'a' MPI_Aint */
-} nb_array_t;
+} neighbor_array_t;
 
-static inline int64_t nb_at(nb_array_t x, int i)
+static inline int64_t neighbor_at(neighbor_array_t x, int i)
 {
     return x.width == 'i'   ? ((const int *)x.p)[i]
            : x.width == 'c' ? (int64_t)((const MPI_Count *)x.p)[i]
                             : (int64_t)((const MPI_Aint *)x.p)[i];
 }
-#define NB_I(p) ((nb_array_t){(p), 'i'})
-#define NB_C(p) ((nb_array_t){(p), 'c'})
-#define NB_A(p) ((nb_array_t){(p), 'a'})
+#define NB_I(p) ((neighbor_array_t){(p), 'i'})
+#define NB_C(p) ((neighbor_array_t){(p), 'c'})
+#define NB_A(p) ((neighbor_array_t){(p), 'a'})
 
 /* The v forms (allgatherv: scounts.p NULL, every out-neighbour gets scount x stype at
  * sbuf) and the w form (types arrays; displacements in bytes: the ext multipliers are
  * 1). stypes/rtypes NULL: stype/rtype for every neighbour. */
-static int nb_general_entry(const void *sbuf, int64_t scount, nb_array_t scounts,
-                            nb_array_t sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
-                            void *rbuf, nb_array_t rcounts, nb_array_t rdispls, MPI_Datatype rtype,
-                            const MPI_Datatype *rtypes, MPI_Comm comm, const mpii_cmode_t *m)
+static int neighbor_general_entry(const void *sbuf, int64_t scount, neighbor_array_t scounts,
+                                  neighbor_array_t sdispls, MPI_Datatype stype,
+                                  const MPI_Datatype *stypes, void *rbuf, neighbor_array_t rcounts,
+                                  neighbor_array_t rdispls, MPI_Datatype rtype,
+                                  const MPI_Datatype *rtypes, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c;
     const mpii_nbrs_t *nb;
-    int rc = nb_enter(comm, m->fname, &c, &nb);
+    int rc = neighbor_enter(comm, m->fname, &c, &nb);
     if (rc)
         return rc;
     int w = stypes || rtypes;
@@ -413,21 +417,21 @@ static int nb_general_entry(const void *sbuf, int64_t scount, nb_array_t scounts
     for (int i = 0; w && i < nb->indeg; i++)
         if (mpii_type_check_comm(rtypes[i]) != MPI_SUCCESS)
             return mpii_coll_fail(comm, MPI_ERR_TYPE, m->fname);
-    nb_args_t a;
-    if (nb_args_alloc(&a, nb))
+    neighbor_args_t a;
+    if (neighbor_args_alloc(&a, nb))
         return mpii_coll_fail(comm, MPI_ERR_NO_MEM, m->fname);
     int64_t se = w ? 1 : mpii_coll_ext(stype), re = w ? 1 : mpii_coll_ext(rtype);
     for (int j = 0; j < nb->outdeg; j++) {
-        a.sc[j] = scounts.p ? nb_at(scounts, j) : scount;
-        a.sd[j] = scounts.p ? nb_at(sdispls, j) * se : 0;
+        a.sc[j] = scounts.p ? neighbor_at(scounts, j) : scount;
+        a.sd[j] = scounts.p ? neighbor_at(sdispls, j) * se : 0;
         a.st[j] = w ? stypes[j] : stype;
     }
     for (int i = 0; i < nb->indeg; i++) {
-        a.rc[i] = nb_at(rcounts, i);
-        a.rd[i] = nb_at(rdispls, i) * re;
+        a.rc[i] = neighbor_at(rcounts, i);
+        a.rd[i] = neighbor_at(rdispls, i) * re;
         a.rt[i] = w ? rtypes[i] : rtype;
     }
-    return nb_run(c, comm, nb, sbuf, rbuf, &a, m, NULL, 0);
+    return neighbor_run(c, comm, nb, sbuf, rbuf, &a, m, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ entry points */
@@ -436,8 +440,8 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgather"};
-    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_allgather, PMPI_Neighbor_allgather)
 
@@ -446,8 +450,8 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgather"};
-    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather)
 
@@ -458,8 +462,8 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgather_init"};
-    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_allgather_init, PMPI_Neighbor_allgather_init)
 
@@ -469,8 +473,8 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgather_c"};
-    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c)
 
@@ -480,8 +484,8 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgather_c"};
-    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Ineighbor_allgather_c, PMPI_Ineighbor_allgather_c)
 
@@ -492,8 +496,8 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgather_init_c"};
-    return nb_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_allgather_init_c, PMPI_Neighbor_allgather_init_c)
 
@@ -502,8 +506,9 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgatherv"};
-    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
-                            NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
+                                  recvbuf, NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv)
 
@@ -513,8 +518,9 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgatherv"};
-    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
-                            NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
+                                  recvbuf, NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv)
 
@@ -526,8 +532,9 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgatherv_init"};
-    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
-                            NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
+                                  recvbuf, NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_allgatherv_init, PMPI_Neighbor_allgatherv_init)
 
@@ -537,8 +544,9 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgatherv_c"};
-    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
-                            NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
+                                  recvbuf, NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_allgatherv_c, PMPI_Neighbor_allgatherv_c)
 
@@ -549,8 +557,9 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgatherv_c"};
-    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
-                            NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
+                                  recvbuf, NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Ineighbor_allgatherv_c, PMPI_Ineighbor_allgatherv_c)
 
@@ -562,8 +571,9 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgatherv_init_c"};
-    return nb_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
-                            NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
+                                  recvbuf, NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_allgatherv_init_c, PMPI_Neighbor_allgatherv_init_c)
 
@@ -571,8 +581,8 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoall"};
-    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall)
 
@@ -581,8 +591,8 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                             MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoall"};
-    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall)
 
@@ -593,8 +603,8 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoall_init"};
-    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoall_init, PMPI_Neighbor_alltoall_init)
 
@@ -603,8 +613,8 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoall_c"};
-    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoall_c, PMPI_Neighbor_alltoall_c)
 
@@ -614,8 +624,8 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoall_c"};
-    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Ineighbor_alltoall_c, PMPI_Ineighbor_alltoall_c)
 
@@ -626,8 +636,8 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoall_init_c"};
-    return nb_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &m);
+    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoall_init_c, PMPI_Neighbor_alltoall_init_c)
 
@@ -636,8 +646,9 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallv"};
-    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
-                            NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL,
+                                  recvbuf, NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv)
 
@@ -647,8 +658,9 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallv"};
-    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
-                            NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL,
+                                  recvbuf, NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv)
 
@@ -660,8 +672,9 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallv_init"};
-    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
-                            NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL,
+                                  recvbuf, NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallv_init, PMPI_Neighbor_alltoallv_init)
 
@@ -672,8 +685,9 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallv_c"};
-    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
-                            NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL,
+                                  recvbuf, NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallv_c, PMPI_Neighbor_alltoallv_c)
 
@@ -684,8 +698,9 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallv_c"};
-    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
-                            NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL,
+                                  recvbuf, NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Ineighbor_alltoallv_c, PMPI_Ineighbor_alltoallv_c)
 
@@ -698,8 +713,9 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallv_init_c"};
-    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
-                            NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL,
+                                  recvbuf, NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm,
+                                  &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallv_init_c, PMPI_Neighbor_alltoallv_init_c)
 
@@ -708,9 +724,9 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallw"};
-    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                            sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
-                            recvtypes, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls),
+                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw)
 
@@ -720,9 +736,9 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              MPI_Comm comm, MPI_Request *request)
 {
     const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallw"};
-    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                            sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
-                            recvtypes, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls),
+                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw)
 
@@ -735,9 +751,9 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallw_init"};
-    return nb_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                            sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
-                            recvtypes, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls),
+                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallw_init, PMPI_Neighbor_alltoallw_init)
 
@@ -748,9 +764,9 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallw_c"};
-    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                            sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
-                            recvtypes, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls),
+                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c)
 
@@ -762,9 +778,9 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 {
     const mpii_cmode_t m = {
         .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallw_c"};
-    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                            sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
-                            recvtypes, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls),
+                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Ineighbor_alltoallw_c, PMPI_Ineighbor_alltoallw_c)
 
@@ -777,8 +793,8 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
     (void)info; /* no hints are used */
     const mpii_cmode_t m = {
         .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallw_init_c"};
-    return nb_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                            sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL,
-                            recvtypes, comm, &m);
+    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls),
+                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
 }
 MPII_WEAK(MPI_Neighbor_alltoallw_init_c, PMPI_Neighbor_alltoallw_init_c)
