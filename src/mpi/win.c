@@ -226,7 +226,7 @@ static int win_finish(mpii_win_t *w, uint64_t shared_off)
         p->data_key = all[i].data_key;
         p->sync_key = all[i].sync_key;
         p->am_id = all[i].am_id;
-        p->flags = (all[i].base % 8) == 0 ? WIN_PF_ALIGNED8 : 0;
+        p->aligned8 = (all[i].base % 8) == 0;
         p->ctrl = vnic_peer_ptr(v, world, VNIC_KEY_HEAP, p->ctrl_off, w->ctrl_bytes);
         if (contig_shared) {
             p->data = shared_base ? shared_base + prefix : NULL;
@@ -613,7 +613,7 @@ int PMPI_Win_free(MPI_Win *win)
     mpii_win_t *w = mpii_win_get(*win);
     if (!w)
         return WIN_ERR(*win, MPI_ERR_WIN, fname);
-    if (w->started || w->posted || w->nlocked || w->lock_all)
+    if (w->started || w->posted || win_nlocked(w) || w->lock_all)
         return WIN_ERRF(*win, MPI_ERR_RMA_SYNC, fname, "an epoch is still open on the window");
     int rc = win_wait_local(w);
     if (rc != MPI_SUCCESS)

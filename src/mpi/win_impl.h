@@ -56,7 +56,6 @@ enum {
     WIN_PF_START = 1,     /* in the access group of the current MPI_Win_start */
     WIN_PF_LOCKALL = 2,   /* shared lock taken during this lock_all epoch */
     WIN_PF_DIRTY = 4,     /* vnic puts posted since the last remote completion */
-    WIN_PF_ALIGNED8 = 8,  /* its window memory starts 8-byte aligned (remote atomics) */
     WIN_PF_LOCKED = 16,   /* MPI_Win_lock epoch open on it */
     WIN_PF_ACQUIRED = 32, /* ... and the lock word taken (lazily, at the first use) */
     WIN_PF_TOUCHED = 64,  /* in the window's `touched` list */
@@ -76,6 +75,7 @@ typedef struct win_peer {
     uint32_t am_out;    /* accumulate chunks sent to it (win_am.c), answers not yet in */
     uint8_t flags;      /* WIN_PF_* */
     uint8_t lock_type;  /* MPI_LOCK_SHARED / EXCLUSIVE while WIN_PF_LOCKED */
+    uint8_t aligned8;   /* its window memory starts 8-byte aligned (remote atomics) */
 } win_peer_t;
 
 typedef struct mpii_win {
@@ -106,7 +106,10 @@ typedef struct mpii_win {
     int *start_list, nstart;
     int posted; /* MPI_Win_post: exposure epoch open */
     uint64_t complete_expect;
-    int nlocked;  /* MPI_Win_lock epochs open */
+    /* MPI_Win_lock epochs opened and closed (win_nlocked: the difference). Two counters,
+     * each only ever incremented, so that a lock/unlock pair carries no dependency from
+     * one call's store to the other's load and store (win_sync.c). */
+    unsigned nlock_opened, nlock_closed;
     int lock_all; /* MPI_Win_lock_all epoch open */
     int lock_all_nocheck;
     int *touched, ntouched, captouched; /* ranks with WIN_PF_LOCKALL or WIN_PF_DIRTY */
@@ -118,6 +121,12 @@ typedef struct mpii_win {
     int am_id;       /* win_am.c: its id in this rank's registry (-1: none) */
     uint64_t am_out; /* win_am.c: chunks sent, answers not yet in (every target) */
 } mpii_win_t;
+
+/* MPI_Win_lock epochs open on w. */
+static inline unsigned win_nlocked(const mpii_win_t *w)
+{
+    return w->nlock_opened - w->nlock_closed;
+}
 
 /* The window behind a handle, or NULL. */
 static inline mpii_win_t *mpii_win_get(MPI_Win h)

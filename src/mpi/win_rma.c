@@ -53,7 +53,7 @@ int win_target_resolve(mpii_win_t *w, int target, MPI_Aint disp, dt_t *t, int64_
         out->key = p->data_key;
         out->off = win_data_off(w, p) + (uint64_t)a;
         out->ptr = p->data ? p->data + a : NULL;
-        out->aligned8 = (p->flags & WIN_PF_ALIGNED8) != 0;
+        out->aligned8 = p->aligned8;
         return MPI_SUCCESS;
     }
     if (empty) {

@@ -292,7 +292,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 {
     static const char fname[] = "MPI_Win_fence";
     GET_WIN(w, win, fname);
-    if (w->started || w->posted || w->nlocked || w->lock_all)
+    if (w->started || w->posted || win_nlocked(w) || w->lock_all)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname,
                         "a PSCW or passive-target epoch is open on the window");
     int rc = win_flush_touched(w);
@@ -340,7 +340,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     static const char fname[] = "MPI_Win_post";
     GET_WIN(w, win, fname);
-    if (w->posted || w->lock_all || w->nlocked)
+    if (w->posted || w->lock_all || win_nlocked(w))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "an exposure or lock epoch is open");
     int *r, n, rc = group_ranks(w, group, &r, &n);
     if (rc != MPI_SUCCESS)
@@ -359,7 +359,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     static const char fname[] = "MPI_Win_start";
     GET_WIN(w, win, fname);
-    if (w->started || w->lock_all || w->nlocked)
+    if (w->started || w->lock_all || win_nlocked(w))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "an access epoch is open");
     int *r, n, rc = group_ranks(w, group, &r, &n);
     if (rc != MPI_SUCCESS)
@@ -444,7 +444,7 @@ MPII_WEAK(MPI_Win_test, PMPI_Win_test)
 
 /* ---------------------------------------------------------------- passive target */
 
-int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+static BASE_NOINLINE int win_lock_full(int lock_type, int rank, int assert, MPI_Win win)
 {
     static const char fname[] = "MPI_Win_lock";
     GET_WIN(w, win, fname);
@@ -463,7 +463,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     w->fence = 0; /* a fence followed by a lock opened no epoch: RMA after unlock is erroneous */
     p->flags |= WIN_PF_LOCKED;
     p->lock_type = (uint8_t)lock_type;
-    w->nlocked++;
+    w->nlock_opened++;
     if (assert & MPI_MODE_NOCHECK) {
         p->flags |= WIN_PF_ACQUIRED | WIN_PF_NOCHECK;
         return MPI_SUCCESS;
@@ -477,9 +477,40 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     }
     return MPI_SUCCESS;
 }
+
+/* The window of h when MPI is active, else NULL (the full paths raise the error). */
+static inline mpii_win_t *win_of_active(MPI_Win h)
+{
+    return BASE_LIKELY(mpii.state == MPII_ACTIVE) ? mpii_win_get(h) : NULL;
+}
+
+/* MPI_Win_lock and MPI_Win_unlock of another rank of a window that is not shared are
+ * bookkeeping alone while nothing is issued in the epoch (the lock word is taken at the
+ * first operation). That case is inlined here, with no call and no saved register, and
+ * its stores are constants: the peer's flags go from none to WIN_PF_LOCKED and back, and
+ * the epoch counters are only ever incremented, so a lock/unlock pair has no chain from
+ * one call's store through the next call's load (only branches read the loads).
+ * Everything else takes the full paths. */
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    mpii_win_t *w = win_of_active(win);
+    if (BASE_LIKELY(w && (unsigned)rank < (unsigned)w->size && rank != w->rank && !assert &&
+                    (lock_type == MPI_LOCK_SHARED || lock_type == MPI_LOCK_EXCLUSIVE) &&
+                    w->flavor != MPI_WIN_FLAVOR_SHARED && !(w->lock_all | w->started | w->posted))) {
+        win_peer_t *p = &w->peer[rank];
+        if (BASE_LIKELY(p->flags == 0)) {
+            w->fence = 0;
+            p->flags = WIN_PF_LOCKED;
+            p->lock_type = (uint8_t)lock_type;
+            w->nlock_opened++;
+            return MPI_SUCCESS;
+        }
+    }
+    return win_lock_full(lock_type, rank, assert, win);
+}
 MPII_WEAK(MPI_Win_lock, PMPI_Win_lock)
 
-int PMPI_Win_unlock(int rank, MPI_Win win)
+static BASE_NOINLINE int win_unlock_full(int rank, MPI_Win win)
 {
     static const char fname[] = "MPI_Win_unlock";
     GET_WIN(w, win, fname);
@@ -495,10 +526,24 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
     if (rc == MPI_SUCCESS && (p->flags & WIN_PF_ACQUIRED) && !(p->flags & WIN_PF_NOCHECK))
         rc = lock_release(w, rank, p->lock_type);
     p->flags &= (uint8_t) ~(WIN_PF_LOCKED | WIN_PF_ACQUIRED | WIN_PF_NOCHECK);
-    w->nlocked--;
+    w->nlock_closed++;
     if (w->ntouched)
         touched_compact(w);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
+}
+
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+    mpii_win_t *w = win_of_active(win);
+    if (BASE_LIKELY(w && (unsigned)rank < (unsigned)w->size && !w->ntouched)) {
+        win_peer_t *p = &w->peer[rank];
+        if (BASE_LIKELY(p->flags == WIN_PF_LOCKED)) {
+            p->flags = 0;
+            w->nlock_closed++;
+            return MPI_SUCCESS;
+        }
+    }
+    return win_unlock_full(rank, win);
 }
 MPII_WEAK(MPI_Win_unlock, PMPI_Win_unlock)
 
@@ -506,7 +551,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
     static const char fname[] = "MPI_Win_lock_all";
     GET_WIN(w, win, fname);
-    if (w->lock_all || w->nlocked)
+    if (w->lock_all || win_nlocked(w))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a lock epoch is already open");
     if (w->started || w->posted)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "a PSCW epoch is open on the window");
@@ -589,7 +634,7 @@ int PMPI_Win_flush_all(MPI_Win win)
 {
     static const char fname[] = "MPI_Win_flush_all";
     GET_WIN(w, win, fname);
-    if (!w->lock_all && !w->nlocked)
+    if (!w->lock_all && !win_nlocked(w))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch is open");
     int rc = win_complete_touched(w);
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -602,7 +647,7 @@ int PMPI_Win_flush_local_all(MPI_Win win)
 {
     static const char fname[] = "MPI_Win_flush_local_all";
     GET_WIN(w, win, fname);
-    if (!w->lock_all && !w->nlocked)
+    if (!w->lock_all && !win_nlocked(w))
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no passive-target epoch is open");
     int rc = win_wait_local(w);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
