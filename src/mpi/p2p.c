@@ -9,8 +9,10 @@
 
 /* The eager credit between this process and one other, both directions. */
 typedef struct mpii_credit {
-    uint64_t used; /* as sender: charge of our eager messages it has not matched yet */
-    uint64_t owed; /* as receiver: charge of its eager messages we matched, not yet returned */
+    uint64_t used;      /* as sender: charge of our eager messages it has not matched yet */
+    uint64_t owed;      /* as receiver: charge of its eager messages we matched, not yet returned */
+    uint64_t counted;   /* as sender: our MPII_AMF_COUNTED messages to it */
+    uint64_t counted_in; /* as receiver: its MPII_AMF_COUNTED messages that arrived */
 } mpii_credit_t;
 
 typedef struct mpii_todo {
@@ -40,7 +42,6 @@ static struct {
     mpii_link_t umsg_free;
     int hook_id; /* mpii_hook's vnic hook, armed while work is queued */
     int up;
-    uint64_t eager_seq; /* tokens of eager sends (MPII_TOKEN_EAGER | seq) */
     /* eager credit (CREDIT below): by world rank, grown on demand */
     mpii_credit_t *credit;
     int ncredit;
@@ -694,6 +695,9 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
         mpii_cancel_am(&h, n);
         return;
     }
+    uint64_t token = n->imm;
+    if (h.flags & MPII_AMF_COUNTED) /* an eager message's token: the pair's count */
+        token = MPII_TOKEN_EAGER | ++mpii_credit_of(n->src)->counted_in;
     mpii_match_t *m = mpii_match_of(h.ctx);
     const char *payload = (const char *)n->data + sizeof h;
     uint64_t size = n->len - sizeof h;
@@ -706,7 +710,7 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     }
     mpii_req_t *r = mpii_posted_take(m, h.src, h.tag);
     if (r) {
-        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, size, n->src, n->imm, payload, 1);
+        mpii_deliver(r, h.kind == MPII_AM_RTS ? &rts.h : &h, size, n->src, token, payload, 1);
         return;
     }
     mpii_umsg_t *u = mpii_umsg_get();
@@ -717,7 +721,7 @@ static void mpii_am_handler(void *arg, const vnic_notify_t *n)
     u->flags = h.flags;
     u->src_world = n->src;
     u->size = size;
-    u->token = n->imm;
+    u->token = token;
     if (h.kind == MPII_AM_RTS) {
         u->key = rts.key;
         u->off = rts.off;
@@ -953,12 +957,19 @@ eager:
             return rc;
         }
         /* A send MPI_Cancel may name (a user's request, a user Bsend's internal send, a
-         * part of MPI_Isendrecv) carries a token; the library's own sends carry 0, so
-         * the small ones may take the vnic fastbox (it carries no immediate). */
-        r->s_token = !r->internal || r->named || r->parent ? MPII_TOKEN_EAGER | ++p2p.eager_seq : 0;
-        int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, r->s_token, try);
+         * part of MPI_Isendrecv) has a token: the pair's count, which the receiver keeps
+         * too, so the message carries no immediate (and a small one may take the vnic
+         * fastbox); the library's own sends have none. */
+        mpii_credit_t *cr = mpii_credit_of(r->peer_world);
+        r->s_token = 0;
+        if (!r->internal || r->named || r->parent) {
+            h.flags |= MPII_AMF_COUNTED;
+            r->s_token = MPII_TOKEN_EAGER | (cr->counted + 1);
+        }
+        int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, 0, try);
         mpii_pack_done(pack);
         if (rc == MPI_SUCCESS) {
+            cr->counted += r->s_token != 0;
             mpii_credit_take(r->peer_world, bytes);
             mpii_stats_eager(bytes);
             mpii_req_done(r);

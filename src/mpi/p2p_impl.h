@@ -15,9 +15,13 @@
  *          CANCEL_OK(imm), else CANCEL_FAIL(imm) (then ACK / FIN come as usual, possibly
  *          before the answer). The token names the message among the sender's: the
  *          request's address for SYNC eager and RTS (alive until ACK / FIN, so unique
- *          among the unmatched ones), a per-process sequence number with bit 63 set
- *          (MPII_TOKEN_EAGER) for the other eager messages (their request completes at
- *          once and may be reused).
+ *          among the unmatched ones); for the other eager messages that may be
+ *          cancelled (their request completes at once and may be reused), the count of
+ *          such messages from this sender to this receiver, with bit 63 set
+ *          (MPII_TOKEN_EAGER). That count does not travel: such a message is flagged
+ *          MPII_AMF_COUNTED and the receiver counts them as they arrive (messages of a
+ *          pair arrive in sending order), so it carries no immediate and a small one
+ *          may take the vnic's fastbox.
  * Receiver-side matching per context id (struct mpii_match): posted receives in hash
  * buckets by (source, tag) plus a wildcard list, unexpected messages in buckets plus
  * one arrival-order list; every entry carries a sequence number so that the earliest
@@ -70,9 +74,10 @@ enum {
 };
 #define MPII_TOKEN_EAGER (UINT64_C(1) << 63)
 enum {
-    MPII_AMF_SYNC = 1,  /* eager: acknowledge when matched (synchronous mode) */
-    MPII_AMF_STAGED = 2 /* RTS: the packed stream is being staged in the sender's shared
-                         * heap, its progress in the line before it (p2p.c, STAGED) */
+    MPII_AMF_SYNC = 1,   /* eager: acknowledge when matched (synchronous mode) */
+    MPII_AMF_STAGED = 2, /* RTS: the packed stream is being staged in the sender's shared
+                          * heap, its progress in the line before it (p2p.c, STAGED) */
+    MPII_AMF_COUNTED = 4 /* eager: its token is the pair's count (CANCEL above) */
 };
 
 typedef struct mpii_hdr {

@@ -216,6 +216,10 @@ _Static_assert(sizeof(shm_header_t) <= SHM_HEADER_SIZE, "the header fits its pag
 #define SHM_FB_ACTIVE_MAX 4 /* peers whose fastbox a rank polls */
 #define SHM_FB_ARM 8        /* small active messages from a peer before it is polled */
 #define SHM_FB_POLLING 0x8000u
+/* Small messages that go to the inbox without a look at the fastbox after a look found it
+ * unusable: in a stream the fastbox is mostly still full, and each look reads the line
+ * the receiver writes its acknowledgements into, one line transfer a message. */
+#define SHM_FB_SKIP 8
 
 typedef struct shm_fb_half {
     uint32_t ctl; /* seq (bits 0..14, 1..0x7fff) | len << 16 | chan << 24; stored last */
@@ -242,6 +246,7 @@ typedef struct shm_peer {
     uint16_t small_got; /* its small active messages (until SHM_FB_ARM) */
     uint8_t fb_polled;  /* I poll its half */
     uint8_t ack_due;    /* fb_seen not yet published in my half's ack */
+    uint8_t fb_skip;    /* small messages to send by the inbox before the next look */
 } shm_peer_t;
 
 typedef struct shm_bget shm_bget_t;
@@ -592,8 +597,15 @@ static inline int shm_send_am_or(shm_t *s, int peer, unsigned chan, uint64_t imm
 {
     shm_peer_t *p = &s->peers[s->local_of[peer]];
     size_t len = alen + blen;
-    if (len <= SHM_FB_DATA && imm == 0 && p->fb_mine && shm_fb_send(s, p, chan, a, alen, b, blen))
-        return FMPL_SUCCESS;
+    if (len <= SHM_FB_DATA && imm == 0 && p->fb_mine) {
+        if (BASE_LIKELY(!p->fb_skip)) {
+            if (shm_fb_send(s, p, chan, a, alen, b, blen))
+                return FMPL_SUCCESS;
+            p->fb_skip = SHM_FB_SKIP;
+        } else {
+            p->fb_skip--;
+        }
+    }
     if (BASE_UNLIKELY(s->fb_acks_due)) /* no reply rides on the fastbox: acknowledge now */
         shm_fb_publish_acks(s);
     uint32_t n = shm_ncells(len);
