@@ -7,7 +7,10 @@
  *   B: the receive was posted before the message arrived (matched): the cancel fails, the
  *      send completes normally and the data arrives;
  *   C: the receiver took the message with MPI_Mprobe: the cancel fails, MPI_Mrecv gets it;
- *   D: MPI_Cancel then MPI_Request_free: the message never shows up at the receiver. */
+ *   D: MPI_Cancel then MPI_Request_free: the message never shows up at the receiver;
+ *   E: of three small Isends with one envelope, after a blocking send with it (which
+ *      carries no cancel token when eager), the middle one is cancelled: the others
+ *      arrive in order and it never does (the token names one message of its pair). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -199,6 +202,43 @@ static void round_(int m, int n, int base)
     free(r);
 }
 
+static void middle(int tag)
+{
+    int v[4] = {val(rank, 5, 0), val(rank, 5, 1), val(rank, 5, 2), val(rank, 5, 3)};
+    int first = -1;
+    MPI_Request rq, q[3];
+    MPI_Status st;
+    CHECK_RC(MPI_Irecv(&first, 1, MPI_INT, left, tag, MPI_COMM_WORLD, &rq), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD); /* the blocking send below is matched at once */
+    CHECK_RC(MPI_Send(&v[0], 1, MPI_INT, right, tag, MPI_COMM_WORLD), MPI_SUCCESS);
+    for (int i = 0; i < 3; i++)
+        CHECK_RC(MPI_Isend(&v[i + 1], 1, MPI_INT, right, tag, MPI_COMM_WORLD, &q[i]), MPI_SUCCESS);
+    CHECK_RC(MPI_Cancel(&q[1]), MPI_SUCCESS);
+    CHECK_RC(MPI_Wait(&q[1], &st), MPI_SUCCESS);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(cancelled);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK(first == val(left, 5, 0));
+    for (int i = 2; i <= 3; i++) {
+        int got = -1;
+        CHECK_RC(MPI_Recv(&got, 1, MPI_INT, left, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                 MPI_SUCCESS);
+        if (got != val(left, 5, i == 2 ? 1 : 3)) {
+            fprintf(stderr, "rank %d: message %d from %d is %d, expected %d\n", rank, i, left, got,
+                    val(left, 5, i == 2 ? 1 : 3));
+            exit(1);
+        }
+    }
+    q[1] = MPI_REQUEST_NULL;
+    CHECK_RC(MPI_Waitall(3, q, statuses_ignore), MPI_SUCCESS);
+    int flag = 1;
+    CHECK_RC(MPI_Iprobe(left, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK(!flag);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     statuses_ignore = MPI_STATUSES_IGNORE;
@@ -213,6 +253,7 @@ int main(int argc, char **argv)
             round_(m, n, tag);
             tag += 10;
         }
+    middle(tag);
     MPI_Finalize();
     if (rank == 0)
         printf("mpi_p2p_cancel: ok (%d ranks)\n", size);
