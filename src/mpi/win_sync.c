@@ -496,7 +496,8 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     mpii_win_t *w = win_of_active(win);
     if (BASE_LIKELY(w && (unsigned)rank < (unsigned)w->size && rank != w->rank && !assert &&
                     (lock_type == MPI_LOCK_SHARED || lock_type == MPI_LOCK_EXCLUSIVE) &&
-                    w->flavor != MPI_WIN_FLAVOR_SHARED && !(w->lock_all | w->started | w->posted))) {
+                    w->flavor != MPI_WIN_FLAVOR_SHARED &&
+                    !(w->lock_all | w->started | w->posted))) {
         win_peer_t *p = &w->peer[rank];
         if (BASE_LIKELY(p->flags == 0)) {
             w->fence = 0;
