@@ -1,11 +1,13 @@
 /* boot_pmi_wire — the PMI-1 client against a scripted fake launcher, without
  * fmplrun: the exact request lines boot sends (the format MPICH's simple PMI and
  * Hydra use), Hydra's and Slurm's reply lines, the old PMI_ID handshake, PMI over a TCP
- * port (PMI_PORT, with fmplrun's token), escaped values, the 1024-byte request line
+ * port (PMI_PORT, with fmplrun's token; connecting again when pushed out by a crowd),
+ * escaped values, the 1024-byte request line
  * limit (Slurm reads no more), a launcher that vanishes (FMPL_ERR_PEER, no hang), bad
  * environments, and the wire helpers themselves. Runs without a launcher (RANKS 0). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,9 @@ static pid_t fake_tcp_launcher(int lfd, const step_t *script)
     play(fd, script);
 }
 
-static _Noreturn void play(int fd, const step_t *script)
+/* Plays `script` on fd: 0 when it ran to its end (or to a step that vanishes), 1 when
+ * the client sent something else or went away. */
+static int play_steps(int fd, const step_t *script)
 {
     char buf[PMI_WIRE_LINE_MAX];
     size_t len = 0;
@@ -59,7 +63,7 @@ static _Noreturn void play(int fd, const step_t *script)
             ssize_t n = read(fd, buf + len, sizeof buf - len);
             if (n <= 0) {
                 fprintf(stderr, "fake launcher: connection closed, expected '%s'\n", s->expect);
-                _exit(1);
+                return 1;
             }
             len += (size_t)n;
         }
@@ -67,16 +71,40 @@ static _Noreturn void play(int fd, const step_t *script)
         if (strcmp(buf, s->expect) != 0) {
             fprintf(stderr, "fake launcher: got '%s'\n              expected '%s'\n", buf,
                     s->expect);
-            _exit(1);
+            return 1;
         }
         len -= (size_t)(nl + 1 - buf);
         memmove(buf, nl + 1, len);
         if (!s->reply)
-            _exit(0); /* vanish */
+            return 0; /* vanish */
         if (write(fd, s->reply, strlen(s->reply)) != (ssize_t)strlen(s->reply))
-            _exit(1);
+            return 1;
     }
-    _exit(0);
+    return 0;
+}
+
+static _Noreturn void play(int fd, const step_t *script)
+{
+    _exit(play_steps(fd, script));
+}
+
+/* Behind a TCP port, a launcher that serves n connections in turn, scripts[i] on the
+ * i-th (each closed at its script's end), and then fails (exit 2) if another one comes
+ * within 300 ms. */
+static pid_t fake_tcp_launcher_seq(int lfd, const step_t *const *scripts, int n)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid)
+        return pid;
+    for (int i = 0; i < n; i++) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0 || play_steps(fd, scripts[i]))
+            _exit(1);
+        close(fd);
+    }
+    struct pollfd pf = {.fd = lfd, .events = POLLIN};
+    _exit(poll(&pf, 1, 300) == 0 ? 0 : 2);
 }
 
 static int fake_init(const step_t *script, const char *rank, const char *size, const char *id,
@@ -336,6 +364,73 @@ static void test_pmi_port(void)
     CHECK(boot_local_addr(NULL) == NULL);
 }
 
+/* A listening socket on 127.0.0.1 and its "localhost:port" for PMI_PORT. */
+static int listen_local(char *port, size_t cap)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 4) == 0 &&
+          getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0);
+    snprintf(port, cap, "localhost:%u", (unsigned)ntohs(sa.sin_port));
+    return lfd;
+}
+
+/* PMI_PORT while strangers crowd fmplrun's port: fmplrun lets the connection go before
+ * reading its line (it refuses it for the crowd, or it just closes), and the rank
+ * connects again; a refusal for another reason (a wrong token) is final, with no new
+ * connection. */
+static void test_pmi_port_crowded(void)
+{
+    static const step_t crowd[] = {
+        {"cmd=initack pmiid=2 token=tok123",
+         "cmd=initack rc=-1 msg=too\\ many\\ connections\\ await\\ their\\ token\n"},
+        {NULL, NULL}};
+    static const step_t dropped[] = {{"cmd=initack pmiid=2 token=tok123", NULL}, {NULL, NULL}};
+    static const step_t admitted[] = {
+        {"cmd=initack pmiid=2 token=tok123",
+         "cmd=initack rc=0\ncmd=set size=4\ncmd=set rank=2\ncmd=set debug=0\n"},
+        {INIT_REQ, INIT_REPLY},
+        {"cmd=get_maxes", MAXES},
+        {"cmd=get_my_kvsname", "cmd=my_kvsname kvsname=fmpl-1-3\n"},
+        {"cmd=finalize", "cmd=finalize_ack\n"},
+        {NULL, NULL}};
+    static const step_t wrong[] = {{"cmd=initack pmiid=2 token=tok123",
+                                    "cmd=initack rc=-1 msg=wrong\\ or\\ missing\\ token\n"},
+                                   {NULL, NULL}};
+    static const step_t *const retried[] = {crowd, dropped, crowd, admitted};
+    static const step_t *const final[] = {wrong};
+    unsetenv("PMI_FD");
+    unsetenv("PMI_RANK");
+    unsetenv("PMI_SIZE");
+    setenv("PMI_ID", "2", 1);
+    setenv("FMPL_LAUNCHER", "fmplrun", 1);
+    setenv("FMPL_PMI_TOKEN", "tok123", 1);
+    for (int round = 0; round < 2; round++) {
+        char port[64];
+        int lfd = listen_local(port, sizeof port);
+        pid_t pid = round == 0 ? fake_tcp_launcher_seq(lfd, retried, 4)
+                               : fake_tcp_launcher_seq(lfd, final, 1);
+        setenv("PMI_PORT", port, 1);
+        boot_t *b = NULL;
+        if (round == 0) {
+            CHECK_RC(boot_init(&b), FMPL_SUCCESS);
+            CHECK(boot_rank(b) == 2 && boot_size(b) == 4);
+            CHECK(strcmp(boot_job_id(b), "fmpl-1-3") == 0);
+            CHECK_RC(boot_finalize(b), FMPL_SUCCESS);
+        } else {
+            CHECK_RC(boot_init(&b), FMPL_ERR_INIT);
+            CHECK(b == NULL);
+        }
+        fake_done(pid);
+        close(lfd);
+    }
+    unsetenv("PMI_PORT");
+    unsetenv("PMI_ID");
+    unsetenv("FMPL_LAUNCHER");
+    unsetenv("FMPL_PMI_TOKEN");
+}
+
 /* The launcher vanishes in the middle of a fence: FMPL_ERR_PEER, then every
  * further call fails at once. */
 static void test_launcher_vanishes(void)
@@ -564,6 +659,7 @@ int main(void)
     test_abort_line();
     test_initack();
     test_pmi_port();
+    test_pmi_port_crowded();
     test_launcher_vanishes();
     test_refusals();
     test_name_service();

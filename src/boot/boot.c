@@ -50,6 +50,7 @@ struct boot {
     int fd;     /* PMI socket; -1 for the singleton */
     int own_fd; /* fd was connected here (PMI_PORT), not inherited (PMI_FD) */
     int broken; /* the launcher went away: every call fails with FMPL_ERR_PEER */
+    int retry;  /* a PMI_PORT initack that may be tried again: a lost connection is quiet */
     /* local IPv4 address of the PMI_PORT connection, or "" */
     char local_addr[INET_ADDRSTRLEN];
     int keylen_max, vallen_max;
@@ -115,7 +116,7 @@ static void boot_sanitise_job_id(const char *kvsname, char *out, size_t cap)
 
 static int boot_broken(boot_t *b, const char *why, int err)
 {
-    if (!b->broken) {
+    if (!b->broken && !b->retry) {
         if (err)
             base_log("boot: lost the launcher (PMI socket %d): %s: %s", b->fd, why, strerror(err));
         else
@@ -227,6 +228,12 @@ static int pmi_simple(boot_t *b, const char *cmd, const char *expect, pmi_msg_t 
     return pmi_call(b, req, expect, reply, NULL);
 }
 
+/* pmi_initack's answer when fmplrun's TCP server let the connection go before judging
+ * its line, which it does to the oldest waiting connections when strangers crowd its
+ * port: with b->retry set, it refused the connection for that crowd, or the connection
+ * ended before any reply. The caller connects again. */
+#define PMI_INITACK_CROWDED 1
+
 /* The old handshake for launchers that pass PMI_ID instead of PMI_RANK/PMI_SIZE:
  * cmd=initack pmiid=ID, answered by cmd=initack then cmd=set size=, rank=, debug=. */
 static int pmi_initack(boot_t *b, int pmi_id)
@@ -239,7 +246,18 @@ static int pmi_initack(boot_t *b, int pmi_id)
         snprintf(req, sizeof req, "cmd=initack pmiid=%d token=%s\n", pmi_id, token);
     else
         snprintf(req, sizeof req, "cmd=initack pmiid=%d\n", pmi_id);
-    int err = pmi_call(b, req, "initack", &reply, NULL);
+    int rc = 0;
+    int err = pmi_call(b, req, "initack", &reply, &rc);
+    if (err && b->retry && b->rlen == 0)
+        return PMI_INITACK_CROWDED;
+    if (!err && rc != 0) {
+        const char *msg = pmi_wire_find(&reply, "msg");
+        if (b->retry && msg && strstr(msg, "await their token"))
+            return PMI_INITACK_CROWDED;
+        base_log("boot: the launcher refused %.*s: rc=%d %s", (int)strcspn(req, "\n"), req, rc,
+                 msg ? msg : "");
+        err = FMPL_ERR_PEER;
+    }
     for (int i = 0; !err && i < 3; i++) {
         err = pmi_read_line(b);
         if (err)
@@ -349,6 +367,10 @@ static int boot_init_pmi(boot_t *b, const char *fd_text)
     return err ? err : pmi_handshake(b, pmi_id, 0);
 }
 
+/* Connections boot_init_pmi_port makes to PMI_PORT at most (10 ms, 20 ms ... 200 ms apart:
+ * about 3 s). */
+#define PMI_CONNECT_ATTEMPTS 20
+
 /* PMI_PORT=<host>:<port>: a PMI server reached over TCP (fmplrun --hosts, Hydra's
  * -pmi-port). The host is an IPv4 address or a name; the PMI_ID handshake (or
  * PMI_RANK/PMI_SIZE) says who we are. The connection's local address is kept: it is
@@ -377,32 +399,55 @@ static int boot_init_pmi_port(boot_t *b, const char *port_text)
                  gai ? gai_strerror(gai) : "no address");
         return FMPL_ERR_INIT;
     }
-    int fd = -1, why = 0;
-    for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-            why = errno;
-            close(fd);
-            fd = -1;
-        } else if (fd < 0) {
-            why = errno;
+    /* Strangers that crowd fmplrun's port may push our connection out before our line
+     * is read (a rank descheduled between connect and send): connect again, a few
+     * times, after a growing pause (PMI_INITACK_CROWDED). */
+    for (int attempt = 1;; attempt++) {
+        int fd = -1, why = 0;
+        for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+            fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+                why = errno;
+                close(fd);
+                fd = -1;
+            } else if (fd < 0) {
+                why = errno;
+            }
         }
+        if (fd < 0) {
+            freeaddrinfo(res);
+            base_log("boot: cannot connect to the launcher at PMI_PORT=%s: %s", port_text,
+                     strerror(why));
+            return FMPL_ERR_INIT;
+        }
+        b->fd = fd;
+        b->own_fd = 1;
+        b->broken = 0;
+        b->rlen = 0;
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct sockaddr_in me;
+        socklen_t len = sizeof me;
+        if (getsockname(fd, (struct sockaddr *)&me, &len) == 0 && me.sin_family == AF_INET)
+            (void)inet_ntop(AF_INET, &me.sin_addr, b->local_addr, sizeof b->local_addr);
+        if (pmi_id < 0)
+            break;
+        b->retry = attempt < PMI_CONNECT_ATTEMPTS;
+        err = pmi_initack(b, pmi_id);
+        b->retry = 0;
+        if (err != PMI_INITACK_CROWDED)
+            break;
+        close(fd);
+        b->fd = -1;
+        long long ns = BASE_MIN(10000000ll << BASE_MIN(attempt - 1, 5), 200000000ll);
+        struct timespec pause = {0, (long)ns};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+            ;
     }
     freeaddrinfo(res);
-    if (fd < 0) {
-        base_log("boot: cannot connect to the launcher at PMI_PORT=%s: %s", port_text,
-                 strerror(why));
-        return FMPL_ERR_INIT;
-    }
-    b->fd = fd;
-    b->own_fd = 1;
-    int one = 1;
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    struct sockaddr_in me;
-    socklen_t len = sizeof me;
-    if (getsockname(fd, (struct sockaddr *)&me, &len) == 0 && me.sin_family == AF_INET)
-        (void)inet_ntop(AF_INET, &me.sin_addr, b->local_addr, sizeof b->local_addr);
-    return pmi_handshake(b, pmi_id, 1);
+    if (err)
+        return err;
+    return pmi_handshake(b, -1, 1); /* the initack is done */
 }
 
 static int boot_init_singleton(boot_t *b)
