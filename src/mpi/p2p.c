@@ -9,10 +9,10 @@
 
 /* The eager credit between this process and one other, both directions. */
 typedef struct mpii_credit {
-    uint64_t used;    /* as sender: charge of our eager messages it has not matched yet */
-    uint64_t owed;    /* as receiver: charge of its eager messages we matched, not yet returned */
-    uint64_t counted; /* as sender: our MPII_AMF_COUNTED messages to it */
-    uint64_t counted_in; /* as receiver: its MPII_AMF_COUNTED messages that arrived */
+    uint64_t used; /* as sender: charge of our eager messages it has not matched yet */
+    uint64_t owed; /* as receiver: charge of its eager messages we matched, not yet returned */
+    /* MPII_AMF_COUNTED messages: ours to it (as sender), its that arrived (as receiver) */
+    uint64_t counted, counted_in;
 } mpii_credit_t;
 
 typedef struct mpii_todo {
