@@ -70,7 +70,10 @@
  * (counts), and before its later ones: before the receiver handles a cell from a
  * sender whose fastbox it polls, it delivers the message waiting there if the counts
  * say it came first (so a stream of small messages never waits for the receiver: the
- * next one simply takes the inbox while the fastbox is full). No effect is applied
+ * next one simply takes the inbox while the fastbox is full, and after a look that found
+ * it full the next SHM_FB_SKIP ones go there without a look: each look reads the line the
+ * receiver acknowledges in). A ring of fastbox lines per pair, tried for streams, lost
+ * more in ping-pongs than it gained (docs/performance.md, 2026-11-29). No effect is applied
  * directly while the sender's fastbox message is unconsumed. The receiver
  * acknowledges in its own half, lazily: on its next message there, or at its next
  * progress call (an early write would pull the line from the sender, which polls it).
