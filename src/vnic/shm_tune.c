@@ -7,11 +7,18 @@
  *   1. settings: FMPL_SHM_GET_PATH=pipeline|cma|shared, or FMPL_SHM_PIPELINE set in the
  *      environment (1: the pipeline, 0: CMA, for puts and gets), or CMA unavailable
  *      (FMPL_SHM_CMA=0 or denied: the pipeline); nothing is measured;
- *   2. the cache file (FMPL_SHM_TUNE_CACHE; by default $XDG_CACHE_HOME/fmpl/shm-tune, else
+ *   2. more local ranks than the CPUs they may run on (vnic_place): CMA alone for gets and
+ *      puts, nothing measured. The pipeline and the shared copy are faster only because
+ *      the target copies on a CPU that would otherwise wait; here that CPU is another
+ *      rank's. Measured on the 2-vCPU AMD EPYC guest, 4 ranks, the neighbourhood
+ *      alltoall's 64 KiB blocks (every rank getting from its neighbours at once): 65-76
+ *      us a call with CMA alone, 80-92 with the shared get; the 4-rank halo proxies did
+ *      not move (docs/performance.md);
+ *   3. the cache file (FMPL_SHM_TUNE_CACHE; by default $XDG_CACHE_HOME/fmpl/shm-tune, else
  *      ~/.cache/fmpl/shm-tune): used when its format version, its key (CPU model, kernel
  *      release, CPUs online) and its checksum match; anything else is ignored, and the
  *      trial below rewrites it;
- *   3. with two or more ranks on the host: a trial. Local rank 0 gets 1 MiB and 4 MiB from
+ *   4. with two or more ranks on the host: a trial. Local rank 0 gets 1 MiB and 4 MiB from
  *      a private buffer of local rank 1 by every path, interleaved, and keeps each path's
  *      best time (after an untimed 4 MiB read, 3 rounds at 1 MiB and 2 at 4 MiB: about
  *      4 ms here; interference only slows a run down, so the best is the machine's). The
@@ -21,7 +28,7 @@
  *      the two best runs of some case differ by over FMPL_SHM_TUNE_SPREAD (50%: quiet runs
  *      differ by up to 40% here, a busy machine's by 2x and more): the next job measures
  *      again then;
- *   4. otherwise (one rank on the host and nothing cached): the pipeline, as before.
+ *   5. otherwise (one rank on the host and nothing cached): the pipeline, as before.
  * Every rank then takes the published choice, except that settings in its own
  * environment win (step 1 again, per rank: the initiator alone picks its path, so ranks
  * that differ still interoperate). vnic_info()->shm_paths tells what was chosen and why,
@@ -382,11 +389,21 @@ static int trial_run(vnic_t *v, shm_tune_area_t *a, long long spread, tune_resul
     return 0;
 }
 
-/* Local rank 0: the host's choice (steps 2 to 4 of the contract) and its reason. */
+/* Local rank 0: the host's choice (steps 2 to 5 of the contract) and its reason. */
 static void choose_for_host(vnic_t *v, shm_tune_area_t *a, const char *path, int is_default,
                             long long spread, shm_paths_t *out, char *why, size_t len)
 {
     char key[256], meas[160];
+    if (v->info.oversubscribed) {
+        out->get = SHM_GET_CMA;
+        out->put_pipeline = 0;
+        snprintf(why, len,
+                 "CMA alone, not measured: this host's %d ranks outnumber their CPUs, so the "
+                 "target's part of a pipelined or shared transfer would take a CPU from "
+                 "another rank",
+                 v->nodes->nlocal);
+        return;
+    }
     host_key(key, sizeof key);
     tune_result_t t;
     if (path[0] && cache_read(path, key, &t)) {
