@@ -185,10 +185,10 @@ static void uniform(MPI_Comm c, const topo_t *t, int cnt)
 }
 
 /* calls blocking calls back to back, each with new data and checked, no synchronisation
- * in between: with 64 KiB blocks on the group mailboxes a call sends a peer as many
- * messages as its edge has cells, so writers run ahead into their readers'
- * acknowledgements (readers take a peer's messages out of order; coll_impl.h,
- * coll_freed). */
+ * in between: with the largest blocks of the group mailboxes (32 KiB allgather blocks,
+ * 16 KiB alltoall blocks) a call sends a peer a quarter of its edge's cells, so writers
+ * run ahead into their readers' acknowledgements within a few calls (readers take a
+ * peer's messages out of order; coll_impl.h, coll_freed). */
 static void burst(MPI_Comm c, const topo_t *t, int cnt, int calls)
 {
     int od = t->outdeg[me], id = t->indeg[me];
@@ -410,15 +410,17 @@ static void all_forms(MPI_Comm c)
     topo_learn(c, &t);
     /* On Cartesian grids whose edges the group mailboxes carry: 2000 ints, one mailbox
      * message a block; 2073 (8292 bytes), two pieces, the second on the tiny channel;
-     * 8000, four pieces, the last one shorter; 16384 (64 KiB), the largest block there,
-     * eight pieces. 20000: above it, point-to-point rendezvous. Everywhere a repeated
+     * 4096 (16 KiB), the largest alltoall block there, two pieces; 8000, four pieces, the
+     * last one shorter; 8192 (32 KiB), the largest allgather block there, four pieces.
+     * 16384 and 20000: above them, point-to-point rendezvous. Everywhere a repeated
      * peer's allgather block moves once and is copied (coll_neighbor.c); a repeated
      * peer's alltoall blocks travel as one message up to one piece: 1 and 3 ints, and
      * 1024 (4 KiB: two blocks fill the piece exactly). */
-    int counts[] = {1, 3, 0, 1024, 2000, 2073, 8000, 16384, 20000};
+    int counts[] = {1, 3, 0, 1024, 2000, 2073, 4096, 8000, 8192, 16384, 20000};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
         uniform(c, &t, counts[k]);
-    burst(c, &t, 16384, 300);
+    burst(c, &t, 4096, 300);
+    burst(c, &t, 8192, 300);
     burst(c, &t, 2073, 60);
     burst(c, &t, 16, 300); /* merged alltoall messages back to back */
     vforms(c, &t, 2);

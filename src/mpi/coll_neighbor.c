@@ -19,7 +19,7 @@
  * The blocking allgather and alltoall on a Cartesian communicator whose edges the group
  * mailboxes carry (mpii_nbrs_t.mailbox_edges: every neighbour 2^k ranks away modulo the
  * size, as on a periodic 2x2 or 2x4 grid) with blocks of at most FMPL_COLL_SMALL bytes,
- * or a few times that (neighbor_group_fits: 64 KiB allgather blocks, 32 KiB alltoall blocks at
+ * or a few times that (neighbor_group_fits: 32 KiB allgather blocks, 16 KiB alltoall blocks at
  * the defaults), run as group schedules instead (neighbor_group): the same
  * exchange with each block cut into mailbox messages of FMPL_COLL_SMALL bytes (stores
  * into the peer's cells, no matching), packed through a temporary when its type is not
@@ -176,17 +176,19 @@ static int neighbor_run(mpii_comm_t *c, MPI_Comm comm, const mpii_nbrs_t *nb, co
 
 /* Whether blocks of n bytes go through the group mailboxes of c (see the top), in
  * pieces of FMPL_COLL_SMALL bytes: always up to one piece; more while a call sends each
- * peer at most half of FMPL_COLL_DEPTH messages (a neighbour at most twice on a
- * Cartesian grid; an allgather sends it one block, so allgather blocks up to 64 KiB and
- * alltoall blocks up to 32 KiB at the defaults). A writer one call ahead of its reader
- * then still finds free cells. Larger blocks would make calls wait on their readers'
- * acknowledgements, which costs more than the single-copy rendezvous (docs/performance.md,
- * "Waiting beside busy processes"). The same on every member (settings and sizes are). */
+ * peer at most a quarter of FMPL_COLL_DEPTH messages (a neighbour at most twice on a
+ * Cartesian grid; an allgather sends it one block, so allgather blocks up to 32 KiB and
+ * alltoall blocks up to 16 KiB at the defaults). Beyond that the two copies through the
+ * cells cost more than the rendezvous's one: on the AMD EPYC guest whose two vCPUs
+ * sometimes share no cache, 64 KiB allgather blocks took 27 us a call through the cells
+ * and 40 by rendezvous when they share one, 84-87 and 54-67 when they do not (Open MPI:
+ * 61-75); writers waiting on their readers' acknowledgements cost more again
+ * (docs/performance.md). The same on every member (settings and sizes are). */
 static int neighbor_group_fits(mpii_comm_t *c, int alltoall, int64_t n)
 {
     int64_t small = (int64_t)coll_group_small(c->cgroup);
     int64_t pieces = (n + small - 1) / small;
-    return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 4 : 2));
+    return pieces <= BASE_MAX(1, (int64_t)coll_group_depth(c->cgroup) / (alltoall ? 8 : 4));
 }
 
 /* How many entries of list (deg of them) are peer. */
