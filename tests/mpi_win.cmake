@@ -6,6 +6,14 @@
 fmpl_test(mpi_win mpi_win.c RANKS 1 2 3 4 7 TIMEOUT 300)
 fmpl_test(mpi_win_udp mpi_win.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp FMPL_UDP_PEER_TIMEOUT_MS=120000
           ARGS compute TIMEOUT 300)
+# Post/start/complete/wait: starts that do not wait, late posts, an origin epochs ahead of
+# the others, groups wider than the accesses; on shm and over udp.
+fmpl_test(mpi_win_pscw mpi_win_pscw.c RANKS 1 2 3 4 7 TIMEOUT 120)
+fmpl_test(mpi_win_pscw_udp mpi_win_pscw.c RANKS 1 2 3 4 7 ENV FMPL_TRANSPORT=udp
+          FMPL_UDP_PEER_TIMEOUT_MS=120000 TIMEOUT 120)
+# MPI_Win_lock / MPI_Win_unlock around their inlined paths: nested epochs closed in either
+# order, bad ranks, two windows by turns, a freed window's handle.
+fmpl_test(mpi_win_lock mpi_win_lock.c RANKS 1 2 3 4 7 TIMEOUT 120)
 # Request-based RMA completed by progress (src/mpi/win_req.c): many large overlapping
 # Rputs / Rgets waited for out of order, contents checked; on shm and over udp.
 fmpl_test(mpi_win_req mpi_win_req.c RANKS 1 2 3 4 7 TIMEOUT 300)

@@ -117,6 +117,7 @@ int mpii_runtime_release(const char *fname)
     mpii_types_finalize();
     mpii_attr_finalize();
     mpii_info_finalize();
+    mpii_win_finalize();
     mpii_errors_finalize();
     int rc = fmpl_finalize();
     mpii.state = MPII_FINALIZED;

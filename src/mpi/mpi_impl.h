@@ -484,6 +484,8 @@ int mpii_info_dup(MPI_Info info, MPI_Info *newinfo);
 int mpii_info_free(MPI_Info *info);
 int mpii_info_init(int *argc, char ***argv); /* MPI_INFO_ENV */
 void mpii_info_finalize(void);
+/* Windows (win.c): forgets the window the inlined MPI_Win_lock looked up last. */
+void mpii_win_finalize(void);
 
 /* Attributes (attr.c). kind: FMPL_MPI_KIND_COMM / DATATYPE / WIN.
  * mpii_attr_copy runs the copy callback of every attribute of oldlist (oldhandle's

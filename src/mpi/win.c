@@ -116,9 +116,19 @@ typedef struct win_card {
     uint64_t shared_off; /* allocate_shared contiguous: rank 0's block in its heap */
 } win_card_t;
 
+mpii_win_t win_none;
+mpii_win_t *win_last = &win_none;
+
+void mpii_win_finalize(void)
+{
+    __atomic_store_n(&win_last, &win_none, __ATOMIC_RELAXED);
+}
+
 static void win_destroy(mpii_win_t *w)
 {
     vnic_t *v = mpii.vnic;
+    mpii_win_t *last = w;
+    __atomic_compare_exchange_n(&win_last, &last, &win_none, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     win_am_unregister(w);
     if (w->cntr)
         vnic_cntr_close(v, w->cntr);
@@ -147,6 +157,7 @@ static void win_destroy(mpii_win_t *w)
         PMPI_Comm_free(&w->comm);
     free(w->peer);
     free(w->start_list);
+    free(w->post_list);
     free(w->touched);
     free(w);
 }
@@ -273,6 +284,7 @@ static int win_begin(MPI_Comm comm, MPI_Info info, MPI_Aint size, MPI_Aint disp_
     if (!w)
         return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
     w->flavor = flavor;
+    w->shared = flavor == MPI_WIN_FLAVOR_SHARED;
     w->am_id = -1;
     w->errh = MPI_ERRORS_ARE_FATAL;
     w->info = MPI_INFO_NULL;

@@ -6,10 +6,10 @@
  *   - its window memory, reached by peers as (rank, data_key, data_off): the shared heap
  *     (VNIC_KEY_HEAP) for MPI_Win_allocate / allocate_shared, or a registration of the
  *     user's memory for MPI_Win_create, or per-attachment registrations (dynamic);
- *   - a control block (win_ctrl_t + post counters) in its shared heap, reached as
- *     (rank, VNIC_KEY_HEAP, ctrl_off): the window lock word, the PSCW completion counter,
- *     the accumulate stripe locks (one word, a bit per stripe), one PSCW post counter per rank, and
- * (dynamic windows) the table of attached regions;
+ *   - a control block (win_ctrl_t + PSCW words) in its shared heap, reached as
+ *     (rank, VNIC_KEY_HEAP, ctrl_off): the window lock word, the accumulate stripe locks
+ *     (one word, a bit per stripe), one PSCW word per rank (win_sync.c), and (dynamic
+ *     windows) the table of attached regions;
  *   - a private 8-byte sync word registered with its own key: an atomic on it travels in
  *     the same ordered stream as this origin's earlier puts (shm cells, the udp stream),
  *     so its answer proves those puts complete at the target (win_peer_quiesce).
@@ -18,7 +18,7 @@
  * which the udp progress thread serves while the target computes.
  *
  * Memory: the window object is O(1) plus one win_peer_t (64 bytes) per rank here and
- * one 8-byte post counter per rank in the control block. */
+ * one 8-byte PSCW word per rank in the control block. */
 #ifndef FMPL_MPI_WIN_IMPL_H
 #define FMPL_MPI_WIN_IMPL_H
 
@@ -29,13 +29,12 @@
 #define WIN_DYN_MAX 1024           /* attached regions per rank (dynamic windows) */
 #define WIN_LOCK_EXCL (1ull << 40) /* lock word: exclusive holder; low bits: shared count */
 
-/* The fixed head of a control block (then post[size], then the dynamic table). */
+/* The fixed head of a control block (then pscw[size], then the dynamic table). */
 typedef struct win_ctrl {
     uint64_t lock;     /* window lock word */
-    uint64_t complete; /* PSCW: MPI_Win_complete calls received (cumulative) */
     uint64_t dyn_gen;  /* dynamic: bumped at every attach / detach */
     uint64_t dyn_used; /* dynamic: table entries [0, dyn_used) may be in use */
-    uint64_t pad[4];
+    uint64_t pad[5];
     uint64_t stripes; /* accumulate stripe locks: bit i set while stripe i is taken */
     uint64_t pad1[7];
     /* direct windows: bit i set when element atomics may run on stripe i (win_atomic.c,
@@ -53,9 +52,10 @@ typedef struct win_dyn {
 } win_dyn_t;
 
 enum {
-    WIN_PF_START = 1,     /* in the access group of the current MPI_Win_start */
+    WIN_PF_START = 1,     /* in the access group of the current MPI_Win_start, post seen */
     WIN_PF_LOCKALL = 2,   /* shared lock taken during this lock_all epoch */
     WIN_PF_DIRTY = 4,     /* vnic puts posted since the last remote completion */
+    WIN_PF_STARTING = 8,  /* in that group, its post not seen yet (becomes WIN_PF_START) */
     WIN_PF_LOCKED = 16,   /* MPI_Win_lock epoch open on it */
     WIN_PF_ACQUIRED = 32, /* ... and the lock word taken (lazily, at the first use) */
     WIN_PF_TOUCHED = 64,  /* in the window's `touched` list */
@@ -70,13 +70,15 @@ typedef struct win_peer {
     int32_t disp_unit;
     uint32_t data_key; /* region of its memory; VNIC_KEY_HEAP: at ctrl_off + ctrl bytes */
     uint32_t sync_key;
-    uint32_t post_seen; /* PSCW posts from it consumed by MPI_Win_start */
-    uint32_t am_id;     /* its window in its win_am.c registry */
-    uint32_t am_out;    /* accumulate chunks sent to it (win_am.c), answers not yet in */
-    uint8_t flags;      /* WIN_PF_* */
-    uint8_t lock_type;  /* MPI_LOCK_SHARED / EXCLUSIVE while WIN_PF_LOCKED */
-    uint8_t aligned8;   /* its window memory starts 8-byte aligned (remote atomics) */
+    uint32_t acc_epochs; /* PSCW access epochs to it begun (MPI_Win_start) */
+    uint32_t exp_epochs; /* PSCW exposure epochs to it posted (MPI_Win_post) */
+    uint32_t am_id;      /* its window in its win_am.c registry */
+    uint32_t am_out;     /* accumulate chunks sent to it (win_am.c), answers not yet in */
+    uint8_t flags;       /* WIN_PF_* */
+    uint8_t lock_type;   /* MPI_LOCK_SHARED / EXCLUSIVE while WIN_PF_LOCKED */
+    uint8_t aligned8;    /* its window memory starts 8-byte aligned (remote atomics) */
 } win_peer_t;
+_Static_assert(sizeof(win_peer_t) <= 64, "a window costs at most 64 bytes per rank here");
 
 typedef struct mpii_win {
     int handle;
@@ -101,16 +103,25 @@ typedef struct mpii_win {
     vnic_key_t data_key, sync_key;
     uint64_t *sync_word;
     /* epochs */
-    int fence;   /* a fence opened an access/exposure epoch */
-    int started; /* MPI_Win_start: access epoch on the WIN_PF_START ranks */
+    int fence; /* a fence opened an access/exposure epoch */
+    /* What sends MPI_Win_lock to its full path (win_sync.c), a byte each, tested as one
+     * word (never stored as one: a wide load over a recent narrow store would stall) */
+    union {
+        struct {
+            uint8_t started;  /* MPI_Win_start: access epoch on the WIN_PF_START(ING) ranks */
+            uint8_t posted;   /* MPI_Win_post: exposure epoch open, to post_list */
+            uint8_t lock_all; /* MPI_Win_lock_all epoch open */
+            uint8_t shared;   /* flavor MPI_WIN_FLAVOR_SHARED */
+        };
+        uint32_t lock_full;
+    };
     int *start_list, nstart;
-    int posted; /* MPI_Win_post: exposure epoch open */
-    uint64_t complete_expect;
-    /* MPI_Win_lock epochs opened and closed (win_nlocked: the difference). Two counters,
-     * each only ever incremented, so that a lock/unlock pair carries no dependency from
-     * one call's store to the other's load and store (win_sync.c). */
+    int *post_list, npost;
+    /* MPI_Win_lock epochs: the one the inlined path opened (its rank + 1, else 0), and
+     * the others, opened and closed (win_nlocked; win_sync.c). The inlined pair stores
+     * constants and arguments only, so it carries no chain from one call to the next. */
+    int fast_locked;
     unsigned nlock_opened, nlock_closed;
-    int lock_all; /* MPI_Win_lock_all epoch open */
     int lock_all_nocheck;
     int *touched, ntouched, captouched; /* ranks with WIN_PF_LOCKALL or WIN_PF_DIRTY */
     vnic_cntr_t *cntr;                  /* local completion of this rank's vnic gets and atomics */
@@ -125,8 +136,16 @@ typedef struct mpii_win {
 /* MPI_Win_lock epochs open on w. */
 static inline unsigned win_nlocked(const mpii_win_t *w)
 {
-    return w->nlock_opened - w->nlock_closed;
+    return w->nlock_opened - w->nlock_closed + (w->fast_locked != 0);
 }
+
+/* The window MPI_Win_lock and MPI_Win_unlock looked up last (win_sync.c), so that a loop
+ * on one window skips the handle table and the check that MPI is active: never NULL,
+ * win_none (handle 0, which no window has; size 0, which no inlined path accepts) when
+ * there is none. win_destroy and mpii_win_finalize point it back at win_none. Read and
+ * written with relaxed atomics (any thread). */
+extern mpii_win_t *win_last;
+extern mpii_win_t win_none;
 
 /* The window behind a handle, or NULL. */
 static inline mpii_win_t *mpii_win_get(MPI_Win h)
@@ -196,10 +215,10 @@ static inline int win_fast_type(MPI_Datatype t)
     return id <= FMPL_MPI_DTID_MAX && mpii_type_fast[id].h == t ? FMPL_MPI_DT_SIZE(t) : 0;
 }
 
-/* Offset of the first post counter and of the dynamic table in a control block. */
-static inline uint64_t win_post_off(void)
+/* Offset of the PSCW word of rank `rank` and of the dynamic table in a control block. */
+static inline uint64_t win_pscw_off(int rank)
 {
-    return sizeof(win_ctrl_t);
+    return sizeof(win_ctrl_t) + 8u * (uint64_t)rank;
 }
 static inline uint64_t win_dyn_off(int size)
 {

@@ -29,10 +29,20 @@
  * MPI_Win_lock_all takes nothing up front: each target's shared lock is taken at the first
  * operation to it, and unlock_all releases only those (O(1) in the number of ranks).
  *
- * PSCW. MPI_Win_post adds 1 to post[me] in each origin's control block; MPI_Win_start
- * waits until post[t] passed what it consumed from each target t; MPI_Win_complete makes
- * the epoch's operations complete at each target, then adds 1 to its `complete` word;
- * MPI_Win_wait waits until `complete` reached the number of origins posted to so far.
+ * PSCW. Word pscw[r] of a rank's control block is written by rank r alone, whole, with
+ * its two counts towards this rank: the exposure epochs it posted to this rank (low 32
+ * bits) and the access epochs to this rank it completed (high 32 bits); comparisons
+ * allow for wrapping. MPI_Win_post counts an exposure epoch for each origin and writes
+ * the word; MPI_Win_wait waits until each origin's completed count reached what was
+ * posted to it. MPI_Win_start counts an access epoch for each target and returns (MPI
+ * allows it not to wait): the first operation to a target waits until the target's
+ * posted count reached the epoch (win_access_begin), so a target that is not accessed
+ * costs no wait at all, and an empty epoch synchronizes once (complete -> wait), not
+ * twice. MPI_Win_complete makes the epoch's operations complete at each target, then
+ * writes the word. An origin that completes epochs before their posts (it accessed
+ * nothing) is ahead by whole epochs only, which the target's waits then find done; the
+ * counts being per origin, no origin's early epoch stands in for another's. A shared
+ * window's start waits at once: loads and stores into a peer's memory pass no call.
  *
  * Fence: remote completion of this rank's operations, then a barrier on the window's
  * communicator, between two full memory fences. */
@@ -199,20 +209,13 @@ static void touched_compact(mpii_win_t *w)
 
 typedef struct word_wait {
     const uint64_t *word;
-    uint64_t busy;  /* lock_word_free: the bits that must be clear */
-    uint64_t value; /* counter_reached: the value to reach */
+    uint64_t busy; /* the bits that must be clear */
 } word_wait_t;
 
 static int lock_word_free(void *arg)
 {
     const word_wait_t *ww = arg;
     return (__atomic_load_n(ww->word, __ATOMIC_ACQUIRE) & ww->busy) == 0;
-}
-
-static int counter_reached(void *arg)
-{
-    const word_wait_t *ww = arg;
-    return __atomic_load_n(ww->word, __ATOMIC_ACQUIRE) >= ww->value;
 }
 
 /* Waits until the target's lock word may be free: a vnic_wait on the mapped word (the
@@ -259,6 +262,70 @@ static int lock_release(mpii_win_t *w, int target, int type)
     return win_ctrl_signal(w, target, 0, delta);
 }
 
+/* ---------------------------------------------------------------- PSCW words */
+
+/* 1 when count (32 bits, wrapping) reached want. */
+static inline int pscw_reached(uint32_t count, uint32_t want)
+{
+    return (int32_t)(count - want) >= 0;
+}
+
+static inline uint64_t pscw_word(const mpii_win_t *w, int rank)
+{
+    return __atomic_load_n(
+        (const uint64_t *)(const void *)((const char *)w->ctrl + win_pscw_off(rank)),
+        __ATOMIC_ACQUIRE);
+}
+
+/* Writes this rank's word in target's control block: its exposure epochs posted to the
+ * target and its access epochs to the target completed (the open one is not). */
+static int pscw_publish(mpii_win_t *w, int target)
+{
+    win_peer_t *p = &w->peer[target];
+    uint32_t done = p->acc_epochs - ((p->flags & (WIN_PF_START | WIN_PF_STARTING)) ? 1u : 0u);
+    uint64_t value = (uint64_t)done << 32 | p->exp_epochs;
+    if (p->ctrl) {
+        __atomic_store_n((uint64_t *)(void *)((char *)p->ctrl + win_pscw_off(w->rank)), value,
+                         __ATOMIC_RELEASE);
+        if (target != w->rank)
+            vnic_peer_wake(mpii.vnic, w->c->group->world[target]);
+        return MPI_SUCCESS;
+    }
+    int rc;
+    win_ctrl_atomic(w, target, VNIC_OP_SWAP, win_pscw_off(w->rank), value, 0, &rc);
+    return rc;
+}
+
+typedef struct pscw_wait {
+    const mpii_win_t *w;
+    int target;
+} pscw_wait_t;
+
+static int pscw_posted(void *arg)
+{
+    const pscw_wait_t *pw = arg;
+    return pscw_reached((uint32_t)pscw_word(pw->w, pw->target), pw->w->peer[pw->target].acc_epochs);
+}
+
+/* Waits until target posted the exposure epoch of this rank's current access epoch. */
+static void pscw_post_wait(mpii_win_t *w, int target)
+{
+    pscw_wait_t pw = {w, target};
+    vnic_wait(mpii.vnic, pscw_posted, &pw, -1);
+}
+
+/* 1 once every origin of the open exposure epoch completed its access epoch. */
+static int pscw_completed(void *arg)
+{
+    const mpii_win_t *w = arg;
+    for (int i = 0; i < w->npost; i++) {
+        int o = w->post_list[i];
+        if (!pscw_reached((uint32_t)(pscw_word(w, o) >> 32), w->peer[o].exp_epochs))
+            return 0;
+    }
+    return 1;
+}
+
 int win_access_begin(mpii_win_t *w, int target)
 {
     win_peer_t *p = &w->peer[target];
@@ -283,6 +350,11 @@ int win_access_begin(mpii_win_t *w, int target)
     }
     if (w->fence || (w->started && (p->flags & WIN_PF_START)))
         return MPI_SUCCESS;
+    if (w->started && (p->flags & WIN_PF_STARTING)) {
+        pscw_post_wait(w, target);
+        p->flags = (uint8_t)((p->flags & ~WIN_PF_STARTING) | WIN_PF_START);
+        return MPI_SUCCESS;
+    }
     return MPI_ERR_RMA_SYNC;
 }
 
@@ -347,10 +419,13 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
         return WIN_ERR(win, rc, fname);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     w->posted = 1;
-    w->complete_expect += (uint64_t)n;
+    free(w->post_list);
+    w->post_list = r;
+    w->npost = n;
+    for (int i = 0; i < n; i++)
+        w->peer[r[i]].exp_epochs++;
     for (int i = 0; i < n && rc == MPI_SUCCESS && !(assert &MPI_MODE_NOCHECK); i++)
-        rc = win_ctrl_signal(w, r[i], win_post_off() + 8u * (uint64_t)w->rank, 1);
-    free(r);
+        rc = pscw_publish(w, r[i]);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
 }
 MPII_WEAK(MPI_Win_post, PMPI_Win_post)
@@ -367,13 +442,15 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     w->fence = 0; /* as in MPI_Win_lock */
     for (int i = 0; i < n; i++) {
         win_peer_t *p = &w->peer[r[i]];
-        p->flags |= WIN_PF_START;
-        if (assert & MPI_MODE_NOCHECK)
-            continue;
-        word_wait_t ww = {.word = (uint64_t *)(void *)((char *)w->ctrl + win_post_off()) + r[i],
-                          .value = (uint64_t)p->post_seen + 1};
-        vnic_wait(mpii.vnic, counter_reached, &ww, -1);
-        p->post_seen++;
+        p->acc_epochs++;
+        if (assert & MPI_MODE_NOCHECK) {
+            p->flags |= WIN_PF_START;
+        } else if (w->flavor == MPI_WIN_FLAVOR_SHARED) {
+            pscw_post_wait(w, r[i]);
+            p->flags |= WIN_PF_START;
+        } else {
+            p->flags |= WIN_PF_STARTING; /* the post is awaited at the first operation */
+        }
     }
     free(w->start_list);
     w->start_list = r;
@@ -392,10 +469,12 @@ int PMPI_Win_complete(MPI_Win win)
     int rc = win_wait_local(w);
     for (int i = 0; i < w->nstart && rc == MPI_SUCCESS; i++) {
         int t = w->start_list[i];
-        rc = win_flush_target(w, t);
+        win_peer_t *p = &w->peer[t];
+        if (p->flags & WIN_PF_START) /* (a STARTING target was issued nothing) */
+            rc = win_flush_target(w, t);
+        p->flags &= (uint8_t) ~(WIN_PF_START | WIN_PF_STARTING);
         if (rc == MPI_SUCCESS)
-            rc = win_ctrl_signal(w, t, offsetof(win_ctrl_t, complete), 1);
-        w->peer[t].flags &= (uint8_t)~WIN_PF_START;
+            rc = pscw_publish(w, t);
     }
     touched_compact(w);
     w->started = 0;
@@ -404,20 +483,13 @@ int PMPI_Win_complete(MPI_Win win)
 }
 MPII_WEAK(MPI_Win_complete, PMPI_Win_complete)
 
-static int complete_ready(void *arg)
-{
-    mpii_win_t *w = arg;
-    win_ctrl_t *c = (win_ctrl_t *)(void *)w->ctrl;
-    return __atomic_load_n(&c->complete, __ATOMIC_ACQUIRE) >= w->complete_expect;
-}
-
 int PMPI_Win_wait(MPI_Win win)
 {
     static const char fname[] = "MPI_Win_wait";
     GET_WIN(w, win, fname);
     if (!w->posted)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_post epoch is open");
-    vnic_wait(mpii.vnic, complete_ready, w, -1);
+    vnic_wait(mpii.vnic, pscw_completed, w, -1);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     w->posted = 0;
     return MPI_SUCCESS;
@@ -433,7 +505,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
     if (!w->posted)
         return WIN_ERRF(win, MPI_ERR_RMA_SYNC, fname, "no MPI_Win_post epoch is open");
     mpii_progress();
-    *flag = complete_ready(w);
+    *flag = pscw_completed(w);
     if (*flag) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         w->posted = 0;
@@ -478,32 +550,39 @@ static BASE_NOINLINE int win_lock_full(int lock_type, int rank, int assert, MPI_
     return MPI_SUCCESS;
 }
 
-/* The window of h when MPI is active, else NULL (the full paths raise the error). */
-static inline mpii_win_t *win_of_active(MPI_Win h)
+/* The window of h (win_last, then the handle table when MPI is active), else NULL or
+ * win_none (the full paths raise the error). */
+static inline mpii_win_t *win_lookup(MPI_Win h)
 {
-    return BASE_LIKELY(mpii.state == MPII_ACTIVE) ? mpii_win_get(h) : NULL;
+    mpii_win_t *w = __atomic_load_n(&win_last, __ATOMIC_RELAXED);
+    if (BASE_LIKELY(w->handle == h))
+        return w;
+    w = BASE_LIKELY(mpii.state == MPII_ACTIVE) ? mpii_win_get(h) : NULL;
+    if (w)
+        __atomic_store_n(&win_last, w, __ATOMIC_RELAXED);
+    return w;
 }
 
 /* MPI_Win_lock and MPI_Win_unlock of another rank of a window that is not shared are
  * bookkeeping alone while nothing is issued in the epoch (the lock word is taken at the
  * first operation). That case is inlined here, with no call and no saved register, and
- * its stores are constants: the peer's flags go from none to WIN_PF_LOCKED and back, and
- * the epoch counters are only ever incremented, so a lock/unlock pair has no chain from
- * one call's store through the next call's load (only branches read the loads).
- * Everything else takes the full paths. */
+ * its stores are constants and arguments: the peer's flags go from none to WIN_PF_LOCKED
+ * and back, and w->fast_locked from 0 to rank + 1 and back (one such epoch at a time;
+ * others are counted by the full paths), so a lock/unlock pair has no chain from one
+ * call's store through the next call's load (only branches read the loads). Everything
+ * else takes the full paths. */
 int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-    mpii_win_t *w = win_of_active(win);
+    mpii_win_t *w = win_lookup(win);
     if (BASE_LIKELY(w && (unsigned)rank < (unsigned)w->size && rank != w->rank && !assert &&
                     (lock_type == MPI_LOCK_SHARED || lock_type == MPI_LOCK_EXCLUSIVE) &&
-                    w->flavor != MPI_WIN_FLAVOR_SHARED &&
-                    !(w->lock_all | w->started | w->posted))) {
+                    !w->lock_full && !w->fast_locked)) {
         win_peer_t *p = &w->peer[rank];
         if (BASE_LIKELY(p->flags == 0)) {
             w->fence = 0;
             p->flags = WIN_PF_LOCKED;
             p->lock_type = (uint8_t)lock_type;
-            w->nlock_opened++;
+            w->fast_locked = rank + 1;
             return MPI_SUCCESS;
         }
     }
@@ -527,7 +606,10 @@ static BASE_NOINLINE int win_unlock_full(int rank, MPI_Win win)
     if (rc == MPI_SUCCESS && (p->flags & WIN_PF_ACQUIRED) && !(p->flags & WIN_PF_NOCHECK))
         rc = lock_release(w, rank, p->lock_type);
     p->flags &= (uint8_t) ~(WIN_PF_LOCKED | WIN_PF_ACQUIRED | WIN_PF_NOCHECK);
-    w->nlock_closed++;
+    if (w->fast_locked == rank + 1)
+        w->fast_locked = 0;
+    else
+        w->nlock_closed++;
     if (w->ntouched)
         touched_compact(w);
     return rc == MPI_SUCCESS ? rc : WIN_ERR(win, rc, fname);
@@ -535,12 +617,13 @@ static BASE_NOINLINE int win_unlock_full(int rank, MPI_Win win)
 
 int PMPI_Win_unlock(int rank, MPI_Win win)
 {
-    mpii_win_t *w = win_of_active(win);
-    if (BASE_LIKELY(w && (unsigned)rank < (unsigned)w->size && !w->ntouched)) {
+    mpii_win_t *w = win_lookup(win);
+    if (BASE_LIKELY(w && (unsigned)rank < (unsigned)w->size && w->fast_locked == rank + 1 &&
+                    !w->ntouched)) {
         win_peer_t *p = &w->peer[rank];
         if (BASE_LIKELY(p->flags == WIN_PF_LOCKED)) {
             p->flags = 0;
-            w->nlock_closed++;
+            w->fast_locked = 0;
             return MPI_SUCCESS;
         }
     }
