@@ -10,7 +10,9 @@
 #         output format), and of fmpl_pingpong at 1% injected loss (FMPL_UDP_LOSS=0.01).
 #         Prints the medians and the ratios the udp transport aims at: latency <= 0.6x
 #         Open MPI TCP, 1 MiB bandwidth >= 0.8x, and at 1% loss >= 50% of the loss-free
-#         bandwidth; and fmpl_pingpong with FMPL_UDP_AUTH=off (the cost of authentication).
+#         bandwidth; and fmpl_pingpong with FMPL_UDP_AUTH=off (the cost of authentication);
+#         and udp_floor (the kernel's UDP path alone, no library) at 1 MiB, the floor under
+#         any UDP transport's ping-pong.
 #   rma:  UDP_COMPARE_REPS rounds, alternating: the passive-target 8-byte figures of
 #         mpi_rma (op + MPI_Win_flush; put, get, fetch_and_op, compare_and_swap,
 #         accumulate) of ours over udp and of Open MPI over TCP in the two settings of
@@ -38,7 +40,7 @@ ompi_tcp=(mpirun.openmpi --mca btl "tcp,self" --mca btl_tcp_if_include lo)
 # The median of a[1..n] in awk, for the parts' tables.
 awk_median='function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
     if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return a[int((n + 1) / 2)] }'
-for p in fmpl_pingpong fmplrun mpi_pingpong.fmpl mpi_pingpong.openmpi mpi_allpeers.fmpl \
+for p in udp_floor fmpl_pingpong fmplrun mpi_pingpong.fmpl mpi_pingpong.openmpi mpi_allpeers.fmpl \
     mpi_allpeers.openmpi mpi_rma.fmpl mpi_rma.openmpi; do
     [ -x "$bin/$p" ] || { echo "udp_compare: $bin/$p missing (build first; Open MPI: mpicc.openmpi)" >&2; exit 1; }
 done
@@ -73,14 +75,18 @@ if [[ " $parts " == *" lat "* ]]; then
         o=$(FMPL_TRANSPORT=udp FMPL_UDP_AUTH=off timeout 300 "$bin/fmplrun" -n 2 \
             "$bin/fmpl_pingpong" "${args[@]}" | parse)
         echo "fmpl_udp_noauth $o" >> "$tmp"
+        # the kernel's UDP path alone (bench/udp_floor.c): the 1 MiB ping-pong's floor
+        o=$(timeout 300 "$bin/udp_floor" --size=1048576 --iters=500 |
+            awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "GB/s") print "nan", $i, "nan" }')
+        echo "udp_floor $o" >> "$tmp"
     done
     echo "# rounds (name, 8 B one-way latency us, 1 MiB ping-pong GB/s, 1 MiB stream GB/s):"
     cat "$tmp"
     awk "$awk_median"'
     { n[$1]++; L[$1, n[$1]] = $2; P[$1, n[$1]] = $3; S[$1, n[$1]] = $4 }
     END {
-        split("ompi_tcp fmpl_udp mpi_udp fmpl_udp_loss1 fmpl_udp_noauth", names, " ")
-        for (k = 1; k <= 5; k++) { m = names[k]; c = n[m]
+        split("ompi_tcp fmpl_udp mpi_udp fmpl_udp_loss1 fmpl_udp_noauth udp_floor", names, " ")
+        for (k = 1; k <= 6; k++) { m = names[k]; c = n[m]
             for (i = 1; i <= c; i++) { l[i] = L[m, i]; p[i] = P[m, i]; s[i] = S[m, i] }
             lat[m] = med(l, c); pp[m] = med(p, c); st[m] = med(s, c)
             printf "%-16s latency %9.3f us   pp %7.3f GB/s   stream %7.3f GB/s\n", m, lat[m], pp[m], st[m] }
@@ -91,6 +97,8 @@ if [[ " $parts " == *" lat "* ]]; then
         printf "authentication (FMPL_UDP_AUTH on / off, native): latency %.2f, ping-pong %.2f, stream %.2f\n",
             lat["fmpl_udp"] / lat["fmpl_udp_noauth"], pp["fmpl_udp"] / pp["fmpl_udp_noauth"],
             st["fmpl_udp"] / st["fmpl_udp_noauth"]
+        printf "1 MiB ping-pong against the bare kernel UDP path (udp_floor, 65000-byte datagrams, no protocol): Open MPI TCP %.2f, ours %.2f, MPI face %.2f\n",
+            pp["ompi_tcp"] / pp["udp_floor"], pp["fmpl_udp"] / pp["udp_floor"], pp["mpi_udp"] / pp["udp_floor"]
     }' "$tmp"
 fi
 
