@@ -2,8 +2,8 @@
 # vnic_tune_test.sh BINDIR WORKDIR — the cache of vnic_shm_tune's choice (src/vnic/shm_tune.c):
 # a missing, corrupt, stale (other key or version) or tampered (checksum) file is ignored,
 # a trial runs and rewrites it; a valid one is used as it is; FMPL_SHM_GET_PATH and
-# FMPL_SHM_PIPELINE win over it and leave it alone; ranks that outnumber their CPUs take
-# CMA alone without reading or writing it; fmpl-info says which. Each job also checks its
+# FMPL_SHM_PIPELINE win over it and leave it alone; ranks that outnumber their CPUs share
+# only long transfers, without reading or writing it; fmpl-info says which. Each job also checks its
 # data (vnic_tune), at 2 and 3 ranks (3 only where that does not outnumber the CPUs).
 # Times nothing.
 set -u
@@ -104,17 +104,18 @@ echo "$line" | grep -q "gets pipeline, puts pipeline; pipeline only: CMA disable
 line=$(run 2 FMPL_SHM_TUNE_CACHE=none)
 echo "$line" | grep -q "measured at start-up.*not cached" || fail "FMPL_SHM_TUNE_CACHE=none: $line"
 
-# 7. more ranks than CPUs (two on one CPU): CMA alone, the cache file neither read nor
-# written (a valid one, then none), the environment still wins
+# 7. more ranks than CPUs (two on one CPU): shared from 256 KiB, CMA alone below, the
+# cache file neither read nor written (a valid one, then none), the environment still
+# wins
 pin="taskset -c 0"
 printf '%s\n' "$good" >"$cache"
 line=$(run 2)
-echo "$line" | grep -q "gets cma, puts cma; CMA alone, not measured: this host's 2 ranks outnumber their CPUs" ||
+echo "$line" | grep -q "gets shared, puts shared; shared from 256 KiB, CMA alone below, not measured: this host's 2 ranks outnumber their CPUs" ||
     fail "2 ranks on 1 CPU, valid cache: $line"
 [ "$(cat "$cache")" = "$good" ] || fail "2 ranks on 1 CPU: the cache file was rewritten"
 rm -f "$cache"
 line=$(run 2)
-echo "$line" | grep -q "gets cma, puts cma; CMA alone, not measured" ||
+echo "$line" | grep -q "gets shared, puts shared; shared from 256 KiB, CMA alone below, not measured" ||
     fail "2 ranks on 1 CPU, no cache: $line"
 [ ! -e "$cache" ] || fail "2 ranks on 1 CPU: a cache file was written"
 line=$(run 2 FMPL_SHM_GET_PATH=shared)

@@ -2174,6 +2174,8 @@ void vnic_shm_set_paths(vnic_transport_t *tr, const shm_paths_t *paths)
 {
     shm_t *s = (shm_t *)tr;
     s->paths = *paths;
+    if (paths->share_min > s->share_min)
+        s->share_min = paths->share_min;
     if (!s->cma) /* without CMA only the pipeline moves data */
         s->paths.get = SHM_GET_PIPELINE, s->paths.put_pipeline = 1;
 }

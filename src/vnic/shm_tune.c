@@ -7,13 +7,16 @@
  *   1. settings: FMPL_SHM_GET_PATH=pipeline|cma|shared, or FMPL_SHM_PIPELINE set in the
  *      environment (1: the pipeline, 0: CMA, for puts and gets), or CMA unavailable
  *      (FMPL_SHM_CMA=0 or denied: the pipeline); nothing is measured;
- *   2. more local ranks than the CPUs they may run on (vnic_place): CMA alone for gets and
- *      puts, nothing measured. The pipeline and the shared copy are faster only because
- *      the target copies on a CPU that would otherwise wait; here that CPU is another
- *      rank's. Measured on the 2-vCPU AMD EPYC guest, 4 ranks, the neighbourhood
- *      alltoall's 64 KiB blocks (every rank getting from its neighbours at once): 65-76
- *      us a call with CMA alone, 80-92 with the shared get; the 4-rank halo proxies did
- *      not move (docs/performance.md);
+ *   2. more local ranks than the CPUs they may run on (vnic_place): nothing measured (a
+ *      trial among ranks that share CPUs measures the scheduler); shared gets and puts
+ *      from SHM_CROWDED_SHARE_MIN on, CMA alone below. The pipeline and the shared copy
+ *      win only where the target copies on a CPU that would otherwise wait; with ranks
+ *      queued on every CPU that holds for long transfers only (a waiting target takes
+ *      pieces), while for short ones the target's part is overhead. Measured on the
+ *      2-vCPU AMD EPYC guest, 4 ranks (docs/performance.md): the neighbourhood
+ *      alltoall's 64 KiB blocks took 65-76 us a call with CMA alone, 80-92 shared; the
+ *      1 MiB allreduce (gets of 512 and 256 KiB) 1311-1396 us with CMA alone, 1158-1219
+ *      shared when the vCPUs share no cache, the same either way when they do;
  *   3. the cache file (FMPL_SHM_TUNE_CACHE; by default $XDG_CACHE_HOME/fmpl/shm-tune, else
  *      ~/.cache/fmpl/shm-tune): used when its format version, its key (CPU model, kernel
  *      release, CPUs online) and its checksum match; anything else is ignored, and the
@@ -49,6 +52,7 @@
 #include "vnic/shm_tune.h"
 
 #define TUNE_VERSION 1
+#define SHM_CROWDED_SHARE_MIN (256u << 10) /* step 2 of the contract */
 #define TUNE_FILE_MAX 4096
 #define TUNE_SMALL (1u << 20) /* the two trial sizes: one that fits a core's cache */
 #define TUNE_LARGE (4u << 20) /* and one that does not (L2 4 MiB on the Xeon guest) */
@@ -336,7 +340,7 @@ static int trial_run(vnic_t *v, shm_tune_area_t *a, long long spread, tune_resul
             best[p][z] = second[p][z] = DBL_MAX;
     /* Warm-up, not timed: the first large read pins and maps both buffers' pages, which
      * only the first path tried would otherwise pay for. */
-    shm_paths_t warm = {SHM_GET_CMA, saved.put_pipeline};
+    shm_paths_t warm = {SHM_GET_CMA, saved.put_pipeline, 0};
     vnic_shm_set_paths(v->local, &warm);
     uint64_t start = base_time_ns();
     int rc = vnic_get(v, peer, dst, TUNE_LARGE, a->key, 0);
@@ -346,7 +350,7 @@ static int trial_run(vnic_t *v, shm_tune_area_t *a, long long spread, tune_resul
                 continue;
             for (int i = 0; i < SHM_GET_NPATHS && !rc; i++) {
                 int p = (i + round) % SHM_GET_NPATHS; /* no path always goes first */
-                shm_paths_t try = {p, saved.put_pipeline};
+                shm_paths_t try = {p, saved.put_pipeline, 0};
                 vnic_shm_set_paths(v->local, &try);
                 uint64_t t0 = base_time_ns();
                 rc = vnic_get(v, peer, dst, sizes[z], a->key, 0);
@@ -395,17 +399,18 @@ static void choose_for_host(vnic_t *v, shm_tune_area_t *a, const char *path, int
 {
     char key[256], meas[160];
     if (v->info.oversubscribed) {
-        out->get = SHM_GET_CMA;
+        out->get = SHM_GET_SHARED;
         out->put_pipeline = 0;
+        out->share_min = SHM_CROWDED_SHARE_MIN;
         snprintf(why, len,
-                 "CMA alone, not measured: this host's %d ranks outnumber their CPUs, so the "
-                 "target's part of a pipelined or shared transfer would take a CPU from "
-                 "another rank",
-                 v->nodes->nlocal);
+                 "shared from %u KiB, CMA alone below, not measured: this host's %d ranks "
+                 "outnumber their CPUs, so a target helps only with long transfers",
+                 SHM_CROWDED_SHARE_MIN >> 10, v->nodes->nlocal);
         return;
     }
     host_key(key, sizeof key);
     tune_result_t t;
+    memset(&t, 0, sizeof t);
     if (path[0] && cache_read(path, key, &t)) {
         measured_text(&t, meas, sizeof meas);
         *out = t.paths;
@@ -442,7 +447,7 @@ void vnic_shm_tune(vnic_t *v)
 {
     shm_tune_area_t *a = vnic_shm_tune_area(v->local);
     int me = vnic_shm_local_index(v->local);
-    shm_paths_t mine = {SHM_GET_PIPELINE, 1};
+    shm_paths_t mine = {SHM_GET_PIPELINE, 1, 0};
     char why[SHM_TUNE_WHY] = "built-in default (a local rank failed before the host's choice)";
     int rc = FMPL_SUCCESS;
     int fixed = choice_from_settings(v, &mine, why, sizeof why);
@@ -459,6 +464,7 @@ void vnic_shm_tune(vnic_t *v)
             choose_for_host(v, a, path, is_default, spread, &mine, why, sizeof why);
         a->get = mine.get;
         a->put_pipeline = mine.put_pipeline;
+        a->share_min = mine.share_min;
         snprintf(a->why, sizeof a->why, "%s", why);
         __atomic_store_n(&a->state, SHM_TUNE_DECIDED, __ATOMIC_RELEASE);
         vnic_shm_wake_all(v->local);
@@ -471,6 +477,7 @@ void vnic_shm_tune(vnic_t *v)
         if (!fixed && rc == FMPL_SUCCESS) {
             mine.get = a->get;
             mine.put_pipeline = a->put_pipeline;
+            mine.share_min = a->share_min;
             snprintf(why, sizeof why, "%s", a->why);
         }
     }

@@ -32,8 +32,9 @@ enum { SHM_GET_PIPELINE = 0, SHM_GET_CMA = 1, SHM_GET_SHARED = 2, SHM_GET_NPATHS
 
 /* The choice in force at one rank. */
 typedef struct shm_paths {
-    int get;          /* SHM_GET_* for large blocking gets */
-    int put_pipeline; /* 1: large puts through the bounce pipeline; 0: CMA alone */
+    int get;            /* SHM_GET_* for large blocking gets */
+    int put_pipeline;   /* 1: large puts through the bounce pipeline; 0: CMA alone */
+    uint32_t share_min; /* shared gets and puts from at least this many bytes (0: as set) */
 } shm_paths_t;
 
 #define SHM_TUNE_WHY 1024
@@ -44,6 +45,7 @@ typedef struct shm_tune_area {
     uint32_t state; /* SHM_TUNE_* below, stored with release (rank 0; KEY_READY: rank 1) */
     uint32_t key;   /* the trial buffer registered by local rank 1 */
     int32_t get, put_pipeline;
+    uint32_t share_min;
     char why[SHM_TUNE_WHY]; /* how the choice was made, for fmpl-info */
 } shm_tune_area_t;
 
