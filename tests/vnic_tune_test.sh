@@ -118,6 +118,9 @@ line=$(run 2)
 echo "$line" | grep -q "gets shared, puts shared; shared from 256 KiB, CMA alone below, not measured" ||
     fail "2 ranks on 1 CPU, no cache: $line"
 [ ! -e "$cache" ] || fail "2 ranks on 1 CPU: a cache file was written"
+line=$(run 2 FMPL_SHM_SHARED_MIN=4096)
+echo "$line" | grep -q "gets shared, .*not measured.*(FMPL_SHM_SHARED_MIN=4096 set: it stands)" ||
+    fail "2 ranks on 1 CPU, FMPL_SHM_SHARED_MIN=4096 not in force: $line"
 line=$(run 2 FMPL_SHM_GET_PATH=shared)
 echo "$line" | grep -q "gets shared, .*set by FMPL_SHM_GET_PATH=shared" ||
     fail "2 ranks on 1 CPU, FMPL_SHM_GET_PATH=shared not in force: $line"

@@ -2472,7 +2472,8 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out)
     long long share_min =
         base_env_int("FMPL_SHM_SHARED_MIN", 64 << 10, 0, LLONG_MAX,
                      "smallest blocking get, or put to private memory, that the target "
-                     "shares when the get path is shared (smaller ones use CMA alone)");
+                     "shares when the get path is shared (smaller ones use CMA alone); "
+                     "unset, at least 256 KiB when ranks outnumber CPUs");
     long long share_heap_min = base_env_int(
         "FMPL_SHM_SHARED_HEAP_MIN", 512 << 10, 0, LLONG_MAX,
         "smallest copy to or from a local peer's shared heap (an MPI_Win_allocate window) that "

@@ -16,7 +16,8 @@
  *      2-vCPU AMD EPYC guest, 4 ranks (docs/performance.md): the neighbourhood
  *      alltoall's 64 KiB blocks took 65-76 us a call with CMA alone, 80-92 shared; the
  *      1 MiB allreduce (gets of 512 and 256 KiB) 1311-1396 us with CMA alone, 1158-1219
- *      shared when the vCPUs share no cache, the same either way when they do;
+ *      shared when the vCPUs share no cache, the same either way when they do. A rank
+ *      whose environment sets FMPL_SHM_SHARED_MIN keeps its value;
  *   3. the cache file (FMPL_SHM_TUNE_CACHE; by default $XDG_CACHE_HOME/fmpl/shm-tune, else
  *      ~/.cache/fmpl/shm-tune): used when its format version, its key (CPU model, kernel
  *      release, CPUs online) and its checksum match; anything else is ignored, and the
@@ -480,6 +481,13 @@ void vnic_shm_tune(vnic_t *v)
             mine.share_min = a->share_min;
             snprintf(why, sizeof why, "%s", a->why);
         }
+    }
+    const base_setting_t *min_set = env_set("FMPL_SHM_SHARED_MIN");
+    if (mine.share_min && min_set) { /* this rank's own setting wins (step 1, per rank) */
+        mine.share_min = 0;
+        size_t n = strlen(why);
+        snprintf(why + n, sizeof why - n, " (FMPL_SHM_SHARED_MIN=%s set: it stands)",
+                 min_set->value);
     }
     vnic_shm_set_paths(v->local, &mine);
     vnic_shm_paths(v->local, &mine); /* as applied (no CMA: the pipeline) */
