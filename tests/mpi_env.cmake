@@ -24,8 +24,17 @@ add_test(NAME mpi_env_mpicc_show
          COMMAND ${_mpienv_expect} "^[^ ]*cc -I${CMAKE_SOURCE_DIR}/include .*-lfmpl -lpthread -lm$"
                  -- ${CMAKE_BINARY_DIR}/bin/mpicc -show -o x x.c)
 add_test(NAME mpi_env_mpicc_showme
-         COMMAND ${_mpienv_expect} "^-I${CMAKE_SOURCE_DIR}/include( -fsanitize=[a-z,]+)?$" --
-                 ${CMAKE_BINARY_DIR}/bin/mpicc -showme:compile)
+         COMMAND ${_mpienv_expect} "^-I${CMAKE_SOURCE_DIR}/include -fno-plt( -fsanitize=[a-z,]+)?$"
+                 -- ${CMAKE_BINARY_DIR}/bin/mpicc -showme:compile)
+# -fno-plt only for compilers known to take it (gcc and clang), and the user's -fplt wins.
+add_test(NAME mpi_env_mpicc_other_cc
+         COMMAND ${_mpienv_expect} "^tcc -I${CMAKE_SOURCE_DIR}/include( -fsanitize=[a-z,]+)? -c x.c$" --
+                 ${CMAKE_BINARY_DIR}/bin/mpicc -show -c x.c)
+set_tests_properties(mpi_env_mpicc_other_cc PROPERTIES ENVIRONMENT "MPICH_CC=tcc" TIMEOUT 20)
+add_test(NAME mpi_env_mpicc_plt
+         COMMAND ${_mpienv_expect} "^clang -I${CMAKE_SOURCE_DIR}/include -fno-plt .*-fplt -c x.c$" --
+                 ${CMAKE_BINARY_DIR}/bin/mpicc -show -fplt -c x.c)
+set_tests_properties(mpi_env_mpicc_plt PROPERTIES ENVIRONMENT "MPICH_CC=clang" TIMEOUT 20)
 add_test(NAME mpi_env_mpicc_link_info
          COMMAND ${_mpienv_expect} "^[^ ]*cc -I.* -L${CMAKE_BINARY_DIR}/lib .*-lfmpl" --
                  ${CMAKE_BINARY_DIR}/bin/mpicc -link_info)
