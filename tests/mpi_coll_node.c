@@ -438,12 +438,12 @@ static void count_case(ccase_t k, MPI_Comm comm, const char *cn, int crank, int 
                cn, fname_[k.form], cname[k.kind], k.nc ? " (non-commutative)" : "", k.root,
                (unsigned long long)(total / REPS), want / REPS, L);
     if (na && (long)total != want) {
-        if (crank == 0)
-            fprintf(stderr,
-                    "mpi_coll_node: %s %s %s%s root %d on %d nodes: %llu cross-node messages "
-                    "in %d calls, expected %ld\n",
-                    cn, fname_[k.form], cname[k.kind], k.nc ? " (non-commutative)" : "", k.root, L,
-                    (unsigned long long)total, REPS, want);
+        fprintf(stderr,
+                "mpi_coll_node: rank %d: %s %s %s%s root %d on %d nodes: %llu cross-node "
+                "messages in %d calls (this rank's: %llu), expected %ld\n",
+                crank, cn, fname_[k.form], cname[k.kind], k.nc ? " (non-commutative)" : "", k.root,
+                L, (unsigned long long)total, REPS, (unsigned long long)mine, want);
+        MPI_Barrier(comm); /* every rank's line before the first exit ends the job */
         exit(1);
     }
 }
