@@ -19,6 +19,7 @@
 #define BASE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define BASE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define BASE_NOINLINE __attribute__((noinline))
+#define BASE_INLINE inline __attribute__((always_inline))
 #define BASE_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define BASE_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define BASE_ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((size_t)(a)-1))

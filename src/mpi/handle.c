@@ -34,7 +34,7 @@ void mpii_handle_set(int kind, int index, void *obj)
     t->obj[index] = obj;
 }
 
-int mpii_handle_new(int kind, void *obj)
+int mpii_handle_new_scan(int kind, void *obj)
 {
     mpii_table_t *t = &mpii_tables[kind];
     int i = BASE_MAX(t->next_free, FMPL_MPI_PREDEF_MAX);
@@ -48,7 +48,7 @@ int mpii_handle_new(int kind, void *obj)
     return FMPL_MPI_HANDLE(kind, i);
 }
 
-void mpii_handle_del(int kind, int h)
+void mpii_handle_del_slow(int kind, int h)
 {
     mpii_table_t *t = &mpii_tables[kind];
     int i = FMPL_MPI_HANDLE_INDEX(h);

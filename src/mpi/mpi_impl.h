@@ -54,8 +54,21 @@ extern mpii_table_t mpii_tables[16];
 /* Stores obj at a predefined index (at init). */
 void mpii_handle_set(int kind, int index, void *obj);
 /* Stores obj under a fresh handle of kind; returns the handle, or the kind's NULL handle
- * when out of memory. O(1) amortised. */
-int mpii_handle_new(int kind, void *obj);
+ * when out of memory. O(1) amortised. Inline when the index next_free is free (a request
+ * freed and another created); mpii_handle_new_scan searches and grows the table. */
+int mpii_handle_new_scan(int kind, void *obj);
+static inline int mpii_handle_new(int kind, void *obj)
+{
+    mpii_table_t *t = &mpii_tables[kind];
+    int i = t->next_free;
+    if (BASE_LIKELY(i >= FMPL_MPI_PREDEF_MAX && i < t->cap && !t->obj[i])) {
+        t->obj[i] = obj;
+        t->live++;
+        t->next_free = i + 1;
+        return FMPL_MPI_HANDLE(kind, i);
+    }
+    return mpii_handle_new_scan(kind, obj);
+}
 /* The object behind h, or NULL when h is not a live handle of that kind (NULL handle,
  * other kind, freed, garbage). Never crashes on any int. */
 static inline void *mpii_handle_get(int kind, int h)
@@ -66,8 +79,23 @@ static inline void *mpii_handle_get(int kind, int h)
     const mpii_table_t *t = &mpii_tables[kind];
     return BASE_LIKELY(i > 0 && i < t->cap) ? t->obj[i] : NULL;
 }
-/* Forgets h (the object itself is the caller's to free). */
-void mpii_handle_del(int kind, int h);
+/* Forgets h (the object itself is the caller's to free). Inline for a live handle the
+ * library created; mpii_handle_del_slow takes the rest (predefined, invalid). */
+void mpii_handle_del_slow(int kind, int h);
+static inline void mpii_handle_del(int kind, int h)
+{
+    mpii_table_t *t = &mpii_tables[kind];
+    int i = FMPL_MPI_HANDLE_INDEX(h);
+    if (BASE_UNLIKELY(FMPL_MPI_HANDLE_KIND(h) != kind || i < FMPL_MPI_PREDEF_MAX || i >= t->cap ||
+                      !t->obj[i])) {
+        mpii_handle_del_slow(kind, h);
+        return;
+    }
+    t->obj[i] = NULL;
+    t->live--;
+    if (i < t->next_free)
+        t->next_free = i;
+}
 /* Calls fn for every live object of kind created by the library (index >=
  * FMPL_MPI_PREDEF_MAX), in index order. fn may delete the handle it is given. */
 void mpii_handle_foreach(int kind, void (*fn)(int h, void *obj, void *arg), void *arg);

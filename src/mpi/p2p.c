@@ -920,6 +920,32 @@ static inline void mpii_pack_done(char *pack)
         mpii_tmp_put(pack);
 }
 
+/* Sends r's bytes at src eagerly in standard or ready mode (r->mode not SYNC), and
+ * completes r once they left. A send MPI_Cancel may name (a user's request, a user
+ * Bsend's internal send, a part of MPI_Isendrecv) has a token: the pair's count, which
+ * the receiver keeps too, so the message carries no immediate (and a small one may take
+ * the vnic fastbox); the library's own sends have none. */
+static BASE_INLINE int mpii_send_eager(mpii_req_t *r, const void *src, uint64_t bytes, int try)
+{
+    mpii_hdr_t h = {.ctx = r->ctx, .src = r->myrank, .tag = r->tag, .kind = MPII_AM_EAGER};
+    mpii_credit_t *cr = mpii_credit_of(r->peer_world);
+    uint64_t token = 0;
+    if (!r->internal || r->named || r->parent) {
+        h.flags = MPII_AMF_COUNTED;
+        token = MPII_TOKEN_EAGER | (cr->counted + 1);
+    }
+    int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, 0, try);
+    if (BASE_LIKELY(rc == MPI_SUCCESS)) {
+        r->s_token = token;
+        r->st.fmpl_count = (MPI_Count)bytes;
+        cr->counted += token != 0;
+        mpii_credit_take(r->peer_world, bytes);
+        mpii_stats_eager(bytes);
+        mpii_req_done(r);
+    }
+    return rc;
+}
+
 /* Contract: p2p_impl.h. Sends with r's arguments (peer_world, myrank, ctx, tag,
  * buf/count/dt, mode). */
 int mpii_send_post(mpii_req_t *r, int try)
@@ -956,24 +982,8 @@ eager:
             }
             return rc;
         }
-        /* A send MPI_Cancel may name (a user's request, a user Bsend's internal send, a
-         * part of MPI_Isendrecv) has a token: the pair's count, which the receiver keeps
-         * too, so the message carries no immediate (and a small one may take the vnic
-         * fastbox); the library's own sends have none. */
-        mpii_credit_t *cr = mpii_credit_of(r->peer_world);
-        r->s_token = 0;
-        if (!r->internal || r->named || r->parent) {
-            h.flags |= MPII_AMF_COUNTED;
-            r->s_token = MPII_TOKEN_EAGER | (cr->counted + 1);
-        }
-        int rc = mpii_am_or(r->peer_world, &h, sizeof h, src, bytes, 0, try);
+        int rc = mpii_send_eager(r, src, bytes, try);
         mpii_pack_done(pack);
-        if (rc == MPI_SUCCESS) {
-            cr->counted += r->s_token != 0;
-            mpii_credit_take(r->peer_world, bytes);
-            mpii_stats_eager(bytes);
-            mpii_req_done(r);
-        }
         return rc;
     }
     /* Rendezvous: the receiver reads from registered memory, or from the heap block a
@@ -1057,7 +1067,7 @@ eager:
 
 /* Sends r now, or defers it (p2p_defer.c) when it may wait and its receiver has no
  * room, or when earlier sends to that receiver wait. */
-static int mpii_send_go(mpii_req_t *r)
+static inline int mpii_send_go(mpii_req_t *r)
 {
     if (BASE_UNLIKELY(mpii_defer_count(r->peer_world))) {
         if (r->may_defer) {
@@ -1066,7 +1076,13 @@ static int mpii_send_go(mpii_req_t *r)
         }
         mpii_defer_drain(r->peer_world); /* the deferred ones go first */
     }
-    int rc = mpii_send_post(r, r->may_defer);
+    int rc;
+    uint64_t bytes = r->bytes;
+    if (BASE_LIKELY(r->contig && r->mode != MPII_MODE_SYNC && bytes <= p2p.eager_max &&
+                    (!r->may_defer || mpii_credit_ok(r->peer_world, bytes))))
+        rc = mpii_send_eager(r, bytes ? (const char *)r->buf + r->lb : NULL, bytes, r->may_defer);
+    else
+        rc = mpii_send_post(r, r->may_defer);
     if (BASE_UNLIKELY(rc == MPII_AGAIN)) {
         mpii_defer_add(r);
         return MPI_SUCCESS;
@@ -1076,10 +1092,12 @@ static int mpii_send_go(mpii_req_t *r)
 
 /* ------------------------------------------------------------------ argument checks */
 
-/* Checks the common arguments; fills r (comm handle, dt retained only when retain). On
- * error returns the class (not raised). peer: dest (send) or source (recv). */
-static inline int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type,
-                            int peer, int tag, MPI_Comm comm, int recv, mpii_comm_t **cp)
+/* Checks the common arguments; fills r (and *cp: the communicator). On error returns the
+ * class (not raised). peer: dest (send) or source (recv). Inlined into mpii_inb (see
+ * there); the other callers call mpii_args. */
+static BASE_INLINE int mpii_args_inline(mpii_req_t *r, const void *buf, int64_t count,
+                                        MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                                        int recv, mpii_comm_t **cp)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     if (BASE_UNLIKELY(!c))
@@ -1110,6 +1128,12 @@ static inline int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_D
     r->m = mpii_comm_match(c);
     r->kind = recv ? MPII_REQ_RECV : MPII_REQ_SEND;
     return MPI_SUCCESS;
+}
+
+static BASE_NOINLINE int mpii_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype type,
+                                   int peer, int tag, MPI_Comm comm, int recv, mpii_comm_t **cp)
+{
+    return mpii_args_inline(r, buf, count, type, peer, tag, comm, recv, cp);
 }
 
 /* Contract: p2p_impl.h. */
@@ -1169,6 +1193,18 @@ int mpii_p2p_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype ty
 {
     mpii_comm_t *c;
     return mpii_args(r, buf, count, type, peer, tag, comm, recv, &c);
+}
+
+/* Starts a request just allocated (its head zeroed). */
+static inline int mpii_p2p_start_fresh(mpii_req_t *r)
+{
+    if (r->peer == MPI_PROC_NULL)
+        return mpii_proc_null_done(r);
+    if (r->kind == MPII_REQ_RECV)
+        return mpii_recv_go(r);
+    if (r->mode == MPII_MODE_BUF)
+        return mpii_bsend_go(r);
+    return mpii_send_go(r);
 }
 
 int mpii_p2p_start(mpii_req_t *r)
@@ -1745,19 +1781,23 @@ MPII_WEAK(MPI_Recv, PMPI_Recv)
 
 /* ------------------------------------------------------------------ nonblocking */
 
-/* Creates a request (persistent or started at once). */
-static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer, int tag,
-                    MPI_Comm comm, int recv, int mode, int persistent, MPI_Request *request,
-                    const char *fname)
+/* Creates a request (persistent or started at once). Inlined into MPI_Isend and
+ * MPI_Irecv, whose constant arguments then drop the other forms' branches: a stream of
+ * small nonblocking messages is bound by the stores and calls of each one
+ * (docs/performance.md, "Small nonblocking streams"); the other forms call
+ * mpii_inb_call. */
+static BASE_INLINE int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
+                                int tag, MPI_Comm comm, int recv, int mode, int persistent,
+                                MPI_Request *request, const char *fname)
 {
     MPII_CHECK_INIT(fname);
     if (BASE_UNLIKELY(!request))
         return MPII_ERR_COMM(comm, MPI_ERR_ARG, fname);
-    mpii_req_t *r = mpii_req_alloc();
+    mpii_req_t *r = mpii_req_take();
     if (!r)
         return MPII_ERR_COMM(comm, MPI_ERR_NO_MEM, fname);
     mpii_comm_t *c;
-    int rc = mpii_args(r, buf, count, type, peer, tag, comm, recv, &c);
+    int rc = mpii_args_inline(r, buf, count, type, peer, tag, comm, recv, &c);
     if (BASE_UNLIKELY(rc)) {
         mpii_req_free(r);
         return mpii_p2p_args_fail(rc, buf, count, type, peer, tag, comm, recv, fname);
@@ -1765,7 +1805,8 @@ static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
     r->mode = (uint8_t)mode;
     r->persistent = (uint8_t)persistent;
     r->may_defer = !recv; /* MPI_Isend returns at once, room or not */
-    dt_retain(r->dt);
+    if (!FMPL_MPI_DT_IS_PREDEF(type))
+        dt_retain(r->dt);
     c->refs++;
     r->cref = c;
     rc = mpii_req_handle(r, request);
@@ -1776,7 +1817,7 @@ static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
         return MPI_SUCCESS;
     }
     r->active = 1;
-    rc = mpii_p2p_start(r);
+    rc = mpii_p2p_start_fresh(r);
     if (BASE_UNLIKELY(rc)) {
         r->active = 0;
         PMPI_Request_free(request);
@@ -1785,17 +1826,24 @@ static int mpii_inb(const void *buf, int64_t count, MPI_Datatype type, int peer,
     return MPI_SUCCESS;
 }
 
-#define MPII_INB(NAME, CNT, CONSTQ, RECV, MODE, PERS)                                              \
+static BASE_NOINLINE int mpii_inb_call(const void *buf, int64_t count, MPI_Datatype type, int peer,
+                                       int tag, MPI_Comm comm, int recv, int mode, int persistent,
+                                       MPI_Request *request, const char *fname)
+{
+    return mpii_inb(buf, count, type, peer, tag, comm, recv, mode, persistent, request, fname);
+}
+
+#define MPII_INB_WITH(FN, NAME, CNT, CONSTQ, RECV, MODE, PERS)                                     \
     int PMPI_##NAME(CONSTQ void *buf, CNT count, MPI_Datatype datatype, int peer, int tag,         \
                     MPI_Comm comm, MPI_Request *request)                                           \
     {                                                                                              \
-        return mpii_inb(buf, count, datatype, peer, tag, comm, RECV, MODE, PERS, request,          \
-                        "MPI_" #NAME);                                                             \
+        return FN(buf, count, datatype, peer, tag, comm, RECV, MODE, PERS, request, "MPI_" #NAME); \
     }                                                                                              \
     MPII_WEAK(MPI_##NAME, PMPI_##NAME)
+#define MPII_INB(...) MPII_INB_WITH(mpii_inb_call, __VA_ARGS__)
 
 /* Nonblocking and persistent forms (contract: MPI-4.0 3.7 and 3.9). */
-MPII_INB(Isend, int, const, 0, MPII_MODE_STD, 0)
+MPII_INB_WITH(mpii_inb, Isend, int, const, 0, MPII_MODE_STD, 0)
 MPII_INB(Isend_c, MPI_Count, const, 0, MPII_MODE_STD, 0)
 MPII_INB(Issend, int, const, 0, MPII_MODE_SYNC, 0)
 MPII_INB(Issend_c, MPI_Count, const, 0, MPII_MODE_SYNC, 0)
@@ -1803,7 +1851,7 @@ MPII_INB(Irsend, int, const, 0, MPII_MODE_STD, 0)
 MPII_INB(Irsend_c, MPI_Count, const, 0, MPII_MODE_STD, 0)
 MPII_INB(Ibsend, int, const, 0, MPII_MODE_BUF, 0)
 MPII_INB(Ibsend_c, MPI_Count, const, 0, MPII_MODE_BUF, 0)
-MPII_INB(Irecv, int, , 1, MPII_MODE_STD, 0)
+MPII_INB_WITH(mpii_inb, Irecv, int, , 1, MPII_MODE_STD, 0)
 MPII_INB(Irecv_c, MPI_Count, , 1, MPII_MODE_STD, 0)
 MPII_INB(Send_init, int, const, 0, MPII_MODE_STD, 1)
 MPII_INB(Send_init_c, MPI_Count, const, 0, MPII_MODE_STD, 1)

@@ -259,9 +259,41 @@ static inline void mpii_req_set_buf(mpii_req_t *r, const void *buf, int64_t coun
 
 /* ---- request.c */
 mpii_req_t *mpii_req_alloc(void); /* zeroed, from the pool; NULL: out of memory */
+extern mpii_link_t mpii_req_pool; /* the free requests (request.c; next NULL before the first) */
+/* Takes the first request of the pool, which is not empty, and zeroes its head (the
+ * tail is zero: mpii_req_free). */
+static inline mpii_req_t *mpii_req_pop(void)
+{
+    mpii_link_t *e = mpii_req_pool.next;
+    mpii_list_del(e);
+    mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
+    base_zero(r, MPII_REQ_TAIL);
+    r->handle = MPI_REQUEST_NULL;
+    mpii_list_init(&r->link);
+    return r;
+}
+/* mpii_req_alloc with its common case inlined, for MPI_Isend and MPI_Irecv (mpii_inb). */
+static inline mpii_req_t *mpii_req_take(void)
+{
+#ifndef FMPL_CHECKED /* (mpii_req_alloc checks the tail) */
+    if (BASE_LIKELY(mpii_req_pool.next && mpii_req_pool.next != &mpii_req_pool))
+        return mpii_req_pop();
+#endif
+    return mpii_req_alloc();
+}
 void mpii_req_free(mpii_req_t *r);
 /* Gives r a user handle in *h; MPI_ERR_NO_MEM (r freed) when the table is full. */
-int mpii_req_handle(mpii_req_t *r, MPI_Request *h);
+static inline int mpii_req_handle(mpii_req_t *r, MPI_Request *h)
+{
+    int x = mpii_handle_new(FMPL_MPI_KIND_REQUEST, r);
+    if (BASE_UNLIKELY(x == MPI_REQUEST_NULL)) {
+        mpii_req_free(r);
+        return MPI_ERR_NO_MEM;
+    }
+    r->handle = x;
+    *h = x;
+    return MPI_SUCCESS;
+}
 /* Marks r complete (from the engine): frees it at once when the user already freed it. */
 void mpii_req_done_more(mpii_req_t *r);
 static inline void mpii_req_done(mpii_req_t *r)

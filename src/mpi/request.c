@@ -17,8 +17,8 @@
 
 #define MPII_REQ_SLAB 64
 
+mpii_link_t mpii_req_pool;
 static struct {
-    mpii_link_t free;
     void **slabs;
     int nslabs;
     int init;
@@ -44,10 +44,10 @@ static void tail_check(const mpii_req_t *r)
 mpii_req_t *mpii_req_alloc(void)
 {
     if (BASE_UNLIKELY(!rq.init)) {
-        mpii_list_init(&rq.free);
+        mpii_list_init(&mpii_req_pool);
         rq.init = 1;
     }
-    if (BASE_UNLIKELY(mpii_list_empty(&rq.free))) {
+    if (BASE_UNLIKELY(mpii_list_empty(&mpii_req_pool))) {
         /* line-aligned: the head's zeroing touches no line of the tail beyond the one
          * they share */
         mpii_req_t *slab = aligned_alloc(BASE_CACHE_LINE, MPII_REQ_SLAB * sizeof *slab);
@@ -62,18 +62,12 @@ mpii_req_t *mpii_req_alloc(void)
         rq.slabs = s;
         rq.slabs[rq.nslabs++] = slab;
         for (int i = 0; i < MPII_REQ_SLAB; i++)
-            mpii_list_push(&rq.free, &slab[i].link);
+            mpii_list_push(&mpii_req_pool, &slab[i].link);
     }
-    mpii_link_t *e = rq.free.next;
-    mpii_list_del(e);
-    mpii_req_t *r = MPII_CONTAINER(e, mpii_req_t, link);
 #ifdef FMPL_CHECKED
-    tail_check(r);
+    tail_check(MPII_CONTAINER(mpii_req_pool.next, mpii_req_t, link));
 #endif
-    base_zero(r, MPII_REQ_TAIL); /* (the tail is zero: mpii_req_free) */
-    r->handle = MPI_REQUEST_NULL;
-    mpii_list_init(&r->link);
-    return r;
+    return mpii_req_pop();
 }
 
 void mpii_req_free(mpii_req_t *r)
@@ -90,7 +84,7 @@ void mpii_req_free(mpii_req_t *r)
         r->bowner->bsub = NULL;
     if (r->handle != MPI_REQUEST_NULL)
         mpii_handle_del(FMPL_MPI_KIND_REQUEST, r->handle);
-    if (r->kind != MPII_REQ_GREQ)
+    if (r->kind != MPII_REQ_GREQ && !FMPL_MPI_DT_IS_PREDEF(r->type)) /* (those are immortal) */
         dt_release(r->dt);
     r->dt = NULL;
     if (r->cref) { /* a user request keeps its communicator alive (MPI_Comm_free) */
@@ -100,19 +94,7 @@ void mpii_req_free(mpii_req_t *r)
     r->handle = MPI_REQUEST_NULL;
     if (r->tail_used || (r->kind != MPII_REQ_SEND && r->kind != MPII_REQ_RECV))
         base_zero((char *)r + MPII_REQ_TAIL, sizeof *r - MPII_REQ_TAIL);
-    mpii_list_push(&rq.free, &r->link);
-}
-
-int mpii_req_handle(mpii_req_t *r, MPI_Request *h)
-{
-    int x = mpii_handle_new(FMPL_MPI_KIND_REQUEST, r);
-    if (x == MPI_REQUEST_NULL) {
-        mpii_req_free(r);
-        return MPI_ERR_NO_MEM;
-    }
-    r->handle = x;
-    *h = x;
-    return MPI_SUCCESS;
+    mpii_list_push(&mpii_req_pool, &r->link);
 }
 
 /* mpii_req_done's rare part: the user freed r already, or r is part of a compound. */
@@ -160,6 +142,7 @@ void mpii_req_finalize(void)
         free(rq.slabs[i]);
     free(rq.slabs);
     memset(&rq, 0, sizeof rq);
+    memset(&mpii_req_pool, 0, sizeof mpii_req_pool);
 }
 
 /* ------------------------------------------------------------------ completion */

@@ -154,6 +154,9 @@ typedef struct shm_cell {
     } u;
 } shm_cell_t;
 _Static_assert(sizeof(shm_cell_t) == SHM_LINE, "a cell is one cache line");
+_Static_assert(offsetof(shm_cell_t, src) == offsetof(shm_cell_t, type) + 4 &&
+                   __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "shm_send_am_or writes type, ncells, flags, chan and src as one word");
 
 /* What a rank publishes when it waits (shm_cpu_needed), on a line of its own. */
 typedef struct shm_presence {
@@ -640,11 +643,11 @@ static inline int shm_send_am_or(shm_t *s, int peer, unsigned chan, uint64_t imm
             pos += k;
         }
     }
-    c->type = SHM_AM;
-    c->ncells = (uint8_t)n;
-    c->flags = VNIC_F_NOTIFY;
-    c->chan = (uint8_t)chan;
-    c->src = (uint32_t)s->rank;
+    /* type, ncells, flags, chan and src in one store: a stream's sender is bound by its
+     * stores (docs/performance.md, "Small nonblocking streams") */
+    uint64_t head = SHM_AM | (uint64_t)n << 8 | (uint64_t)VNIC_F_NOTIFY << 16 |
+                    (uint64_t)(uint8_t)chan << 24 | (uint64_t)(uint32_t)s->rank << 32;
+    memcpy((char *)c + offsetof(shm_cell_t, type), &head, sizeof head);
     c->len = (uint32_t)len;
     c->imm = imm;
     shm_publish(s, p, c, t, n);
