@@ -1195,8 +1195,9 @@ int mpii_p2p_args(mpii_req_t *r, const void *buf, int64_t count, MPI_Datatype ty
     return mpii_args(r, buf, count, type, peer, tag, comm, recv, &c);
 }
 
-/* Starts a request just allocated (its head zeroed). */
-static inline int mpii_p2p_start_fresh(mpii_req_t *r)
+/* Starts r, whose state of an earlier run is clear (a new request's: the pool zeroes it;
+ * a persistent one's: mpii_p2p_start clears it). */
+static inline int mpii_p2p_go(mpii_req_t *r)
 {
     if (r->peer == MPI_PROC_NULL)
         return mpii_proc_null_done(r);
@@ -1219,13 +1220,7 @@ int mpii_p2p_start(mpii_req_t *r)
         r->bsub->bowner = NULL;
         r->bsub = NULL;
     }
-    if (r->peer == MPI_PROC_NULL)
-        return mpii_proc_null_done(r);
-    if (r->kind == MPII_REQ_RECV)
-        return mpii_recv_go(r);
-    if (r->mode == MPII_MODE_BUF)
-        return mpii_bsend_go(r);
-    return mpii_send_go(r);
+    return mpii_p2p_go(r);
 }
 
 /* ------------------------------------------------------------------ cancellation */
@@ -1817,7 +1812,7 @@ static BASE_INLINE int mpii_inb(const void *buf, int64_t count, MPI_Datatype typ
         return MPI_SUCCESS;
     }
     r->active = 1;
-    rc = mpii_p2p_start_fresh(r);
+    rc = mpii_p2p_go(r);
     if (BASE_UNLIKELY(rc)) {
         r->active = 0;
         PMPI_Request_free(request);
