@@ -99,7 +99,6 @@ int main(int argc, char **argv)
         uint32_t flags = mode == 2 ? VNIC_F_NOTIFY : VNIC_F_TAIL_FLAG;
         long warm = iters / 10 + 1, total = iters + warm;
         uint64_t t0 = 0;
-        notified = 0;
         for (long i = 1; i <= total; i++) {
             if (i == warm + 1)
                 t0 = base_time_ns();
@@ -121,6 +120,9 @@ int main(int argc, char **argv)
         double us = (double)(base_time_ns() - t0) / 1e3 / (double)iters / 2;
         if (t.rank == 0)
             printf("  latency 8 B one-way, %-15s %8.3f us\n", names[mode], us);
+        /* Cleared before the barrier, not after: the peer's first notification of the
+         * next mode may arrive while this rank still progresses inside it. */
+        notified = 0;
         vt_barrier(&t);
     }
 
