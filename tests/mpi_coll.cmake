@@ -53,7 +53,8 @@ foreach(layout "2:a,b" "3:a:2,b" "4:a:2,b:2" "7:a:3,b:2,c:2" "5:a,b:3,c" "4:a,b"
     if(mode STREQUAL "p2p") # only MPI_COMM_WORLD has mailboxes
       set(tn ${tn}.p2p)
       set(args --quick)
-      set(env FMPL_MPI_NODE_AWARE=1 FMPL_COLL_GROUPS=1 FMPL_EAGER_BUDGET=1099511627776)
+      list(TRANSFORM env REPLACE "=p2p$" "=1")
+      list(APPEND env FMPL_COLL_GROUPS=1)
     elseif(mode EQUAL 0)
       set(tn ${tn}.flat)
       set(args --quick)
