@@ -1133,691 +1133,162 @@ static int alltoallw_count(const void *sbuf, const MPI_Count *scounts, const MPI
     return rc;
 }
 
-/* MPI_Barrier: MPI_Barrier on an intracommunicator (contract: MPI-4.0 6.3). */
-int PMPI_Barrier(MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Barrier"};
-    return barrier_entry(comm, &m);
-}
-MPII_WEAK(MPI_Barrier, PMPI_Barrier)
+/* MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init: MPI_Barrier on an intracommunicator (contract:
+ * MPI-4.0 6.3). */
+MPII_COLL_ENTRIES(Barrier, Ibarrier, Barrier_init, barrier_entry, (MPI_Comm comm), (comm))
 
-/* MPI_Ibarrier: nonblocking MPI_Barrier (contract: MPI-4.0 6.12). */
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibarrier"};
-    return barrier_entry(comm, &m);
-}
-MPII_WEAK(MPI_Ibarrier, PMPI_Ibarrier)
-
-/* MPI_Barrier_init: persistent MPI_Barrier (contract: MPI-4.0 6.13). */
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Barrier_init"};
-    return barrier_entry(comm, &m);
-}
-MPII_WEAK(MPI_Barrier_init, PMPI_Barrier_init)
-
-/* MPI_Bcast: MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4). */
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Bcast"};
-    return bcast_entry(buffer, count, datatype, root, comm, &m);
-}
-MPII_WEAK(MPI_Bcast, PMPI_Bcast)
-
-/* MPI_Ibcast: nonblocking MPI_Bcast (contract: MPI-4.0 6.12). */
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibcast"};
-    return bcast_entry(buffer, count, datatype, root, comm, &m);
-}
-MPII_WEAK(MPI_Ibcast, PMPI_Ibcast)
-
-/* MPI_Bcast_init: persistent MPI_Bcast (contract: MPI-4.0 6.13). */
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                    MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Bcast_init"};
-    return bcast_entry(buffer, count, datatype, root, comm, &m);
-}
-MPII_WEAK(MPI_Bcast_init, PMPI_Bcast_init)
-
-/* MPI_Bcast_c: large-count form of MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4). */
-int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Bcast_c"};
-    return bcast_entry(buffer, count, datatype, root, comm, &m);
-}
-MPII_WEAK(MPI_Bcast_c, PMPI_Bcast_c)
-
-/* MPI_Ibcast_c: nonblocking MPI_Bcast_c (contract: MPI-4.0 6.12). */
-int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ibcast_c"};
-    return bcast_entry(buffer, count, datatype, root, comm, &m);
-}
-MPII_WEAK(MPI_Ibcast_c, PMPI_Ibcast_c)
-
-/* MPI_Bcast_init_c: persistent MPI_Bcast_c (contract: MPI-4.0 6.13). */
-int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Bcast_init_c"};
-    return bcast_entry(buffer, count, datatype, root, comm, &m);
-}
-MPII_WEAK(MPI_Bcast_init_c, PMPI_Bcast_init_c)
-
-/* MPI_Gather: MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gather"};
-    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
-}
-MPII_WEAK(MPI_Gather, PMPI_Gather)
-
-/* MPI_Igather: nonblocking MPI_Gather (contract: MPI-4.0 6.12). */
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igather"};
-    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
-}
-MPII_WEAK(MPI_Igather, PMPI_Igather)
-
-/* MPI_Gather_init: persistent MPI_Gather (contract: MPI-4.0 6.13). */
-int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                     MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gather_init"};
-    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
-}
-MPII_WEAK(MPI_Gather_init, PMPI_Gather_init)
-
-/* MPI_Gather_c: large-count form of MPI_Gather on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gather_c"};
-    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
-}
-MPII_WEAK(MPI_Gather_c, PMPI_Gather_c)
-
-/* MPI_Igather_c: nonblocking MPI_Gather_c (contract: MPI-4.0 6.12). */
-int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igather_c"};
-    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
-}
-MPII_WEAK(MPI_Igather_c, PMPI_Igather_c)
-
-/* MPI_Gather_init_c: persistent MPI_Gather_c (contract: MPI-4.0 6.13). */
-int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gather_init_c"};
-    return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &m);
-}
-MPII_WEAK(MPI_Gather_init_c, PMPI_Gather_init_c)
-
-/* MPI_Gatherv: MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5). */
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gatherv"};
-    return gatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                       comm, &m);
-}
-MPII_WEAK(MPI_Gatherv, PMPI_Gatherv)
-
-/* MPI_Igatherv: nonblocking MPI_Gatherv (contract: MPI-4.0 6.12). */
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igatherv"};
-    return gatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                       comm, &m);
-}
-MPII_WEAK(MPI_Igatherv, PMPI_Igatherv)
-
-/* MPI_Gatherv_init: persistent MPI_Gatherv (contract: MPI-4.0 6.13). */
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gatherv_init"};
-    return gatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                       comm, &m);
-}
-MPII_WEAK(MPI_Gatherv_init, PMPI_Gatherv_init)
-
-/* MPI_Gatherv_c: large-count form of MPI_Gatherv on an intracommunicator (contract: MPI-4.0 6.5).
+/* MPI_Bcast, MPI_Ibcast, MPI_Bcast_init: MPI_Bcast on an intracommunicator (contract: MPI-4.0 6.4).
  */
-int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+MPII_COLL_ENTRIES(Bcast, Ibcast, Bcast_init, bcast_entry,
+                  (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                  (buffer, count, datatype, root, comm))
+
+/* MPI_Bcast_c, MPI_Ibcast_c, MPI_Bcast_init_c: large-count form of MPI_Bcast on an
+ * intracommunicator (contract: MPI-4.0 6.4). */
+MPII_COLL_ENTRIES(Bcast_c, Ibcast_c, Bcast_init_c, bcast_entry,
+                  (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                  (buffer, count, datatype, root, comm))
+
+/* MPI_Gather, MPI_Igather, MPI_Gather_init: MPI_Gather on an intracommunicator (contract:
+ * MPI-4.0 6.5). */
+MPII_COLL_ENTRIES(Gather, Igather, Gather_init, gather_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+
+/* MPI_Gather_c, MPI_Igather_c, MPI_Gather_init_c: large-count form of MPI_Gather on an
+ * intracommunicator (contract: MPI-4.0 6.5). */
+MPII_COLL_ENTRIES(Gather_c, Igather_c, Gather_init_c, gather_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+
+/* MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init: MPI_Gatherv on an intracommunicator (contract:
+ * MPI-4.0 6.5). */
+MPII_COLL_ENTRIES(Gatherv, Igatherv, Gatherv_init, gatherv_int,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+
+/* MPI_Gatherv_c, MPI_Igatherv_c, MPI_Gatherv_init_c: large-count form of MPI_Gatherv on an
+ * intracommunicator (contract: MPI-4.0 6.5).
+ */
+MPII_COLL_ENTRIES(Gatherv_c, Igatherv_c, Gatherv_init_c, gatherv_count,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                   int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Gatherv_c"};
-    return gatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                         comm, &m);
-}
-MPII_WEAK(MPI_Gatherv_c, PMPI_Gatherv_c)
+                   int root, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
 
-/* MPI_Igatherv_c: nonblocking MPI_Gatherv_c (contract: MPI-4.0 6.12). */
-int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Igatherv_c"};
-    return gatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                         comm, &m);
-}
-MPII_WEAK(MPI_Igatherv_c, PMPI_Igatherv_c)
+/* MPI_Scatter, MPI_Iscatter, MPI_Scatter_init: MPI_Scatter on an intracommunicator (contract:
+ * MPI-4.0 6.6). */
+MPII_COLL_ENTRIES(Scatter, Iscatter, Scatter_init, scatter_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
 
-/* MPI_Gatherv_init_c: persistent MPI_Gatherv_c (contract: MPI-4.0 6.13). */
-int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Gatherv_init_c"};
-    return gatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                         comm, &m);
-}
-MPII_WEAK(MPI_Gatherv_init_c, PMPI_Gatherv_init_c)
-
-/* MPI_Scatter: MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6). */
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatter"};
-    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         &m);
-}
-MPII_WEAK(MPI_Scatter, PMPI_Scatter)
-
-/* MPI_Iscatter: nonblocking MPI_Scatter (contract: MPI-4.0 6.12). */
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatter"};
-    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         &m);
-}
-MPII_WEAK(MPI_Iscatter, PMPI_Iscatter)
-
-/* MPI_Scatter_init: persistent MPI_Scatter (contract: MPI-4.0 6.13). */
-int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatter_init"};
-    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         &m);
-}
-MPII_WEAK(MPI_Scatter_init, PMPI_Scatter_init)
-
-/* MPI_Scatter_c: large-count form of MPI_Scatter on an intracommunicator (contract: MPI-4.0 6.6).
+/* MPI_Scatter_c, MPI_Iscatter_c, MPI_Scatter_init_c: large-count form of MPI_Scatter on an
+ * intracommunicator (contract: MPI-4.0 6.6).
  */
-int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatter_c"};
-    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         &m);
-}
-MPII_WEAK(MPI_Scatter_c, PMPI_Scatter_c)
+MPII_COLL_ENTRIES(Scatter_c, Iscatter_c, Scatter_init_c, scatter_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
 
-/* MPI_Iscatter_c: nonblocking MPI_Scatter_c (contract: MPI-4.0 6.12). */
-int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                    MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatter_c"};
-    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         &m);
-}
-MPII_WEAK(MPI_Iscatter_c, PMPI_Iscatter_c)
-
-/* MPI_Scatter_init_c: persistent MPI_Scatter_c (contract: MPI-4.0 6.13). */
-int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatter_init_c"};
-    return scatter_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                         &m);
-}
-MPII_WEAK(MPI_Scatter_init_c, PMPI_Scatter_init_c)
-
-/* MPI_Scatterv: MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6). */
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatterv"};
-    return scatterv_int(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, &m);
-}
-MPII_WEAK(MPI_Scatterv, PMPI_Scatterv)
-
-/* MPI_Iscatterv: nonblocking MPI_Scatterv (contract: MPI-4.0 6.12). */
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+/* MPI_Scatterv, MPI_Iscatterv, MPI_Scatterv_init: MPI_Scatterv on an intracommunicator (contract:
+ * MPI-4.0 6.6). */
+MPII_COLL_ENTRIES(Scatterv, Iscatterv, Scatterv_init, scatterv_int,
+                  (const void *sendbuf, const int sendcounts[], const int displs[],
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatterv"};
-    return scatterv_int(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, &m);
-}
-MPII_WEAK(MPI_Iscatterv, PMPI_Iscatterv)
+                   int root, MPI_Comm comm),
+                  (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
 
-/* MPI_Scatterv_init: persistent MPI_Scatterv (contract: MPI-4.0 6.13). */
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatterv_init"};
-    return scatterv_int(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, &m);
-}
-MPII_WEAK(MPI_Scatterv_init, PMPI_Scatterv_init)
-
-/* MPI_Scatterv_c: large-count form of MPI_Scatterv on an intracommunicator (contract: MPI-4.0 6.6).
+/* MPI_Scatterv_c, MPI_Iscatterv_c, MPI_Scatterv_init_c: large-count form of MPI_Scatterv on an
+ * intracommunicator (contract: MPI-4.0 6.6).
  */
-int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                    MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scatterv_c"};
-    return scatterv_count(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                          comm, &m);
-}
-MPII_WEAK(MPI_Scatterv_c, PMPI_Scatterv_c)
+MPII_COLL_ENTRIES(Scatterv_c, Iscatterv_c, Scatterv_init_c, scatterv_count,
+                  (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm),
+                  (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
 
-/* MPI_Iscatterv_c: nonblocking MPI_Scatterv_c (contract: MPI-4.0 6.12). */
-int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscatterv_c"};
-    return scatterv_count(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                          comm, &m);
-}
-MPII_WEAK(MPI_Iscatterv_c, PMPI_Iscatterv_c)
+/* MPI_Allgather, MPI_Iallgather, MPI_Allgather_init: MPI_Allgather on an intracommunicator
+ * (contract: MPI-4.0 6.7). */
+MPII_COLL_ENTRIES(Allgather, Iallgather, Allgather_init, allgather_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-/* MPI_Scatterv_init_c: persistent MPI_Scatterv_c (contract: MPI-4.0 6.13). */
-int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scatterv_init_c"};
-    return scatterv_count(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                          comm, &m);
-}
-MPII_WEAK(MPI_Scatterv_init_c, PMPI_Scatterv_init_c)
+/* MPI_Allgather_c, MPI_Iallgather_c, MPI_Allgather_init_c: large-count form of MPI_Allgather on an
+ * intracommunicator (contract: MPI-4.0 6.7). */
+MPII_COLL_ENTRIES(Allgather_c, Iallgather_c, Allgather_init_c, allgather_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-/* MPI_Allgather: MPI_Allgather on an intracommunicator (contract: MPI-4.0 6.7). */
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgather"};
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Allgather, PMPI_Allgather)
+/* MPI_Allgatherv, MPI_Iallgatherv, MPI_Allgatherv_init: MPI_Allgatherv on an intracommunicator
+ * (contract: MPI-4.0 6.7). */
+MPII_COLL_ENTRIES(Allgatherv, Iallgatherv, Allgatherv_init, allgatherv_int,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
 
-/* MPI_Iallgather: nonblocking MPI_Allgather (contract: MPI-4.0 6.12). */
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgather"};
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Iallgather, PMPI_Iallgather)
+/* MPI_Allgatherv_c, MPI_Iallgatherv_c, MPI_Allgatherv_init_c: large-count form of MPI_Allgatherv on
+ * an intracommunicator (contract: MPI-4.0 6.7). */
+MPII_COLL_ENTRIES(Allgatherv_c, Iallgatherv_c, Allgatherv_init_c, allgatherv_count,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
 
-/* MPI_Allgather_init: persistent MPI_Allgather (contract: MPI-4.0 6.13). */
-int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgather_init"};
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Allgather_init, PMPI_Allgather_init)
+/* MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init: MPI_Alltoall on an intracommunicator (contract:
+ * MPI-4.0 6.8). */
+MPII_COLL_ENTRIES(Alltoall, Ialltoall, Alltoall_init, alltoall_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-/* MPI_Allgather_c: large-count form of MPI_Allgather on an intracommunicator (contract:
- * MPI-4.0 6.7). */
-int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgather_c"};
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Allgather_c, PMPI_Allgather_c)
-
-/* MPI_Iallgather_c: nonblocking MPI_Allgather_c (contract: MPI-4.0 6.12). */
-int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgather_c"};
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Iallgather_c, PMPI_Iallgather_c)
-
-/* MPI_Allgather_init_c: persistent MPI_Allgather_c (contract: MPI-4.0 6.13). */
-int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgather_init_c"};
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Allgather_init_c, PMPI_Allgather_init_c)
-
-/* MPI_Allgatherv: MPI_Allgatherv on an intracommunicator (contract: MPI-4.0 6.7). */
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgatherv"};
-    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                          &m);
-}
-MPII_WEAK(MPI_Allgatherv, PMPI_Allgatherv)
-
-/* MPI_Iallgatherv: nonblocking MPI_Allgatherv (contract: MPI-4.0 6.12). */
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgatherv"};
-    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                          &m);
-}
-MPII_WEAK(MPI_Iallgatherv, PMPI_Iallgatherv)
-
-/* MPI_Allgatherv_init: persistent MPI_Allgatherv (contract: MPI-4.0 6.13). */
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgatherv_init"};
-    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                          &m);
-}
-MPII_WEAK(MPI_Allgatherv_init, PMPI_Allgatherv_init)
-
-/* MPI_Allgatherv_c: large-count form of MPI_Allgatherv on an intracommunicator (contract:
- * MPI-4.0 6.7). */
-int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                      MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allgatherv_c"};
-    return allgatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                            comm, &m);
-}
-MPII_WEAK(MPI_Allgatherv_c, PMPI_Allgatherv_c)
-
-/* MPI_Iallgatherv_c: nonblocking MPI_Allgatherv_c (contract: MPI-4.0 6.12). */
-int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallgatherv_c"};
-    return allgatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                            comm, &m);
-}
-MPII_WEAK(MPI_Iallgatherv_c, PMPI_Iallgatherv_c)
-
-/* MPI_Allgatherv_init_c: persistent MPI_Allgatherv_c (contract: MPI-4.0 6.13). */
-int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                           MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allgatherv_init_c"};
-    return allgatherv_count(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                            comm, &m);
-}
-MPII_WEAK(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c)
-
-/* MPI_Alltoall: MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoall"};
-    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoall, PMPI_Alltoall)
-
-/* MPI_Ialltoall: nonblocking MPI_Alltoall (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoall"};
-    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Ialltoall, PMPI_Ialltoall)
-
-/* MPI_Alltoall_init: persistent MPI_Alltoall (contract: MPI-4.0 6.13). */
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoall_init"};
-    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init)
-
-/* MPI_Alltoall_c: large-count form of MPI_Alltoall on an intracommunicator (contract: MPI-4.0 6.8).
+/* MPI_Alltoall_c, MPI_Ialltoall_c, MPI_Alltoall_init_c: large-count form of MPI_Alltoall on an
+ * intracommunicator (contract: MPI-4.0 6.8).
  */
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoall_c"};
-    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoall_c, PMPI_Alltoall_c)
+MPII_COLL_ENTRIES(Alltoall_c, Ialltoall_c, Alltoall_init_c, alltoall_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-/* MPI_Ialltoall_c: nonblocking MPI_Alltoall_c (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoall_c"};
-    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Ialltoall_c, PMPI_Ialltoall_c)
-
-/* MPI_Alltoall_init_c: persistent MPI_Alltoall_c (contract: MPI-4.0 6.13). */
-int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoall_init_c"};
-    return alltoall_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoall_init_c, PMPI_Alltoall_init_c)
-
-/* MPI_Alltoallv: MPI_Alltoallv on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+/* MPI_Alltoallv, MPI_Ialltoallv, MPI_Alltoallv_init: MPI_Alltoallv on an intracommunicator
+ * (contract: MPI-4.0 6.8). */
+MPII_COLL_ENTRIES(Alltoallv, Ialltoallv, Alltoallv_init, alltoallv_int,
+                  (const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallv"};
-    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                         recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallv, PMPI_Alltoallv)
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm))
 
-/* MPI_Ialltoallv: nonblocking MPI_Alltoallv (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallv"};
-    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                         recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Ialltoallv, PMPI_Ialltoallv)
+/* MPI_Alltoallv_c, MPI_Ialltoallv_c, MPI_Alltoallv_init_c: large-count form of MPI_Alltoallv on an
+ * intracommunicator (contract: MPI-4.0 6.8). */
+MPII_COLL_ENTRIES(Alltoallv_c, Ialltoallv_c, Alltoallv_init_c, alltoallv_count,
+                  (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                   const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm))
 
-/* MPI_Alltoallv_init: persistent MPI_Alltoallv (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallv_init"};
-    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                         recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallv_init, PMPI_Alltoallv_init)
-
-/* MPI_Alltoallv_c: large-count form of MPI_Alltoallv on an intracommunicator (contract:
- * MPI-4.0 6.8). */
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallv_c"};
-    return alltoallv_count(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                           recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallv_c, PMPI_Alltoallv_c)
-
-/* MPI_Ialltoallv_c: nonblocking MPI_Alltoallv_c (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallv_c"};
-    return alltoallv_count(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                           recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Ialltoallv_c, PMPI_Ialltoallv_c)
-
-/* MPI_Alltoallv_init_c: persistent MPI_Alltoallv_c (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallv_init_c"};
-    return alltoallv_count(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                           recvtype, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallv_init_c, PMPI_Alltoallv_init_c)
-
-/* MPI_Alltoallw: MPI_Alltoallw on an intracommunicator (contract: MPI-4.0 6.8). */
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+/* MPI_Alltoallw, MPI_Ialltoallw, MPI_Alltoallw_init: MPI_Alltoallw on an intracommunicator
+ * (contract: MPI-4.0 6.8). */
+MPII_COLL_ENTRIES(Alltoallw, Ialltoallw, Alltoallw_init, alltoallw_int,
+                  (const void *sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallw"};
-    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                         recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallw, PMPI_Alltoallw)
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+                  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                   comm))
 
-/* MPI_Ialltoallw: nonblocking MPI_Alltoallw (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallw"};
-    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                         recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Ialltoallw, PMPI_Ialltoallw)
-
-/* MPI_Alltoallw_init: persistent MPI_Alltoallw (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallw_init"};
-    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                         recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallw_init, PMPI_Alltoallw_init)
-
-/* MPI_Alltoallw_c: large-count form of MPI_Alltoallw on an intracommunicator (contract:
- * MPI-4.0 6.8). */
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Alltoallw_c"};
-    return alltoallw_count(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallw_c, PMPI_Alltoallw_c)
-
-/* MPI_Ialltoallw_c: nonblocking MPI_Alltoallw_c (contract: MPI-4.0 6.12). */
-int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                      MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ialltoallw_c"};
-    return alltoallw_count(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Ialltoallw_c, PMPI_Ialltoallw_c)
-
-/* MPI_Alltoallw_init_c: persistent MPI_Alltoallw_c (contract: MPI-4.0 6.13). */
-int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Alltoallw_init_c"};
-    return alltoallw_count(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Alltoallw_init_c, PMPI_Alltoallw_init_c)
+/* MPI_Alltoallw_c, MPI_Ialltoallw_c, MPI_Alltoallw_init_c: large-count form of MPI_Alltoallw on an
+ * intracommunicator (contract: MPI-4.0 6.8). */
+MPII_COLL_ENTRIES(Alltoallw_c, Ialltoallw_c, Alltoallw_init_c, alltoallw_count,
+                  (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+                  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                   comm))

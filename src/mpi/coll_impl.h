@@ -103,6 +103,33 @@ typedef struct mpii_cmode {
     coll_sched_t *lane;
 } mpii_cmode_t;
 
+/* The three MPI functions of one collective, each a mode over one entry function:
+ * PMPI_<name>(params) blocking, PMPI_<iname>(params, request) nonblocking and
+ * PMPI_<init>(params, info, request) persistent (MPI-4.0 6.12, 6.13; no info hint is
+ * used), each calling entry(args, &mode) and exported under its MPI_ name too. params
+ * and args are parenthesised lists; a large-count form is a second use, with its names. */
+#define MPII_LIST(...) __VA_ARGS__
+#define MPII_COLL_ENTRIES(name, iname, init, entry, params, args)                                  \
+    int PMPI_##name(MPII_LIST params)                                                              \
+    {                                                                                              \
+        const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_" #name};        \
+        return entry(MPII_LIST args, &m);                                                          \
+    }                                                                                              \
+    MPII_WEAK(MPI_##name, PMPI_##name)                                                             \
+    int PMPI_##iname(MPII_LIST params, MPI_Request *request)                                       \
+    {                                                                                              \
+        const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_" #iname};       \
+        return entry(MPII_LIST args, &m);                                                          \
+    }                                                                                              \
+    MPII_WEAK(MPI_##iname, PMPI_##iname)                                                           \
+    int PMPI_##init(MPII_LIST params, MPI_Info info, MPI_Request *request)                         \
+    {                                                                                              \
+        (void)info;                                                                                \
+        const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_" #init};   \
+        return entry(MPII_LIST args, &m);                                                          \
+    }                                                                                              \
+    MPII_WEAK(MPI_##init, PMPI_##init)
+
 /* ---- checking mode (coll_verify.c, FMPL_MPI_CHECK=1) ----
  * 1 when the call in mode m on c is to be checked (the setting is on, c is an
  * intracommunicator of 2 or more). The mpii_verify_* then compare this call's arguments

@@ -438,365 +438,74 @@ static int neighbor_general_entry(const void *sbuf, int64_t scount, neighbor_arr
 
 /* ------------------------------------------------------------------ entry points */
 
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgather"};
-    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_allgather, PMPI_Neighbor_allgather)
+MPII_COLL_ENTRIES(Neighbor_allgather, Ineighbor_allgather, Neighbor_allgather_init,
+                  neighbor_uniform_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgather"};
-    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather)
+MPII_COLL_ENTRIES(Neighbor_allgather_c, Ineighbor_allgather_c, Neighbor_allgather_init_c,
+                  neighbor_uniform_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgather_init"};
-    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_allgather_init, PMPI_Neighbor_allgather_init)
+MPII_COLL_ENTRIES(Neighbor_allgatherv, Ineighbor_allgatherv, Neighbor_allgatherv_init,
+                  neighbor_general_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm),
+                  (sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                   NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm))
 
-int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgather_c"};
-    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c)
+MPII_COLL_ENTRIES(Neighbor_allgatherv_c, Ineighbor_allgatherv_c, Neighbor_allgatherv_init_c,
+                  neighbor_general_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm),
+                  (sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL, recvbuf,
+                   NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm))
 
-int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgather_c"};
-    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Ineighbor_allgather_c, PMPI_Ineighbor_allgather_c)
+MPII_COLL_ENTRIES(Neighbor_alltoall, Ineighbor_alltoall, Neighbor_alltoall_init,
+                  neighbor_uniform_entry,
+                  (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgather_init_c"};
-    return neighbor_uniform_entry(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_allgather_init_c, PMPI_Neighbor_allgather_init_c)
+MPII_COLL_ENTRIES(Neighbor_alltoall_c, Ineighbor_alltoall_c, Neighbor_alltoall_init_c,
+                  neighbor_uniform_entry,
+                  (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                  (1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgatherv"};
-    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
-                                  recvbuf, NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv)
+MPII_COLL_ENTRIES(Neighbor_alltoallv, Ineighbor_alltoallv, Neighbor_alltoallv_init,
+                  neighbor_general_entry,
+                  (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL, recvbuf,
+                   NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm))
 
-int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgatherv"};
-    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
-                                  recvbuf, NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv)
+MPII_COLL_ENTRIES(Neighbor_alltoallv_c, Ineighbor_alltoallv_c, Neighbor_alltoallv_init_c,
+                  neighbor_general_entry,
+                  (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                   const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                  (sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL, recvbuf,
+                   NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm))
 
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgatherv_init"};
-    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
-                                  recvbuf, NB_I(recvcounts), NB_I(displs), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_allgatherv_init, PMPI_Neighbor_allgatherv_init)
+MPII_COLL_ENTRIES(Neighbor_alltoallw, Ineighbor_alltoallw, Neighbor_alltoallw_init,
+                  neighbor_general_entry,
+                  (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+                  (sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL, sendtypes,
+                   recvbuf, NB_I(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL, recvtypes, comm))
 
-int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_allgatherv_c"};
-    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
-                                  recvbuf, NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_allgatherv_c, PMPI_Neighbor_allgatherv_c)
-
-int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const MPI_Count recvcounts[],
-                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_allgatherv_c"};
-    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
-                                  recvbuf, NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Ineighbor_allgatherv_c, PMPI_Ineighbor_allgatherv_c)
-
-int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                    MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_allgatherv_init_c"};
-    return neighbor_general_entry(sendbuf, sendcount, NB_I(NULL), NB_I(NULL), sendtype, NULL,
-                                  recvbuf, NB_C(recvcounts), NB_A(displs), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_allgatherv_init_c, PMPI_Neighbor_allgatherv_init_c)
-
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoall"};
-    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall)
-
-int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoall"};
-    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall)
-
-int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoall_init"};
-    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoall_init, PMPI_Neighbor_alltoall_init)
-
-int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoall_c"};
-    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoall_c, PMPI_Neighbor_alltoall_c)
-
-int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoall_c"};
-    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Ineighbor_alltoall_c, PMPI_Ineighbor_alltoall_c)
-
-int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoall_init_c"};
-    return neighbor_uniform_entry(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoall_init_c, PMPI_Neighbor_alltoall_init_c)
-
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallv"};
-    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL,
-                                  recvbuf, NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv)
-
-int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallv"};
-    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL,
-                                  recvbuf, NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv)
-
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallv_init"};
-    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_I(sdispls), sendtype, NULL,
-                                  recvbuf, NB_I(recvcounts), NB_I(rdispls), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallv_init, PMPI_Neighbor_alltoallv_init)
-
-int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallv_c"};
-    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL,
-                                  recvbuf, NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallv_c, PMPI_Neighbor_alltoallv_c)
-
-int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallv_c"};
-    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL,
-                                  recvbuf, NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Ineighbor_alltoallv_c, PMPI_Ineighbor_alltoallv_c)
-
-int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallv_init_c"};
-    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), sendtype, NULL,
-                                  recvbuf, NB_C(recvcounts), NB_A(rdispls), recvtype, NULL, comm,
-                                  &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallv_init_c, PMPI_Neighbor_alltoallv_init_c)
-
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallw"};
-    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                                  sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls),
-                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw)
-
-int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                             MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallw"};
-    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                                  sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls),
-                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw)
-
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallw_init"};
-    return neighbor_general_entry(sendbuf, 0, NB_I(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                                  sendtypes, recvbuf, NB_I(recvcounts), NB_A(rdispls),
-                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallw_init, PMPI_Neighbor_alltoallw_init)
-
-int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Neighbor_alltoallw_c"};
-    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                                  sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls),
-                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c)
-
-int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                               void *recvbuf, const MPI_Count recvcounts[],
-                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                               MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ineighbor_alltoallw_c"};
-    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                                  sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls),
-                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Ineighbor_alltoallw_c, PMPI_Ineighbor_alltoallw_c)
-
-int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const MPI_Count recvcounts[],
-                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Neighbor_alltoallw_init_c"};
-    return neighbor_general_entry(sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL,
-                                  sendtypes, recvbuf, NB_C(recvcounts), NB_A(rdispls),
-                                  MPI_DATATYPE_NULL, recvtypes, comm, &m);
-}
-MPII_WEAK(MPI_Neighbor_alltoallw_init_c, PMPI_Neighbor_alltoallw_init_c)
+MPII_COLL_ENTRIES(Neighbor_alltoallw_c, Ineighbor_alltoallw_c, Neighbor_alltoallw_init_c,
+                  neighbor_general_entry,
+                  (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+                  (sendbuf, 0, NB_C(sendcounts), NB_A(sdispls), MPI_DATATYPE_NULL, sendtypes,
+                   recvbuf, NB_C(recvcounts), NB_A(rdispls), MPI_DATATYPE_NULL, recvtypes, comm))

@@ -447,361 +447,91 @@ static int scan_exclusive(const void *sbuf, void *rbuf, int64_t count, MPI_Datat
     return scan_entry(sbuf, rbuf, count, type, op, comm, 1, m);
 }
 
-/* MPI_Reduce: MPI_Reduce on an intracommunicator (contract: MPI-4.0 6.9.1). */
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce"};
-    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
-}
-MPII_WEAK(MPI_Reduce, PMPI_Reduce)
+/* MPI_Reduce, MPI_Ireduce, MPI_Reduce_init: MPI_Reduce on an intracommunicator (contract:
+ * MPI-4.0 6.9.1). */
+MPII_COLL_ENTRIES(Reduce, Ireduce, Reduce_init, reduce_entry,
+                  (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   int root, MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, root, comm))
 
-/* MPI_Ireduce: nonblocking MPI_Reduce (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce"};
-    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
-}
-MPII_WEAK(MPI_Ireduce, PMPI_Ireduce)
-
-/* MPI_Reduce_init: persistent MPI_Reduce (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_init"};
-    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_init, PMPI_Reduce_init)
-
-/* MPI_Reduce_c: large-count form of MPI_Reduce on an intracommunicator (contract: MPI-4.0 6.9.1).
+/* MPI_Reduce_c, MPI_Ireduce_c, MPI_Reduce_init_c: large-count form of MPI_Reduce on an
+ * intracommunicator (contract: MPI-4.0 6.9.1).
  */
-int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Op op, int root, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_c"};
-    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_c, PMPI_Reduce_c)
+MPII_COLL_ENTRIES(Reduce_c, Ireduce_c, Reduce_init_c, reduce_entry,
+                  (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, root, comm))
 
-/* MPI_Ireduce_c: nonblocking MPI_Reduce_c (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_c"};
-    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
-}
-MPII_WEAK(MPI_Ireduce_c, PMPI_Ireduce_c)
+/* MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init: MPI_Allreduce on an intracommunicator
+ * (contract: MPI-4.0 6.9.6). */
+MPII_COLL_ENTRIES(Allreduce, Iallreduce, Allreduce_init, allreduce_entry,
+                  (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, comm))
 
-/* MPI_Reduce_init_c: persistent MPI_Reduce_c (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_init_c"};
-    return reduce_entry(sendbuf, recvbuf, count, datatype, op, root, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_init_c, PMPI_Reduce_init_c)
+/* MPI_Allreduce_c, MPI_Iallreduce_c, MPI_Allreduce_init_c: large-count form of MPI_Allreduce on an
+ * intracommunicator (contract: MPI-4.0 6.9.6). */
+MPII_COLL_ENTRIES(Allreduce_c, Iallreduce_c, Allreduce_init_c, allreduce_entry,
+                  (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, comm))
 
-/* MPI_Allreduce: MPI_Allreduce on an intracommunicator (contract: MPI-4.0 6.9.6). */
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allreduce"};
-    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Allreduce, PMPI_Allreduce)
+/* MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, MPI_Reduce_scatter_block_init:
+ * MPI_Reduce_scatter_block on an intracommunicator (contract: MPI-4.0 6.10.1). */
+MPII_COLL_ENTRIES(Reduce_scatter_block, Ireduce_scatter_block, Reduce_scatter_block_init,
+                  reduce_scatter_block_entry,
+                  (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, recvcount, datatype, op, comm))
 
-/* MPI_Iallreduce: nonblocking MPI_Allreduce (contract: MPI-4.0 6.12). */
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallreduce"};
-    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Iallreduce, PMPI_Iallreduce)
-
-/* MPI_Allreduce_init: persistent MPI_Allreduce (contract: MPI-4.0 6.13). */
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allreduce_init"};
-    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Allreduce_init, PMPI_Allreduce_init)
-
-/* MPI_Allreduce_c: large-count form of MPI_Allreduce on an intracommunicator (contract:
- * MPI-4.0 6.9.6). */
-int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Allreduce_c"};
-    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Allreduce_c, PMPI_Allreduce_c)
-
-/* MPI_Iallreduce_c: nonblocking MPI_Allreduce_c (contract: MPI-4.0 6.12). */
-int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iallreduce_c"};
-    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Iallreduce_c, PMPI_Iallreduce_c)
-
-/* MPI_Allreduce_init_c: persistent MPI_Allreduce_c (contract: MPI-4.0 6.13). */
-int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Allreduce_init_c"};
-    return allreduce_entry(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Allreduce_init_c, PMPI_Allreduce_init_c)
-
-/* MPI_Reduce_scatter_block: MPI_Reduce_scatter_block on an intracommunicator (contract:
- * MPI-4.0 6.10.1). */
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_block"};
-    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
-
-/* MPI_Ireduce_scatter_block: nonblocking MPI_Reduce_scatter_block (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_block"};
-    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block)
-
-/* MPI_Reduce_scatter_block_init: persistent MPI_Reduce_scatter_block (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_block_init"};
-    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init)
-
-/* MPI_Reduce_scatter_block_c: large-count form of MPI_Reduce_scatter_block on an intracommunicator
- * (contract: MPI-4.0 6.10.1). */
-int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_block_c"};
-    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
-
-/* MPI_Ireduce_scatter_block_c: nonblocking MPI_Reduce_scatter_block_c (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                 MPI_Request *request)
-{
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_block_c"};
-    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c)
-
-/* MPI_Reduce_scatter_block_init_c: persistent MPI_Reduce_scatter_block_c (contract: MPI-4.0 6.13).
+/* MPI_Reduce_scatter_block_c, MPI_Ireduce_scatter_block_c, MPI_Reduce_scatter_block_init_c:
+ * large-count form of MPI_Reduce_scatter_block on an intracommunicator (contract: MPI-4.0 6.10.1).
  */
-int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                     MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_block_init_c"};
-    return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c)
+MPII_COLL_ENTRIES(Reduce_scatter_block_c, Ireduce_scatter_block_c, Reduce_scatter_block_init_c,
+                  reduce_scatter_block_entry,
+                  (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, recvcount, datatype, op, comm))
 
-/* MPI_Reduce_scatter: MPI_Reduce_scatter on an intracommunicator (contract: MPI-4.0 6.10.2). */
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter"};
-    return reduce_scatter_int(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter)
+/* MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_Reduce_scatter_init: MPI_Reduce_scatter on an
+ * intracommunicator (contract: MPI-4.0 6.10.2). */
+MPII_COLL_ENTRIES(Reduce_scatter, Ireduce_scatter, Reduce_scatter_init, reduce_scatter_int,
+                  (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, recvcounts, datatype, op, comm))
 
-/* MPI_Ireduce_scatter: nonblocking MPI_Reduce_scatter (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter"};
-    return reduce_scatter_int(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Ireduce_scatter, PMPI_Ireduce_scatter)
+/* MPI_Reduce_scatter_c, MPI_Ireduce_scatter_c, MPI_Reduce_scatter_init_c: large-count form of
+ * MPI_Reduce_scatter on an intracommunicator (contract: MPI-4.0 6.10.2). */
+MPII_COLL_ENTRIES(Reduce_scatter_c, Ireduce_scatter_c, Reduce_scatter_init_c, reduce_scatter_count,
+                  (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, recvcounts, datatype, op, comm))
 
-/* MPI_Reduce_scatter_init: persistent MPI_Reduce_scatter (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                             MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_init"};
-    return reduce_scatter_int(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init)
-
-/* MPI_Reduce_scatter_c: large-count form of MPI_Reduce_scatter on an intracommunicator (contract:
- * MPI-4.0 6.10.2). */
-int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Reduce_scatter_c"};
-    return reduce_scatter_count(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
-
-/* MPI_Ireduce_scatter_c: nonblocking MPI_Reduce_scatter_c (contract: MPI-4.0 6.12). */
-int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Ireduce_scatter_c"};
-    return reduce_scatter_count(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c)
-
-/* MPI_Reduce_scatter_init_c: persistent MPI_Reduce_scatter_c (contract: MPI-4.0 6.13). */
-int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {
-        .kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Reduce_scatter_init_c"};
-    return reduce_scatter_count(sendbuf, recvbuf, recvcounts, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c)
-
-/* MPI_Scan: MPI_Scan on an intracommunicator (contract: MPI-4.0 6.11.1). */
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scan"};
-    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Scan, PMPI_Scan)
-
-/* MPI_Iscan: nonblocking MPI_Scan (contract: MPI-4.0 6.12). */
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscan"};
-    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Iscan, PMPI_Iscan)
-
-/* MPI_Scan_init: persistent MPI_Scan (contract: MPI-4.0 6.13). */
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scan_init"};
-    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Scan_init, PMPI_Scan_init)
-
-/* MPI_Scan_c: large-count form of MPI_Scan on an intracommunicator (contract: MPI-4.0 6.11.1). */
-int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Scan_c"};
-    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Scan_c, PMPI_Scan_c)
-
-/* MPI_Iscan_c: nonblocking MPI_Scan_c (contract: MPI-4.0 6.12). */
-int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iscan_c"};
-    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Iscan_c, PMPI_Iscan_c)
-
-/* MPI_Scan_init_c: persistent MPI_Scan_c (contract: MPI-4.0 6.13). */
-int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Scan_init_c"};
-    return scan_inclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Scan_init_c, PMPI_Scan_init_c)
-
-/* MPI_Exscan: MPI_Exscan on an intracommunicator (contract: MPI-4.0 6.11.2). */
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Exscan"};
-    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Exscan, PMPI_Exscan)
-
-/* MPI_Iexscan: nonblocking MPI_Exscan (contract: MPI-4.0 6.12). */
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iexscan"};
-    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Iexscan, PMPI_Iexscan)
-
-/* MPI_Exscan_init: persistent MPI_Exscan (contract: MPI-4.0 6.13). */
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Exscan_init"};
-    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Exscan_init, PMPI_Exscan_init)
-
-/* MPI_Exscan_c: large-count form of MPI_Exscan on an intracommunicator (contract: MPI-4.0 6.11.2).
+/* MPI_Scan, MPI_Iscan, MPI_Scan_init: MPI_Scan on an intracommunicator (contract: MPI-4.0 6.11.1).
  */
-int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_BLOCK, .req = NULL, .fname = "MPI_Exscan_c"};
-    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Exscan_c, PMPI_Exscan_c)
+MPII_COLL_ENTRIES(Scan, Iscan, Scan_init, scan_inclusive,
+                  (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, comm))
 
-/* MPI_Iexscan_c: nonblocking MPI_Exscan_c (contract: MPI-4.0 6.12). */
-int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    const mpii_cmode_t m = {.kind = MPII_CM_NB, .req = request, .fname = "MPI_Iexscan_c"};
-    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Iexscan_c, PMPI_Iexscan_c)
+/* MPI_Scan_c, MPI_Iscan_c, MPI_Scan_init_c: large-count form of MPI_Scan on an intracommunicator
+ * (contract: MPI-4.0 6.11.1). */
+MPII_COLL_ENTRIES(Scan_c, Iscan_c, Scan_init_c, scan_inclusive,
+                  (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, comm))
 
-/* MPI_Exscan_init_c: persistent MPI_Exscan_c (contract: MPI-4.0 6.13). */
-int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)info; /* no hints are used */
-    const mpii_cmode_t m = {.kind = MPII_CM_PERSIST, .req = request, .fname = "MPI_Exscan_init_c"};
-    return scan_exclusive(sendbuf, recvbuf, count, datatype, op, comm, &m);
-}
-MPII_WEAK(MPI_Exscan_init_c, PMPI_Exscan_init_c)
+/* MPI_Exscan, MPI_Iexscan, MPI_Exscan_init: MPI_Exscan on an intracommunicator (contract:
+ * MPI-4.0 6.11.2). */
+MPII_COLL_ENTRIES(Exscan, Iexscan, Exscan_init, scan_exclusive,
+                  (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, comm))
+
+/* MPI_Exscan_c, MPI_Iexscan_c, MPI_Exscan_init_c: large-count form of MPI_Exscan on an
+ * intracommunicator (contract: MPI-4.0 6.11.2).
+ */
+MPII_COLL_ENTRIES(Exscan_c, Iexscan_c, Exscan_init_c, scan_exclusive,
+                  (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm),
+                  (sendbuf, recvbuf, count, datatype, op, comm))
