@@ -23,7 +23,7 @@
 
 #include "bench_util.h"
 #include "fmpl.h"
-#include "fmpl/fmpl_tool.h" /* allgather: coll_allgather on the world's group */
+#include "runtime/runtime.h" /* allgather: coll_allgather on the world's group */
 
 #define W FMPL_COMM_WORLD
 
@@ -86,7 +86,7 @@ static void run(int op, double *buf, size_t n, int iters)
         case OP_ALLREDUCE:
             CHECK(fmpl_allreduce(buf, n / sizeof(double), FMPL_DOUBLE, FMPL_SUM, W, NULL));
             break;
-        case OP_ALLGATHER: CHECK(coll_allgather(fmpl_tool_world_group(), NULL, buf, n)); break;
+        case OP_ALLGATHER: CHECK(coll_allgather(runtime_world_group(), NULL, buf, n)); break;
         default: {
             fmpl_request r = persistent(op, buf, n);
             CHECK(fmpl_start(r));

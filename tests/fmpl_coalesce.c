@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "fmpl.h"
-#include "fmpl/fmpl_tool.h"
+#include "runtime/runtime.h"
 #include "test_util.h"
 
 #define W FMPL_COMM_WORLD
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         iters = 2;
     peer = rank ^ 1;
     int active = peer < size, first = !(rank & 1);
-    vnic_t *v = fmpl_tool_vnic();
+    vnic_t *v = runtime_vnic();
     CHECK(v);
     vnic_udp_stats_t s0, s1;
     int udp = vnic_udp_stats(v, &s0) == FMPL_SUCCESS;

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmpl/fmpl_tool.h"
+#include "runtime/runtime.h"
 #include "test_util.h"
 
 #define GAP (-7)
@@ -385,7 +385,7 @@ static uint64_t data_posted(void)
 {
     vnic_udp_stats_t st;
     memset(&st, 0, sizeof st);
-    int rc = vnic_udp_stats(fmpl_tool_vnic(), &st);
+    int rc = vnic_udp_stats(runtime_vnic(), &st);
     CHECK(rc == FMPL_SUCCESS || rc == FMPL_ERR_UNSUPPORTED);
     return st.data_posted;
 }
@@ -530,7 +530,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const char *na = getenv("FMPL_MPI_NODE_AWARE");
     mode = na ? atoi(na) : 1;
-    const boot_nodes_t *nodes = vnic_nodes(fmpl_tool_vnic());
+    const boot_nodes_t *nodes = vnic_nodes(runtime_vnic());
     CHECK(nodes);
     wnode = nodes->node_of;
     if (nodes->nnodes < 2) {

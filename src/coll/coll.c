@@ -451,6 +451,16 @@ int coll_group_free(coll_group_t *g)
     return r.err;
 }
 
+void coll_group_drop(coll_group_t *g)
+{
+    if (!group_ok(g))
+        return;
+    coll_retire_t r;
+    retire_begin(&r, g);
+    r.phase = RT_DONE; /* no handshake: straight to the release */
+    retire_poll(&r);
+}
+
 int coll_group_retire(coll_group_t *g, void (*done)(void *arg, int err), void *arg)
 {
     if (!group_ok(g))

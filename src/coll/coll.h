@@ -92,6 +92,10 @@ int coll_group_create(vnic_t *v, int size, int rank, const int *members, uint32_
  * group (all acknowledgements in, one barrier), then frees the handle and leaves
  * the slot clean for the next group. FMPL_ERR_COMM when g is NULL or not a group. */
 int coll_group_free(coll_group_t *g);
+/* Frees this rank's handle at once, without the members' handshake, for a start-up that
+ * failed on this rank (the other members learn of it when its area goes away, see
+ * coll_finalize). Never blocks; nothing when g is not a group. */
+void coll_group_drop(coll_group_t *g);
 /* The same without waiting: g is gone for the caller at once; this member's part of the
  * handshake runs from the vnic progress hook (whoever progresses), and the slot stays in
  * use (coll_slot_in_use) until it is over; then done(arg, err) runs (may be NULL; err 0

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "fmpl/fmpl_impl.h"
+#include "runtime/runtime.h"
 
 /* ---- peer states and their tokens ---- */
 
@@ -149,9 +150,7 @@ int fmpli_comm_world_init(void)
     if (rc != FMPL_SUCCESS)
         goto fail;
     c->area_key = FMPLI_KEY_MATCH_WORLD;
-    rc = coll_group_create(fmpli.vnic, c->size, c->rank, c->members, 0, &c->group);
-    if (rc != FMPL_SUCCESS)
-        goto fail;
+    c->group = runtime_world_group(); /* the runtime's: freed by runtime_close */
     fmpli.ctx_used[0] |= 1;
     fmpli.ctx_comm[0] = FMPL_COMM_WORLD;
     c->live = 1;
@@ -166,7 +165,8 @@ fail:
 void fmpli_comm_all_free(void)
 {
     /* Sub-communicators in ascending ctx: members of two groups free them in the same
-     * order, so the collective frees cannot deadlock. WORLD (ctx 0) goes last. */
+     * order, so the collective frees cannot deadlock. WORLD's group (ctx 0) goes last, in
+     * runtime_close. */
     for (int ctx = 1; ctx < FMPLI_COMM_MAX; ctx++) {
         int h = fmpli.ctx_comm[ctx];
         if (h < 0)
@@ -176,10 +176,8 @@ void fmpli_comm_all_free(void)
         fmpli_comm_release(c);
     }
     fmpli_comm_t *w = &fmpli.comms[FMPL_COMM_WORLD];
-    if (w->live) {
-        coll_group_free(w->group);
-        fmpli_comm_release(w);
-    }
+    if (w->live)
+        fmpli_comm_release(w); /* (its group is the runtime's) */
 }
 
 /* ---- public calls ---- */

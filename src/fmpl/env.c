@@ -1,24 +1,12 @@
-/* env.c — fmpl_init / fmpl_finalize, clocks, error strings, shared-heap memory. */
+/* env.c — fmpl_init / fmpl_finalize (the runtime, then the native layer's parts), clocks,
+ * error strings, shared-heap memory. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmpl/fmpl_impl.h"
-#include "fmpl/fmpl_tool.h"
+#include "runtime/runtime.h"
 
 fmpli_state_t fmpli;
-
-/* Undoes a partial fmpl_init: closes whatever was opened, leaves status FMPLI_NEVER. */
-static void fmpli_init_unwind(int coll_up)
-{
-    if (coll_up)
-        coll_finalize(fmpli.vnic);
-    if (fmpli.vnic)
-        vnic_close(fmpli.vnic);
-    if (fmpli.boot)
-        boot_finalize(fmpli.boot);
-    fmpli.vnic = NULL;
-    fmpli.boot = NULL;
-}
 
 static unsigned fmpli_bits_for(uint32_t n)
 {
@@ -26,14 +14,6 @@ static unsigned fmpli_bits_for(uint32_t n)
     while (b < 32 && (1ull << b) < n)
         b++;
     return b;
-}
-
-/* The code of a start-up step that failed talking to a peer. Access refused to a peer's
- * area, registered before the step began, means the peer gave up (its own start-up failed
- * and it took its areas back): FMPL_ERR_PEER, and the peer's own message says why. */
-static int startup_peer_rc(int rc)
-{
-    return rc == FMPL_ERR_KEY ? FMPL_ERR_PEER : rc;
 }
 
 int fmpl_init(int *argc, char ***argv)
@@ -54,26 +34,14 @@ int fmpl_init(int *argc, char ***argv)
     fmpli.slot_bits = fmpli_bits_for(fmpli.nslots);
     fmpli.row_stride = BASE_ALIGN_UP((size_t)fmpli.nslots * sizeof(fmpli_hdr_t), BASE_CACHE_LINE);
 
-    int rc = boot_init(&fmpli.boot);
-    if (rc != FMPL_SUCCESS) {
-        fmpli.boot = NULL;
+    /* the collective area leaves room for the world's matching area (fmpli_area_alloc) */
+    int rc = runtime_open(fmpli.row_stride);
+    if (rc != FMPL_SUCCESS)
         return rc;
-    }
-    rc = vnic_open(fmpli.boot, &fmpli.vnic);
-    if (rc != FMPL_SUCCESS) {
-        fmpli.vnic = NULL;
-        fmpli_init_unwind(0);
-        return rc;
-    }
+    fmpli.boot = runtime_boot();
+    fmpli.vnic = runtime_vnic();
     fmpli.rank = vnic_rank(fmpli.vnic);
     fmpli.size = vnic_size(fmpli.vnic);
-    base_log_set_rank(fmpli.rank);
-    /* the collective area leaves room for the world's matching area (fmpli_area_alloc) */
-    rc = coll_init(fmpli.vnic, (size_t)fmpli.size * fmpli.row_stride);
-    if (rc != FMPL_SUCCESS) {
-        fmpli_init_unwind(0);
-        return startup_peer_rc(rc);
-    }
     rc = fmpli_p2p_init();
     if (rc == FMPL_SUCCESS)
         rc = fmpli_any_init();
@@ -81,12 +49,12 @@ int fmpl_init(int *argc, char ***argv)
         rc = fmpli_comm_world_init();
     if (rc != FMPL_SUCCESS) {
         fmpli_any_finalize();
-        fmpli_init_unwind(1);
+        runtime_abandon();
         return rc;
     }
     fmpli.status = FMPLI_ACTIVE;
     /* Every rank's areas are registered before any peer may write into them. */
-    rc = startup_peer_rc(coll_barrier(fmpli.comms[FMPL_COMM_WORLD].group));
+    rc = runtime_startup_rc(coll_barrier(fmpli.comms[FMPL_COMM_WORLD].group));
     if (rc != FMPL_SUCCESS) {
         if (rc != FMPL_ERR_PEER) /* (else the peer's message says why) */
             base_log("fmpl_init: start-up barrier failed: %s", base_strerror(rc));
@@ -121,17 +89,11 @@ int fmpl_finalize(void)
     free(fmpli.pending);
     free(fmpli.pid_table);
     free(fmpli.pid_next);
-    coll_finalize(fmpli.vnic);
-    int vrc = vnic_close(fmpli.vnic);
-    int brc2 = boot_finalize(fmpli.boot);
+    int rrc = runtime_close();
     fmpli.vnic = NULL;
     fmpli.boot = NULL;
     fmpli.status = FMPLI_FINALIZED;
-    if (rc == FMPL_SUCCESS)
-        rc = vrc;
-    if (rc == FMPL_SUCCESS)
-        rc = brc2;
-    return rc;
+    return rc == FMPL_SUCCESS ? rrc : rc;
 }
 
 double fmpl_wtime(void)
@@ -155,19 +117,4 @@ int fmpl_free_mem(void *ptr)
 {
     FMPLI_CHECK_INIT();
     return vnic_mem_free(fmpli.vnic, ptr);
-}
-
-vnic_t *fmpl_tool_vnic(void)
-{
-    return fmpli.status == FMPLI_ACTIVE ? fmpli.vnic : NULL;
-}
-
-boot_t *fmpl_tool_boot(void)
-{
-    return fmpli.status == FMPLI_ACTIVE ? fmpli.boot : NULL;
-}
-
-coll_group_t *fmpl_tool_world_group(void)
-{
-    return fmpli.status == FMPLI_ACTIVE ? fmpli.comms[FMPL_COMM_WORLD].group : NULL;
 }

@@ -2,7 +2,8 @@
  * Finalize and their queries, MPI_Abort, clocks, processor name, versions, memory from the
  * shared heap, MPI_Pcontrol.
  *
- * MPI_Init runs fmpl_init (boot, vnic, collective area), then the parts of the layer in
+ * MPI_Init runs fmpl_init (the runtime: boot, vnic, collective area, world group; then the
+ * native layer), takes the runtime's handles (runtime.h), then the parts of the layer in
  * the order of mpi_impl.h: errhandlers, MPI_INFO_ENV, keyvals (this part), datatypes,
  * ops, communicators, point-to-point. MPI_Finalize deletes the attributes of
  * MPI_COMM_SELF (then MPI_COMM_WORLD) first, as MPI-4.0 11.2.2 requires, then finalizes
@@ -23,9 +24,9 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "fmpl/fmpl_tool.h"
 #include "mpi/file_impl.h"
 #include "mpi/mpi_impl.h"
+#include "runtime/runtime.h"
 
 mpii_state_t mpii;
 static int mpii_was_initialized; /* MPI_Initialized stays true after MPI_Finalize */
@@ -51,8 +52,8 @@ static int runtime_start(int *argc, char ***argv, int required, const char *fnam
         return MPII_ERRF(mpii_err_from_fmpl(rc), fname,
                          "the engine did not start (%s); the lines before this one say why",
                          fmpl_error_string(rc));
-    mpii.vnic = fmpl_tool_vnic();
-    mpii.boot = fmpl_tool_boot();
+    mpii.vnic = runtime_vnic();
+    mpii.boot = runtime_boot();
     mpii.world_rank = boot_rank(mpii.boot);
     mpii.world_size = boot_size(mpii.boot);
     mpii.thread_level = required < MPI_THREAD_SINGLE       ? MPI_THREAD_SINGLE
@@ -76,7 +77,7 @@ static int runtime_start(int *argc, char ***argv, int required, const char *fnam
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         rc = parts[i].fn();
         if (rc == MPI_SUCCESS && parts[i].fn == mpii_comm_init)
-            mpii_comm_get(MPI_COMM_WORLD)->cgroup = fmpl_tool_world_group();
+            mpii_comm_get(MPI_COMM_WORLD)->cgroup = runtime_world_group();
         if (rc != MPI_SUCCESS) {
             /* Other ranks may be waiting in a collective step of init: end the job. */
             char msg[256];

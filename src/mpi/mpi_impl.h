@@ -1,8 +1,9 @@
 /* mpi_impl.h — private to src/mpi: the MPI layer's object model, shared by its files.
  *
- * The MPI face sits on the native layer: MPI_Init runs fmpl_init (so boot, the vnic and
- * the collective area are up) and takes the vnic from fmpl_tool.h. Everything below
- * talks to the vnic, dt and coll interfaces only.
+ * The MPI face sits on the runtime (runtime.h): MPI_Init runs fmpl_init, which opens it
+ * (boot, the vnic, the collective area and the world group) and brings up the native
+ * layer beside it, and takes the runtime's handles. Everything below talks to the vnic,
+ * dt and coll interfaces only.
  *
  * Handles (include/mpi.h): an int with the kind in bits 30..26 and an index below.
  * Index 0 is the kind's *_NULL; indices 1..FMPL_MPI_PREDEF_MAX-1 are predefined objects;

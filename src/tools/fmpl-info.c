@@ -4,7 +4,7 @@
  * in force and every setting the library reads from the environment.
  *
  * It runs fmpl_init, so every layer reads and records its settings, asks the vnic
- * what it found (fmpl_tool.h), and finalizes. Under a launcher every rank does the
+ * what it found (runtime.h), and finalizes. Under a launcher every rank does the
  * same and rank 0 prints.
  *
  * --loggp measures the LogGP parameters of the transport between ranks 0 and 1 (L, o, g,
@@ -27,7 +27,7 @@
 #include "boot/boot.h"
 #include "coll/coll.h"
 #include "fmpl.h"
-#include "fmpl/fmpl_tool.h"
+#include "runtime/runtime.h"
 #include "vnic/vnic.h"
 
 typedef struct info {
@@ -109,8 +109,8 @@ static void probe(info_t *in, int *argc, char ***argv)
         fprintf(stderr, "fmpl-info: fmpl_init: %s\n", fmpl_error_string(in->init_rc));
         return;
     }
-    boot_t *boot = fmpl_tool_boot();
-    vnic_t *v = fmpl_tool_vnic();
+    boot_t *boot = runtime_boot();
+    vnic_t *v = runtime_vnic();
     in->rank = boot_rank(boot);
     in->size = boot_size(boot);
     snprintf(in->backend, sizeof in->backend, "%s", boot_backend(boot));
@@ -363,8 +363,8 @@ static int loggp_main(int *argc, char ***argv)
         fprintf(stderr, "fmpl-info: fmpl_init: %s\n", fmpl_error_string(rc));
         return 1;
     }
-    boot_t *boot = fmpl_tool_boot();
-    vnic_t *v = fmpl_tool_vnic();
+    boot_t *boot = runtime_boot();
+    vnic_t *v = runtime_vnic();
     int rank = boot_rank(boot), size = boot_size(boot);
     if (size < 2) {
         fprintf(stderr, "fmpl-info --loggp measures between two ranks: run it as\n"
