@@ -356,7 +356,7 @@ static int bcast_entry(void *buf, int64_t count, MPI_Datatype type, int root, MP
     MPII_BUILD_RUN(c, comm, m, &kb, mpii_build_bcast(s, c, buf, count, type, root));
 }
 
-/* ------------------------------------------------------------------ gather(v) */
+/* ------------------------------------------------------------------ gather(v), scatter(v) */
 
 /* Linear gatherv: the root posts every receive at once. counts/displs (root only) in
  * elements of rtype. sbuf MPI_IN_PLACE at the root: its block is already in place. */
@@ -377,101 +377,6 @@ static int build_gatherv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, int6
             mpii_sched_recv(s, (char *)rbuf + displs[i] * ext, counts[i], rtype, i);
     return MPI_SUCCESS;
 }
-
-static int gather_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                        int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                        const mpii_cmode_t *m)
-{
-    const char *fname = m->fname;
-    mpii_comm_t *c;
-    int rc = mpii_coll_enter(comm, fname, &c);
-    if (rc)
-        return rc;
-    mpii_ckey_t kb = {.kind = MPII_CK_GATHER,
-                      .root = root,
-                      .stype = stype,
-                      .rtype = rtype,
-                      .scount = scount,
-                      .rcount = rcount,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
-    if (c->rgroup) {
-        int n = root_array_len(c, root);
-        int64_t *cd = n ? uniform_blocks(n, rcount) : NULL;
-        if (n && !cd)
-            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-        rc = mpii_inter_gatherv(c, comm, sbuf, scount, stype, rbuf, cd, cd ? cd + n : NULL, rtype,
-                                root, m, &kb);
-        free(cd);
-        return rc;
-    }
-    if ((rc = mpii_coll_check_root(root, c->size)))
-        return mpii_coll_fail(comm, rc, fname);
-    int me_root = c->rank == root;
-    if (!(me_root && sbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
-        return mpii_coll_fail(comm, rc, fname);
-    if (me_root) {
-        if ((rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
-            return mpii_coll_fail(comm, rc, fname);
-        if (mpii_coll_alias(sbuf, scount, stype, rbuf, rcount * c->size, rtype))
-            return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    }
-    if (mpii_verify_on(c, m) && (rc = mpii_verify_rooted(c, MPII_CK_GATHER, root, scount, stype,
-                                                         NULL, rcount, rtype, fname)))
-        return rc;
-    int p = c->size;
-    int64_t *cd = NULL;
-    if (me_root && !(cd = uniform_blocks(p, rcount)))
-        return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-    const mpii_ckey_t *k = mpii_sched_key(m, &kb);
-    coll_sched_t *s = mpii_sched_lookup(c, k);
-    if (s) {
-        free(cd);
-        return mpii_sched_run_cached(c, comm, s, m->fname);
-    }
-    s = mpii_sched_new(c);
-    rc =
-        s ? build_gatherv(s, c, sbuf, scount, stype, rbuf, cd, cd ? cd + p : NULL, rtype, root) : 0;
-    free(cd);
-    return mpii_sched_run(c, comm, s, m, k, rc);
-}
-
-static int gatherv_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                         const int64_t *counts, const int64_t *displs, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
-{
-    const char *fname = m->fname;
-    mpii_comm_t *c;
-    int rc = mpii_coll_enter(comm, fname, &c);
-    if (rc)
-        return rc;
-    if (conv_err)
-        return mpii_coll_fail(comm, conv_err, fname);
-    if (c->rgroup)
-        return mpii_inter_gatherv(c, comm, sbuf, scount, stype, rbuf, counts, displs, rtype, root,
-                                  m, NULL);
-    if ((rc = mpii_coll_check_root(root, c->size)))
-        return mpii_coll_fail(comm, rc, fname);
-    int me_root = c->rank == root;
-    if (!(me_root && sbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
-        return mpii_coll_fail(comm, rc, fname);
-    if (me_root) {
-        if ((rc = mpii_coll_check_counts(counts, displs, c->size)))
-            return mpii_coll_fail(comm, rc, fname);
-        if ((rc = mpii_coll_check_buf(rbuf, 0, rtype, 0)))
-            return mpii_coll_fail(comm, rc, fname);
-        if (mpii_coll_alias_blocks(sbuf, scount, stype, rbuf, counts, displs, rtype, c->size))
-            return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    }
-    if (mpii_verify_on(c, m) &&
-        (rc = mpii_verify_rooted(c, MPII_CK_GATHER, root, scount, stype, counts, 0, rtype, fname)))
-        return rc;
-    coll_sched_t *s = mpii_sched_new(c);
-    rc = s ? build_gatherv(s, c, sbuf, scount, stype, rbuf, counts, displs, rtype, root) : 0;
-    return mpii_sched_run(c, comm, s, m, NULL, rc);
-}
-
-/* ------------------------------------------------------------------ scatter(v) */
 
 /* Contract: coll_impl.h. Linear: the root posts every send at once. */
 int mpii_build_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const int64_t *counts,
@@ -494,68 +399,15 @@ int mpii_build_scatterv(coll_sched_t *s, mpii_comm_t *c, const void *sbuf, const
     return MPI_SUCCESS;
 }
 
-static int scatter_entry(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                         int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                         const mpii_cmode_t *m)
-{
-    const char *fname = m->fname;
-    mpii_comm_t *c;
-    int rc = mpii_coll_enter(comm, fname, &c);
-    if (rc)
-        return rc;
-    mpii_ckey_t kb = {.kind = MPII_CK_SCATTER,
-                      .root = root,
-                      .stype = stype,
-                      .rtype = rtype,
-                      .scount = scount,
-                      .rcount = rcount,
-                      .sbuf = sbuf,
-                      .rbuf = rbuf};
-    if (c->rgroup) {
-        int n = root_array_len(c, root);
-        int64_t *cd = n ? uniform_blocks(n, scount) : NULL;
-        if (n && !cd)
-            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-        rc = mpii_inter_scatterv(c, comm, sbuf, cd, cd ? cd + n : NULL, stype, rbuf, rcount, rtype,
-                                 root, m, &kb);
-        free(cd);
-        return rc;
-    }
-    if ((rc = mpii_coll_check_root(root, c->size)))
-        return mpii_coll_fail(comm, rc, fname);
-    int me_root = c->rank == root;
-    if (!(me_root && rbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
-        return mpii_coll_fail(comm, rc, fname);
-    if (me_root) {
-        if ((rc = mpii_coll_check_buf(sbuf, scount, stype, 0)))
-            return mpii_coll_fail(comm, rc, fname);
-        if (mpii_coll_alias(rbuf, rcount, rtype, sbuf, scount * c->size, stype))
-            return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
-    }
-    if (mpii_verify_on(c, m) && (rc = mpii_verify_rooted(c, MPII_CK_SCATTER, root, rcount, rtype,
-                                                         NULL, scount, stype, fname)))
-        return rc;
-    int p = c->size;
-    int64_t *cd = NULL;
-    if (me_root && !(cd = uniform_blocks(p, scount)))
-        return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
-    const mpii_ckey_t *k = mpii_sched_key(m, &kb);
-    coll_sched_t *s = mpii_sched_lookup(c, k);
-    if (s) {
-        free(cd);
-        return mpii_sched_run_cached(c, comm, s, m->fname);
-    }
-    s = mpii_sched_new(c);
-    rc = s ? mpii_build_scatterv(s, c, sbuf, cd, cd ? cd + p : NULL, stype, rbuf, rcount, rtype,
-                                 root)
-           : 0;
-    free(cd);
-    return mpii_sched_run(c, comm, s, m, k, rc);
-}
-
-static int scatterv_entry(const void *sbuf, const int64_t *counts, const int64_t *displs,
-                          MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                          int root, MPI_Comm comm, int conv_err, const mpii_cmode_t *m)
+/* Gather(v) and scatter(v) (scatter 1): every member's own block (own: a gather's send
+ * buffer, a scatter's receive buffer; MPI_IN_PLACE at the root) and the root's blocks
+ * (blocks: counts[i] elements of btype at displs[i]; counts NULL: bcount each, one after
+ * the other). conv_err: the v-forms' arrays could not be widened. The uniform forms keep
+ * their schedules in the communicator's cache. */
+static int rooted_entry(int scatter, const void *own, int64_t ocount, MPI_Datatype otype,
+                        const void *blocks, const int64_t *counts, const int64_t *displs,
+                        int64_t bcount, MPI_Datatype btype, int root, MPI_Comm comm, int conv_err,
+                        const mpii_cmode_t *m)
 {
     const char *fname = m->fname;
     mpii_comm_t *c;
@@ -564,28 +416,73 @@ static int scatterv_entry(const void *sbuf, const int64_t *counts, const int64_t
         return rc;
     if (conv_err)
         return mpii_coll_fail(comm, conv_err, fname);
-    if (c->rgroup)
-        return mpii_inter_scatterv(c, comm, sbuf, counts, displs, stype, rbuf, rcount, rtype, root,
-                                   m, NULL);
+    int kind = scatter ? MPII_CK_SCATTER : MPII_CK_GATHER, uniform = !counts;
+    mpii_ckey_t kb = {.kind = kind, .root = root};
+    kb.stype = scatter ? btype : otype;
+    kb.rtype = scatter ? otype : btype;
+    kb.scount = scatter ? bcount : ocount;
+    kb.rcount = scatter ? ocount : bcount;
+    kb.sbuf = scatter ? blocks : own;
+    kb.rbuf = scatter ? own : blocks;
+    int64_t *cd = NULL; /* the uniform forms' counts and displacements, where needed */
+    if (c->rgroup) {
+        int n = uniform ? root_array_len(c, root) : 0;
+        if (n && !(cd = uniform_blocks(n, bcount)))
+            return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
+        if (cd) {
+            counts = cd;
+            displs = cd + n;
+        }
+        const mpii_ckey_t *k = uniform ? &kb : NULL;
+        rc = scatter ? mpii_inter_scatterv(c, comm, blocks, counts, displs, btype, (void *)own,
+                                           ocount, otype, root, m, k)
+                     : mpii_inter_gatherv(c, comm, own, ocount, otype, (void *)blocks, counts,
+                                          displs, btype, root, m, k);
+        free(cd);
+        return rc;
+    }
     if ((rc = mpii_coll_check_root(root, c->size)))
         return mpii_coll_fail(comm, rc, fname);
-    int me_root = c->rank == root;
-    if (!(me_root && rbuf == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(rbuf, rcount, rtype, 0)))
+    int me_root = c->rank == root, p = c->size;
+    if (!(me_root && own == MPI_IN_PLACE) && (rc = mpii_coll_check_buf(own, ocount, otype, 0)))
         return mpii_coll_fail(comm, rc, fname);
     if (me_root) {
-        if ((rc = mpii_coll_check_counts(counts, displs, c->size)))
+        if (!uniform && (rc = mpii_coll_check_counts(counts, displs, p)))
             return mpii_coll_fail(comm, rc, fname);
-        if ((rc = mpii_coll_check_buf(sbuf, 0, stype, 0)))
+        if ((rc = mpii_coll_check_buf(blocks, uniform ? bcount : 0, btype, 0)))
             return mpii_coll_fail(comm, rc, fname);
-        if (mpii_coll_alias_blocks(rbuf, rcount, rtype, sbuf, counts, displs, stype, c->size))
+        if (uniform ? mpii_coll_alias(own, ocount, otype, blocks, bcount * p, btype)
+                    : mpii_coll_alias_blocks(own, ocount, otype, blocks, counts, displs, btype, p))
             return mpii_coll_fail(comm, MPI_ERR_BUFFER, fname);
     }
     if (mpii_verify_on(c, m) &&
-        (rc = mpii_verify_rooted(c, MPII_CK_SCATTER, root, rcount, rtype, counts, 0, stype, fname)))
+        (rc = mpii_verify_rooted(c, kind, root, ocount, otype, counts, bcount, btype, fname)))
         return rc;
+    const mpii_ckey_t *k = NULL;
+    if (uniform) {
+        if (me_root) {
+            if (!(cd = uniform_blocks(p, bcount)))
+                return mpii_coll_fail(comm, MPI_ERR_NO_MEM, fname);
+            counts = cd;
+            displs = cd + p;
+        }
+        k = mpii_sched_key(m, &kb);
+        coll_sched_t *hit = mpii_sched_lookup(c, k);
+        if (hit) {
+            free(cd);
+            return mpii_sched_run_cached(c, comm, hit, fname);
+        }
+    }
     coll_sched_t *s = mpii_sched_new(c);
-    rc = s ? mpii_build_scatterv(s, c, sbuf, counts, displs, stype, rbuf, rcount, rtype, root) : 0;
-    return mpii_sched_run(c, comm, s, m, NULL, rc);
+    if (!s)
+        rc = 0; /* (mpii_sched_run reports the missing schedule) */
+    else if (scatter)
+        rc = mpii_build_scatterv(s, c, blocks, counts, displs, btype, (void *)own, ocount, otype,
+                                 root);
+    else
+        rc = build_gatherv(s, c, own, ocount, otype, (void *)blocks, counts, displs, btype, root);
+    free(cd);
+    return mpii_sched_run(c, comm, s, m, k, rc);
 }
 
 /* ------------------------------------------------------------------ allgather(v) */
@@ -991,7 +888,7 @@ static int gatherv_int(const void *sbuf, int64_t scount, MPI_Datatype stype, voi
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = root_array_len(c, root), err = 0;
     int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
-    int rc = gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
+    int rc = rooted_entry(0, sbuf, scount, stype, rbuf, cn, dp, 0, rtype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
@@ -1004,7 +901,7 @@ static int gatherv_count(const void *sbuf, int64_t scount, MPI_Datatype stype, v
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = root_array_len(c, root), err = 0;
     int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
-    int rc = gatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, root, comm, err, m);
+    int rc = rooted_entry(0, sbuf, scount, stype, rbuf, cn, dp, 0, rtype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
@@ -1017,7 +914,7 @@ static int scatterv_int(const void *sbuf, const int *counts, const int *displs, 
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = root_array_len(c, root), err = 0;
     int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
-    int rc = scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    int rc = rooted_entry(1, rbuf, rcount, rtype, sbuf, cn, dp, 0, stype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
@@ -1030,7 +927,7 @@ static int scatterv_count(const void *sbuf, const MPI_Count *counts, const MPI_A
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = root_array_len(c, root), err = 0;
     int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
-    int rc = scatterv_entry(sbuf, cn, dp, stype, rbuf, rcount, rtype, root, comm, err, m);
+    int rc = rooted_entry(1, rbuf, rcount, rtype, sbuf, cn, dp, 0, stype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
@@ -1151,17 +1048,19 @@ MPII_COLL_ENTRIES(Bcast_c, Ibcast_c, Bcast_init_c, bcast_entry,
 
 /* MPI_Gather, MPI_Igather, MPI_Gather_init: MPI_Gather on an intracommunicator (contract:
  * MPI-4.0 6.5). */
-MPII_COLL_ENTRIES(Gather, Igather, Gather_init, gather_entry,
+MPII_COLL_ENTRIES(Gather, Igather, Gather_init, rooted_entry,
                   (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+                  (0, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root,
+                   comm, 0))
 
 /* MPI_Gather_c, MPI_Igather_c, MPI_Gather_init_c: large-count form of MPI_Gather on an
  * intracommunicator (contract: MPI-4.0 6.5). */
-MPII_COLL_ENTRIES(Gather_c, Igather_c, Gather_init_c, gather_entry,
+MPII_COLL_ENTRIES(Gather_c, Igather_c, Gather_init_c, rooted_entry,
                   (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+                  (0, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root,
+                   comm, 0))
 
 /* MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init: MPI_Gatherv on an intracommunicator (contract:
  * MPI-4.0 6.5). */
@@ -1182,18 +1081,20 @@ MPII_COLL_ENTRIES(Gatherv_c, Igatherv_c, Gatherv_init_c, gatherv_count,
 
 /* MPI_Scatter, MPI_Iscatter, MPI_Scatter_init: MPI_Scatter on an intracommunicator (contract:
  * MPI-4.0 6.6). */
-MPII_COLL_ENTRIES(Scatter, Iscatter, Scatter_init, scatter_entry,
+MPII_COLL_ENTRIES(Scatter, Iscatter, Scatter_init, rooted_entry,
                   (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+                  (1, recvbuf, recvcount, recvtype, sendbuf, NULL, NULL, sendcount, sendtype, root,
+                   comm, 0))
 
 /* MPI_Scatter_c, MPI_Iscatter_c, MPI_Scatter_init_c: large-count form of MPI_Scatter on an
  * intracommunicator (contract: MPI-4.0 6.6).
  */
-MPII_COLL_ENTRIES(Scatter_c, Iscatter_c, Scatter_init_c, scatter_entry,
+MPII_COLL_ENTRIES(Scatter_c, Iscatter_c, Scatter_init_c, rooted_entry,
                   (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+                  (1, recvbuf, recvcount, recvtype, sendbuf, NULL, NULL, sendcount, sendtype, root,
+                   comm, 0))
 
 /* MPI_Scatterv, MPI_Iscatterv, MPI_Scatterv_init: MPI_Scatterv on an intracommunicator (contract:
  * MPI-4.0 6.6). */
