@@ -8,6 +8,7 @@ fmpl_test(mpi_coll_rndv mpi_coll.c RANKS 3 4 ENV FMPL_MPI_EAGER_MAX=0 TIMEOUT 30
 # root, in place, derived types, sizes 0 / 1 / 7 / 100000, exact reductions, a
 # non-commutative op, many outstanding on one and two communicators, overlap with
 # point-to-point, repeated starts, MPI_Startall, MPI_Request_free, errors.
+fmpl_test(mpi_coll_vc mpi_coll_vc.c RANKS 1 2 3 4 7 TIMEOUT 120)
 fmpl_test(mpi_coll_nb mpi_coll_nb.c RANKS 1 2 3 4 5 8 TIMEOUT 300)
 fmpl_test(mpi_coll_persist mpi_coll_persist.c RANKS 1 2 3 4 5 8 TIMEOUT 300)
 # The same without lanes (point-to-point only), and with one small lane that most

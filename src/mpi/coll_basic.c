@@ -28,10 +28,13 @@ int mpii_coll_enter(MPI_Comm comm, const char *fname, mpii_comm_t **cp)
     return MPI_SUCCESS;
 }
 
-/* An int array of n as int64 (for the int-count entry points); NULL in, NULL out. On no
- * memory *err is set. */
-static int64_t *widen_int(const int *a, int n, int *err)
+/* A v-form's count or displacement array of n entries as int64: int (wide 0), or the _c
+ * calls' MPI_Count or MPI_Aint (wide 1: both 64-bit); NULL in, NULL out. On no memory
+ * *err is set. */
+static int64_t *widen(const void *a, int wide, int n, int *err)
 {
+    _Static_assert(sizeof(MPI_Count) == sizeof(int64_t) && sizeof(MPI_Aint) == sizeof(int64_t),
+                   "the _c calls' arrays are 64-bit");
     if (!a)
         return NULL;
     int64_t *o = malloc((size_t)(n > 0 ? n : 1) * sizeof *o);
@@ -39,26 +42,12 @@ static int64_t *widen_int(const int *a, int n, int *err)
         *err = MPI_ERR_NO_MEM;
         return NULL;
     }
-    for (int i = 0; i < n; i++)
-        o[i] = a[i];
+    if (wide)
+        memcpy(o, a, (size_t)(n > 0 ? n : 0) * sizeof *o);
+    else
+        for (int i = 0; i < n; i++)
+            o[i] = ((const int *)a)[i];
     return o;
-}
-static int64_t *widen_count(const MPI_Count *a, int n, int *err)
-{
-    if (!a)
-        return NULL;
-    int64_t *o = malloc((size_t)(n > 0 ? n : 1) * sizeof *o);
-    if (!o) {
-        *err = MPI_ERR_NO_MEM;
-        return NULL;
-    }
-    for (int i = 0; i < n; i++)
-        o[i] = (int64_t)a[i];
-    return o;
-}
-static int64_t *widen_aint(const MPI_Aint *a, int n, int *err)
-{
-    return widen_count((const MPI_Count *)(const void *)a, n, err);
 }
 
 /* The counts and displacements of n blocks of count elements one after the other: an
@@ -878,151 +867,64 @@ static int alltoallw_entry(const void *sbuf, const int64_t *sc, const int64_t *s
 
 /* ------------------------------------------------------------------ v-forms' counts */
 
-/* The v-forms' count arrays as the calls give them, int (X_int) or MPI_Count and MPI_Aint
- * (X_count, the _c calls), widened to int64 for the entries above. */
+/* The v-forms' count and displacement arrays as the calls give them (wide: see widen),
+ * widened to int64 for the entries above. */
 
-static int gatherv_int(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                       const int *counts, const int *displs, MPI_Datatype rtype, int root,
-                       MPI_Comm comm, const mpii_cmode_t *m)
+static int gatherv_wide(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                        const void *counts, const void *displs, int wide, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = root_array_len(c, root), err = 0;
-    int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
+    int64_t *cn = widen(counts, wide, p, &err), *dp = widen(displs, wide, p, &err);
     int rc = rooted_entry(0, sbuf, scount, stype, rbuf, cn, dp, 0, rtype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
 }
 
-static int gatherv_count(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                         const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
+static int scatterv_wide(const void *sbuf, const void *counts, const void *displs, int wide,
+                         MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
                          int root, MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = root_array_len(c, root), err = 0;
-    int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
-    int rc = rooted_entry(0, sbuf, scount, stype, rbuf, cn, dp, 0, rtype, root, comm, err, m);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int scatterv_int(const void *sbuf, const int *counts, const int *displs, MPI_Datatype stype,
-                        void *rbuf, int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                        const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = root_array_len(c, root), err = 0;
-    int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
+    int64_t *cn = widen(counts, wide, p, &err), *dp = widen(displs, wide, p, &err);
     int rc = rooted_entry(1, rbuf, rcount, rtype, sbuf, cn, dp, 0, stype, root, comm, err, m);
     free(cn);
     free(dp);
     return rc;
 }
 
-static int scatterv_count(const void *sbuf, const MPI_Count *counts, const MPI_Aint *displs,
-                          MPI_Datatype stype, void *rbuf, int64_t rcount, MPI_Datatype rtype,
-                          int root, MPI_Comm comm, const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = root_array_len(c, root), err = 0;
-    int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
-    int rc = rooted_entry(1, rbuf, rcount, rtype, sbuf, cn, dp, 0, stype, root, comm, err, m);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int allgatherv_int(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                          const int *counts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                          const mpii_cmode_t *m)
+static int allgatherv_wide(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
+                           const void *counts, const void *displs, int wide, MPI_Datatype rtype,
+                           MPI_Comm comm, const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0, err = 0;
-    int64_t *cn = widen_int(counts, p, &err), *dp = widen_int(displs, p, &err);
+    int64_t *cn = widen(counts, wide, p, &err), *dp = widen(displs, wide, p, &err);
     int rc = allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
     free(cn);
     free(dp);
     return rc;
 }
 
-static int allgatherv_count(const void *sbuf, int64_t scount, MPI_Datatype stype, void *rbuf,
-                            const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype rtype,
-                            MPI_Comm comm, const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0;
-    int64_t *cn = widen_count(counts, p, &err), *dp = widen_aint(displs, p, &err);
-    int rc = allgatherv_entry(sbuf, scount, stype, rbuf, cn, dp, rtype, comm, err, m, NULL);
-    free(cn);
-    free(dp);
-    return rc;
-}
-
-static int alltoallv_int(const void *sbuf, const int *scounts, const int *sdispls,
-                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
-                         MPI_Datatype rtype, MPI_Comm comm, const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : widen_int(scounts, p, &err);
-    int64_t *sd = ip ? NULL : widen_int(sdispls, p, &err);
-    int64_t *rc_ = widen_int(rcounts, p, &err), *rd = widen_int(rdispls, p, &err);
-    int rc = alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
-}
-
-static int alltoallv_count(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                           MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
-                           const MPI_Aint *rdispls, MPI_Datatype rtype, MPI_Comm comm,
+/* Alltoallv (w 0: stype and rtype for every block) and alltoallw (w 1: the per-block types
+ * stypes and rtypes). */
+static int alltoallvw_wide(const void *sbuf, const void *scounts, const void *sdispls,
+                           MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
+                           const void *rcounts, const void *rdispls, MPI_Datatype rtype,
+                           const MPI_Datatype *rtypes, int w, int wide, MPI_Comm comm,
                            const mpii_cmode_t *m)
 {
     mpii_comm_t *c = mpii_comm_get(comm);
     int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : widen_count(scounts, p, &err);
-    int64_t *sd = ip ? NULL : widen_aint(sdispls, p, &err);
-    int64_t *rc_ = widen_count(rcounts, p, &err), *rd = widen_aint(rdispls, p, &err);
-    int rc = alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
-}
-
-static int alltoallw_int(const void *sbuf, const int *scounts, const int *sdispls,
-                         const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
-                         const int *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                         const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : widen_int(scounts, p, &err);
-    int64_t *sd = ip ? NULL : widen_int(sdispls, p, &err);
-    int64_t *rc_ = widen_int(rcounts, p, &err), *rd = widen_int(rdispls, p, &err);
-    int rc = alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
-}
-
-static int alltoallw_count(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                           const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
-                           const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                           const mpii_cmode_t *m)
-{
-    mpii_comm_t *c = mpii_comm_get(comm);
-    int p = c ? mpii_coll_nproc(c) : 0, err = 0, ip = sbuf == MPI_IN_PLACE;
-    int64_t *sc = ip ? NULL : widen_count(scounts, p, &err);
-    int64_t *sd = ip ? NULL : widen_aint(sdispls, p, &err);
-    int64_t *rc_ = widen_count(rcounts, p, &err), *rd = widen_aint(rdispls, p, &err);
-    int rc = alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m);
+    int64_t *sc = ip ? NULL : widen(scounts, wide, p, &err);
+    int64_t *sd = ip ? NULL : widen(sdispls, wide, p, &err);
+    int64_t *rc_ = widen(rcounts, wide, p, &err), *rd = widen(rdispls, wide, p, &err);
+    int rc =
+        w ? alltoallw_entry(sbuf, sc, sd, ip ? NULL : stypes, rbuf, rc_, rd, rtypes, comm, err, m)
+          : alltoallv_entry(sbuf, sc, sd, stype, rbuf, rc_, rd, rtype, comm, err, m, NULL);
     free(sc);
     free(sd);
     free(rc_);
@@ -1064,20 +966,22 @@ MPII_COLL_ENTRIES(Gather_c, Igather_c, Gather_init_c, rooted_entry,
 
 /* MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init: MPI_Gatherv on an intracommunicator (contract:
  * MPI-4.0 6.5). */
-MPII_COLL_ENTRIES(Gatherv, Igatherv, Gatherv_init, gatherv_int,
+MPII_COLL_ENTRIES(Gatherv, Igatherv, Gatherv_init, gatherv_wide,
                   (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                    MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
+                   comm))
 
 /* MPI_Gatherv_c, MPI_Igatherv_c, MPI_Gatherv_init_c: large-count form of MPI_Gatherv on an
  * intracommunicator (contract: MPI-4.0 6.5).
  */
-MPII_COLL_ENTRIES(Gatherv_c, Igatherv_c, Gatherv_init_c, gatherv_count,
+MPII_COLL_ENTRIES(Gatherv_c, Igatherv_c, Gatherv_init_c, gatherv_wide,
                   (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                    int root, MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 1, recvtype, root,
+                   comm))
 
 /* MPI_Scatter, MPI_Iscatter, MPI_Scatter_init: MPI_Scatter on an intracommunicator (contract:
  * MPI-4.0 6.6). */
@@ -1098,20 +1002,22 @@ MPII_COLL_ENTRIES(Scatter_c, Iscatter_c, Scatter_init_c, rooted_entry,
 
 /* MPI_Scatterv, MPI_Iscatterv, MPI_Scatterv_init: MPI_Scatterv on an intracommunicator (contract:
  * MPI-4.0 6.6). */
-MPII_COLL_ENTRIES(Scatterv, Iscatterv, Scatterv_init, scatterv_int,
+MPII_COLL_ENTRIES(Scatterv, Iscatterv, Scatterv_init, scatterv_wide,
                   (const void *sendbuf, const int sendcounts[], const int displs[],
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm),
-                  (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+                  (sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
+                   comm))
 
 /* MPI_Scatterv_c, MPI_Iscatterv_c, MPI_Scatterv_init_c: large-count form of MPI_Scatterv on an
  * intracommunicator (contract: MPI-4.0 6.6).
  */
-MPII_COLL_ENTRIES(Scatterv_c, Iscatterv_c, Scatterv_init_c, scatterv_count,
+MPII_COLL_ENTRIES(Scatterv_c, Iscatterv_c, Scatterv_init_c, scatterv_wide,
                   (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm),
-                  (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+                  (sendbuf, sendcounts, displs, 1, sendtype, recvbuf, recvcount, recvtype, root,
+                   comm))
 
 /* MPI_Allgather, MPI_Iallgather, MPI_Allgather_init: MPI_Allgather on an intracommunicator
  * (contract: MPI-4.0 6.7). */
@@ -1129,19 +1035,19 @@ MPII_COLL_ENTRIES(Allgather_c, Iallgather_c, Allgather_init_c, allgather_entry,
 
 /* MPI_Allgatherv, MPI_Iallgatherv, MPI_Allgatherv_init: MPI_Allgatherv on an intracommunicator
  * (contract: MPI-4.0 6.7). */
-MPII_COLL_ENTRIES(Allgatherv, Iallgatherv, Allgatherv_init, allgatherv_int,
+MPII_COLL_ENTRIES(Allgatherv, Iallgatherv, Allgatherv_init, allgatherv_wide,
                   (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm))
 
 /* MPI_Allgatherv_c, MPI_Iallgatherv_c, MPI_Allgatherv_init_c: large-count form of MPI_Allgatherv on
  * an intracommunicator (contract: MPI-4.0 6.7). */
-MPII_COLL_ENTRIES(Allgatherv_c, Iallgatherv_c, Allgatherv_init_c, allgatherv_count,
+MPII_COLL_ENTRIES(Allgatherv_c, Iallgatherv_c, Allgatherv_init_c, allgatherv_wide,
                   (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                    MPI_Comm comm),
-                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+                  (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 1, recvtype, comm))
 
 /* MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init: MPI_Alltoall on an intracommunicator (contract:
  * MPI-4.0 6.8). */
@@ -1160,36 +1066,36 @@ MPII_COLL_ENTRIES(Alltoall_c, Ialltoall_c, Alltoall_init_c, alltoall_entry,
 
 /* MPI_Alltoallv, MPI_Ialltoallv, MPI_Alltoallv_init: MPI_Alltoallv on an intracommunicator
  * (contract: MPI-4.0 6.8). */
-MPII_COLL_ENTRIES(Alltoallv, Ialltoallv, Alltoallv_init, alltoallv_int,
+MPII_COLL_ENTRIES(Alltoallv, Ialltoallv, Alltoallv_init, alltoallvw_wide,
                   (const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-                  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                   comm))
+                  (sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls,
+                   recvtype, NULL, 0, 0, comm))
 
 /* MPI_Alltoallv_c, MPI_Ialltoallv_c, MPI_Alltoallv_init_c: large-count form of MPI_Alltoallv on an
  * intracommunicator (contract: MPI-4.0 6.8). */
-MPII_COLL_ENTRIES(Alltoallv_c, Ialltoallv_c, Alltoallv_init_c, alltoallv_count,
+MPII_COLL_ENTRIES(Alltoallv_c, Ialltoallv_c, Alltoallv_init_c, alltoallvw_wide,
                   (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-                  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                   comm))
+                  (sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls,
+                   recvtype, NULL, 0, 1, comm))
 
 /* MPI_Alltoallw, MPI_Ialltoallw, MPI_Alltoallw_init: MPI_Alltoallw on an intracommunicator
  * (contract: MPI-4.0 6.8). */
-MPII_COLL_ENTRIES(Alltoallw, Ialltoallw, Alltoallw_init, alltoallw_int,
+MPII_COLL_ENTRIES(Alltoallw, Ialltoallw, Alltoallw_init, alltoallvw_wide,
                   (const void *sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
-                  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                   comm))
+                  (sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                   rdispls, MPI_DATATYPE_NULL, recvtypes, 1, 0, comm))
 
 /* MPI_Alltoallw_c, MPI_Ialltoallw_c, MPI_Alltoallw_init_c: large-count form of MPI_Alltoallw on an
  * intracommunicator (contract: MPI-4.0 6.8). */
-MPII_COLL_ENTRIES(Alltoallw_c, Ialltoallw_c, Alltoallw_init_c, alltoallw_count,
+MPII_COLL_ENTRIES(Alltoallw_c, Ialltoallw_c, Alltoallw_init_c, alltoallvw_wide,
                   (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
-                  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                   comm))
+                  (sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                   rdispls, MPI_DATATYPE_NULL, recvtypes, 1, 1, comm))
