@@ -46,7 +46,10 @@ void runtime_abandon(void);
  * the peer's own message says why); other codes are returned as they are. */
 int runtime_startup_rc(int rc);
 
-/* The handles, or NULL while the runtime is not open. */
+/* The handles, or NULL while the runtime is not open. Both faces' world communicators
+ * run their mailbox collectives on the world group (FMPL_COMM_WORLD and MPI_COMM_WORLD have
+ * the same members in the same order, and their collectives are never interleaved
+ * differently on two members). */
 boot_t *runtime_boot(void);
 vnic_t *runtime_vnic(void);
 coll_group_t *runtime_world_group(void);
