@@ -1,10 +1,9 @@
 /* mpi_coll_vc.c — the large-count v-forms (MPI_Gatherv_c, Scatterv_c, Allgatherv_c,
- * Alltoallv_c, Alltoallw_c), blocking, nonblocking and persistent, against the contents
- * their int forms must give: every block checked element by element. Counts differ per
- * rank (rank r sends r + 1 ints to each peer, some ranks none) and displacements leave
- * gaps, so a count or a displacement read from the wrong array or at the wrong width
- * shows. Error path: a negative MPI_Count in a _c call is MPI_ERR_COUNT, as for the int
- * form.
+ * Alltoallv_c, Alltoallw_c, and Reduce_scatter_c with its count array), blocking, nonblocking and
+ * persistent, against the contents their int forms must give: every block checked element by
+ * element. Counts differ per rank (rank r sends r + 1 ints to each peer, some ranks none) and
+ * displacements leave gaps, so a count or a displacement read from the wrong array or at the wrong
+ * width shows. Error path: a negative MPI_Count in a _c call is MPI_ERR_COUNT, as for the int form.
  *
  *   mpiexec -n N mpi_coll_vc */
 #include <mpi.h>
@@ -233,6 +232,46 @@ static void alltoall(int w, int form, int round)
     free(types);
 }
 
+/* Reduce_scatter_c: rank r gets count_of(r) sums; element i of block r sums value(q, r,
+ * i, round) over every rank q. */
+static void reduce_scatter(int form, int round)
+{
+    MPI_Count *rc = malloc(sizeof *rc * (size_t)size);
+    int total = 0;
+    for (int r = 0; r < size; r++) {
+        rc[r] = count_of(r);
+        total += count_of(r);
+    }
+    int *sbuf = malloc(sizeof(int) * (size_t)(total + 1)),
+        *rbuf = malloc(sizeof(int) * (size_t)(count_of(rank) + 1));
+    for (int r = 0, at = 0; r < size; r++)
+        for (int i = 0; i < count_of(r); i++)
+            sbuf[at++] = value(rank, r, i, round);
+    for (int i = 0; i <= count_of(rank); i++)
+        rbuf[i] = -1;
+    MPI_Request req;
+    if (form == 0)
+        MPI_Reduce_scatter_c(sbuf, rbuf, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else if (form == 1)
+        MPI_Ireduce_scatter_c(sbuf, rbuf, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    else
+        MPI_Reduce_scatter_init_c(sbuf, rbuf, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                  &req);
+    if (form)
+        complete(form, &req);
+    for (int i = 0; i < count_of(rank); i++) {
+        int want = 0;
+        for (int q = 0; q < size; q++)
+            want += value(q, rank, i, round);
+        CHECK(rbuf[i] == want, "reduce_scatter_c form %d: [%d] = %d, want %d", form, i, rbuf[i],
+              want);
+    }
+    CHECK(rbuf[count_of(rank)] == -1, "reduce_scatter_c form %d: wrote past the block", form);
+    free(sbuf);
+    free(rbuf);
+    free(rc);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -247,6 +286,7 @@ int main(int argc, char **argv)
         allgatherv(form, ++round);
         alltoall(0, form, ++round);
         alltoall(1, form, ++round);
+        reduce_scatter(form, ++round);
     }
     /* Error path: a negative count in the _c arrays, at the root of a gatherv. */
     if (rank == 0) {

@@ -333,6 +333,8 @@ static int reduce_scatter_block_entry(const void *sbuf, void *rbuf, int64_t rcou
     return rc;
 }
 
+/* MPI_Reduce_scatter with its counts as the call gives them: int (icounts) or, for the
+ * _c form, MPI_Count (ccounts); the other one NULL. */
 static int reduce_scatter_counts_entry(const void *sbuf, void *rbuf, const int *icounts,
                                        const MPI_Count *ccounts, MPI_Datatype type, MPI_Op op,
                                        MPI_Comm comm, const mpii_cmode_t *m)
@@ -351,18 +353,6 @@ static int reduce_scatter_counts_entry(const void *sbuf, void *rbuf, const int *
     rc = reduce_scatter_entry(sbuf, rbuf, counts, type, op, c, comm, m, NULL);
     free(counts);
     return rc;
-}
-
-static int reduce_scatter_int(const void *sbuf, void *rbuf, const int *counts, MPI_Datatype type,
-                              MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
-{
-    return reduce_scatter_counts_entry(sbuf, rbuf, counts, NULL, type, op, comm, m);
-}
-
-static int reduce_scatter_count(const void *sbuf, void *rbuf, const MPI_Count *counts,
-                                MPI_Datatype type, MPI_Op op, MPI_Comm comm, const mpii_cmode_t *m)
-{
-    return reduce_scatter_counts_entry(sbuf, rbuf, NULL, counts, type, op, comm, m);
 }
 
 /* ------------------------------------------------------------------ scan, exscan */
@@ -495,17 +485,18 @@ MPII_COLL_ENTRIES(Reduce_scatter_block_c, Ireduce_scatter_block_c, Reduce_scatte
 
 /* MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_Reduce_scatter_init: MPI_Reduce_scatter on an
  * intracommunicator (contract: MPI-4.0 6.10.2). */
-MPII_COLL_ENTRIES(Reduce_scatter, Ireduce_scatter, Reduce_scatter_init, reduce_scatter_int,
+MPII_COLL_ENTRIES(Reduce_scatter, Ireduce_scatter, Reduce_scatter_init, reduce_scatter_counts_entry,
                   (const void *sendbuf, void *recvbuf, const int recvcounts[],
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-                  (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+                  (sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm))
 
 /* MPI_Reduce_scatter_c, MPI_Ireduce_scatter_c, MPI_Reduce_scatter_init_c: large-count form of
  * MPI_Reduce_scatter on an intracommunicator (contract: MPI-4.0 6.10.2). */
-MPII_COLL_ENTRIES(Reduce_scatter_c, Ireduce_scatter_c, Reduce_scatter_init_c, reduce_scatter_count,
+MPII_COLL_ENTRIES(Reduce_scatter_c, Ireduce_scatter_c, Reduce_scatter_init_c,
+                  reduce_scatter_counts_entry,
                   (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-                  (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+                  (sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm))
 
 /* MPI_Scan, MPI_Iscan, MPI_Scan_init: MPI_Scan on an intracommunicator (contract: MPI-4.0 6.11.1).
  */
