@@ -65,6 +65,20 @@ static int from_me(int r, int me)
     return count_of(me);
 }
 
+/* Checks the blocks received from every rank r into buf (counts[r] ints at displs[r], each
+ * followed by an untouched gap): value(r, to, i, round). */
+static void check_blocks(const char *what, int form, const int *buf, const MPI_Count *counts,
+                         const MPI_Aint *displs, int to, int round)
+{
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < counts[r]; i++)
+            CHECK(buf[displs[r] + i] == value(r, to, i, round), "%s form %d: block %d [%d] = %d",
+                  what, form, r, i, buf[displs[r] + i]);
+        CHECK(buf[displs[r] + counts[r]] == -1, "%s form %d: gap after block %d written", what,
+              form, r);
+    }
+}
+
 static void gatherv(int form, int root, int round)
 {
     MPI_Count *rc = malloc(sizeof *rc * (size_t)size);
@@ -89,14 +103,7 @@ static void gatherv(int form, int root, int round)
     if (form)
         complete(form, &req);
     if (rank == root)
-        for (int r = 0; r < size; r++) {
-            for (int i = 0; i < count_of(r); i++)
-                CHECK(rbuf[rd[r] + i] == value(r, root, i, round),
-                      "gatherv_c form %d root %d: block %d [%d] = %d", form, root, r, i,
-                      rbuf[rd[r] + i]);
-            CHECK(rbuf[rd[r] + rc[r]] == -1, "gatherv_c form %d: gap after block %d written", form,
-                  r);
-        }
+        check_blocks("gatherv_c", form, rbuf, rc, rd, root, round);
     free(sbuf);
     free(rbuf);
     free(rc);
@@ -160,13 +167,7 @@ static void allgatherv(int form, int round)
                               MPI_INFO_NULL, &req);
     if (form)
         complete(form, &req);
-    for (int r = 0; r < size; r++) {
-        for (int i = 0; i < count_of(r); i++)
-            CHECK(rbuf[rd[r] + i] == value(r, 0, i, round), "allgatherv_c form %d: block %d [%d]",
-                  form, r, i);
-        CHECK(rbuf[rd[r] + rc[r]] == -1, "allgatherv_c form %d: gap after block %d written", form,
-              r);
-    }
+    check_blocks("allgatherv_c", form, rbuf, rc, rd, 0, round);
     free(sbuf);
     free(rbuf);
     free(rc);
@@ -213,14 +214,7 @@ static void alltoall(int w, int form, int round)
         MPI_Alltoallw_init_c(sbuf, sc, sdb, types, rbuf, rc, rdb, types, comm, MPI_INFO_NULL, &req);
     if (form)
         complete(form, &req);
-    for (int r = 0; r < size; r++) {
-        for (int i = 0; i < rc[r]; i++)
-            CHECK(rbuf[rd[r] + i] == value(r, rank, i, round),
-                  "alltoall%s_c form %d: block from %d [%d] = %d", w ? "w" : "v", form, r, i,
-                  rbuf[rd[r] + i]);
-        CHECK(rbuf[rd[r] + rc[r]] == -1, "alltoall%s_c form %d: gap after block %d written",
-              w ? "w" : "v", form, r);
-    }
+    check_blocks(w ? "alltoallw_c" : "alltoallv_c", form, rbuf, rc, rd, rank, round);
     free(sbuf);
     free(rbuf);
     free(sc);
