@@ -44,3 +44,10 @@ fmpl_test(vnic_cpu vnic_cpu.c RANKS 1 2 3 TIMEOUT 60 LAUNCH --bind-to none) # (i
 # under Hydra in tests/launch.cmake.
 fmpl_test(vnic_placement vnic_placement.c RANKS 1 2 3 ARGS launcher)
 fmpl_test(vnic_placement_none vnic_placement.c RANKS 2 3 ARGS none LAUNCH --bind-to none)
+# Triggered operations: thresholds, a target that runs its owner's put while the owner
+# sleeps, a chain past sleeping ranks, cancel and errors; without CMA (heap sources only
+# reach the target) and over udp (the owner runs everything).
+fmpl_test(vnic_trigger vnic_trigger.c RANKS 1 2 3 4 7 TIMEOUT 60)
+fmpl_test(vnic_trigger_nocma vnic_trigger.c RANKS 2 3 ENV FMPL_SHM_CMA=0 TIMEOUT 60)
+fmpl_test(vnic_trigger_wake vnic_trigger.c RANKS 3 4 ENV FMPL_SLEEP_US=1000000 TIMEOUT 60)
+fmpl_test(vnic_trigger_udp vnic_trigger.c RANKS 2 3 ENV FMPL_TRANSPORT=udp ARGS udp TIMEOUT 60)

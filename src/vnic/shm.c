@@ -204,7 +204,8 @@ typedef struct shm_layout {
     uint32_t cells, nbounce, ncntr, nregions;
     uint64_t chunk, inline_max, am_max, heap_size;
     uint64_t off_ctrl, off_wake, off_sendcnt, off_recvcnt, off_fbox, off_cells, off_reply,
-        off_bstate, off_bdata, off_cntr, off_regions, off_share, off_heap, area_size, seg_size;
+        off_bstate, off_bdata, off_cntr, off_regions, off_share, off_trig, off_heap, area_size,
+        seg_size;
 } shm_layout_t;
 
 typedef struct shm_header {
@@ -378,6 +379,10 @@ static inline shm_ctrl_t *shm_ctrl_of(const shm_t *s, char *area)
 {
     return (shm_ctrl_t *)(area + s->lay.off_ctrl);
 }
+static inline vnic_trig_line_t *shm_trig_of(const shm_t *s, char *area)
+{
+    return (vnic_trig_line_t *)(area + s->lay.off_trig);
+}
 static inline shm_share_t *shm_share_of(const shm_t *s, char *area)
 {
     return (shm_share_t *)(area + s->lay.off_share);
@@ -400,6 +405,19 @@ static inline void shm_fence_wake(const shm_t *s, shm_peer_t *p)
         return;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     shm_wake_area(s, p->area);
+}
+
+/* After a counter of the rank owning area moved (seq_cst before): wakes the local ranks
+ * that may run that rank's triggered operations (trigger.c, its trigger line's watch). */
+static inline void shm_wake_watchers(const shm_t *s, char *area)
+{
+    uint64_t w = __atomic_load_n(&shm_trig_of(s, area)->watch, __ATOMIC_RELAXED);
+    while (BASE_UNLIKELY(w)) {
+        int i = __builtin_ctzll(w);
+        w &= w - 1;
+        if (i < s->nlocal && s->peers[i].area != s->area)
+            shm_wake_area(s, s->peers[i].area);
+    }
 }
 
 /* ------------------------------------------------------------ cell ring */
@@ -706,6 +724,7 @@ static void shm_direct_effects(shm_t *s, shm_peer_t *p, const vnic_op_t *op, uin
     __atomic_fetch_add(shm_cntr_of(s, p->area, op->rcntr), 1, __ATOMIC_SEQ_CST);
     if (p != s->self)
         shm_wake_area(s, p->area);
+    shm_wake_watchers(s, p->area);
 }
 
 /* ------------------------------------------------------------ CMA */
@@ -1976,6 +1995,34 @@ int vnic_shm_peer_region(vnic_transport_t *tr, int world, vnic_key_t key, vnic_r
                             key, out);
 }
 
+vnic_trig_line_t *vnic_shm_trig_line(vnic_transport_t *tr, int world)
+{
+    shm_t *s = (shm_t *)tr;
+    if (!s || world < 0 || world >= s->v->size || s->local_of[world] < 0)
+        return NULL;
+    return shm_trig_of(s, s->peers[s->local_of[world]].area);
+}
+
+uint64_t *vnic_shm_peer_cntr(vnic_transport_t *tr, int world, uint32_t id)
+{
+    shm_t *s = (shm_t *)tr;
+    if (!s || world < 0 || world >= s->v->size || s->local_of[world] < 0 || id >= s->lay.ncntr)
+        return NULL;
+    return shm_cntr_of(s, s->peers[s->local_of[world]].area, id);
+}
+
+void vnic_shm_cntr_moved(vnic_transport_t *tr, int world)
+{
+    shm_t *s = (shm_t *)tr;
+    if (!s || world < 0 || world >= s->v->size || s->local_of[world] < 0)
+        return;
+    char *area = s->peers[s->local_of[world]].area;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (area != s->area)
+        shm_wake_area(s, area);
+    shm_wake_watchers(s, area);
+}
+
 /* ------------------------------------------------------------ sleeping */
 
 static void shm_sleep_prepare(vnic_transport_t *tr)
@@ -2250,6 +2297,7 @@ static void shm_layout_compute(shm_layout_t *L, uint32_t cells, uint32_t nbounce
     /* the share line last: the hot lines above keep their offsets */
     o = BASE_ALIGN_UP(o, SHM_LINE);
     L->off_share = o, o += SHM_LINE;
+    L->off_trig = o, o += SHM_LINE + VNIC_TRIG_TABLE_BYTES; /* trigger line and table */
     o = BASE_ALIGN_UP(o, SHM_PAGE);
     L->off_heap = o, o += heap;
     L->area_size = o;

@@ -77,6 +77,13 @@ int vnic_open(boot_t *boot, vnic_t **out)
         vnic_free_state(v);
         return rc;
     }
+    rc = vnic_trig_open(v);
+    if (rc) {
+        v->local->ops->close(v->local);
+        vnic_heap_destroy(v->heap);
+        vnic_free_state(v);
+        return rc;
+    }
     /* FMPL_TRANSPORT: auto = shm on this host, udp to other hosts; udp = every peer but
      * self through udp (the udp transport's tests on one machine). */
     const char *tr = base_env_str("FMPL_TRANSPORT", "auto",
@@ -91,6 +98,7 @@ int vnic_open(boot_t *boot, vnic_t **out)
         if (rc) {
             /* no quiesce: it waits for every local rank, and the others may have
              * succeeded; the caller fails and the launcher ends the job */
+            vnic_trig_close(v);
             v->local->ops->close(v->local);
             vnic_heap_destroy(v->heap);
             vnic_free_state(v);
@@ -123,6 +131,7 @@ int vnic_close(vnic_t *v)
     if (!v)
         return FMPL_ERR_ARG;
     int rc = FMPL_SUCCESS;
+    vnic_trig_close(v);
     if (v->remote)
         rc = v->remote->ops->quiesce(v->remote);
     if (v->local) {
@@ -318,6 +327,7 @@ int vnic_cntr_open(vnic_t *v, uint32_t id, vnic_cntr_t **out)
     if (!c)
         return FMPL_ERR_NOMEM;
     c->id = id;
+    c->v = v;
     c->word = vnic_cntr_word(v, id);
     v->cntr_used[id / 64] |= 1ull << (id % 64);
     *out = c;
@@ -328,6 +338,7 @@ int vnic_cntr_close(vnic_t *v, vnic_cntr_t *c)
 {
     if (!v || !c || c->id >= v->ncntr || !(v->cntr_used[c->id / 64] & (1ull << (c->id % 64))))
         return FMPL_ERR_ARG;
+    vnic_trig_cancel(v, c); /* nothing stays armed on a counter that goes */
     /* Counters start at 0 when opened: they are zeroed on close (not on open) so that
      * arrivals for a well-known counter that precede its open are not lost. */
     __atomic_store_n(c->word, 0, __ATOMIC_RELAXED);
@@ -346,8 +357,10 @@ uint64_t vnic_cntr_read(const vnic_cntr_t *c)
 }
 void vnic_cntr_add(vnic_cntr_t *c, uint64_t n)
 {
-    if (c)
-        __atomic_fetch_add(c->word, n, __ATOMIC_RELEASE);
+    if (!c)
+        return;
+    __atomic_fetch_add(c->word, n, __ATOMIC_SEQ_CST);
+    vnic_trig_wake(c->v); /* targets that may run triggered operations on it */
 }
 uint64_t vnic_cntr_errors(const vnic_cntr_t *c)
 {
@@ -464,7 +477,9 @@ int vnic_copy_alone(vnic_t *v, int peer, int get, void *buf, vnic_key_t key, uin
     return vnic_copy(v, peer, get, buf, key, off, len, 1);
 }
 
-int vnic_post(vnic_t *v, const vnic_op_t *op)
+/* The checks of vnic_post (and of vnic_post_triggered, at its post): *total gets the
+ * bytes the operation moves. */
+static inline int vnic_op_check_inline(const vnic_t *v, const vnic_op_t *op, size_t *total_out)
 {
     if (BASE_UNLIKELY(!v || !op))
         return FMPL_ERR_ARG;
@@ -524,6 +539,21 @@ int vnic_post(vnic_t *v, const vnic_op_t *op)
         return FMPL_ERR_ARG;
     if (BASE_UNLIKELY((op->flags & VNIC_F_NOTIFY) && op->chan >= VNIC_NCHAN))
         return FMPL_ERR_ARG;
+    *total_out = total;
+    return FMPL_SUCCESS;
+}
+
+int vnic_op_check(const vnic_t *v, const vnic_op_t *op, size_t *total)
+{
+    return vnic_op_check_inline(v, op, total);
+}
+
+int vnic_post(vnic_t *v, const vnic_op_t *op)
+{
+    size_t total;
+    int rc = vnic_op_check_inline(v, op, &total);
+    if (BASE_UNLIKELY(rc))
+        return rc;
     vnic_transport_t *t = vnic_transport_of(v, op->peer);
     if (BASE_UNLIKELY(!t)) {
         base_log("vnic: no transport reaches rank %d (another host) in this build", op->peer);
@@ -684,6 +714,9 @@ static inline int vnic_progress_round(vnic_t *v)
     int n = v->local->ops->progress(v->local);
     if (v->remote)
         n += v->remote->ops->progress(v->remote);
+    if (BASE_UNLIKELY(v->trig_active) ||
+        (v->trig_line && BASE_UNLIKELY(__atomic_load_n(&v->trig_line->help, __ATOMIC_RELAXED))))
+        n += vnic_trig_progress(v);
     uint32_t armed = v->hooks_armed;
     if (armed && !v->in_hook) {
         v->in_hook = 1;

@@ -30,10 +30,8 @@
  * dead: those operations fail with FMPL_ERR_PEER, later posts to it too, and every
  * vnic_wait in progress or started later returns FMPL_ERR_PEER.
  *
- * Extension points kept open for later issues without changing callers:
- *   - a third descriptor kind, VNIC_DESC_STRIDED, on both sides (seed 004);
- *   - vnic_post_triggered(vnic, op, cntr, threshold): the same vnic_op_t, fired
- *     when a local counter reaches a threshold (seed 003). */
+ * Extension point kept open for a later issue without changing callers: a third
+ * descriptor kind, VNIC_DESC_STRIDED, on both sides (seed 004). */
 #ifndef FMPL_VNIC_H
 #define FMPL_VNIC_H
 
@@ -289,6 +287,46 @@ typedef struct vnic_op {
  * descriptor, remote key or bounds refused -> FMPL_ERR_KEY). Does not block except
  * for transport back-pressure, which it resolves by progressing. */
 int vnic_post(vnic_t *v, const vnic_op_t *op);
+
+/* ---------------------------------------------------- triggered operations
+ * Deferred work (seed 003; the semantics of libfabric's FI_TRIGGER and of Portals 4's
+ * triggered operations): vnic_post_triggered takes an operation as vnic_post does and
+ * performs it once counter cntr of this process reads at least threshold (at once when
+ * it does already), as vnic_post would at that moment; it completes through op->lcntr.
+ *
+ * Who performs it:
+ *   - this process, inside any vnic_progress (so inside every vnic_wait) that finds the
+ *     threshold reached;
+ *   - or, for a PEER-RUNNABLE operation, the target itself inside its own vnic_progress or
+ *     vnic_wait, while this process computes outside the library: a PUT or GET, contiguous
+ *     on both sides, flags 0 or (PUT) VNIC_F_RCNTR, to another rank of this host served by
+ *     shm (a local index below 64). A move of any counter of this process wakes such a
+ *     target that sleeps (by a peer's operation, vnic_cntr_add, or a triggered operation
+ *     another rank ran); a move by the udp progress thread does not, and the target then
+ *     looks when its sleep ends (FMPL_SLEEP_US).
+ * Exactly one of them performs each operation (a compare-and-swap on its entry).
+ *
+ * Memory: the struct and its arrays are copied at the call; the local buffers belong to
+ * the operation until op->lcntr moves (a triggered operation needs an lcntr or a
+ * cancel to be known done). A peer-runnable operation's local buffer is registered by
+ * this call (remote reads for a PUT's source, remote writes for a GET's destination) until
+ * it completes: its target copies it with a memcpy (shared heap) or CMA, and validates its
+ * own region (key, bounds, access) itself.
+ * Completion and errors: the argument checks of vnic_post run at this call (same errors,
+ * nothing armed). An error met when the operation is performed (a refused key, a CMA copy
+ * the kernel denies) completes it as a failure: op->lcntr moves and vnic_cntr_errors counts
+ * it, once this process has progressed after it. A target that cannot reach the local
+ * buffer (no CMA) leaves the operation to this process.
+ * Order: none among triggered operations, nor against later posts; chain them with
+ * counters (one operation's RCNTR or lcntr is the next one's trigger).
+ * Capacity: VNIC_TRIG_MAX operations armed or running per process (FMPL_ERR_NOMEM beyond).
+ * Threading: as vnic_post. Never blocks (a registration, a few stores). */
+#define VNIC_TRIG_MAX 64
+int vnic_post_triggered(vnic_t *v, const vnic_op_t *op, vnic_cntr_t *cntr, uint64_t threshold);
+/* Drops every operation armed on cntr that nobody has started, and waits (progressing)
+ * for those a peer performs right now. Returns the number dropped (their lcntr does not
+ * move), or FMPL_ERR_ARG. */
+int vnic_trig_cancel(vnic_t *v, vnic_cntr_t *cntr);
 
 /* Direct access (like UCX's rkey_ptr): the address in this process of the len bytes at
  * off of peer's region key, when this process can store there itself (the peer shares

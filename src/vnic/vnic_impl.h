@@ -78,7 +78,8 @@ static inline int vnic_region_bounds_ok(uint64_t rlen, uint64_t off, uint64_t le
 
 /* --------------------------------------------------------------- counters */
 struct vnic_cntr {
-    uint64_t *word;  /* the value, in memory peers can update (host segment) */
+    uint64_t *word; /* the value, in memory peers can update (host segment) */
+    vnic_t *v;
     uint64_t errors; /* failed operations that named this counter as lcntr */
     uint32_t id;
 };
@@ -178,6 +179,18 @@ int vnic_heap_free(vnic_heap_t *h, void *p);
 /* Bytes in free extents, and the largest free extent (for tests and fmpl-info). */
 size_t vnic_heap_free_bytes(const vnic_heap_t *h, size_t *largest);
 
+/* The trigger line of each rank's area in the host segment (trigger.c, HELP AND WATCH);
+ * the rank's trigger table (VNIC_TRIG_TABLE_BYTES) follows it. */
+typedef struct vnic_trig_line {
+    uint64_t watch; /* bit i: local rank i may run this rank's triggered operations: a move
+                     * of any counter of this rank wakes it (written by this rank) */
+    uint64_t help;  /* bit i: local rank i has triggered operations this rank may run (set by
+                     * i, cleared by this rank before it looks at them) */
+    uint64_t pad[6];
+} vnic_trig_line_t;
+_Static_assert(sizeof(vnic_trig_line_t) == 64, "trigger line: one cache line");
+#define VNIC_TRIG_TABLE_BYTES (128 + (size_t)VNIC_TRIG_MAX * 128) /* header, entries */
+
 /* ------------------------------------------------------------ the vnic */
 struct vnic {
     boot_t *boot;
@@ -233,9 +246,12 @@ struct vnic {
     uint32_t defer_held;
     int defer_keep;
     uint64_t defer_epoch;
-    uint64_t peer_failures; /* peers a transport declared dead (vnic_wait fails then) */
-    int cpu_published;      /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
-    char placement[160];    /* info.placement */
+    uint64_t peer_failures;      /* peers a transport declared dead (vnic_wait fails then) */
+    int cpu_published;           /* vnic_cpu_needed said "waiting" (vnic_cpu_release clears) */
+    struct vnic_trig *trig;      /* trigger.c: this rank's table and what it knows of others' */
+    vnic_trig_line_t *trig_line; /* this rank's trigger line (NULL: no shm transport) */
+    int trig_active;             /* entries of this rank's table in use */
+    char placement[160];         /* info.placement */
     /* cold, last: vnic_info()->shm_paths (SHM_TUNE_WHY and the paths) */
     char shm_paths[1088];
 };
@@ -272,6 +288,15 @@ int vnic_shm_open(vnic_t *v, vnic_transport_t **out);
  * v->info.placement. Never blocks. */
 void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me);
 
+/* The trigger line of rank world when it is on this host, else NULL; its table follows
+ * it. Never blocks. */
+vnic_trig_line_t *vnic_shm_trig_line(vnic_transport_t *shm, int world);
+/* The word of counter id of rank world when it is on this host (id checked), else NULL. */
+uint64_t *vnic_shm_peer_cntr(vnic_transport_t *shm, int world, uint32_t id);
+/* After a store to a counter of rank world (this host): a full fence, then wakes that rank
+ * and the ranks its trigger line's watch names, those that sleep. Never blocks. */
+void vnic_shm_cntr_moved(vnic_transport_t *shm, int world);
+
 /* Reads the region entry of `key` in the table of rank `world` when that rank is on this
  * host (the table lives in the host segment): 1 valid key (*out filled), 0 invalid key,
  * -1 when the rank is not served by this shm transport. Never blocks. */
@@ -303,6 +328,20 @@ int vnic_udp_auth_on(vnic_transport_t *t);
 int vnic_remote_ready(vnic_t *v);
 /* Copies the statistics of an open udp transport into *out. Never blocks. */
 void vnic_udp_get_stats(vnic_transport_t *t, vnic_udp_stats_t *out);
+
+/* vnic_post's checks alone: FMPL_SUCCESS and the bytes moved in *total, or its error. */
+int vnic_op_check(const vnic_t *v, const vnic_op_t *op, size_t *total);
+
+/* Triggered operations (trigger.c). vnic_trig_open: after the shm transport is open, sets
+ * up this rank's private state (FMPL_ERR_NOMEM). vnic_trig_close: at
+ * vnic_close, before the transports quiesce: drops what is armed, waits for what a peer
+ * runs now. vnic_trig_progress: one look at this rank's table (when v->trig_active) and
+ * at the tables of the ranks that asked for help; returns the operations run or reaped.
+ * vnic_trig_wake: a counter of this rank moved by this rank's own hand. */
+int vnic_trig_open(vnic_t *v);
+void vnic_trig_close(vnic_t *v);
+int vnic_trig_progress(vnic_t *v);
+void vnic_trig_wake(vnic_t *v);
 
 /* Called by the transport providing storage once v->regions/nregions and
  * v->cntr_mem/ncntr are set: builds the private free lists. */
