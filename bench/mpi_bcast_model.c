@@ -84,9 +84,10 @@ int main(int argc, char **argv)
     int bad = 0;
     const coll_loggp_t *m = coll_loggp_agreed();
     if (rank == 0 && !csv) {
-        printf("# mpi_bcast_model: %d ranks; LogGP L %.1f ns, o %.1f ns, g %.1f ns, G %.4f ns/B, "
-               "%d CPUs\n",
-               np, m->latency, m->overhead, m->gap, m->per_byte, m->cpus);
+        printf("# mpi_bcast_model: %d ranks; LogGP L %.1f ns, o %.1f ns, g %.1f ns, G %.4f ns/B "
+               "(past 1 MiB %.4f), S %.1f ns, %d CPUs\n",
+               np, m->latency, m->overhead, m->gap, m->per_byte, m->per_byte_far, m->switch_cost,
+               m->cpus);
         printf("%10s %14s %12s %12s %8s %6s %12s\n", "size", "plan", "predicted_us", "measured_us",
                "error", "last", "last_med_us");
     }

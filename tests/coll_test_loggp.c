@@ -14,9 +14,9 @@
 #include "coll_common.h"
 
 static const coll_loggp_t params[] = {
-    {250.0, 60.0, 60.0, 0.08, 2000.0, 2}, /* the built-in ones' shape */
-    {1000.0, 5000.0, 5000.0, 0.01, 0.0, 64},
-    {50.0, 10.0, 10.0, 2.0, 500.0, 1},
+    {250.0, 60.0, 60.0, 0.08, 0.0, 2000.0, 2}, /* the built-in ones' shape */
+    {1000.0, 5000.0, 5000.0, 0.01, 0.03, 0.0, 64},
+    {50.0, 10.0, 10.0, 2.0, 3.0, 500.0, 1},
 };
 
 static void check_model(const coll_loggp_t *m)
@@ -56,6 +56,16 @@ static void check_model(const coll_loggp_t *m)
         CHECK(!coll_loggp_plan(m, 8, p, 8192, seg_max).chain);        /* tiny: tree */
         CHECK(coll_loggp_plan(m, 64u << 20, p, 8192, seg_max).chain); /* huge: chain */
     }
+    /* G far: the bytes past COLL_LOGGP_NEAR cost it, the others G */
+    coll_loggp_t near = *m;
+    near.per_byte_far = 0;
+    for (int p = 2; p <= 5; p++) {
+        size_t b = COLL_LOGGP_NEAR;
+        CHECK(coll_loggp_chain(m, b, p, 65536) == coll_loggp_chain(&near, b, p, 65536));
+        double gain = m->per_byte_far > m->per_byte ? 1 : m->per_byte_far < m->per_byte ? -1 : 0;
+        double d = coll_loggp_chain(m, 4 * b, p, 65536) - coll_loggp_chain(&near, 4 * b, p, 65536);
+        CHECK(gain * d > 0 || (gain == 0 && d == 0) || m->per_byte_far == 0);
+    }
     CHECK(coll_loggp_tree(m, 100, 1) == 0 && coll_loggp_chain(m, 100, 1, 64) == 0);
     CHECK(coll_loggp_tree(m, 0, 4) == 0 && coll_loggp_chain(m, 0, 4, 64) == 0);
 }
@@ -77,7 +87,8 @@ static void check_cache(int rank)
     CHECK(!coll_loggp_cache_read("udp", &r));
     coll_loggp_t u = params[1];
     CHECK_RC(coll_loggp_cache_write("udp", &u, got, sizeof got), FMPL_SUCCESS);
-    CHECK(coll_loggp_cache_read("udp", &r) && r.cpus == u.cpus);
+    CHECK(coll_loggp_cache_read("udp", &r) && r.cpus == u.cpus &&
+          fabs(r.per_byte_far - u.per_byte_far) < 1e-4);
     CHECK(coll_loggp_cache_read("shm", &r) && r.cpus == m.cpus); /* still there */
     FILE *f = fopen(path, "w"); /* a damaged file counts for nothing */
     CHECK(f);

@@ -87,6 +87,10 @@ static void read_settings(coll_state_t *st)
          "CPU switch S of the bcast model: added to a hop when ranks outnumber CPUs (ns; 0: "
          "measured)",
          1.0},
+        {"FMPL_COLL_LOGGP_GFAR",
+         "LogGP gap per byte past the caches of the bcast model: bytes of a message beyond 1 "
+         "MiB (picoseconds per byte; 0: measured)",
+         1e-3},
     };
     for (int i = 0; i < COLL_LOGGP_SETTINGS; i++)
         st->loggp_set[i] =
@@ -115,8 +119,9 @@ static int loggp_agree(coll_state_t *st)
         if (rc != FMPL_SUCCESS)
             return rc;
     }
-    double *field[COLL_LOGGP_SETTINGS] = {&st->loggp.latency, &st->loggp.overhead, &st->loggp.gap,
-                                          &st->loggp.per_byte, &st->loggp.switch_cost};
+    double *field[COLL_LOGGP_SETTINGS] = {&st->loggp.latency,     &st->loggp.overhead,
+                                          &st->loggp.gap,         &st->loggp.per_byte,
+                                          &st->loggp.switch_cost, &st->loggp.per_byte_far};
     for (int i = 0; i < COLL_LOGGP_SETTINGS; i++)
         if (st->loggp_set[i] > 0)
             *field[i] = st->loggp_set[i];

@@ -525,16 +525,21 @@ int coll_persist_free(coll_persist_t *p);
  * A LogGP model of coll_build_bcast's two algorithms (coll_loggp.c explains it: what L, o,
  * g, G and our S are, the formulas, how every member comes to plan alike). Times in ns. */
 typedef struct coll_loggp {
-    double latency;     /* L: flight time of a small message */
-    double overhead;    /* o: sender's CPU time per message */
-    double gap;         /* g: time between two messages of a stream */
-    double per_byte;    /* G: time per byte of a large message */
-    double switch_cost; /* S: added to a hop whose receiver must first get a CPU */
-    int cpus;           /* CPUs the ranks of a host share (more ranks: oversubscribed) */
+    double latency;      /* L: flight time of a small message */
+    double overhead;     /* o: sender's CPU time per message */
+    double gap;          /* g: time between two messages of a stream */
+    double per_byte;     /* G: time per byte of a large message */
+    double per_byte_far; /* G past the caches: per byte of a message beyond COLL_LOGGP_NEAR
+                          * bytes (0: G) */
+    double switch_cost;  /* S: added to a hop whose receiver must first get a CPU */
+    int cpus;            /* CPUs the ranks of a host share (more ranks: oversubscribed) */
 } coll_loggp_t;
 /* The smallest chain segment the model picks, and the largest bcast it always sends down
  * the tree (bytes; coll_loggp.c says why). */
 #define COLL_LOGGP_SEG_MIN 1024
+/* The largest message whose every byte costs G (what G is measured on); bytes beyond it
+ * cost G far (coll_loggp.c). */
+#define COLL_LOGGP_NEAR ((size_t)1 << 20)
 #define COLL_LOGGP_TREE_MIN 8192
 /* What the model predicts of a bcast of `bytes` among `ranks` members: the binomial tree's
  * time, the pipelined chain's in segments of seg bytes (0: one segment); 0 for fewer than

@@ -66,7 +66,7 @@
 #define COLL_BOARD_ENTRIES (COLL_BOARD_NB + COLL_BOARD_PERSIST)
 
 enum { COLL_DIR_DOWN = 0, COLL_DIR_UP = 1, COLL_NDIR = 2 };
-#define COLL_LOGGP_SETTINGS 5 /* FMPL_COLL_LOGGP_L, _O, _GAP, _G, _S */
+#define COLL_LOGGP_SETTINGS 6 /* FMPL_COLL_LOGGP_L, _O, _GAP, _G, _S, _GFAR */
 
 /* Process-wide collective state (one per process, made by coll_init). */
 typedef struct coll_state {
@@ -93,7 +93,7 @@ typedef struct coll_state {
     int seg_set, bcast_tree_set; /* FMPL_COLL_SEG, FMPL_COLL_BCAST_TREE_MAX set by the user */
     int loggp_on;                /* FMPL_COLL_LOGGP: plan bcast with the model */
     coll_loggp_t loggp;          /* the model's parameters, agreed at coll_init */
-    double loggp_set[COLL_LOGGP_SETTINGS]; /* FMPL_COLL_LOGGP_{L,O,GAP,G,S}: > 0 replaces */
+    double loggp_set[COLL_LOGGP_SETTINGS]; /* FMPL_COLL_LOGGP_{L,O,GAP,G,S,GFAR}: > 0 replaces */
     int lanes;                             /* lanes of this process (FMPL_COLL_LANES) */
     size_t lane_room;   /* payload room of a small lane cell (FMPL_COLL_LANE_BYTES) */
     size_t lane_stride; /* bytes of a small lane cell, flag included, line aligned */

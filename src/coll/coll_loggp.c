@@ -16,6 +16,10 @@
  *      has copied it out (as a mailbox receive does into the user's buffer), so G is
  *      measured as half the slope of the one-way ping-pong time, the receiver copying
  *      each message out, between 64 KiB and 1 MiB: the time per byte of one such copy.
+ *      Those copies run from the caches; the buffers of a larger bcast do not fit them, so
+ *      the bytes of a message beyond COLL_LOGGP_NEAR (1 MiB) cost G far, half the slope
+ *      of the same ping-pong from 1 to 8 MiB: a message of m bytes copies at
+ *          G(m) = (min(m, NEAR) G + max(m - NEAR, 0) G_far) / m   per byte;
  * and one term of our own:
  *   S  CPU switch: what a hop costs on top of L when its receiver must first get a CPU
  *      (the ranks of a host outnumber its CPUs; waiting ranks yield at every poll): the
@@ -25,6 +29,8 @@
  * receiver's cell (o + mG), it flies (L), the receiver copies it out of the cell into the
  * user's buffer (o + mG). So one hop of m bytes takes
  *      hop(m) = L + 2o + 2mG.
+ * (G below is G(m) of the whole bcast's m: the segments of a chain stream through buffers
+ * of m bytes.)
  *
  * Binomial tree (build_bcast_binomial): a rank that has the data sends it to its children
  * one after the other, farthest first; child j of a rank ready at t has it at
@@ -53,9 +59,8 @@
  * 64 bytes near m/n (not every count is possible with such segments).
  *
  * What the model leaves out (docs/performance.md, "LogGP-planned bcast", has the
- * errors): caches (G is measured on messages that fit the L2 cache; from 2 MiB on, the
- * copies of a bcast run from the L3 cache or memory and take longer), and the engine's
- * own costs per transfer beyond o (acknowledgements, schedule steps).
+ * errors): the caches beyond the two per-byte costs, and the engine's own costs per
+ * transfer beyond o (acknowledgements, schedule steps).
  *
  * The choice: the tree when m fits its cells (FMPL_COLL_SMALL) and T_tree <= T_chain at
  * the best segment, else the chain; but always the tree up to COLL_LOGGP_TREE_MIN (8 KiB,
@@ -85,7 +90,7 @@
 
 #include "coll/coll_impl.h"
 
-#define COLL_LOGGP_VERSION 2
+#define COLL_LOGGP_VERSION 3
 
 /* Built-in parameters: `fmpl-info --loggp` on the 2-CPU Xeon (2.5 GHz) guest the model
  * was written on, shm transport (2026-11-28). */
@@ -101,9 +106,20 @@ const coll_loggp_t *coll_loggp_builtin(void)
     return &loggp_default;
 }
 
-static double copy_ns(const coll_loggp_t *m, double bytes)
+/* G(m): the time per byte of the copies of an m-byte message (see the top). */
+static double per_byte(const coll_loggp_t *m, size_t bytes)
 {
-    return m->overhead + bytes * m->per_byte;
+    if (bytes <= COLL_LOGGP_NEAR || m->per_byte_far <= 0)
+        return m->per_byte;
+    return ((double)COLL_LOGGP_NEAR * m->per_byte +
+            (double)(bytes - COLL_LOGGP_NEAR) * m->per_byte_far) /
+           (double)bytes;
+}
+
+/* One copy of `bytes` bytes of an m-byte message. */
+static double copy_ns(const coll_loggp_t *m, double bytes, size_t message)
+{
+    return m->overhead + bytes * per_byte(m, message);
 }
 
 /* S when the ranks outnumber the CPUs, else 0. */
@@ -132,14 +148,14 @@ double coll_loggp_tree(const coll_loggp_t *m, size_t bytes, int ranks)
     int top = 1;
     while (top < ranks)
         top <<= 1;
-    double send = copy_ns(m, (double)bytes);
+    double send = copy_ns(m, (double)bytes, bytes);
     return tree_last(0, top, ranks, 0.0, send, m->latency + send + switch_ns(m, ranks));
 }
 
 /* T_chain for n segments of bytes / n on average (n real: convex in n). */
 static double chain_time(const coll_loggp_t *m, size_t bytes, int ranks, double n)
 {
-    double copy = copy_ns(m, (double)bytes / n);
+    double copy = copy_ns(m, (double)bytes / n, bytes);
     double hop = m->latency + 2.0 * copy + switch_ns(m, ranks);
     double stage = BASE_MAX(m->gap, (ranks == 2 ? 1.0 : 2.0) * copy);
     if (switch_ns(m, ranks) > 0)
@@ -228,7 +244,7 @@ coll_bcast_plan_t coll_loggp_group_plan(const coll_state_t *st, size_t bytes, in
 /* ---------------------------------------------------------------- the cache file
  * One file per user (FMPL_COLL_LOGGP_CACHE; by default $XDG_CACHE_HOME/fmpl/loggp, else
  * ~/.cache/fmpl/loggp), lines "fmpl-loggp <version> <transport> <L> <o> <g> <G> <cpus>
- * <S> <host>", one per transport; a line counts only when its host (the CPU model and the
+ * <S> <G far> <host>", one per transport; a line counts only when its host (the CPU model and the
  * number of CPUs) is this one's. */
 
 /* The CPU model (/proc/cpuinfo) and the CPUs online, without blanks. */
@@ -262,17 +278,17 @@ static int cache_line(const char *line, const char *transport, const char *key, 
 {
     int version, cpus;
     char tr[16], host[192];
-    double l, o, g, gb, sw;
-    if (sscanf(line, "fmpl-loggp %d %15s %lf %lf %lf %lf %d %lf %191s", &version, tr, &l, &o, &g,
-               &gb, &cpus, &sw, host) != 9)
+    double l, o, g, gb, sw, gf;
+    if (sscanf(line, "fmpl-loggp %d %15s %lf %lf %lf %lf %d %lf %lf %191s", &version, tr, &l, &o,
+               &g, &gb, &cpus, &sw, &gf, host) != 10)
         return 0;
     if (version != COLL_LOGGP_VERSION || strcmp(tr, transport) || strcmp(host, key))
         return 0;
-    if (!(l >= 0 && o >= 0 && g >= 0 && gb >= 0 && sw >= 0 && l < 1e9 && o < 1e9 && g < 1e9 &&
-          gb < 1e6 && sw < 1e9) ||
+    if (!(l >= 0 && o >= 0 && g >= 0 && gb >= 0 && sw >= 0 && gf >= 0 && l < 1e9 && o < 1e9 &&
+          g < 1e9 && gb < 1e6 && sw < 1e9 && gf < 1e6) ||
         cpus < 1)
         return 0;
-    *m = (coll_loggp_t){l, o, g, gb, sw, cpus};
+    *m = (coll_loggp_t){l, o, g, gb, gf, sw, cpus};
     return 1;
 }
 
@@ -328,8 +344,9 @@ int coll_loggp_cache_write(const char *transport, const coll_loggp_t *m, char *p
                 fputs(line, out);
         fclose(in);
     }
-    fprintf(out, "fmpl-loggp %d %s %.1f %.1f %.1f %.4f %d %.1f %s\n", COLL_LOGGP_VERSION, transport,
-            m->latency, m->overhead, m->gap, m->per_byte, m->cpus, m->switch_cost, key);
+    fprintf(out, "fmpl-loggp %d %s %.1f %.1f %.1f %.4f %d %.1f %.4f %s\n", COLL_LOGGP_VERSION,
+            transport, m->latency, m->overhead, m->gap, m->per_byte, m->cpus, m->switch_cost,
+            m->per_byte_far, key);
     int bad = ferror(out);
     bad |= fclose(out) != 0;
     if (bad || rename(tmp, path) != 0) {

@@ -8,7 +8,7 @@
  * same and rank 0 prints.
  *
  * --loggp measures the LogGP parameters of the transport between ranks 0 and 1 (L, o, g,
- * G and our S: src/coll/coll_loggp.c says what each means and how the bcast planner uses
+ * G, G far and our S: src/coll/coll_loggp.c says what each means and how the bcast planner uses
  * them),
  * prints them with how they were measured, and stores them in the cache file the
  * collectives read at start-up. It needs two ranks: started alone, it runs itself under
@@ -229,12 +229,13 @@ static void print_all(const info_t *in)
  * Ranks 0 and 1 exchange tail-flag puts into each other's registered shared-heap buffer
  * (the operation the collective mailboxes use); a receiver polls the last 8 bytes of the
  * message, progressing the vnic between polls (udp needs it; shm finds the flag at once). */
-enum { LG_BIG = 1 << 20, LG_RING = 1024, LG_REPS = 5 };
+enum { LG_BIG = 1 << 20, LG_FAR = 8 << 20, LG_RING = 1024, LG_REPS = 5 };
+_Static_assert(LG_BIG == COLL_LOGGP_NEAR, "G is measured up to the model's near size");
 
 typedef struct loggp_run {
     vnic_t *v;
     int peer;
-    char *mine;     /* registered, LG_BIG bytes: where the peer puts */
+    char *mine;     /* registered, LG_FAR bytes: where the peer puts */
     char *src;      /* private source of this rank's puts */
     char *copy;     /* private destination of the receiver's copies */
     int shared_cpu; /* the two ranks run on one CPU */
@@ -377,13 +378,13 @@ static int loggp_main(int *argc, char ***argv)
     vnic_key_t mykey = 0;
     int ok = 1;
     if (rank < 2) {
-        x.mine = vnic_mem_alloc(v, LG_BIG);
-        x.src = calloc(1, LG_BIG);
-        x.copy = calloc(1, LG_BIG);
+        x.mine = vnic_mem_alloc(v, LG_FAR);
+        x.src = calloc(1, LG_FAR);
+        x.copy = calloc(1, LG_FAR);
         ok = x.mine && x.src && x.copy &&
-             vnic_mr_reg(v, x.mine, LG_BIG, VNIC_ACC_REMOTE_WRITE, &mykey) == FMPL_SUCCESS;
+             vnic_mr_reg(v, x.mine, LG_FAR, VNIC_ACC_REMOTE_WRITE, &mykey) == FMPL_SUCCESS;
         if (ok)
-            memset(x.mine, 0, LG_BIG);
+            memset(x.mine, 0, LG_FAR);
         /* the keys, rank 0 first */
         if (rank == 0)
             ok = ok && fmpl_send(&mykey, sizeof mykey, 1, 0, FMPL_COMM_WORLD) == FMPL_SUCCESS &&
@@ -395,7 +396,7 @@ static int loggp_main(int *argc, char ***argv)
                      FMPL_SUCCESS &&
                  fmpl_send(&mykey, sizeof mykey, 0, 0, FMPL_COMM_WORLD) == FMPL_SUCCESS;
     }
-    double small = 0, post = 0, stream = 0, mid = 0, big = 0, shared = 0;
+    double small = 0, post = 0, stream = 0, mid = 0, big = 0, far = 0, shared = 0;
     const size_t mid_len = 64 << 10;
     if (rank < 2 && ok) {
         int udp = strcmp(transport, "udp") == 0, iters = udp ? 2000 : 20000;
@@ -404,6 +405,7 @@ static int loggp_main(int *argc, char ***argv)
         LG_MEDIAN(stream, lg_stream(&x, rank, udp ? 4 : 40));
         LG_MEDIAN(mid, lg_pingpong(&x, rank, mid_len, udp ? 100 : 1000, NULL));
         LG_MEDIAN(big, lg_pingpong(&x, rank, LG_BIG, udp ? 10 : 100, NULL));
+        LG_MEDIAN(far, lg_pingpong(&x, rank, LG_FAR, udp ? 2 : 12, NULL));
         /* both on rank 0's first CPU: what a message costs when its receiver must first
          * get the CPU (an oversubscribed host) */
         cpu_set_t set, one;
@@ -439,6 +441,7 @@ static int loggp_main(int *argc, char ***argv)
         m.latency = BASE_MAX(small - post, 0.0);
         m.gap = BASE_MAX(stream, post);
         m.per_byte = BASE_MAX((big - mid) / (2.0 * (double)(LG_BIG - mid_len)), 0.0);
+        m.per_byte_far = BASE_MAX((far - big) / (2.0 * (double)(LG_FAR - LG_BIG)), 0.0);
         m.switch_cost = BASE_MAX(shared - small, 0.0);
         m.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
         printf("LogGP parameters of the %s transport, ranks 0 and 1 (%s), medians of %d runs:\n",
@@ -456,6 +459,9 @@ static int loggp_main(int *argc, char ***argv)
                "the receiver copying each message out, from 64 KiB (%.1f us) to 1 MiB (%.1f "
                "us): a hop copies twice, %.2f GB/s each\n",
                m.per_byte, mid / 1e3, big / 1e3, m.per_byte > 0 ? 1.0 / m.per_byte : 0.0);
+        printf("  G far              %8.4f ns/B  the same from 1 MiB to 8 MiB (%.1f us): the "
+               "bytes of a message past 1 MiB, whose buffers leave the caches\n",
+               m.per_byte_far, far / 1e3);
         printf("  S  CPU switch      %8.1f ns    one-way 8-byte ping-pong with both ranks on one "
                "CPU, waits yielding (%.1f ns), minus L + 2o: a hop to a rank without a CPU\n",
                m.switch_cost, shared);
