@@ -15,6 +15,13 @@ fmpl_test(mpi_p2p_getstall mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_STALL_US=0 FMPL_SHM_
 fmpl_test(mpi_p2p_cmaonly mpi_p2p.c RANKS 2 3 ENV FMPL_SHM_PIPELINE=0 TIMEOUT 120)
 fmpl_test(mpi_p2p_shared mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_EAGER_MAX=0 FMPL_SHM_GET_PATH=shared
           FMPL_SHM_SHARED_MIN=0 FMPL_SHM_SHARED_PIECE=4096 TIMEOUT 120)
+# Contiguous rendezvous sends staged in the sender's shared heap (FMPL_MPI_STAGE_MAX): every
+# one (the largest take the ring, or find no room and are read from the sender's buffer),
+# and none (the default stages those up to 16 KiB).
+fmpl_test(mpi_p2p_stage_all mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_STAGE_MAX=1073741824 TIMEOUT 120)
+fmpl_test(mpi_p2p_stage_none mpi_p2p.c RANKS 2 3 ENV FMPL_MPI_STAGE_MAX=0 TIMEOUT 120)
+fmpl_test(mpi_p2p_cancel_stage mpi_p2p_cancel.c RANKS 2 3
+          ENV FMPL_MPI_EAGER_MAX=0 FMPL_MPI_STAGE_MAX=1073741824 TIMEOUT 120)
 # Thousands of posted and unexpected messages (the matching tables grow under load).
 fmpl_test(mpi_p2p_match mpi_p2p_match.c RANKS 1 2 3 4 7 TIMEOUT 120)
 # MPI_Isendrecv(_replace): ring exchanges, derived types, PROC_NULL, completion, cancel.

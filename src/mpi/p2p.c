@@ -27,6 +27,7 @@ typedef struct mpii_todo {
 static struct {
     size_t eager_max;
     size_t eager_init;      /* eager_max at init: the most it may become again (MPI_T) */
+    size_t stage_max;       /* FMPL_MPI_STAGE_MAX: contiguous rendezvous sends staged */
     char *packbuf;          /* [eager_max] packing of non-contiguous eager sends */
     int packbuf_busy;       /* a send from packbuf waits for inbox room: a send started
                              * meanwhile (by a progress hook: a collective schedule)
@@ -987,11 +988,12 @@ eager:
         return rc;
     }
     /* Rendezvous: the receiver reads from registered memory, or from the heap block a
-     * non-contiguous send, or a short one beyond its credit (CREDIT), is staged in
-     * (STAGED): a copy, but no registration per message. */
+     * non-contiguous send, a short one beyond its credit (CREDIT), or a contiguous one of
+     * at most p2p.stage_max bytes is staged in (STAGED): a copy, but no registration per
+     * message, and the whole message leaves with the send call. */
     mpii_req_tail(r);
     void *base;
-    if (contig && (bytes > p2p.eager_max || r->tmp_bsend)) {
+    if (contig && (r->tmp_bsend || (bytes > p2p.eager_max && bytes > p2p.stage_max))) {
         base = (char *)r->buf + r->lb;
     } else if (r->tmp) { /* bsend: packed in the attached buffer; or an earlier try's */
         base = r->tmp_heap ? (char *)r->tmp + MPII_STAGE_HDR : r->tmp;
@@ -1531,6 +1533,16 @@ int mpii_p2p_init(void)
      * it and raise it again up to its start value, which sized the pack buffer and the
      * receivers' payload buffers. */
     base_env_writable("FMPL_MPI_EAGER_MAX", mpii_eager_max_set, 0);
+    /* Measured on the AMD EPYC guest (docs/performance.md, "Contiguous rendezvous sends
+     * staged"): up to 16 KiB the two memcpys beat a CMA read (a system call that pins the
+     * sender's pages), 2 ranks 1.7-2.1 against 3.0-3.7 us; above, the copies across cores
+     * lose. At 4 ranks on 2 CPUs, 64 KiB blocks staged took 41-46 us in half the jobs and
+     * 155-195 in the others, against 65-82 read by CMA in every job. */
+    p2p.stage_max = (size_t)base_env_int(
+        "FMPL_MPI_STAGE_MAX", 16 << 10, 0, 1ll << 30,
+        "largest contiguous MPI rendezvous message a sender copies into its shared heap for the "
+        "receiver to copy out (two memcpys, no registration; the send is done once copied); "
+        "larger ones are read from the sender's buffer (single copy)");
     p2p.packbuf = malloc(BASE_MAX(p2p.eager_max, (size_t)1));
     if (!p2p.packbuf)
         return MPI_ERR_NO_MEM;
