@@ -7,7 +7,8 @@
  *   none      nobody bound them (FMPL_BIND=none, --bind-to none): all CPUs each
  *   any       (the default) the launcher's or the library's binding, whichever applies
  *             (Slurm: its task/affinity plugin may bind or not)
- * Each rank publishes its CPUs through boot; rank 0 compares. */
+ * Each rank publishes its CPUs through boot; rank 0 compares, and every rank checks
+ * vnic_peer_shares_cpu against them. */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,15 @@ int main(int argc, char **argv)
                 CHECK(++count[atoi(p)] == 1);
         }
     }
+    /* vnic_peer_shares_cpu: 1 exactly for another rank bound to this rank's one CPU */
+    for (int r = 0; r < t.size; r++) {
+        CHECK_RC(boot_get(t.boot, r, "cpus", text), FMPL_SUCCESS);
+        char me[BOOT_VALUE_MAX];
+        cpus_text(&mine, me, sizeof me);
+        int one = CPU_COUNT(&mine) == 1 && !strchr(text, ',');
+        CHECK(vnic_peer_shares_cpu(t.v, r) == (r != t.rank && one && strcmp(text, me) == 0));
+    }
+    CHECK(!vnic_peer_shares_cpu(t.v, -1) && !vnic_peer_shares_cpu(t.v, t.size));
     vt_fini(&t);
     if (t.rank == 0)
         printf("vnic_placement: ok (%s, %d ranks)\n", want, t.size);

@@ -28,6 +28,7 @@ static struct {
     size_t eager_max;
     size_t eager_init;      /* eager_max at init: the most it may become again (MPI_T) */
     size_t stage_max;       /* FMPL_MPI_STAGE_MAX: contiguous rendezvous sends staged */
+    size_t stage_cpu_max;   /* FMPL_MPI_STAGE_CPU_MAX: the same to a rank on this CPU */
     char *packbuf;          /* [eager_max] packing of non-contiguous eager sends */
     int packbuf_busy;       /* a send from packbuf waits for inbox room: a send started
                              * meanwhile (by a progress hook: a collective schedule)
@@ -989,11 +990,14 @@ eager:
     }
     /* Rendezvous: the receiver reads from registered memory, or from the heap block a
      * non-contiguous send, a short one beyond its credit (CREDIT), or a contiguous one of
-     * at most p2p.stage_max bytes is staged in (STAGED): a copy, but no registration per
-     * message, and the whole message leaves with the send call. */
+     * at most p2p.stage_max bytes (p2p.stage_cpu_max to a rank bound to this rank's CPU)
+     * is staged in (STAGED): a copy, but no registration per message, and the whole
+     * message leaves with the send call. */
     mpii_req_tail(r);
     void *base;
-    if (contig && (r->tmp_bsend || (bytes > p2p.eager_max && bytes > p2p.stage_max))) {
+    if (contig && (r->tmp_bsend || (bytes > p2p.eager_max && bytes > p2p.stage_max &&
+                                    (bytes > p2p.stage_cpu_max ||
+                                     !vnic_peer_shares_cpu(mpii.vnic, r->peer_world))))) {
         base = (char *)r->buf + r->lb;
     } else if (r->tmp) { /* bsend: packed in the attached buffer; or an earlier try's */
         base = r->tmp_heap ? (char *)r->tmp + MPII_STAGE_HDR : r->tmp;
@@ -1536,13 +1540,19 @@ int mpii_p2p_init(void)
     /* Measured on the AMD EPYC guest (docs/performance.md, "Contiguous rendezvous sends
      * staged"): up to 16 KiB the two memcpys beat a CMA read (a system call that pins the
      * sender's pages), 2 ranks 1.7-2.1 against 3.0-3.7 us; above, the copies across cores
-     * lose. At 4 ranks on 2 CPUs, 64 KiB blocks staged took 41-46 us in half the jobs and
-     * 155-195 in the others, against 65-82 read by CMA in every job. */
+     * lose. Between two ranks bound to one CPU nothing crosses cores: at 4 ranks on 2 CPUs
+     * staging 64 KiB blocks to the rank on the same CPU made MPI_Neighbor_alltoall 55-69 us
+     * against 80-102 by CMA alone (staging every block: 41-46 us in half the jobs, 155-195
+     * in the others). */
     p2p.stage_max = (size_t)base_env_int(
         "FMPL_MPI_STAGE_MAX", 16 << 10, 0, 1ll << 30,
         "largest contiguous MPI rendezvous message a sender copies into its shared heap for the "
         "receiver to copy out (two memcpys, no registration; the send is done once copied); "
         "larger ones are read from the sender's buffer (single copy)");
+    p2p.stage_cpu_max = (size_t)base_env_int(
+        "FMPL_MPI_STAGE_CPU_MAX", 256 << 10, 0, 1ll << 30,
+        "FMPL_MPI_STAGE_MAX for a receiver bound to the one CPU this rank is bound to (ranks "
+        "outnumbering CPUs): what it copies out is in that CPU's caches");
     p2p.packbuf = malloc(BASE_MAX(p2p.eager_max, (size_t)1));
     if (!p2p.packbuf)
         return MPI_ERR_NO_MEM;

@@ -59,6 +59,18 @@ void vnic_place(vnic_t *v, const cpu_set_t *const cpus[], int nlocal, int me)
             who = "not bound (sched_setaffinity failed)";
         }
     }
+    /* Each local rank's one CPU, where its placement is one CPU (vnic_peer_shares_cpu):
+     * the launcher's binding as published, or the one the rule above gives it. */
+    int bound = ncpus > 0 && (!same || (nlocal >= 2 && ncpus >= 2 && strcmp(mode, "none") != 0));
+    for (int i = 0; i < nlocal && v->local_cpu; i++) {
+        cpu_set_t set = *cpus[i];
+        if (same && (!bound || base_cpu_place(cpus[i], nlocal, i, one_cpu, &set) <= 0))
+            CPU_ZERO(&set);
+        v->local_cpu[i] = -1;
+        for (int c = 0; CPU_COUNT(&set) == 1 && c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                v->local_cpu[i] = c;
+    }
     cpu_set_t now;
     if (sched_getaffinity(0, sizeof now, &now) != 0)
         CPU_ZERO(&now);

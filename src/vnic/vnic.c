@@ -15,6 +15,7 @@
 static void vnic_free_state(vnic_t *v)
 {
     free(v->peer_node);
+    free(v->local_cpu);
     free(v->reg_next);
     free(v->reg_gen);
     free(v->cntr_used);
@@ -60,13 +61,18 @@ int vnic_open(boot_t *boot, vnic_t **out)
     if (!rc) {
         v->npeers = v->size;
         v->peer_node = malloc((size_t)v->size * sizeof *v->peer_node);
-        if (v->peer_node)
+        v->local_cpu = malloc((size_t)v->nodes->nlocal * sizeof *v->local_cpu);
+        if (v->peer_node && v->local_cpu) {
             memcpy(v->peer_node, v->nodes->node_of, (size_t)v->size * sizeof *v->peer_node);
-        else
+            for (int i = 0; i < v->nodes->nlocal; i++)
+                v->local_cpu[i] = -1;
+        } else {
             rc = FMPL_ERR_NOMEM;
+        }
     }
     if (rc) {
         free(v->peer_node);
+        free(v->local_cpu);
         free(v);
         return rc;
     }
@@ -166,6 +172,25 @@ const boot_nodes_t *vnic_nodes(const vnic_t *v)
 const vnic_info_t *vnic_info(const vnic_t *v)
 {
     return v ? &v->info : NULL;
+}
+
+int vnic_peer_shares_cpu(const vnic_t *v, int peer)
+{
+    if (!v || peer < 0 || peer >= v->size || peer == v->rank || v->force_udp ||
+        v->peer_node[peer] != v->nodes->my_node)
+        return 0;
+    const boot_nodes_t *nd = v->nodes;
+    int lo = 0, hi = nd->nlocal - 1, me = v->local_cpu[nd->local_rank];
+    while (lo <= hi) { /* local_ranks is ascending */
+        int mid = (lo + hi) / 2;
+        if (nd->local_ranks[mid] == peer)
+            return me >= 0 && v->local_cpu[mid] == me;
+        if (nd->local_ranks[mid] < peer)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return 0;
 }
 
 /* ----------------------------------------------------------------- memory */

@@ -118,6 +118,11 @@ typedef struct vnic_info {
                              * without udp */
 } vnic_info_t;
 const vnic_info_t *vnic_info(const vnic_t *v);
+/* 1 when peer is another rank of this host and the two are each bound to one CPU, the
+ * same one (the launcher's binding, or vnic_open's): they never run at once, and what
+ * one writes the other reads from the same caches. 0 otherwise (either not bound to a
+ * single CPU, other CPUs, another host, FMPL_TRANSPORT=udp). Never blocks. */
+int vnic_peer_shares_cpu(const vnic_t *v, int peer);
 
 /* ----------------------------------------------------------------- memory */
 

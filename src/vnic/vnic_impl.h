@@ -252,6 +252,7 @@ struct vnic {
     vnic_trig_line_t *trig_line; /* this rank's trigger line (NULL: no shm transport) */
     int trig_active;             /* entries of this rank's table in use */
     char placement[160];         /* info.placement */
+    int *local_cpu; /* [nodes->nlocal] the one CPU of each local rank, or -1 (vnic_place) */
     /* cold, last: vnic_info()->shm_paths (SHM_TUNE_WHY and the paths) */
     char shm_paths[1088];
 };
@@ -280,6 +281,7 @@ static inline uint64_t *vnic_cntr_word(vnic_t *v, uint32_t id)
 int vnic_shm_open(vnic_t *v, vnic_transport_t **out);
 /* Where this rank runs (src/vnic/placement.c). Called once every rank of this host has
  * published the CPUs it may run on: cpus[i] for local rank i, me this rank's index.
+ * Fills v->local_cpu.
  * Under FMPL_BIND=auto or core, when the launcher left every local rank the same CPUs
  * (Hydra and Slurm without binding, a remote host of fmplrun --hosts), binds this rank
  * by base_cpu_place's rule; a launcher that bound the ranks (their CPUs differ), and
