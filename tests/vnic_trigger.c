@@ -306,6 +306,10 @@ int main(int argc, char **argv)
     else
         vnic_mem_free(t->v, c.chain);
     vnic_mem_free(t->v, hsrc);
+    CHECK_RC(vnic_cntr_close(t->v, c.in), FMPL_SUCCESS);
+    CHECK_RC(vnic_cntr_close(t->v, c.trig), FMPL_SUCCESS);
+    CHECK_RC(vnic_cntr_close(t->v, c.done), FMPL_SUCCESS);
+    CHECK_RC(vnic_cntr_close(t->v, c.link), FMPL_SUCCESS);
     vt_fini(t);
     return 0;
 }

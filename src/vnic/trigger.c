@@ -199,10 +199,12 @@ int vnic_post_triggered(vnic_t *v, const vnic_op_t *op, vnic_cntr_t *cntr, uint6
                     &p->lkey))
         p->target_local = -1; /* no key left: this rank runs it */
     trig_entry_t *e = &T->table[i];
-    e->threshold = threshold;
-    e->cntr = cntr->id;
+    /* (the three words a target reads before it claims: atomic, as it may look at a stale
+     * generation while they change; the others it reads after its claim) */
+    __atomic_store_n(&e->threshold, threshold, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->cntr, cntr->id, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->target, p->target_local >= 0 ? op->peer : -1, __ATOMIC_RELAXED);
     e->lcntr = op->lcntr ? op->lcntr->id : TRIG_NONE;
-    e->target = p->target_local >= 0 ? op->peer : -1;
     e->opcode = (uint32_t)op->opcode;
     e->flags = op->flags;
     e->rcntr = op->rcntr;
@@ -293,6 +295,8 @@ static int trig_help(vnic_t *v, uint64_t help)
     int n = 0;
     for (; help; help &= help - 1) {
         int j = __builtin_ctzll(help);
+        if (j >= v->nodes->nlocal)
+            break; /* (no such rank: a stray bit) */
         int owner = v->nodes->local_ranks[j];
         trig_header_t *h = trig_table_of(vnic_shm_trig_line(v->local, owner));
         trig_entry_t *tab = trig_entries(h);
@@ -395,8 +399,12 @@ static int trig_drop(vnic_t *v, vnic_cntr_t *cntr)
             }
             /* a target runs it now (or hands it back: ARMED again) */
             T->in_progress++; /* the wait's progress must not reap the entry under us */
-            vnic_wait(v, trig_not_claimed, &w, -1);
+            int rc = vnic_wait(v, trig_not_claimed, &w, -1);
             T->in_progress--;
+            if (rc) { /* the target died with it: nobody finishes it */
+                trig_release(v, T, i, 0);
+                break;
+            }
         }
     }
     return dropped;
