@@ -10,9 +10,10 @@
  *
  *   [header page][area of local rank 0][area 1]...
  *   area = ctrl | wake | SendCNT | RecvCNT | fastbox[nlocal] | cells[K] | reply[R] | bounce
- * state[B] | bounce data[B][chunk] | counters[C] | region table | heap Each hot field sits on its
- * own cache line; a line is written by one process at a time (cells and bounce chunks change hands,
- * they are never written by two at once).
+ * state[B] | bounce data[B][chunk] | counters[C] | region table | share line | trigger line
+ * and table (trigger.c) | heap.
+ * Each hot field sits on its own cache line; a line is written by one process at a time
+ * (cells and bounce chunks change hands, they are never written by two at once).
  *
  * INBOX (seed 002, receive-buffer acquisition). The receiver owns cells[K] (64-byte
  * lines), SendCNT and RecvCNT. A sender takes n tickets (an n-cell message) with a

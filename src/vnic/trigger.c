@@ -123,11 +123,8 @@ static int trig_target_local(vnic_t *v, const vnic_op_t *op)
         op->local.kind != VNIC_DESC_CONTIG || op->remote.kind != VNIC_DESC_CONTIG ||
         (op->flags & ~(uint32_t)VNIC_F_RCNTR) || !vnic_shm_trig_line(v->local, op->peer))
         return -1;
-    const boot_nodes_t *nd = v->nodes;
-    for (int j = 0; j < nd->nlocal && j < TRIG_LOCAL_MAX; j++)
-        if (nd->local_ranks[j] == op->peer)
-            return j;
-    return -1;
+    int j = vnic_local_index(v, op->peer);
+    return j < TRIG_LOCAL_MAX ? j : -1;
 }
 
 /* Copies op's descriptor arrays into p (so the caller's may go). */

@@ -174,23 +174,28 @@ const vnic_info_t *vnic_info(const vnic_t *v)
     return v ? &v->info : NULL;
 }
 
-int vnic_peer_shares_cpu(const vnic_t *v, int peer)
+int vnic_local_index(const vnic_t *v, int world)
 {
-    if (!v || peer < 0 || peer >= v->size || peer == v->rank || v->force_udp ||
-        v->peer_node[peer] != v->nodes->my_node)
-        return 0;
     const boot_nodes_t *nd = v->nodes;
-    int lo = 0, hi = nd->nlocal - 1, me = v->local_cpu[nd->local_rank];
+    int lo = 0, hi = nd->nlocal - 1;
     while (lo <= hi) { /* local_ranks is ascending */
         int mid = (lo + hi) / 2;
-        if (nd->local_ranks[mid] == peer)
-            return me >= 0 && v->local_cpu[mid] == me;
-        if (nd->local_ranks[mid] < peer)
+        if (nd->local_ranks[mid] == world)
+            return mid;
+        if (nd->local_ranks[mid] < world)
             lo = mid + 1;
         else
             hi = mid - 1;
     }
-    return 0;
+    return -1;
+}
+
+int vnic_peer_shares_cpu(const vnic_t *v, int peer)
+{
+    if (!v || peer < 0 || peer >= v->size || peer == v->rank || v->force_udp)
+        return 0;
+    int j = vnic_local_index(v, peer), me = v->local_cpu[v->nodes->local_rank];
+    return j >= 0 && me >= 0 && v->local_cpu[j] == me;
 }
 
 /* ----------------------------------------------------------------- memory */

@@ -331,6 +331,9 @@ int vnic_remote_ready(vnic_t *v);
 /* Copies the statistics of an open udp transport into *out. Never blocks. */
 void vnic_udp_get_stats(vnic_transport_t *t, vnic_udp_stats_t *out);
 
+/* The index among this host's ranks (nodes->local_ranks) of world rank `world`, or -1 when
+ * it runs elsewhere. */
+int vnic_local_index(const vnic_t *v, int world);
 /* vnic_post's checks alone: FMPL_SUCCESS and the bytes moved in *total, or its error. */
 int vnic_op_check(const vnic_t *v, const vnic_op_t *op, size_t *total);
 
